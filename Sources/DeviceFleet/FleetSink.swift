@@ -1,0 +1,20 @@
+import RegcodeEngine
+
+/// The durable effects of one engine step, in the order the engine produced them.
+public struct DeviceStep: Sendable {
+    public var device: String
+    /// The device's new durable state, when it changed.
+    public var snapshot: DeviceSnapshot?
+    public var polls: [PollAttempt]
+    public var events: [DeviceEvent]
+    /// Wall-clock time of the step, milliseconds since the epoch.
+    public var epochMs: Int64
+
+    public var isEmpty: Bool { snapshot == nil && polls.isEmpty && events.isEmpty }
+}
+
+/// Where the fleet hands its steps: the daemon stores them (events get their sequence numbers
+/// there) and only then delivers the events. Called on the fleet's executor, so it must not block.
+public protocol FleetSink: Sendable {
+    func record(_ step: DeviceStep)
+}

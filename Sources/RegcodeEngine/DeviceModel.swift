@@ -1,0 +1,186 @@
+import Foundation
+
+/// The device-info object sent (base64 JSON) as `X-Device-Info`; defaults describe an Apple TV.
+public struct DeviceInfo: Sendable, Equatable, Codable {
+    public var primaryHardwareType: String = "SetTopBox"
+    public var model: String = "AppleTV"
+    public var version: String = "11,1"
+    public var manufacturer: String = "Apple"
+    public var vendor: String = "Apple"
+    public var osName: String = "tvOS"
+    public var osFamily: String = "tvOS"
+    public var osVendor: String = "Apple"
+    public var osVersion: String = "17.0"
+    public var displayWidth: Int = 1920
+    public var displayHeight: Int = 1080
+    public var applicationId: String? = nil
+
+    public init() {}
+
+    /// The header value: base64 of the compact JSON (keys sorted, so it is stable).
+    public var headerValue: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = (try? encoder.encode(self)) ?? Data()
+        return data.base64EncodedString()
+    }
+}
+
+/// The static description of one emulated device: what it is and how it behaves.
+public struct DeviceSettings: Sendable, Equatable, Codable {
+    /// The device's name in the fleet (e.g. `stb-1`).
+    public var name: String
+    public var profile: APIProfile = .v2
+    /// Requestor id / service provider.
+    public var requestor: String
+    /// An MVPD chosen without showing the picker.
+    public var presetMVPD: String? = nil
+    /// DCR software statement (a secret: never logged or emitted).
+    public var softwareStatement: String? = nil
+    /// v1 HMAC keys (secret: never logged or emitted).
+    public var signingKeys: SigningKeys? = nil
+    public var polling: PollPolicy = PollPolicy()
+    public var deviceInfo: DeviceInfo = DeviceInfo()
+
+    public init(name: String, requestor: String) {
+        self.name = name
+        self.requestor = requestor
+    }
+
+    /// Whether protected calls carry a DCR bearer token (always on v2; on v1 when a statement is set).
+    public var usesDCR: Bool {
+        profile == .v2 || softwareStatement != nil
+    }
+}
+
+/// A DCR access token and when it stops being valid.
+public struct AccessToken: Sendable, Equatable, Codable {
+    public var token: String
+    public var expiresEpochMs: Int64
+    public init(token: String, expiresEpochMs: Int64) {
+        self.token = token
+        self.expiresEpochMs = expiresEpochMs
+    }
+}
+
+/// Where a device is in its life; stored and shown by `devices`.
+public enum DevicePhase: String, Sendable, Codable, CaseIterable {
+    case new
+    case configuring
+    case ready
+    case selectingProvider = "selecting-provider"
+    case requestingCode = "requesting-code"
+    case polling
+    case authenticated
+    case failed
+}
+
+/// The durable state of a device: what survives a restart.
+public struct DeviceSnapshot: Sendable, Equatable, Codable {
+    public var phase: DevicePhase = .new
+    public var credentials: ClientCredentials? = nil
+    public var accessToken: AccessToken? = nil
+    /// The requestor's MVPD list; `nil` until `setRequestor` succeeded.
+    public var mvpds: [MVPD]? = nil
+    public var selectedMVPD: String? = nil
+    /// The code being polled, while a login is pending.
+    public var code: IssuedCode? = nil
+    public var profile: AuthProfile? = nil
+    /// `setOptions` values (visitor id, device-info override).
+    public var options: [String: String] = [:]
+    /// Codes renewed automatically in the current login.
+    public var renewals: Int = 0
+
+    public init() {}
+}
+
+/// One poll as it happened, for the poll log.
+public struct PollAttempt: Sendable, Equatable, Codable {
+    public var code: String
+    public var plannedEpochMs: Int64
+    public var sentEpochMs: Int64
+    public var latencyMs: Double
+    public var httpStatus: Int?
+    public var outcome: PollOutcome
+    /// The wait chosen after this attempt (`nil` when polling stopped).
+    public var nextDelayMs: Int64?
+
+    public init(
+        code: String,
+        plannedEpochMs: Int64,
+        sentEpochMs: Int64,
+        latencyMs: Double,
+        httpStatus: Int?,
+        outcome: PollOutcome,
+        nextDelayMs: Int64?
+    ) {
+        self.code = code
+        self.plannedEpochMs = plannedEpochMs
+        self.sentEpochMs = sentEpochMs
+        self.latencyMs = latencyMs
+        self.httpStatus = httpStatus
+        self.outcome = outcome
+        self.nextDelayMs = nextDelayMs
+    }
+}
+
+/// How one poll ended.
+public enum PollOutcome: String, Sendable, Codable, CaseIterable {
+    case pending
+    case authenticated
+    case throttled
+    case serverError = "server-error"
+    case transportError = "transport-error"
+    case malformed
+    case unauthorized
+    case codeInvalid = "code-invalid"
+    case clientError = "client-error"
+    /// The answer arrived after the loop had stopped (cancel, expiry, new code).
+    case abandoned
+}
+
+/// The device's timers; at most one of each kind is armed.
+public enum DeviceTimer: String, Sendable, Hashable, CaseIterable {
+    case poll
+    case codeExpiry
+    case retry
+}
+
+/// Identifies one request a device has in flight.
+public typealias RequestID = UInt64
+
+/// What the engine asks its I/O layer to do.
+public enum DeviceAction<Instant: InstantProtocol & Sendable>: Sendable {
+    /// Perform this backend call and feed the result back with the same id.
+    case send(RequestID, BackendRequest, RequestContext)
+    /// Arm (or re-arm) a timer.
+    case schedule(DeviceTimer, at: Instant)
+    case cancel(DeviceTimer)
+    /// Deliver a callback to subscribers (after it is stored).
+    case emit(DeviceEvent)
+    /// Store the device's durable state.
+    case persist(DeviceSnapshot)
+    /// Append to the poll log.
+    case recordPoll(PollAttempt)
+}
+
+/// The AccessEnabler calls an app (or a scenario, or a socket client) makes on a device.
+public enum DeviceCommand: Sendable, Equatable {
+    case setRequestor
+    case setOptions([String: String])
+    case checkAuthentication
+    case getAuthentication(mvpd: String?)
+    case setSelectedProvider(String?)
+    case getSelectedProvider
+
+    public var name: String {
+        switch self {
+        case .setRequestor: "setRequestor"
+        case .setOptions: "setOptions"
+        case .checkAuthentication: "checkAuthentication"
+        case .getAuthentication: "getAuthentication"
+        case .setSelectedProvider: "setSelectedProvider"
+        case .getSelectedProvider: "getSelectedProvider"
+        }
+    }
+}

@@ -1,0 +1,100 @@
+/// How a device paces its polls: the polling contract of the product, every value configurable.
+public struct PollPolicy: Sendable, Equatable, Codable {
+    /// What a device does when its code expires unanswered.
+    public enum ExpiryBehaviour: Sendable, Equatable, Codable {
+        /// Stop, report expiry (`status` REG410 + `setAuthenticationStatus(0, …)`).
+        case stop
+        /// Request a fresh code, at most `times` times per login, before giving up.
+        case renew(times: Int)
+    }
+
+    /// Base interval between polls (Adobe: "every 3–5 seconds or more").
+    public var interval: Duration = .seconds(5)
+    /// Relative jitter applied to each interval: 0.1 means ±10 %.
+    public var jitter: Double = 0.1
+    /// Delay from showing the code to the first poll.
+    public var firstPollDelay: Duration = .zero
+    /// Start of the error backoff window (defaults to the interval).
+    public var backoffBase: Duration? = nil
+    /// Upper bound of the error backoff window.
+    public var backoffCap: Duration = .seconds(60)
+    /// Shortest wait after a 429, whatever `Retry-After` says (Adobe: at least one second).
+    public var minimumThrottleWait: Duration = .seconds(1)
+    /// Whether 429 and `Retry-After` slow the device down (misbehaving clients ignore them).
+    public var honoursThrottle: Bool = true
+    /// Consecutive failed polls after which the device gives up (`nil`: until the code expires).
+    public var maxConsecutiveErrors: Int? = nil
+    /// Transient failures retried when requesting a code, before `status` REG500.
+    public var codeRequestRetries: Int = 2
+    public var onExpiry: ExpiryBehaviour = .stop
+    /// Marks a deliberately misbehaving client, which may poll faster than the 3 s floor.
+    public var misbehaving: Bool = false
+
+    /// The fastest interval a well-behaved client may use.
+    public static let minimumInterval: Duration = .seconds(3)
+
+    public init() {}
+
+    /// The effective start of the backoff window.
+    public var effectiveBackoffBase: Duration { backoffBase ?? interval }
+
+    /// Problems with the policy, as readable reasons (empty when valid).
+    public func validationErrors() -> [String] {
+        var errors: [String] = []
+        if interval <= .zero { errors.append("interval must be positive") }
+        if interval < Self.minimumInterval && !misbehaving {
+            errors.append("interval \(interval.seconds) s is under the 3 s floor; mark the device as misbehaving to allow it")
+        }
+        if !(0...0.5).contains(jitter) { errors.append("jitter must be between 0 and 0.5") }
+        if firstPollDelay < .zero { errors.append("first-poll delay must not be negative") }
+        if effectiveBackoffBase <= .zero && !misbehaving { errors.append("backoff base must be positive") }
+        if backoffCap < effectiveBackoffBase { errors.append("backoff cap must be at least the backoff base") }
+        if minimumThrottleWait < .seconds(1) && honoursThrottle {
+            errors.append("a client that honours throttling waits at least 1 s after a 429")
+        }
+        if let maxConsecutiveErrors, maxConsecutiveErrors < 1 { errors.append("max consecutive errors must be at least 1") }
+        if codeRequestRetries < 0 { errors.append("code request retries must not be negative") }
+        if case .renew(let times) = onExpiry, times < 0 { errors.append("renewals must not be negative") }
+        return errors
+    }
+
+    /// The wait before the next poll after a normal (pending) answer: interval ± jitter.
+    public func nextPollDelay(using rng: inout some RandomNumberGenerator) -> Duration {
+        jittered(interval, using: &rng)
+    }
+
+    /// The wait after a 429: never under `minimumThrottleWait` nor `Retry-After`, never under the interval.
+    public func throttledDelay(retryAfter: Duration?, using rng: inout some RandomNumberGenerator) -> Duration {
+        let normal = nextPollDelay(using: &rng)
+        guard honoursThrottle else { return normal }
+        return max(normal, minimumThrottleWait, retryAfter ?? .zero)
+    }
+
+    /// The upper bound of the backoff window after `consecutiveErrors` failures: base·2ⁿ, capped.
+    public func backoffCeiling(consecutiveErrors: Int) -> Duration {
+        let base = effectiveBackoffBase
+        var ceiling = base
+        for _ in 0..<max(0, consecutiveErrors) {
+            ceiling = ceiling * 2
+            if ceiling >= backoffCap { return backoffCap }
+        }
+        return min(ceiling, backoffCap)
+    }
+
+    /// The wait after a transport error or 5xx: full jitter over [base, ceiling], so a failing
+    /// backend never sees a device poll faster than its normal interval.
+    public func backoffDelay(consecutiveErrors: Int, using rng: inout some RandomNumberGenerator) -> Duration {
+        let base = effectiveBackoffBase
+        let ceiling = backoffCeiling(consecutiveErrors: consecutiveErrors)
+        let spread = ceiling - base
+        guard spread > .zero else { return base }
+        let fraction = Double.random(in: 0...1, using: &rng)
+        return base + spread * fraction
+    }
+
+    private func jittered(_ duration: Duration, using rng: inout some RandomNumberGenerator) -> Duration {
+        guard jitter > 0 else { return duration }
+        let factor = 1 + Double.random(in: -jitter...jitter, using: &rng)
+        return duration * factor
+    }
+}

@@ -1,0 +1,114 @@
+import RegcodeEngine
+
+/// Drives one engine on a manual clock and keeps what it asked for: the request it has out,
+/// the timers it armed, the events it emitted, the polls it logged.
+struct EngineHarness {
+    typealias Engine = DeviceEngine<ManualClock>
+    typealias Instant = ManualClock.Instant
+
+    let clock: ManualClock
+    var engine: Engine
+    var events: [DeviceEvent] = []
+    var polls: [PollAttempt] = []
+    var timers: [DeviceTimer: Instant] = [:]
+    var outstanding: (id: RequestID, request: BackendRequest, context: RequestContext, sentAt: Instant)?
+    var sent: [(request: BackendRequest, at: Instant)] = []
+    var persisted: [DeviceSnapshot] = []
+
+    static let statement = "eyJhbGciOiJub25lIn0.eyJzb2Z0d2FyZV9pZCI6InRlc3QifQ.c2ln"
+    static let mvpds = [MVPD(id: "Cablevision", displayName: "Optimum"), MVPD(id: "DTV", displayName: "DIRECTV")]
+
+    init(policy: PollPolicy = PollPolicy(), presetMVPD: String? = nil, snapshot: DeviceSnapshot = DeviceSnapshot(), seed: UInt64 = 42) {
+        clock = ManualClock()
+        var settings = DeviceSettings(name: "stb-1", requestor: "REF30")
+        settings.softwareStatement = Self.statement
+        settings.polling = policy
+        settings.presetMVPD = presetMVPD
+        engine = Engine(settings: settings, deviceID: "device-1", snapshot: snapshot, clock: clock, seed: seed)
+    }
+
+    var now: Instant { clock.now }
+
+    mutating func apply(_ actions: [Engine.Action]) {
+        for action in actions {
+            switch action {
+            case .send(let id, let request, let context):
+                precondition(outstanding == nil, "engine sent a second request while one was in flight")
+                outstanding = (id, request, context, clock.now)
+                sent.append((request, clock.now))
+            case .schedule(let timer, let instant):
+                timers[timer] = instant
+            case .cancel(let timer):
+                timers[timer] = nil
+            case .emit(let event):
+                events.append(event)
+            case .persist(let snapshot):
+                persisted.append(snapshot)
+            case .recordPoll(let attempt):
+                polls.append(attempt)
+            }
+        }
+    }
+
+    mutating func command(_ command: DeviceCommand) {
+        apply(engine.handle(command))
+    }
+
+    mutating func resume() {
+        apply(engine.resume())
+    }
+
+    /// Answers the outstanding request after `latency`.
+    mutating func respond(_ result: Result<BackendResponse, BackendFailure>, latency: Duration = .milliseconds(20)) {
+        guard let request = outstanding else { fatalError("no request in flight") }
+        clock.advance(by: latency)
+        outstanding = nil
+        apply(engine.handle(response: result, for: request.id, timing: RequestTiming(sentAt: request.sentAt, latency: latency)))
+    }
+
+    /// Answers DCR and configuration calls the way a healthy backend does, until something else is out.
+    mutating func answerHousekeeping() {
+        while let request = outstanding?.request {
+            switch request {
+            case .registerClient:
+                respond(.success(.registered(ClientCredentials(clientID: "client-1", clientSecret: "secret-1"))))
+            case .obtainAccessToken:
+                respond(.success(.accessToken(token: "token-\(sent.count)", expiresIn: .seconds(21600))))
+            case .configuration:
+                respond(.success(.configuration(mvpds: Self.mvpds)))
+            default:
+                return
+            }
+        }
+    }
+
+    /// Moves time to the earliest armed timer and fires it; returns which one fired.
+    @discardableResult
+    mutating func fireNextTimer() -> DeviceTimer? {
+        guard let (timer, deadline) = timers.min(by: { $0.value < $1.value }) else { return nil }
+        clock.advance(to: deadline)
+        timers[timer] = nil
+        apply(engine.timerFired(timer))
+        return timer
+    }
+
+    var eventNames: [String] { events.map(\.name) }
+
+    /// Brings a fresh device to a code being polled, answering everything up to the first poll.
+    mutating func startLogin(codeTTL: Duration = .seconds(1800), code: String = "ABC1234") {
+        command(.setRequestor)
+        answerHousekeeping()
+        command(.checkAuthentication)
+        command(.getAuthentication(mvpd: nil))
+        command(.setSelectedProvider("Cablevision"))
+        answerHousekeeping()
+        respondWithCode(code, ttl: codeTTL)
+    }
+
+    mutating func respondWithCode(_ code: String, ttl: Duration = .seconds(1800)) {
+        let expires = clock.epochMilliseconds(at: clock.now) + ttl.milliseconds
+        respond(.success(.session(IssuedCode(code: code, expiresEpochMs: expires, mvpd: "Cablevision"))), latency: .zero)
+    }
+
+    static let approved = AuthProfile(mvpd: "Cablevision", userID: "user-1", expiresEpochMs: 1_763_720_000_000 + 30 * 86_400_000)
+}

@@ -1,0 +1,118 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Hummingbird
+import Logging
+
+/// Dynamic Client Registration: `POST /o/client/register` and `POST /o/client/token` (reference §6).
+struct DCRRoutes: Sendable {
+    let state: SimulatorState
+
+    private struct RegistrationRequest: Decodable {
+        let software_statement: String
+        let redirect_uri: String?
+    }
+
+    private struct RegistrationResponse: Encodable {
+        let client_id: String
+        let client_secret: String
+        let redirect_uris: [String]
+        let grant_types: [String]
+        let scopes: [String]
+        let client_id_issued_at: Int64
+    }
+
+    private struct TokenResponse: Encodable {
+        let id: String
+        let access_token: String
+        let created_at: Int64
+        let expires_in: Int64
+        let token_type: String
+    }
+
+    func register(on routes: RouterGroup<SimulatorRequestContext>) {
+        routes.endpoint("o/client/register", [.post: self.registerClient])
+        routes.endpoint("o/client/token", [.post: self.issueToken])
+    }
+
+    @Sendable func registerClient(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        guard request.hasJSONContentType else { throw DCRError.invalidRequest }
+        let body = try await JSONBody.decode(RegistrationRequest.self, from: request, context: context, orThrow: DCRError.invalidRequest)
+        guard let softwareId = SoftwareStatement.softwareId(of: body.software_statement) else {
+            context.logger.info("DCR registration refused", metadata: ["dcr.error": "invalid_software_statement"])
+            throw DCRError.invalidSoftwareStatement
+        }
+        if let redirect = body.redirect_uri, redirect.isEmpty || !redirect.contains(":") {
+            throw DCRError.invalidRedirectURI
+        }
+        let client = await self.state.registerClient(softwareId: softwareId, redirectURIs: body.redirect_uri.map { [$0] } ?? [])
+        context.logger.info(
+            "DCR client registered",
+            metadata: ["dcr.client_id": .string(client.clientId), "dcr.software_id": .string(softwareId)]
+        )
+        let answer = RegistrationResponse(
+            client_id: client.clientId,
+            client_secret: client.clientSecret,
+            redirect_uris: client.redirectURIs,
+            grant_types: ["client_credentials"],
+            scopes: ["api:client:v2"],
+            client_id_issued_at: client.issuedAtSeconds
+        )
+        return try JSONBody.response(.created, answer, headers: [.cacheControl: "no-store", .pragma: "no-cache"])
+    }
+
+    @Sendable func issueToken(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        let fields = try await FormData.fields(of: request, context: context)
+        guard let clientId = fields["client_id"], !clientId.isEmpty,
+            let clientSecret = fields["client_secret"], !clientSecret.isEmpty,
+            let grantType = fields["grant_type"], !grantType.isEmpty
+        else { throw DCRError.invalidRequest }
+        guard grantType == "client_credentials" else { throw DCRError.unsupportedGrantType }
+        guard let grant = await self.state.issueToken(clientId: clientId, clientSecret: clientSecret) else {
+            context.logger.info("DCR token refused", metadata: ["dcr.client_id": .string(clientId), "dcr.error": "invalid_client"])
+            throw DCRError.invalidClient
+        }
+        context.logger.debug(
+            "DCR access token issued",
+            metadata: ["dcr.client_id": .string(clientId), "dcr.token_id": .string(grant.id)]
+        )
+        let answer = TokenResponse(
+            id: grant.id,
+            access_token: grant.accessToken,
+            created_at: grant.createdAt,
+            expires_in: (grant.expiresAt - grant.createdAt) / 1000,
+            token_type: "bearer"
+        )
+        return try JSONBody.response(.created, answer, headers: [.cacheControl: "no-store", .pragma: "no-cache"])
+    }
+}
+
+/// Structural checks of a DCR software statement; the signature is not verified (any well-formed JWT is accepted).
+enum SoftwareStatement {
+    /// The `software_id` claim of a JWT with three Base64url parts and a JSON-object payload, else `nil`.
+    static func softwareId(of jwt: String) -> String? {
+        let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
+        // An empty signature is allowed: unsecured JWTs (`alg: none`) are structurally valid.
+        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty, parts.allSatisfy({ Self.isBase64URL($0) }),
+            Base64.decodeLenient(parts[0]) != nil,
+            let payload = Base64.decodeLenient(parts[1])
+        else { return nil }
+        struct Claims: Decodable { let software_id: String }
+        guard let claims = try? JSONDecoder().decode(Claims.self, from: payload), !claims.software_id.isEmpty else { return nil }
+        return claims.software_id
+    }
+
+    private static func isBase64URL(_ part: Substring) -> Bool {
+        part.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "="):
+                true
+            default:
+                false
+            }
+        }
+    }
+}

@@ -1,0 +1,302 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Hummingbird
+
+/// The request context of every simulator route: Hummingbird's core storage plus the peer address,
+/// which the throttle falls back to when a request names no device.
+struct SimulatorRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    let remoteAddress: String?
+
+    init(source: ApplicationRequestContextSource) {
+        self.coreContext = .init(source: source)
+        self.remoteAddress = source.channel.remoteAddress?.ipAddress
+    }
+}
+
+enum JSONBody {
+    static func response(_ status: HTTPResponse.Status, _ value: some Encodable, headers: HTTPFields = [:]) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        let data = try encoder.encode(value)
+        var headers = headers
+        headers[.contentType] = "application/json;charset=utf-8"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// Decodes a JSON request body, or throws `invalid` when it is missing, too large or malformed.
+    static func decode<T: Decodable>(
+        _ type: T.Type,
+        from request: Request,
+        context: SimulatorRequestContext,
+        orThrow invalid: any Error
+    ) async throws -> T {
+        var request = request
+        guard let buffer = try? await request.collectBody(upTo: context.maxUploadSize),
+            let value = try? JSONDecoder().decode(T.self, from: Data(buffer: buffer))
+        else { throw invalid }
+        return value
+    }
+}
+
+extension Data {
+    init(buffer: ByteBuffer) {
+        self = buffer.withUnsafeReadableBytes { Data($0) }
+    }
+}
+
+enum HTML {
+    static func response(_ status: HTTPResponse.Status, _ html: String, headers: HTTPFields = [:]) -> Response {
+        var headers = headers
+        headers[.contentType] = "text/html;charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    static func redirect(to location: String, status: HTTPResponse.Status = .found) -> Response {
+        Response(status: status, headers: [.location: location, .cacheControl: "no-store"])
+    }
+
+    static func escape(_ text: String) -> String {
+        var escaped = ""
+        escaped.reserveCapacity(text.utf8.count)
+        for character in text {
+            switch character {
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            case "\"": escaped += "&quot;"
+            case "'": escaped += "&#39;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+
+    /// A self-contained page: inline CSS only, so it works with no network beyond the simulator.
+    static func page(title: String, body: String) -> String {
+        """
+        <!DOCTYPE html>
+        <html lang="en"><head><meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>\(self.escape(title))</title>
+        <style>
+        :root { color-scheme: light dark; --accent: #e4002b; --card: #ffffff; --bg: #f1f2f5; --fg: #1d1f24; --muted: #6b7079; }
+        @media (prefers-color-scheme: dark) { :root { --card: #23262d; --bg: #14161a; --fg: #eceef2; --muted: #9aa0aa; } }
+        * { box-sizing: border-box; }
+        body { margin: 0; min-height: 100vh; display: flex; align-items: center; justify-content: center;
+               font: 16px/1.5 -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; background: var(--bg); color: var(--fg); }
+        main { width: min(440px, 92vw); background: var(--card); border-radius: 14px; padding: 32px 28px;
+               box-shadow: 0 10px 30px rgba(0,0,0,.12); }
+        h1 { margin: 0 0 8px; font-size: 1.5rem; }
+        p { color: var(--muted); margin: 0 0 20px; }
+        label { display: block; font-weight: 600; margin: 16px 0 6px; }
+        input, select { width: 100%; padding: 12px 14px; font-size: 1rem; border: 1px solid #c7cad1; border-radius: 8px;
+                        background: transparent; color: inherit; }
+        input.code { font: 600 1.6rem/1 ui-monospace, Menlo, Consolas, monospace; letter-spacing: .35em; text-transform: uppercase; text-align: center; }
+        button { margin-top: 24px; width: 100%; padding: 13px; font-size: 1rem; font-weight: 600; color: #fff;
+                 background: var(--accent); border: 0; border-radius: 8px; cursor: pointer; }
+        button:hover { filter: brightness(1.08); }
+        .error { background: #fde8eb; color: #8a0018; border-radius: 8px; padding: 10px 14px; margin-bottom: 12px; }
+        .ok { font-size: 3rem; text-align: center; margin: 0; }
+        .brand { font-size: .8rem; text-transform: uppercase; letter-spacing: .12em; color: var(--muted); margin-bottom: 18px; }
+        .providers { display: grid; grid-template-columns: 1fr 1fr; gap: 10px; margin-top: 12px; }
+        .providers button { margin: 0; background: transparent; color: inherit; border: 1px solid #c7cad1; }
+        </style></head>
+        <body><main>
+        \(body)
+        </main></body></html>
+        """
+    }
+}
+
+/// Parsing of `application/x-www-form-urlencoded` text (request bodies and query strings).
+enum FormData {
+    static func parse(_ text: some StringProtocol) -> [String: String] {
+        var fields: [String: String] = [:]
+        for pair in text.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let key = self.decodeComponent(parts[0])
+            guard !key.isEmpty else { continue }
+            let value = parts.count > 1 ? self.decodeComponent(parts[1]) : ""
+            // The first occurrence wins, so a repeated field cannot override an earlier one.
+            if fields[key] == nil { fields[key] = value }
+        }
+        return fields
+    }
+
+    /// Form fields from the body merged over the query string, for endpoints that accept both.
+    static func fields(of request: Request, context: SimulatorRequestContext) async throws -> [String: String] {
+        var fields = request.uri.query.map { self.parse($0) } ?? [:]
+        var request = request
+        let buffer = try await request.collectBody(upTo: context.maxUploadSize)
+        if buffer.readableBytes > 0 {
+            for (key, value) in self.parse(String(buffer: buffer)) {
+                fields[key] = value
+            }
+        }
+        return fields
+    }
+
+    static func decodeComponent(_ component: some StringProtocol) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(component.utf8.count)
+        var iterator = component.utf8.makeIterator()
+        while let byte = iterator.next() {
+            switch byte {
+            case UInt8(ascii: "+"):
+                bytes.append(UInt8(ascii: " "))
+            case UInt8(ascii: "%"):
+                let high = iterator.next()
+                let low = iterator.next()
+                if let high, let low, let h = self.hexValue(high), let l = self.hexValue(low) {
+                    bytes.append(h << 4 | l)
+                } else {
+                    // Malformed escapes are kept literally rather than rejected: these are lenient fields.
+                    bytes.append(byte)
+                    if let high { bytes.append(high) }
+                    if let low { bytes.append(low) }
+                }
+            default:
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func encodeComponent(_ text: String) -> String {
+        var encoded = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".utf8)
+                encoded += "%"
+                encoded.unicodeScalars.append(Unicode.Scalar(hex[Int(byte >> 4)]))
+                encoded.unicodeScalars.append(Unicode.Scalar(hex[Int(byte & 0x0F)]))
+            }
+        }
+        return encoded
+    }
+
+    /// `key=value&…` with every component percent-encoded.
+    static func query(_ items: KeyValuePairs<String, String>) -> String {
+        items.map { "\(self.encodeComponent($0.key))=\(self.encodeComponent($0.value))" }.joined(separator: "&")
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
+enum Base64 {
+    /// Decodes standard or URL-safe Base64, with or without padding; `nil` when the text is not Base64.
+    static func decodeLenient(_ text: some StringProtocol) -> Data? {
+        var normalized = ""
+        normalized.reserveCapacity(text.utf8.count + 3)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "-": normalized.unicodeScalars.append("+")
+            case "_": normalized.unicodeScalars.append("/")
+            case " ", "\n", "\r", "\t": continue
+            default: normalized.unicodeScalars.append(scalar)
+            }
+        }
+        guard !normalized.isEmpty else { return nil }
+        let remainder = normalized.utf8.count % 4
+        if remainder == 1 { return nil }
+        if remainder > 0 { normalized += String(repeating: "=", count: 4 - remainder) }
+        return Data(base64Encoded: normalized)
+    }
+
+    static func urlSafeEncode(_ data: Data) -> String {
+        var text = data.base64EncodedString()
+        text = String(text.map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 })
+        while text.hasSuffix("=") { text.removeLast() }
+        return text
+    }
+}
+
+extension Request {
+    /// The bearer token of `Authorization: Bearer <token>` (scheme case-insensitive), if any.
+    var bearerToken: String? {
+        guard let header = self.headers[.authorization] else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let token = parts[1].trimmed
+        return token.isEmpty ? nil : token
+    }
+
+    /// Whether the body is declared as JSON (`application/json`, any parameters).
+    var hasJSONContentType: Bool {
+        guard let value = self.headers[.contentType], let mediaType = MediaType(from: value) else { return false }
+        return mediaType.isType(.applicationJson)
+    }
+
+    /// The first address of `X-Forwarded-For`, if present.
+    var forwardedFor: String? {
+        guard let header = self.headers[.xForwardedFor] else { return nil }
+        let first = header.split(separator: ",", maxSplits: 1).first?.trimmed
+        return first?.isEmpty == false ? first : nil
+    }
+}
+
+extension StringProtocol {
+    /// The text without leading and trailing spaces and tabs.
+    var trimmed: String {
+        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = self.firstIndex(where: { !isBlank($0) }), let last = self.lastIndex(where: { !isBlank($0) }) else {
+            return ""
+        }
+        return String(self[first...last])
+    }
+}
+
+extension HTTPFields.Element.Name {
+    static let apDeviceIdentifier = Self("AP-Device-Identifier")!
+    static let xDeviceInfo = Self("X-Device-Info")!
+    static let xForwardedFor = Self("X-Forwarded-For")!
+    static let pragma = Self("Pragma")!
+}
+
+/// Registration of endpoints that answer 405 (with `Allow`) to methods they do not implement.
+extension RouterMethods {
+    typealias Handler = @Sendable (Request, Context) async throws -> Response
+
+    /// Registers `handlers` on `path`; every other common method gets 405 Method Not Allowed.
+    @discardableResult
+    func endpoint(_ path: RouterPath, _ handlers: [HTTPRequest.Method: Handler]) -> Self {
+        for (method, handler) in handlers {
+            self.on(path, method: method, use: handler)
+        }
+        var allowedMethods = Set(handlers.keys.map(\.rawValue))
+        if handlers[.get] != nil { allowedMethods.insert(HTTPRequest.Method.head.rawValue) }
+        let allowed = allowedMethods.sorted().joined(separator: ", ")
+        let others: [HTTPRequest.Method] = [.get, .head, .post, .put, .delete, .patch, .options]
+        if handlers[.head] == nil, let get = handlers[.get] {
+            self.on(path, method: .head) { request, context -> Response in
+                try await get(request, context).createHeadResponse()
+            }
+        }
+        for method in others where handlers[method] == nil && !(method == .head && handlers[.get] != nil) {
+            self.on(path, method: method) { _, _ -> Response in
+                Response(
+                    status: .methodNotAllowed,
+                    headers: [.allow: allowed, .contentType: "text/plain;charset=utf-8"],
+                    body: .init(byteBuffer: ByteBuffer(string: "405 Method Not Allowed\n"))
+                )
+            }
+        }
+        return self
+    }
+}

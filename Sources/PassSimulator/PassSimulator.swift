@@ -1,0 +1,121 @@
+import Hummingbird
+import Logging
+
+/// An in-process Adobe Pass backend: DCR, REST API v2, the second-screen activation pages and an admin API,
+/// all served on one origin by Hummingbird.
+///
+/// Embed it in tests or the daemon with ``withRunningServer(_:)``, or run it with ``makeApplication(host:port:onServerRunning:)``.
+public final class PassSimulator: Sendable {
+    /// The configuration the simulator was created with.
+    public let configuration: SimulatorConfiguration
+    /// Clients, tokens, codes and profiles; shared by every application built from this simulator.
+    public let state: SimulatorState
+    let logger: Logger
+    let throttle: Throttle?
+
+    /// Creates a simulator with empty state.
+    public init(configuration: SimulatorConfiguration = .init(), logger: Logger = Logger(label: "pass-sim")) {
+        self.configuration = configuration
+        self.state = SimulatorState(configuration: configuration)
+        self.logger = logger
+        self.throttle =
+            configuration.throttleEnabled
+            ? Throttle(
+                capacity: configuration.throttleCapacity,
+                refillPerSecond: configuration.throttleRefillPerSecond,
+                clock: configuration.clock
+            )
+            : nil
+    }
+
+    /// Builds the Hummingbird application listening on `host:port` (port 0 = ephemeral); `onServerRunning` gets the bound port.
+    public func makeApplication(
+        host: String,
+        port: Int,
+        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        Application(
+            router: self.makeRouter(),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port)),
+            onServerRunning: { channel in
+                await onServerRunning(channel.localAddress?.port ?? port)
+            },
+            logger: self.logger
+        )
+    }
+
+    /// Starts on 127.0.0.1 with an ephemeral port, runs `body` with the base URL ("http://127.0.0.1:PORT"), then shuts the server down.
+    public func withRunningServer<T: Sendable>(_ body: @Sendable (String) async throws -> T) async throws -> T {
+        let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
+        let application = self.makeApplication(host: "127.0.0.1", port: 0) { port in
+            portSink.yield(port)
+            portSink.finish()
+        }
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                // Ends the port stream if the server stops before binding, so the wait below cannot hang.
+                defer { portSink.finish() }
+                try await application.run()
+            }
+            var iterator = ports.makeAsyncIterator()
+            guard let port = await iterator.next() else {
+                try await group.next()
+                throw PassSimulatorError.serverDidNotStart
+            }
+            defer { group.cancelAll() }
+            return try await body("http://127.0.0.1:\(port)")
+        }
+    }
+
+    func makeRouter() -> Router<SimulatorRequestContext> {
+        let router = Router(context: SimulatorRequestContext.self)
+        router.add(middleware: RequestLogMiddleware())
+
+        let api = router.group()
+        if let throttle = self.throttle {
+            api.add(middleware: ThrottleMiddleware(throttle: throttle))
+        }
+        DCRRoutes(state: self.state).register(on: api)
+        V2Routes(state: self.state, configuration: self.configuration).register(on: api)
+
+        AdminRoutes(state: self.state).register(on: router.group("/_sim"))
+        ActivationPages(state: self.state, configuration: self.configuration).register(on: router.group())
+        return router
+    }
+}
+
+/// Failures of the embedding API.
+public enum PassSimulatorError: Error, Sendable {
+    /// The server stopped before it was listening (for example, the address could not be bound).
+    case serverDidNotStart
+}
+
+/// Logs one line per request at debug level: method, path (never the query, which may carry credentials) and status.
+struct RequestLogMiddleware: RouterMiddleware {
+    typealias Context = SimulatorRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        do {
+            let response = try await next(request, context)
+            self.log(request, context: context, status: response.status, start: start)
+            return response
+        } catch let error as any HTTPResponseError {
+            self.log(request, context: context, status: error.status, start: start)
+            throw error
+        }
+    }
+
+    private func log(_ request: Request, context: Context, status: HTTPResponse.Status, start: ContinuousClock.Instant) {
+        let elapsed = ContinuousClock.now - start
+        context.logger.debug(
+            "request",
+            metadata: [
+                "http.method": .string(request.method.rawValue),
+                "http.path": .string(request.uri.path),
+                "http.status": .stringConvertible(status.code),
+                "http.duration_us": .stringConvertible(elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000),
+            ]
+        )
+    }
+}

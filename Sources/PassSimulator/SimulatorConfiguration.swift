@@ -1,0 +1,141 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Synchronization
+
+/// An MVPD (TV provider) the simulator offers in its configuration and accepts in sessions.
+public struct SimulatedMVPD: Sendable, Hashable, Codable {
+    /// The MVPD identifier used in requests (`mvpd=Cablevision`).
+    public var id: String
+    /// The human-readable name shown in pickers.
+    public var displayName: String
+    /// Logo URL published in `GET /api/v2/{sp}/configuration`; `nil` serves a generated badge from the simulator.
+    public var logoUrl: String?
+    /// Whether the MVPD authenticates per aggregator (published as is; no behaviour attached).
+    public var authPerAggregator: Bool
+
+    /// An MVPD with identifier `id` shown as `displayName`.
+    public init(id: String, displayName: String, logoUrl: String? = nil, authPerAggregator: Bool = false) {
+        self.id = id
+        self.displayName = displayName
+        self.logoUrl = logoUrl
+        self.authPerAggregator = authPerAggregator
+    }
+
+    /// The MVPDs offered when none are configured.
+    public static let defaults: [SimulatedMVPD] = [
+        SimulatedMVPD(id: "Cablevision", displayName: "Optimum"),
+        SimulatedMVPD(id: "Comcast_SSO", displayName: "Xfinity"),
+        SimulatedMVPD(id: "DTV", displayName: "DIRECTV"),
+        SimulatedMVPD(id: "Spectrum", displayName: "Spectrum"),
+        SimulatedMVPD(id: "Verizon", displayName: "Verizon Fios"),
+    ]
+}
+
+/// The simulator's source of wall-clock time, in milliseconds since the Unix epoch.
+///
+/// Every expiry (codes, tokens, profiles, throttle refill) reads this clock, so tests can move time
+/// with ``ManualSimulatorClock`` instead of sleeping.
+public struct SimulatorClock: Sendable {
+    private let read: @Sendable () -> Int64
+
+    /// A clock reading `nowMillis` each time the simulator needs the current time.
+    public init(nowMillis: @escaping @Sendable () -> Int64) {
+        self.read = nowMillis
+    }
+
+    /// The current time in epoch milliseconds.
+    public var nowMillis: Int64 { self.read() }
+
+    /// The system wall clock.
+    public static var system: SimulatorClock {
+        SimulatorClock { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
+    }
+
+    /// A clock driven by `manual`.
+    public static func manual(_ manual: ManualSimulatorClock) -> SimulatorClock {
+        SimulatorClock { manual.nowMillis }
+    }
+}
+
+/// A settable clock for tests: time only moves when told to.
+public final class ManualSimulatorClock: Sendable {
+    private let value: Mutex<Int64>
+
+    /// Starts at `nowMillis` (epoch milliseconds).
+    public init(nowMillis: Int64 = 1_750_000_000_000) {
+        self.value = Mutex(nowMillis)
+    }
+
+    /// The current time in epoch milliseconds.
+    public var nowMillis: Int64 {
+        get { self.value.withLock { $0 } }
+        set { self.value.withLock { $0 = newValue } }
+    }
+
+    /// Moves time forward by `duration`.
+    public func advance(by duration: Duration) {
+        self.value.withLock { $0 += duration.milliseconds }
+    }
+}
+
+/// Everything that shapes the simulator's behaviour.
+public struct SimulatorConfiguration: Sendable {
+    /// How long an authentication (registration) code stays valid (`notAfter - notBefore`).
+    public var codeTTL: Duration = .seconds(1800)
+    /// When set, a pending code completes by itself this long after it was issued, as if a user had logged in.
+    public var autoApproveAfter: Duration?
+    /// Whether the per-device token bucket of `/o/client/*` and `/api/v2/*` is enforced.
+    public var throttleEnabled: Bool = true
+    /// Burst size of the per-device token bucket.
+    public var throttleCapacity: Int = 10
+    /// Tokens added to each bucket per second.
+    public var throttleRefillPerSecond: Double = 1
+    /// Lifetime of DCR access tokens (`expires_in`).
+    public var accessTokenTTL: Duration = .seconds(21_600)
+    /// Lifetime of authenticated profiles.
+    public var profileTTL: Duration = .seconds(30 * 24 * 3600)
+    /// MVPDs offered and accepted.
+    public var mvpds: [SimulatedMVPD] = SimulatedMVPD.defaults
+    /// Service providers (requestor ids) accepted; `nil` accepts any id made of `[A-Za-z0-9_.-]`.
+    public var serviceProviders: Set<String>?
+    /// Domains published for every service provider in the configuration endpoint.
+    public var domains: [String] = ["adobe.com"]
+    /// Source of the current time.
+    public var clock: SimulatorClock = .system
+
+    /// The defaults: 30-minute codes, 6-hour access tokens, 30-day profiles, throttling on (10 burst, 1/s).
+    public init() {}
+
+    /// The configured MVPD with identifier `id`, if any.
+    public func mvpd(id: String) -> SimulatedMVPD? {
+        self.mvpds.first { $0.id == id }
+    }
+
+    /// Whether `serviceProvider` is acceptable as the `{serviceProvider}` path segment.
+    public func accepts(serviceProvider: String) -> Bool {
+        if let allowed = self.serviceProviders {
+            return allowed.contains(serviceProvider)
+        }
+        return !serviceProvider.isEmpty
+            && serviceProvider.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "-"):
+                    true
+                default:
+                    false
+                }
+            }
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, truncated.
+    var milliseconds: Int64 {
+        let parts = self.components
+        return parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000
+    }
+}

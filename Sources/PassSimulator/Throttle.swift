@@ -1,0 +1,106 @@
+import Hummingbird
+import Synchronization
+
+/// Adobe's per-device token bucket (reference §8.2): a burst of `capacity` requests, refilled at `refillPerSecond`.
+///
+/// A lock rather than an actor: the check sits on every API request and must not queue behind state work.
+final class Throttle: Sendable {
+    private struct Bucket {
+        var tokens: Double
+        var updatedAt: Int64
+    }
+
+    private struct Buckets {
+        var byKey: [String: Bucket] = [:]
+        var lastEviction: Int64
+    }
+
+    /// Above this many buckets an eviction pass runs immediately instead of waiting for the next interval.
+    static let maxBuckets = 200_000
+
+    let capacity: Double
+    let refillPerSecond: Double
+    private let clock: SimulatorClock
+    private let buckets: Mutex<Buckets>
+
+    init(capacity: Int, refillPerSecond: Double, clock: SimulatorClock) {
+        self.capacity = Double(max(capacity, 1))
+        self.refillPerSecond = max(refillPerSecond, 0.000_001)
+        self.clock = clock
+        self.buckets = Mutex(Buckets(lastEviction: clock.nowMillis))
+    }
+
+    /// Time for an empty bucket to fill up again; an idle bucket older than this equals a fresh one.
+    private var refillMillis: Int64 { Int64((self.capacity / self.refillPerSecond * 1000).rounded(.up)) }
+
+    /// Takes one token from `key`'s bucket; `false` when the bucket is empty.
+    func allow(_ key: String) -> Bool {
+        let now = self.clock.nowMillis
+        return self.buckets.withLock { state in
+            if now - state.lastEviction >= self.refillMillis || state.byKey.count > Self.maxBuckets {
+                self.evictFullBuckets(&state, now: now)
+            }
+            var bucket = state.byKey[key] ?? Bucket(tokens: self.capacity, updatedAt: now)
+            let elapsed = Double(max(now - bucket.updatedAt, 0)) / 1000
+            bucket.tokens = min(self.capacity, bucket.tokens + elapsed * self.refillPerSecond)
+            bucket.updatedAt = now
+            let allowed = bucket.tokens >= 1
+            if allowed { bucket.tokens -= 1 }
+            state.byKey[key] = bucket
+            return allowed
+        }
+    }
+
+    /// Number of buckets currently held.
+    var bucketCount: Int { self.buckets.withLock { $0.byKey.count } }
+
+    private func evictFullBuckets(_ state: inout Buckets, now: Int64) {
+        state.lastEviction = now
+        let refill = self.refillMillis
+        state.byKey = state.byKey.filter { now - $0.value.updatedAt < refill }
+        if state.byKey.count > Self.maxBuckets {
+            // Still over the cap after dropping idle buckets: forget everybody (fail open) rather than grow.
+            state.byKey.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// The identity a request is throttled under: `AP-Device-Identifier`, else `X-Forwarded-For`, else the peer.
+    static func key(for request: Request, context: SimulatorRequestContext) -> String {
+        if let device = request.headers[.apDeviceIdentifier], !device.isEmpty { return "device:" + device }
+        if let forwarded = request.forwardedFor { return "ip:" + forwarded }
+        return "ip:" + (context.remoteAddress ?? "unknown")
+    }
+
+    /// Adobe's throttling answer, body and headers as in reference §8.2 (no `Retry-After`).
+    static func tooManyRequestsResponse() -> Response {
+        let body = "<html><head><title>429 Too Many Requests</title></head><body><center><h1>429 Too Many Requests</h1></center>"
+            + "<hr><center>openresty</center></body></html>"
+        return Response(
+            status: .tooManyRequests,
+            headers: [
+                .contentType: "text/html",
+                .server: "openresty",
+                .accessControlAllowHeaders:
+                    "ap_11,ap_42,ap_z,ap_19,ap_21,ap_23,authorization,content-type,pass_sfp,AP-Session-Identifier,AP-Device-Identifier,AP-SDK-Identifier,X-Device-Info",
+                .accessControlExposeHeaders: "pass_sfp,Authzf-Error-Code,Authzf-Sub-Error-Code,Authzf-Error-Details",
+            ],
+            body: .init(byteBuffer: ByteBuffer(string: body))
+        )
+    }
+}
+
+/// Applies ``Throttle`` to the routes of a group.
+struct ThrottleMiddleware: RouterMiddleware {
+    typealias Context = SimulatorRequestContext
+
+    let throttle: Throttle
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let key = Throttle.key(for: request, context: context)
+        guard self.throttle.allow(key) else {
+            context.logger.debug("throttled", metadata: ["throttle.key": .string(key)])
+            return Throttle.tooManyRequestsResponse()
+        }
+        return try await next(request, context)
+    }
+}

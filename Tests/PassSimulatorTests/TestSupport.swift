@@ -1,0 +1,224 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import PassSimulator
+import Synchronization
+import Testing
+
+/// A simulator on a manual clock, exercised through Hummingbird's in-process router client.
+struct Harness {
+    let clock: ManualSimulatorClock
+    let simulator: PassSimulator
+
+    init(logger: Logger? = nil, _ configure: (inout SimulatorConfiguration) -> Void = { _ in }) {
+        let clock = ManualSimulatorClock(nowMillis: 1_750_000_000_000)
+        var configuration = SimulatorConfiguration()
+        configuration.clock = .manual(clock)
+        configure(&configuration)
+        self.clock = clock
+        var quiet = Logger(label: "pass-sim-test")
+        quiet.logLevel = .warning
+        self.simulator = PassSimulator(configuration: configuration, logger: logger ?? quiet)
+    }
+
+    func run(_ test: @Sendable (Client) async throws -> Void) async throws {
+        let app = self.simulator.makeApplication(host: "127.0.0.1", port: 0)
+        try await app.test(.router) { client in
+            try await test(Client(client: client))
+        }
+    }
+}
+
+/// A decoded HTTP answer.
+struct Reply: Sendable {
+    let status: HTTPResponse.Status
+    let headers: HTTPFields
+    let text: String
+
+    /// The body as a JSON object (fails the test when it is not one).
+    func json() throws -> [String: Any] {
+        let value = try JSONSerialization.jsonObject(with: Data(self.text.utf8))
+        return try #require(value as? [String: Any], "not a JSON object: \(self.text)")
+    }
+
+    var contentType: String { self.headers[.contentType] ?? "" }
+}
+
+/// Credentials of a registered client with a fresh access token.
+struct Credentials: Sendable {
+    let clientId: String
+    let clientSecret: String
+    let accessToken: String
+}
+
+struct Client: Sendable {
+    let client: any TestClientProtocol
+
+    static let deviceInfo = Data(
+        #"{"primaryHardwareType":"SetTopBox","model":"AppleTV","manufacturer":"Apple","osName":"tvOS","osVendor":"Apple","osVersion":"17.2"}"#
+            .utf8
+    ).base64EncodedString()
+
+    static func fingerprint(_ device: String) -> String {
+        "fingerprint " + Data(device.utf8).base64EncodedString()
+    }
+
+    static func jwt(payload: String) -> String {
+        func part(_ text: String) -> String {
+            Data(text.utf8).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+        return part(#"{"alg":"RS256","typ":"JWT"}"#) + "." + part(payload) + "." + part("signature")
+    }
+
+    static let allSessionFields = "mvpd=Cablevision&domainName=adobe.com&redirectUrl=https%3A%2F%2Fadobe.com"
+
+    static let softwareStatement = jwt(payload: #"{"software_id":"4NRB1-0XZABZI9E6-5SM3R","client_name":"Example"}"#)
+
+    func send(
+        _ method: HTTPRequest.Method,
+        _ uri: String,
+        headers: HTTPFields = [:],
+        body: String? = nil
+    ) async throws -> Reply {
+        let response = try await self.client.execute(
+            uri: uri,
+            method: method,
+            headers: headers,
+            body: body.map { ByteBuffer(string: $0) }
+        )
+        return Reply(status: response.status, headers: response.headers, text: String(buffer: response.body))
+    }
+
+    func form(_ method: HTTPRequest.Method, _ uri: String, headers: HTTPFields = [:], fields: String = "") async throws -> Reply {
+        var headers = headers
+        headers[.contentType] = "application/x-www-form-urlencoded"
+        return try await self.send(method, uri, headers: headers, body: fields)
+    }
+
+    func jsonPost(_ uri: String, _ body: String, headers: HTTPFields = [:]) async throws -> Reply {
+        var headers = headers
+        headers[.contentType] = "application/json"
+        return try await self.send(.post, uri, headers: headers, body: body)
+    }
+
+    func register(statement: String = Client.softwareStatement) async throws -> Reply {
+        try await self.jsonPost("/o/client/register", #"{"software_statement":"\#(statement)","redirect_uri":"adobepass://com.example"}"#)
+    }
+
+    /// Registers a client and obtains an access token, checking both succeed.
+    func credentials() async throws -> Credentials {
+        let registration = try await self.register().json()
+        let clientId = try #require(registration["client_id"] as? String)
+        let clientSecret = try #require(registration["client_secret"] as? String)
+        let token = try await self.form(
+            .post,
+            "/o/client/token",
+            fields: "client_id=\(clientId)&client_secret=\(clientSecret)&grant_type=client_credentials"
+        )
+        #expect(token.status == .created)
+        let accessToken = try #require(try token.json()["access_token"] as? String)
+        return Credentials(clientId: clientId, clientSecret: clientSecret, accessToken: accessToken)
+    }
+
+    static func authorized(_ credentials: Credentials, device: String? = "device-1", deviceInfo: String? = Client.deviceInfo) -> HTTPFields {
+        var headers: HTTPFields = [.authorization: "Bearer \(credentials.accessToken)"]
+        if let device { headers[Self.name("AP-Device-Identifier")] = self.fingerprint(device) }
+        if let deviceInfo { headers[Self.name("X-Device-Info")] = deviceInfo }
+        return headers
+    }
+
+    static func name(_ text: String) -> HTTPFields.Element.Name {
+        HTTPFields.Element.Name(text)!
+    }
+
+    func createSession(
+        _ credentials: Credentials,
+        sp: String = "REF30",
+        device: String = "device-1",
+        fields: String = Client.allSessionFields
+    ) async throws -> Reply {
+        try await self.form(.post, "/api/v2/\(sp)/sessions", headers: Self.authorized(credentials, device: device), fields: fields)
+    }
+
+    /// Creates a session and returns its code, checking the request succeeded.
+    func newCode(
+        _ credentials: Credentials,
+        sp: String = "REF30",
+        device: String = "device-1",
+        fields: String = Client.allSessionFields
+    ) async throws -> String {
+        let reply = try await self.createSession(credentials, sp: sp, device: device, fields: fields)
+        #expect(reply.status == .ok, "\(reply.text)")
+        return try #require(try reply.json()["code"] as? String)
+    }
+
+    func poll(_ credentials: Credentials, code: String, sp: String = "REF30") async throws -> Reply {
+        try await self.send(.get, "/api/v2/\(sp)/profiles/code/\(code)", headers: Self.authorized(credentials, deviceInfo: nil))
+    }
+
+    func approve(_ body: String) async throws -> Reply {
+        try await self.jsonPost("/_sim/approve", body)
+    }
+}
+
+/// Checks a REST v2 enhanced error body and HTTP status.
+func expectEnhancedError(
+    _ reply: Reply,
+    status: HTTPResponse.Status,
+    code: String,
+    action: String = "none",
+    sourceLocation: SourceLocation = #_sourceLocation
+) throws {
+    #expect(reply.status == status, "body: \(reply.text)", sourceLocation: sourceLocation)
+    #expect(reply.contentType.hasPrefix("application/json"), sourceLocation: sourceLocation)
+    let body = try reply.json()
+    #expect(body["code"] as? String == code, "body: \(reply.text)", sourceLocation: sourceLocation)
+    #expect(body["action"] as? String == action, sourceLocation: sourceLocation)
+    #expect(body["status"] as? Int == Int(status.code), sourceLocation: sourceLocation)
+    #expect((body["message"] as? String)?.isEmpty == false, sourceLocation: sourceLocation)
+    #expect((body["helpUrl"] as? String)?.hasPrefix("https://") == true, sourceLocation: sourceLocation)
+    #expect((body["trace"] as? String)?.isEmpty == false, sourceLocation: sourceLocation)
+}
+
+/// Checks a DCR error: HTTP 400 with `{"error": code}`.
+func expectDCRError(_ reply: Reply, _ code: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    #expect(reply.status == .badRequest, "body: \(reply.text)", sourceLocation: sourceLocation)
+    #expect(try reply.json()["error"] as? String == code, "body: \(reply.text)", sourceLocation: sourceLocation)
+}
+
+/// Keeps every log line the simulator writes, with its metadata, to check what reaches the logs.
+final class LogCapture: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    var logger: Logger {
+        var logger = Logger(label: "capture") { _ in Handler(capture: self) }
+        logger.logLevel = .trace
+        return logger
+    }
+
+    var all: [String] { self.lines.withLock { $0 } }
+
+    fileprivate func append(_ line: String) {
+        self.lines.withLock { $0.append(line) }
+    }
+
+    private struct Handler: LogHandler {
+        let capture: LogCapture
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { self.metadata[key] }
+            set { self.metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let merged = self.metadata.merging(event.metadata ?? [:]) { $1 }
+            self.capture.append("\(event.level) \(event.message) \(merged)")
+        }
+    }
+}

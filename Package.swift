@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
@@ -72,6 +73,70 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // SQLite state through GRDB on the system libsqlite3; schema.sql is the schema.
+        .target(
+            name: "RegcodeStore",
+            dependencies: [
+                "RegcodeEngine",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            resources: [.embedInCode("schema.sql")],
+            swiftSettings: swiftSettings
+        ),
+        // The control socket: JSON-RPC 2.0 over a Unix stream socket, one object per line.
+        .target(
+            name: "ControlSocket",
+            dependencies: [
+                "RegcodeEngine",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The daemon: configuration, device catalog, event pipeline, control handler, services.
+        .target(
+            name: "RegcodeDaemon",
+            dependencies: [
+                "RegcodeEngine",
+                "AdobePassClient",
+                "DeviceFleet",
+                "PassSimulator",
+                "RegcodeStore",
+                "ControlSocket",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "regcoded",
+            dependencies: [
+                "RegcodeDaemon",
+                "RegcodeEngine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "regcodectl",
+            dependencies: [
+                "ControlSocket",
+                "RegcodeEngine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "pass-sim",
             dependencies: [
@@ -83,6 +148,37 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "RegcodeStoreTests",
+            dependencies: ["RegcodeStore", "RegcodeEngine"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ControlSocketTests",
+            dependencies: [
+                "ControlSocket",
+                "RegcodeEngine",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "RegcodedEndToEndTests",
+            dependencies: [
+                "ControlSocket",
+                "RegcodeEngine",
+                "regcoded",
+                "regcodectl",
+                "pass-sim",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "RegcodeDaemonTests",
+            dependencies: ["RegcodeDaemon", "RegcodeEngine"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "RegcodeEngineTests",
             dependencies: ["RegcodeEngine"],
             swiftSettings: swiftSettings
@@ -91,6 +187,7 @@ let package = Package(
             name: "PassSimulatorTests",
             dependencies: [
                 "PassSimulator",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],

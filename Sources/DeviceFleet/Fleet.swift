@@ -131,6 +131,13 @@ public actor Fleet<C: DeviceClock>: Service {
 
     public var deviceNames: [String] { members.keys.sorted() }
 
+    /// How many devices are in each phase (one actor hop for the whole fleet).
+    public func phaseCounts() -> [DevicePhase: Int] {
+        var counts: [DevicePhase: Int] = [:]
+        for member in members.values { counts[member.engine.snapshot.phase, default: 0] += 1 }
+        return counts
+    }
+
     public var count: Int { members.count }
 
     /// Backend calls running or waiting for a slot.

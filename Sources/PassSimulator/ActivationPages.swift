@@ -2,7 +2,8 @@ import Hummingbird
 import Logging
 
 /// The browser side of the second-screen login: the `/activate` page where the user types the code, the MVPD
-/// picker, and a fake MVPD login page whose form completes the code.
+/// picker, a fake MVPD login page whose form completes the code (v2 session or v1 regcode), and the MVPD logout page
+/// v2 logout points to.
 struct ActivationPages: Sendable {
     let state: SimulatorState
     let configuration: SimulatorConfiguration
@@ -11,6 +12,7 @@ struct ActivationPages: Sendable {
         routes.endpoint("/activate", [.get: self.showActivation, .post: self.submitActivation])
         routes.endpoint("/_sim/mvpd/login", [.get: self.showLogin, .post: self.submitLogin])
         routes.endpoint("/_sim/logos/{file}", [.get: self.logo])
+        routes.endpoint("/adobe-services/logout", [.get: self.mvpdLogout])
     }
 
     static func loginURL(code: String, serviceProvider: String, mvpd: String) -> String {
@@ -43,7 +45,27 @@ struct ActivationPages: Sendable {
         guard session.isLive else {
             return HTML.response(.badRequest, self.activationPage(code: code, error: "The code \(code) has expired. Request a new one on your TV."))
         }
-        return HTML.redirect(to: "/api/v2/authenticate/\(session.serviceProvider)/\(session.code)", status: .seeOther)
+        switch session.api {
+        case .v2:
+            return HTML.redirect(to: "/api/v2/authenticate/\(session.serviceProvider)/\(session.code)", status: .seeOther)
+        case .v1:
+            let query = FormData.query(["reg_code": session.code, "requestor_id": session.serviceProvider])
+            return HTML.redirect(to: "/api/v1/authenticate?" + query, status: .seeOther)
+        }
+    }
+
+    /// The simulated MVPD's logout page (v2 logout `url`): the simulated MVPDs keep no session, so it only returns the
+    /// user agent to `redirect_url` (http/https only), or says it is done.
+    @Sendable func mvpdLogout(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        let query = request.uri.query.map { FormData.parse($0) } ?? [:]
+        if let target = query["redirect_url"], target.lowercased().hasPrefix("https://") || target.lowercased().hasPrefix("http://") {
+            return HTML.redirect(to: target)
+        }
+        let provider = query["mso_id"].flatMap { self.configuration.mvpd(id: $0)?.displayName } ?? "your TV provider"
+        return HTML.response(
+            .ok,
+            HTML.page(title: "Signed out", body: "<h1>Signed out</h1><p>You are signed out of \(HTML.escape(provider)).</p>")
+        )
     }
 
     @Sendable func showLogin(_ request: Request, context: SimulatorRequestContext) async throws -> Response {

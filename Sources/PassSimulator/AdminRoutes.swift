@@ -1,17 +1,24 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import Hummingbird
 import Logging
 
-/// Test hooks under `/_sim`: complete or expire a code as if on a second screen, expire a client's access
-/// tokens, list live codes.
+/// Test hooks under `/_sim`: complete, expire or script a code as if on a second screen, expire a client's access
+/// tokens, list live codes, edit the deny lists and fault injection, read counters.
 ///
 /// Errors use a small JSON body `{"error": "<code>", "message": "…"}`; they are for test harnesses, not devices.
 struct AdminRoutes: Sendable {
     let state: SimulatorState
+    let faults: FaultInjector
 
     private struct ApproveRequest: Decodable {
         let code: String
         let mvpd: String?
         let userId: String?
+        let attributes: [String: MetadataValue]?
     }
 
     private struct CodeRequest: Decodable {
@@ -29,6 +36,7 @@ struct AdminRoutes: Sendable {
 
     private struct ApproveResponse: Encodable {
         let code: String
+        let api: CodeAPI
         let serviceProvider: String
         let deviceIdentifier: String
         let mvpd: String
@@ -37,10 +45,12 @@ struct AdminRoutes: Sendable {
         let sessionId: String
         let notBefore: Int64
         let notAfter: Int64
+        let attributes: [String: V2Routes.ProfileBody.Attribute]
     }
 
     private struct CodeSummary: Encodable {
         let code: String
+        let api: CodeAPI
         let serviceProvider: String
         let deviceIdentifier: String
         let clientId: String
@@ -48,6 +58,13 @@ struct AdminRoutes: Sendable {
         let status: String
         let notBefore: Int64
         let notAfter: Int64
+        let script: CodeScript?
+    }
+
+    private struct ScriptResponse: Encodable {
+        let code: String
+        let status: String
+        let script: CodeScript
     }
 
     private struct CodesResponse: Encodable {
@@ -69,6 +86,10 @@ struct AdminRoutes: Sendable {
         routes.endpoint("expire", [.post: self.expire])
         routes.endpoint("expire-tokens", [.post: self.expireTokens])
         routes.endpoint("codes", [.get: self.codes])
+        routes.endpoint("codes/{code}/script", [.put: self.script])
+        routes.endpoint("deny", [.get: self.getDeny, .put: self.putDeny])
+        routes.endpoint("faults", [.get: self.getFaults, .put: self.putFaults])
+        routes.endpoint("stats", [.get: self.getStats, .delete: self.resetStats])
     }
 
     @Sendable func approve(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
@@ -76,11 +97,15 @@ struct AdminRoutes: Sendable {
             ApproveRequest.self,
             from: request,
             context: context,
-            orThrow: AdminError(status: .badRequest, error: "invalid_request", message: #"Expected JSON {"code": "…", "mvpd"?: "…", "userId"?: "…"}."#)
+            orThrow: AdminError(
+                status: .badRequest,
+                error: "invalid_request",
+                message: #"Expected JSON {"code": "…", "mvpd"?: "…", "userId"?: "…", "attributes"?: {…}}."#
+            )
         )
         let profile: SimulatedProfile
         do {
-            profile = try await self.state.completeCode(body.code, mvpd: body.mvpd, userId: body.userId)
+            profile = try await self.state.completeCode(body.code, mvpd: body.mvpd, userId: body.userId, attributes: body.attributes)
         } catch {
             throw Self.adminError(error, code: body.code)
         }
@@ -95,6 +120,7 @@ struct AdminRoutes: Sendable {
             .ok,
             ApproveResponse(
                 code: session.code,
+                api: session.api,
                 serviceProvider: session.serviceProvider,
                 deviceIdentifier: session.deviceIdentifier,
                 mvpd: profile.mvpd,
@@ -102,7 +128,8 @@ struct AdminRoutes: Sendable {
                 householdId: profile.householdId,
                 sessionId: profile.sessionId,
                 notBefore: profile.notBefore,
-                notAfter: profile.notAfter
+                notAfter: profile.notAfter,
+                attributes: profile.attributes.mapValues { .init(value: $0.value, state: $0.encrypted ? "enc" : "plain") }
             )
         )
     }
@@ -138,25 +165,129 @@ struct AdminRoutes: Sendable {
     @Sendable func codes(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         let sessions = await self.state.liveSessions()
         let summaries = sessions.map { session in
-            let status: String
-            switch session.status {
-            case .pending: status = "pending"
-            case .completed: status = "completed"
-            case .expired: status = "expired"
-            case .superseded: status = "superseded"
-            }
-            return CodeSummary(
+            CodeSummary(
                 code: session.code,
+                api: session.api,
                 serviceProvider: session.serviceProvider,
                 deviceIdentifier: session.deviceIdentifier,
                 clientId: session.clientId,
                 mvpd: session.mvpd,
-                status: status,
+                status: Self.statusName(session),
                 notBefore: session.notBefore,
-                notAfter: session.notAfter
+                notAfter: session.notAfter,
+                script: session.script
             )
         }
         return try JSONBody.response(.ok, CodesResponse(codes: summaries))
+    }
+
+    /// `PUT /_sim/codes/{code}/script` with a ``CodeScript``: decides what the simulated user does with the code.
+    @Sendable func script(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        let code = try context.parameters.require("code")
+        let script = try await JSONBody.decode(
+            CodeScript.self,
+            from: request,
+            context: context,
+            orThrow: AdminError(
+                status: .badRequest,
+                error: "invalid_request",
+                message: #"Expected JSON {"outcome": "approve"|"deny"|"never", "after"?: seconds, "mvpd"?: "…", "userId"?: "…"}."#
+            )
+        )
+        let session: AuthenticationSession
+        do {
+            session = try await self.state.setScript(script, forCode: code)
+        } catch {
+            throw Self.adminError(error, code: code)
+        }
+        context.logger.info(
+            "code scripted",
+            metadata: ["code": .string(session.code), "script.outcome": .string(script.outcome.rawValue)]
+        )
+        return try JSONBody.response(.ok, ScriptResponse(code: session.code, status: Self.statusName(session), script: script))
+    }
+
+    @Sendable func getDeny(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        try JSONBody.response(.ok, await self.state.denyLists())
+    }
+
+    /// `PUT /_sim/deny {"resources": {resource: details}, "mvpds": {mvpd: details}}` replaces both lists.
+    @Sendable func putDeny(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        let lists = try await JSONBody.decode(
+            DenyLists.self,
+            from: request,
+            context: context,
+            orThrow: AdminError(
+                status: .badRequest,
+                error: "invalid_request",
+                message: #"Expected JSON {"resources"?: {"<resource>": "<details>"}, "mvpds"?: {"<mvpd>": "<details>"}}."#
+            )
+        )
+        await self.state.setDenyLists(lists)
+        context.logger.info(
+            "deny lists replaced",
+            metadata: ["deny.resources": .stringConvertible(lists.resources.count), "deny.mvpds": .stringConvertible(lists.mvpds.count)]
+        )
+        return try JSONBody.response(.ok, lists)
+    }
+
+    @Sendable func getFaults(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        try JSONBody.response(.ok, self.faults.configuration)
+    }
+
+    /// `PUT /_sim/faults` with a ``FaultConfiguration`` replaces the settings in force.
+    @Sendable func putFaults(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        var request = request
+        let buffer = try await request.collectBody(upTo: context.maxUploadSize)
+        let configuration: FaultConfiguration
+        do {
+            configuration = try JSONDecoder().decode(FaultConfiguration.self, from: Data(buffer: buffer))
+            try configuration.validate()
+        } catch let error as FaultConfigurationError {
+            throw AdminError(status: .badRequest, error: "invalid_faults", message: error.description)
+        } catch {
+            throw AdminError(status: .badRequest, error: "invalid_faults", message: "Expected a fault configuration: \(Self.describe(error))")
+        }
+        self.faults.replace(configuration)
+        context.logger.notice("fault configuration replaced")
+        return try JSONBody.response(.ok, configuration)
+    }
+
+    @Sendable func getStats(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        try JSONBody.response(.ok, self.faults.stats)
+    }
+
+    @Sendable func resetStats(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        self.faults.resetStats()
+        return Response(status: .noContent)
+    }
+
+    private static func statusName(_ session: AuthenticationSession) -> String {
+        switch session.status {
+        case .pending: return "pending"
+        case .completed: return "completed"
+        case .superseded: return "superseded"
+        case .expired:
+            switch session.cutoff?.reason {
+            case .denied?: return "denied"
+            case .deleted?: return "deleted"
+            case .earlyExpiry?, nil: return "expired"
+            }
+        }
+    }
+
+    /// A short reason for a JSON decoding failure, without echoing the request body.
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.dataCorrupted(let context), DecodingError.typeMismatch(_, let context),
+            DecodingError.valueNotFound(_, let context):
+            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return path.isEmpty ? context.debugDescription : "\(path): \(context.debugDescription)"
+        case DecodingError.keyNotFound(let key, _):
+            return "missing \(key.stringValue)"
+        default:
+            return "not valid JSON"
+        }
     }
 
     private static func adminError(_ error: CodeCompletionError, code: String) -> AdminError {

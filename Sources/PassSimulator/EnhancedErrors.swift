@@ -130,3 +130,40 @@ struct HTMLError: Error, HTTPResponseError, Sendable {
         HTML.response(self.status, HTML.page(title: self.title, body: "<h1>\(HTML.escape(self.title))</h1><p>\(HTML.escape(self.message))</p>"))
     }
 }
+
+extension EnhancedError {
+    static var invalidResources: EnhancedError {
+        EnhancedError(.none, .badRequest, code: "invalid_parameter_resources", message: "The resources parameter value is missing or invalid.")
+    }
+
+    static func tooManyResources(limit: Int) -> EnhancedError {
+        EnhancedError(
+            .configuration, .forbidden, code: "too_many_resources",
+            message: "The request names more resources than allowed.",
+            details: "At most \(limit) resources may be named per call."
+        )
+    }
+
+    static var authenticatedProfileMissing: EnhancedError {
+        EnhancedError(
+            .authentication, .forbidden, code: "authenticated_profile_missing",
+            message: "The authenticated profile is missing or invalid for the specified MVPD."
+        )
+    }
+
+    static var authenticatedProfileExpired: EnhancedError {
+        EnhancedError(
+            .authentication, .forbidden, code: "authenticated_profile_expired",
+            message: "The authenticated profile for the specified MVPD has expired."
+        )
+    }
+
+    static func deniedByMVPD(preauthorization: Bool, details: String) -> EnhancedError {
+        let step = preauthorization ? "pre-authorization" : "authorization"
+        return EnhancedError(
+            .none, .forbidden, code: preauthorization ? "preauthorization_denied_by_mvpd" : "authorization_denied_by_mvpd",
+            message: "The MVPD has returned a \"Deny\" decision when requesting \(step) for the specified resource.",
+            details: details
+        )
+    }
+}

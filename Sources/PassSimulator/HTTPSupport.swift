@@ -5,15 +5,27 @@ import Foundation
 #endif
 import Hummingbird
 
-/// The request context of every simulator route: Hummingbird's core storage plus the peer address,
-/// which the throttle falls back to when a request names no device.
+/// The request context of every simulator route: Hummingbird's core storage, the peer address (which the throttle
+/// falls back to when a request names no device), and a way to drop the connection (the `drop` fault).
 struct SimulatorRequestContext: RequestContext {
     var coreContext: CoreRequestContextStorage
     let remoteAddress: String?
+    private let close: @Sendable () async -> Void
 
     init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.remoteAddress = source.channel.remoteAddress?.ipAddress
+        let channel = source.channel
+        self.close = {
+            // Closing the channel itself (not answering) is what makes a client see a transport error: the server's
+            // later attempt to write the response fails quietly on the closed channel.
+            try? await channel.close(mode: .all).get()
+        }
+    }
+
+    /// Closes the client connection at once, without sending anything.
+    func closeConnection() async {
+        await self.close()
     }
 }
 

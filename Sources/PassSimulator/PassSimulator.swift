@@ -1,8 +1,8 @@
 import Hummingbird
 import Logging
 
-/// An in-process Adobe Pass backend: DCR, REST API v2, the second-screen activation pages and an admin API,
-/// all served on one origin by Hummingbird.
+/// An in-process Adobe Pass backend: DCR, REST API v2, legacy REST API v1, the second-screen activation pages, fault
+/// injection and an admin API, all served on one origin by Hummingbird.
 ///
 /// Embed it in tests or the daemon with ``withRunningServer(_:)``, or run it with ``makeApplication(host:port:onServerRunning:)``.
 public final class PassSimulator: Sendable {
@@ -12,6 +12,8 @@ public final class PassSimulator: Sendable {
     public let state: SimulatorState
     let logger: Logger
     let throttle: Throttle?
+    let faults: FaultInjector
+    let mediaTokens = MediaTokenIssuer()
 
     /// Creates a simulator with empty state.
     public init(configuration: SimulatorConfiguration = .init(), logger: Logger = Logger(label: "pass-sim")) {
@@ -26,6 +28,23 @@ public final class PassSimulator: Sendable {
                 clock: configuration.clock
             )
             : nil
+        self.faults = FaultInjector(configuration: configuration.faults, seed: configuration.faultSeed)
+    }
+
+    /// The fault-injection settings in force (initially ``SimulatorConfiguration/faults``).
+    public var faultConfiguration: FaultConfiguration {
+        self.faults.configuration
+    }
+
+    /// Replaces the fault-injection settings, as `PUT /_sim/faults` does.
+    public func setFaultConfiguration(_ configuration: FaultConfiguration) throws(FaultConfigurationError) {
+        try configuration.validate()
+        self.faults.replace(configuration)
+    }
+
+    /// Request and injected-fault counters, as `GET /_sim/stats` reports them.
+    public var stats: SimulatorStats {
+        self.faults.stats
     }
 
     /// Builds the Hummingbird application listening on `host:port` (port 0 = ephemeral); `onServerRunning` gets the bound port.
@@ -71,14 +90,28 @@ public final class PassSimulator: Sendable {
         let router = Router(context: SimulatorRequestContext.self)
         router.add(middleware: RequestLogMiddleware())
 
+        // Faults run outside the throttle: every answer is counted, and an injected fault consumes no token.
+        let faultMiddleware = FaultMiddleware(injector: self.faults, clock: self.configuration.clock)
         let api = router.group()
+        api.add(middleware: faultMiddleware)
         if let throttle = self.throttle {
             api.add(middleware: ThrottleMiddleware(throttle: throttle))
         }
         DCRRoutes(state: self.state).register(on: api)
-        V2Routes(state: self.state, configuration: self.configuration).register(on: api)
+        let v2 = V2Routes(state: self.state, configuration: self.configuration, faults: self.faults)
+        v2.register(on: api)
+        V2Decisions(routes: v2, mediaTokens: self.mediaTokens).register(on: api)
 
-        AdminRoutes(state: self.state).register(on: router.group("/_sim"))
+        let v1Group = router.group()
+        v1Group.add(middleware: faultMiddleware)
+        if let throttle = self.throttle {
+            v1Group.add(middleware: ThrottleMiddleware(throttle: throttle, keying: .v1DeviceId))
+        }
+        let v1 = V1Routes(state: self.state, configuration: self.configuration, faults: self.faults, mediaTokens: self.mediaTokens)
+        v1.register(on: v1Group)
+        v1.registerBrowser(on: router.group())
+
+        AdminRoutes(state: self.state, faults: self.faults).register(on: router.group("/_sim"))
         ActivationPages(state: self.state, configuration: self.configuration).register(on: router.group())
         return router
     }

@@ -40,23 +40,35 @@ public struct SimulatedMVPD: Sendable, Hashable, Codable {
 /// with ``ManualSimulatorClock`` instead of sleeping.
 public struct SimulatorClock: Sendable {
     private let read: @Sendable () -> Int64
+    private let pause: @Sendable (Duration) async throws -> Void
 
-    /// A clock reading `nowMillis` each time the simulator needs the current time.
+    /// A clock reading `nowMillis` each time the simulator needs the current time; injected latency really sleeps.
     public init(nowMillis: @escaping @Sendable () -> Int64) {
+        self.init(nowMillis: nowMillis, sleep: { try await Task.sleep(for: $0) })
+    }
+
+    /// A clock reading `nowMillis`, whose waits (injected latency) go through `sleep`.
+    public init(nowMillis: @escaping @Sendable () -> Int64, sleep: @escaping @Sendable (Duration) async throws -> Void) {
         self.read = nowMillis
+        self.pause = sleep
     }
 
     /// The current time in epoch milliseconds.
     public var nowMillis: Int64 { self.read() }
+
+    /// Waits `duration` on this clock (used for injected latency).
+    public func sleep(for duration: Duration) async throws {
+        try await self.pause(duration)
+    }
 
     /// The system wall clock.
     public static var system: SimulatorClock {
         SimulatorClock { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
     }
 
-    /// A clock driven by `manual`.
+    /// A clock driven by `manual`; a wait moves the manual time forward instead of sleeping, so tests stay instant.
     public static func manual(_ manual: ManualSimulatorClock) -> SimulatorClock {
-        SimulatorClock { manual.nowMillis }
+        SimulatorClock(nowMillis: { manual.nowMillis }, sleep: { manual.advance(by: $0) })
     }
 }
 
@@ -86,8 +98,9 @@ public struct SimulatorConfiguration: Sendable {
     /// How long an authentication (registration) code stays valid (`notAfter - notBefore`).
     public var codeTTL: Duration = .seconds(1800)
     /// When set, a pending code completes by itself this long after it was issued, as if a user had logged in.
+    /// A code with a script (``defaultCodeScript`` or `PUT /_sim/codes/{code}/script`) follows its script instead.
     public var autoApproveAfter: Duration?
-    /// Whether the per-device token bucket of `/o/client/*` and `/api/v2/*` is enforced.
+    /// Whether the per-device token bucket of `/o/client/*`, `/api/v2/*` and the v1 device paths is enforced.
     public var throttleEnabled: Bool = true
     /// Burst size of the per-device token bucket.
     public var throttleCapacity: Int = 10
@@ -106,7 +119,34 @@ public struct SimulatorConfiguration: Sendable {
     /// Source of the current time.
     public var clock: SimulatorClock = .system
 
-    /// The defaults: 30-minute codes, 6-hour access tokens, 30-day profiles, throttling on (10 burst, 1/s).
+    /// Resources whose authorization is denied, with the MVPD's `details` text (empty text: a generated message).
+    public var denyResources: [String: String] = [:]
+    /// MVPDs that deny every resource, with the `details` text (empty text: a generated message).
+    public var denyMVPDs: [String: String] = [:]
+    /// Most resources one preauthorize call may name; more is answered 403 `too_many_resources`.
+    public var preauthorizeResourceLimit: Int = 5
+    /// Lifetime of authorization decisions and v1 AuthZ tokens.
+    public var authorizationTTL: Duration = .seconds(24 * 3600)
+    /// Lifetime of short media tokens (Adobe: about 7 minutes).
+    public var mediaTokenTTL: Duration = .seconds(420)
+
+    /// Legacy v1 signing keys, public key → secret, for the HMAC-SHA1 `Authorization` header (reference §3.1).
+    public var signingKeys: [String: String] = [Self.labSigningKey.publicKey: Self.labSigningKey.secret]
+    /// How far a signed header's `request_time` may be from the simulator's clock, either way.
+    public var signatureWindow: Duration = .seconds(600)
+
+    /// Fault injection (errors, throttling, drops, latency, early expiry), replaceable at runtime via `PUT /_sim/faults`.
+    public var faults: FaultConfiguration = .init()
+    /// Seed of the fault-injection random generator; `nil` seeds from the system. Codes and secrets stay random.
+    public var faultSeed: UInt64?
+    /// Scripted outcome given to every new code (`approve` after a delay, `deny`, `never`); `nil` leaves codes to
+    /// the user, the admin API or ``autoApproveAfter``.
+    public var defaultCodeScript: CodeScript?
+
+    /// The synthetic key pair of reference §3.1 (not a real Adobe key), accepted by default so lab devices can sign.
+    public static let labSigningKey = (publicKey: "samplePublicKey", secret: "sampleSecretKey")
+
+    /// The defaults: 30-minute codes, 6-hour access tokens, 30-day profiles, throttling on (10 burst, 1/s), no faults.
     public init() {}
 
     /// The configured MVPD with identifier `id`, if any.

@@ -67,6 +67,25 @@ final class Throttle: Sendable {
     /// The identity a request is throttled under: `AP-Device-Identifier`, else `X-Forwarded-For`, else the peer.
     static func key(for request: Request, context: SimulatorRequestContext) -> String {
         if let device = request.headers[.apDeviceIdentifier], !device.isEmpty { return "device:" + device }
+        return self.addressKey(for: request, context: context)
+    }
+
+    /// The identity of a v1 request: its `deviceId` parameter (query, or a form body, which is buffered for the
+    /// handler), else `X-Forwarded-For`, else the peer.
+    static func v1Key(for request: inout Request, context: SimulatorRequestContext) async throws -> String {
+        if let deviceId = request.uri.query.flatMap({ FormData.parse($0)["deviceId"] }), !deviceId.isEmpty {
+            return "v1device:" + deviceId
+        }
+        if request.method == .post, let type = request.headers[.contentType], type.lowercased().hasPrefix("application/x-www-form-urlencoded") {
+            let buffer = try await request.collectBody(upTo: context.maxUploadSize)
+            if let deviceId = FormData.parse(String(buffer: buffer))["deviceId"], !deviceId.isEmpty {
+                return "v1device:" + deviceId
+            }
+        }
+        return self.addressKey(for: request, context: context)
+    }
+
+    private static func addressKey(for request: Request, context: SimulatorRequestContext) -> String {
         if let forwarded = request.forwardedFor { return "ip:" + forwarded }
         return "ip:" + (context.remoteAddress ?? "unknown")
     }
@@ -93,10 +112,24 @@ final class Throttle: Sendable {
 struct ThrottleMiddleware: RouterMiddleware {
     typealias Context = SimulatorRequestContext
 
+    /// Which identity a request is counted under.
+    enum Keying: Sendable {
+        /// DCR and v2: `AP-Device-Identifier`, else the address.
+        case device
+        /// v1: the `deviceId` parameter, else the address.
+        case v1DeviceId
+    }
+
     let throttle: Throttle
+    var keying: Keying = .device
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let key = Throttle.key(for: request, context: context)
+        var request = request
+        let key =
+            switch self.keying {
+            case .device: Throttle.key(for: request, context: context)
+            case .v1DeviceId: try await Throttle.v1Key(for: &request, context: context)
+            }
         guard self.throttle.allow(key) else {
             context.logger.debug("throttled", metadata: ["throttle.key": .string(key)])
             return Throttle.tooManyRequestsResponse()

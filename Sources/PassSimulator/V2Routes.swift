@@ -5,6 +5,7 @@ import Logging
 struct V2Routes: Sendable {
     let state: SimulatorState
     let configuration: SimulatorConfiguration
+    let faults: FaultInjector
 
     func register(on routes: RouterGroup<SimulatorRequestContext>) {
         routes.endpoint("api/v2/{sp}/configuration", [.get: self.getConfiguration])
@@ -48,10 +49,10 @@ struct V2Routes: Sendable {
         var profiles: [String: ProfileBody]
     }
 
-    private struct ProfileBody: Encodable {
+    struct ProfileBody: Encodable {
         struct Attribute: Encodable {
-            var value: String
-            var state = "plain"
+            var value: MetadataValue
+            var state: String
         }
 
         var notBefore: Int64
@@ -65,10 +66,7 @@ struct V2Routes: Sendable {
             self.notBefore = profile.notBefore
             self.notAfter = profile.notAfter
             self.issuer = profile.mvpd
-            self.attributes = [
-                "userID": Attribute(value: profile.userId),
-                "householdID": Attribute(value: profile.householdId),
-            ]
+            self.attributes = profile.attributes.mapValues { Attribute(value: $0.value, state: $0.encrypted ? "enc" : "plain") }
             self.sessionId = profile.sessionId
         }
     }
@@ -112,7 +110,7 @@ struct V2Routes: Sendable {
         _ = try await self.authorize(request)
         let sp = try self.serviceProvider(context)
         let info = request.headers[.xDeviceInfo].flatMap { DeviceInfo(headerValue: $0) }
-        let origin = request.head.authority.map { "http://\($0)" } ?? ""
+        let origin = Self.origin(request)
         let body = ConfigurationResponse(
             device: info?["model"] ?? "unknown",
             os: info?["osName"] ?? "Unknown",
@@ -149,7 +147,8 @@ struct V2Routes: Sendable {
             redirectUrl: Self.nonEmpty(fields["redirectUrl"]),
             deviceInfo: info,
             userAgent: request.headers[.userAgent],
-            peerAddress: request.forwardedFor ?? context.remoteAddress
+            peerAddress: request.forwardedFor ?? context.remoteAddress,
+            earlyExpiryOffset: self.faults.earlyExpiryOffset(ttlMillis: self.configuration.codeTTL.milliseconds)
         )
         switch creation {
         case .created(let session):
@@ -197,6 +196,7 @@ struct V2Routes: Sendable {
             let session = await self.state.resumeSession(
                 code: code,
                 serviceProvider: sp,
+                api: .v2,
                 mvpd: mvpd,
                 domainName: Self.nonEmpty(fields["domainName"]),
                 redirectUrl: Self.nonEmpty(fields["redirectUrl"])
@@ -224,7 +224,7 @@ struct V2Routes: Sendable {
         guard self.configuration.accepts(serviceProvider: sp) else {
             throw HTMLError(status: .badRequest, title: "Unknown service provider", message: "The service provider \(sp) is not known.")
         }
-        guard let session = await self.state.session(code: code, serviceProvider: sp) else {
+        guard let session = await self.state.session(code: code, serviceProvider: sp, api: .v2) else {
             throw HTMLError(status: .badRequest, title: "Unknown code", message: "The code \(code) was not found. Check it on your TV.")
         }
         switch session.status {
@@ -274,8 +274,9 @@ struct V2Routes: Sendable {
         }
     }
 
-    /// Drops the device's profile for the MVPD. The simulated MVPDs keep no session of their own, so the answer is
-    /// always `complete` (nothing left for the user agent to do), as Adobe answers for MVPDs without a logout page.
+    /// Drops the device's profile for the MVPD (reference §7.8). When there was one, the answer is `logout`: the user
+    /// agent should visit `url` (the simulated MVPD's logout page, which returns to `redirectUrl`); otherwise there is
+    /// nothing left to do and the answer is `complete`.
     @Sendable func logout(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         let clientId = try await self.authorize(request)
         let sp = try self.serviceProvider(context)
@@ -283,23 +284,38 @@ struct V2Routes: Sendable {
         _ = try Self.deviceInfo(request)
         let mvpd = try context.parameters.require("mvpd")
         guard self.configuration.mvpd(id: mvpd) != nil else { throw EnhancedError.invalidMVPD }
+        let redirectUrl = request.uri.query.flatMap { FormData.parse($0)["redirectUrl"] }.flatMap(Self.nonEmpty)
         let removed = await self.state.removeProfile(serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd)
         context.logger.info("logout", metadata: ["sp": .string(sp), "mvpd": .string(mvpd), "profile.removed": .stringConvertible(removed)])
-        let body = ["logouts": [mvpd: ["actionName": "complete", "actionType": "none", "mvpd": mvpd]]]
-        return try JSONBody.response(.ok, body)
+        var entry = ["actionName": "complete", "actionType": "none", "mvpd": mvpd]
+        if removed {
+            entry["actionName"] = "logout"
+            entry["actionType"] = "interactive"
+            var query: KeyValuePairs<String, String> = ["noflash": "true", "mso_id": mvpd, "requestor_id": sp]
+            if let redirectUrl {
+                query = ["noflash": "true", "mso_id": mvpd, "requestor_id": sp, "redirect_url": redirectUrl]
+            }
+            entry["url"] = Self.origin(request) + "/adobe-services/logout?" + FormData.query(query)
+        }
+        return try JSONBody.response(.ok, ["logouts": [mvpd: entry]])
+    }
+
+    /// `http://<Host>` of the request, for the absolute URLs Adobe publishes.
+    static func origin(_ request: Request) -> String {
+        request.head.authority.map { "http://\($0)" } ?? ""
     }
 
     // MARK: Validation
 
     /// The client id behind the request's bearer token, or 401 `invalid_access_token_client_application`.
-    private func authorize(_ request: Request) async throws -> String {
+    func authorize(_ request: Request) async throws -> String {
         guard let token = request.bearerToken, let clientId = await self.state.clientId(forAccessToken: token) else {
             throw EnhancedError.invalidAccessToken
         }
         return clientId
     }
 
-    private func serviceProvider(_ context: SimulatorRequestContext) throws -> String {
+    func serviceProvider(_ context: SimulatorRequestContext) throws -> String {
         guard let sp = context.parameters.get("sp"), self.configuration.accepts(serviceProvider: sp) else {
             throw EnhancedError.invalidServiceProvider
         }
@@ -309,7 +325,7 @@ struct V2Routes: Sendable {
     /// A pending or completed session of the path's `{code}`; unknown → `invalid_parameter_code`, dead → `invalid_authentication_session`.
     private func liveSession(_ context: SimulatorRequestContext, serviceProvider: String) async throws -> AuthenticationSession {
         let code = try context.parameters.require("code")
-        guard let session = await self.state.session(code: code, serviceProvider: serviceProvider) else {
+        guard let session = await self.state.session(code: code, serviceProvider: serviceProvider, api: .v2) else {
             throw EnhancedError.invalidCode
         }
         guard session.isLive else { throw EnhancedError.invalidAuthenticationSession }
@@ -343,7 +359,7 @@ struct V2Routes: Sendable {
         return info
     }
 
-    private static func nonEmpty(_ value: String?) -> String? {
+    static func nonEmpty(_ value: String?) -> String? {
         guard let value, !value.isEmpty else { return nil }
         return value
     }

@@ -1,4 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -12,7 +17,7 @@ import PassSimulator
 struct PassSim: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pass-sim",
-        abstract: "A simulated Adobe Pass backend (DCR + REST API v2) with a second-screen activation page and an admin API."
+        abstract: "A simulated Adobe Pass backend (DCR, REST API v2, legacy REST API v1) with a second-screen activation page, fault injection and an admin API."
     )
 
     @Option(name: .long, help: ArgumentHelp("Address to listen on.", valueName: "host:port"))
@@ -30,10 +35,99 @@ struct PassSim: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Log level.", valueName: "level"))
     var logLevel: LogLevel = LogLevel(.info)
 
+    @Option(
+        name: .customLong("signing-key"),
+        help: ArgumentHelp("Accept v1 requests signed with this key pair (repeatable; the lab pair samplePublicKey:sampleSecretKey is always accepted).", valueName: "public:secret")
+    )
+    var signingKeys: [SigningKey] = []
+
+    @Option(name: .customLong("deny-resource"), help: ArgumentHelp("Deny authorization of a resource, with an optional details text (repeatable).", valueName: "resource[=details]"))
+    var denyResources: [Denial] = []
+
+    @Option(name: .customLong("deny-mvpd"), help: ArgumentHelp("Deny every resource to users of an MVPD, with an optional details text (repeatable).", valueName: "mvpd[=details]"))
+    var denyMVPDs: [Denial] = []
+
+    @Option(name: .long, help: ArgumentHelp("Script every new code: approve after SECONDS, deny after SECONDS, or never complete.", valueName: "approve[:s]|deny[:s]|never"))
+    var script: Script?
+
+    @Option(name: .long, help: ArgumentHelp("JSON fault configuration, the shape PUT /_sim/faults takes; the --fault-* flags override its default.", valueName: "file"))
+    var faults: String?
+
+    @Option(name: .customLong("fault-5xx"), help: ArgumentHelp("Probability of a 5xx answer (500, 502 or 503).", valueName: "p"))
+    var fault5xx: Probability?
+
+    @Option(name: .customLong("fault-429"), help: ArgumentHelp("Probability of a 429 without Retry-After.", valueName: "p"))
+    var fault429: Probability?
+
+    @Option(name: .customLong("fault-429-retry-after"), help: ArgumentHelp("Probability of a 429 with Retry-After.", valueName: "p"))
+    var fault429RetryAfter: Probability?
+
+    @Option(name: .customLong("retry-after"), help: ArgumentHelp("Retry-After value of injected 429s.", valueName: "seconds"))
+    var retryAfter: Int?
+
+    @Option(name: .customLong("fault-drop"), help: ArgumentHelp("Probability that the connection is closed without an answer.", valueName: "p"))
+    var faultDrop: Probability?
+
+    @Option(name: .customLong("fault-malformed"), help: ArgumentHelp("Probability of a 200 with a truncated body.", valueName: "p"))
+    var faultMalformed: Probability?
+
+    @Option(name: .customLong("fault-token-expiry"), help: ArgumentHelp("Probability that a protected call is answered 401 as if its token expired.", valueName: "p"))
+    var faultTokenExpiry: Probability?
+
+    @Option(name: .customLong("fault-early-expiry"), help: ArgumentHelp("Probability that a new code dies at a random point of its TTL.", valueName: "p"))
+    var faultEarlyExpiry: Probability?
+
+    @Option(name: .long, help: ArgumentHelp("Latency added to every API answer: fixed milliseconds plus a uniform random spread.", valueName: "ms[+spread]"))
+    var latency: Latency?
+
+    @Option(name: .long, help: ArgumentHelp("Seed of the fault-injection random generator, for reproducible runs.", valueName: "n"))
+    var seed: UInt64?
+
     func validate() throws {
         if self.codeTtl.value <= 0 {
             throw ValidationError("--code-ttl must be greater than 0 seconds.")
         }
+        if let retryAfter, retryAfter < 0 {
+            throw ValidationError("--retry-after must not be negative.")
+        }
+    }
+
+    /// The fault settings: the `--faults` file, with the `--fault-*` flags and `--latency` overriding its default.
+    func faultConfiguration() throws -> FaultConfiguration {
+        var configuration = FaultConfiguration()
+        if let path = self.faults {
+            let data: Data
+            do {
+                data = try Data(contentsOf: URL(fileURLWithPath: path))
+            } catch {
+                throw ValidationError("--faults: cannot read \(path).")
+            }
+            do {
+                configuration = try JSONDecoder().decode(FaultConfiguration.self, from: data)
+            } catch {
+                throw ValidationError("--faults: \(path) is not a fault configuration (\(error)).")
+            }
+        }
+        var defaults = configuration.defaults
+        if let value = self.fault5xx?.value { defaults.error5xx = value }
+        if let value = self.fault429?.value { defaults.throttle429 = value }
+        if let value = self.fault429RetryAfter?.value { defaults.throttle429RetryAfter = value }
+        if let value = self.retryAfter { defaults.retryAfterSeconds = value }
+        if let value = self.faultDrop?.value { defaults.drop = value }
+        if let value = self.faultMalformed?.value { defaults.malformed = value }
+        if let value = self.faultTokenExpiry?.value { defaults.tokenExpiry = value }
+        if let value = self.faultEarlyExpiry?.value { defaults.earlyExpiry = value }
+        if let latency = self.latency {
+            defaults.latencyMs = latency.fixed
+            defaults.latencySpreadMs = latency.spread
+        }
+        configuration.defaults = defaults
+        do {
+            try configuration.validate()
+        } catch {
+            throw ValidationError("Fault settings: \(error.description).")
+        }
+        return configuration
     }
 
     func run() async throws {
@@ -45,6 +139,14 @@ struct PassSim: AsyncParsableCommand {
         configuration.codeTTL = self.codeTtl.duration
         configuration.autoApproveAfter = self.autoApproveAfter?.duration
         configuration.throttleEnabled = !self.noThrottle
+        for key in self.signingKeys {
+            configuration.signingKeys[key.publicKey] = key.secret
+        }
+        configuration.denyResources = Dictionary(self.denyResources.map { ($0.name, $0.details) }) { _, last in last }
+        configuration.denyMVPDs = Dictionary(self.denyMVPDs.map { ($0.name, $0.details) }) { _, last in last }
+        configuration.defaultCodeScript = self.script?.script
+        configuration.faults = try self.faultConfiguration()
+        configuration.faultSeed = self.seed
 
         let simulator = PassSimulator(configuration: configuration, logger: logger)
         let host = self.listen.host
@@ -106,6 +208,75 @@ struct Seconds: ExpressibleByArgument {
 
     var defaultValueDescription: String {
         self.value == self.value.rounded() ? String(Int64(self.value)) : String(self.value)
+    }
+}
+
+/// A probability, 0…1.
+struct Probability: ExpressibleByArgument {
+    let value: Double
+
+    init?(argument: String) {
+        guard let value = Double(argument), (0...1).contains(value) else { return nil }
+        self.value = value
+    }
+}
+
+/// `MS` or `MS+SPREAD`, in milliseconds.
+struct Latency: ExpressibleByArgument {
+    let fixed: Int
+    let spread: Int
+
+    init?(argument: String) {
+        let parts = argument.split(separator: "+", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let fixed = Int(parts[0]), fixed >= 0 else { return nil }
+        let spread = parts.count > 1 ? Int(parts[1]) : 0
+        guard let spread, spread >= 0 else { return nil }
+        self.fixed = fixed
+        self.spread = spread
+    }
+}
+
+/// `PUBLIC:SECRET`; the secret is never printed.
+struct SigningKey: ExpressibleByArgument {
+    let publicKey: String
+    let secret: String
+
+    init?(argument: String) {
+        guard let colon = argument.firstIndex(of: ":") else { return nil }
+        let publicKey = String(argument[..<colon])
+        let secret = String(argument[argument.index(after: colon)...])
+        guard !publicKey.isEmpty, !secret.isEmpty else { return nil }
+        self.publicKey = publicKey
+        self.secret = secret
+    }
+}
+
+/// `NAME` or `NAME=DETAILS`.
+struct Denial: ExpressibleByArgument {
+    let name: String
+    let details: String
+
+    init?(argument: String) {
+        let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        guard !parts[0].isEmpty else { return nil }
+        self.name = String(parts[0])
+        self.details = parts.count > 1 ? String(parts[1]) : ""
+    }
+}
+
+/// `approve[:SECONDS]`, `deny[:SECONDS]` or `never`.
+struct Script: ExpressibleByArgument {
+    let script: CodeScript
+
+    init?(argument: String) {
+        let parts = argument.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let outcome = CodeScript.Outcome(rawValue: String(parts[0])) else { return nil }
+        var after: Double?
+        if parts.count > 1 {
+            guard outcome != .never, let seconds = Double(parts[1]), seconds.isFinite, seconds >= 0 else { return nil }
+            after = seconds
+        }
+        self.script = CodeScript(outcome: outcome, after: after)
     }
 }
 

@@ -56,8 +56,8 @@ struct PageTests {
 
             let profiles = try #require(try await client.poll(credentials, code: code).json()["profiles"] as? [String: Any])
             let profile = try #require(profiles["Spectrum"] as? [String: Any])
-            let attributes = try #require(profile["attributes"] as? [String: [String: String]])
-            #expect(attributes["userID"]?["value"] == "bob@example.com")
+            let attributes = try #require(profile["attributes"] as? [String: [String: Any]])
+            #expect(attributes["userID"]?["value"] as? String == "bob@example.com")
 
             // Back on the authenticate URL, the completed code shows the success page.
             let again = try await client.send(.get, url)

@@ -1,0 +1,102 @@
+import Hummingbird
+import Logging
+
+/// REST API v2 decisions: `POST /api/v2/{sp}/decisions/authorize/{mvpd}` and `…/preauthorize/{mvpd}` (reference §7.7).
+struct V2Decisions: Sendable {
+    let routes: V2Routes
+    let mediaTokens: MediaTokenIssuer
+
+    private struct RequestBody: Decodable {
+        let resources: [String]
+    }
+
+    private struct TokenBody: Encodable {
+        let notBefore: Int64
+        let notAfter: Int64
+        let serializedToken: String
+    }
+
+    private struct DecisionBody: Encodable {
+        let resource: String
+        let serviceProvider: String
+        let mvpd: String
+        let source = "mvpd"
+        let authorized: Bool
+        var token: TokenBody?
+        var notBefore: Int64?
+        var notAfter: Int64?
+        var error: EnhancedError?
+    }
+
+    private struct DecisionsResponse: Encodable {
+        let decisions: [DecisionBody]
+    }
+
+    func register(on group: RouterGroup<SimulatorRequestContext>) {
+        group.endpoint("api/v2/{sp}/decisions/authorize/{mvpd}", [.post: self.authorize])
+        group.endpoint("api/v2/{sp}/decisions/preauthorize/{mvpd}", [.post: self.preauthorize])
+    }
+
+    @Sendable func authorize(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        try await self.decide(request, context: context, preauthorization: false)
+    }
+
+    @Sendable func preauthorize(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        try await self.decide(request, context: context, preauthorization: true)
+    }
+
+    private func decide(_ request: Request, context: SimulatorRequestContext, preauthorization: Bool) async throws -> Response {
+        let configuration = self.routes.configuration
+        let clientId = try await self.routes.authorize(request)
+        let sp = try self.routes.serviceProvider(context)
+        let device = try V2Routes.deviceIdentifier(request, required: true)!
+        _ = try V2Routes.deviceInfo(request)
+        let mvpd = try context.parameters.require("mvpd")
+        guard configuration.mvpd(id: mvpd) != nil else { throw EnhancedError.invalidMVPD }
+        let body = try await JSONBody.decode(RequestBody.self, from: request, context: context, orThrow: EnhancedError.invalidResources)
+        guard !body.resources.isEmpty, body.resources.allSatisfy({ !$0.trimmed.isEmpty }) else {
+            throw EnhancedError.invalidResources
+        }
+        if preauthorization, body.resources.count > configuration.preauthorizeResourceLimit {
+            throw EnhancedError.tooManyResources(limit: configuration.preauthorizeResourceLimit)
+        }
+        let profile: SimulatedProfile
+        switch await self.routes.state.profileState(serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd) {
+        case .absent: throw EnhancedError.authenticatedProfileMissing
+        case .expired: throw EnhancedError.authenticatedProfileExpired
+        case .valid(let valid): profile = valid
+        }
+        let now = configuration.clock.nowMillis
+        let decisions = await self.routes.state.decide(resources: body.resources, mvpd: mvpd).map { decision in
+            var item = DecisionBody(resource: decision.resource, serviceProvider: sp, mvpd: mvpd, authorized: decision.denial == nil)
+            if let details = decision.denial {
+                item.error = .deniedByMVPD(preauthorization: preauthorization, details: details)
+                return item
+            }
+            item.notBefore = now
+            item.notAfter = now + configuration.authorizationTTL.milliseconds
+            if !preauthorization {
+                let token = self.mediaTokens.issue(
+                    requestor: sp,
+                    resource: decision.resource,
+                    mvpd: mvpd,
+                    userId: profile.userId,
+                    sessionId: profile.sessionId,
+                    now: now,
+                    ttl: configuration.mediaTokenTTL
+                )
+                item.token = TokenBody(notBefore: token.notBefore, notAfter: token.notAfter, serializedToken: token.serializedToken)
+            }
+            return item
+        }
+        context.logger.info(
+            preauthorization ? "preauthorization decided" : "authorization decided",
+            metadata: [
+                "sp": .string(sp), "mvpd": .string(mvpd),
+                "resources": .stringConvertible(decisions.count),
+                "denied": .stringConvertible(decisions.filter { !$0.authorized }.count),
+            ]
+        )
+        return try JSONBody.response(.ok, DecisionsResponse(decisions: decisions))
+    }
+}

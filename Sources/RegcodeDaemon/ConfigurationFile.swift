@@ -1,0 +1,227 @@
+import Foundation
+import Logging
+import RegcodeEngine
+import Yams
+
+/// Reads the YAML configuration file. Unknown keys are errors (a typo must not silently fall
+/// back to a default), and every error names the file, the key path and the reason.
+public enum ConfigurationFile {
+    public static func load(path: String, into base: DaemonConfiguration = DaemonConfiguration()) throws(ConfigurationError) -> DaemonConfiguration {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigurationError(file: path, key: "(file)", reason: "cannot read: \(error.localizedDescription)")
+        }
+        return try parse(text, file: path, into: base)
+    }
+
+    public static func parse(_ text: String, file: String?, into base: DaemonConfiguration = DaemonConfiguration()) throws(ConfigurationError) -> DaemonConfiguration {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch {
+            throw ConfigurationError(file: file, key: "(syntax)", reason: "\(error)")
+        }
+        var configuration = base
+        configuration.configFile = file
+        guard let root else { return configuration }
+        var reader = Reader(file: file)
+        try reader.read(root, into: &configuration)
+        return configuration
+    }
+
+    private struct Reader {
+        let file: String?
+
+        func fail(_ key: String, _ reason: String) -> ConfigurationError {
+            ConfigurationError(file: file, key: key, reason: reason)
+        }
+
+        func mapping(_ node: Node, _ key: String) throws(ConfigurationError) -> [(String, Node)] {
+            guard let mapping = node.mapping else { throw fail(key, "expected a mapping of keys to values") }
+            var pairs: [(String, Node)] = []
+            for (name, value) in mapping {
+                guard let string = name.string else { throw fail(key, "keys must be strings") }
+                pairs.append((string, value))
+            }
+            return pairs
+        }
+
+        func string(_ node: Node, _ key: String) throws(ConfigurationError) -> String {
+            guard let scalar = node.scalar else { throw fail(key, "expected a single value") }
+            return scalar.string
+        }
+
+        func optionalString(_ node: Node, _ key: String) throws(ConfigurationError) -> String? {
+            if node.null != nil { return nil }
+            return try string(node, key)
+        }
+
+        func int(_ node: Node, _ key: String, range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
+            let text = try string(node, key)
+            guard let value = Int(text) else { throw fail(key, "'\(text)' is not a whole number") }
+            guard range.contains(value) else { throw fail(key, "\(value) is outside \(range.lowerBound)…\(range.upperBound)") }
+            return value
+        }
+
+        func double(_ node: Node, _ key: String) throws(ConfigurationError) -> Double {
+            let text = try string(node, key)
+            guard let value = Double(text), value.isFinite else { throw fail(key, "'\(text)' is not a number") }
+            return value
+        }
+
+        func bool(_ node: Node, _ key: String) throws(ConfigurationError) -> Bool {
+            let text = try string(node, key).lowercased()
+            switch text {
+            case "true", "yes", "on": return true
+            case "false", "no", "off": return false
+            default: throw fail(key, "'\(text)' is not true or false")
+            }
+        }
+
+        func duration(_ node: Node, _ key: String) throws(ConfigurationError) -> Duration {
+            let text = try string(node, key)
+            guard let value = DurationParser.parse(text) else { throw fail(key, "'\(text)' is not a duration (e.g. 5s, 500ms, 2m, 7d)") }
+            return value
+        }
+
+        func optionalDuration(_ node: Node, _ key: String) throws(ConfigurationError) -> Duration? {
+            if node.null != nil { return nil }
+            let text = try string(node, key)
+            if ["off", "never", "none"].contains(text.lowercased()) { return nil }
+            return try duration(node, key)
+        }
+
+        mutating func read(_ root: Node, into configuration: inout DaemonConfiguration) throws(ConfigurationError) {
+            var defaults = FleetConfiguration()
+            var fleetsNode: Node?
+            // `defaults` applies to fleets whatever order the keys come in.
+            for (key, value) in try mapping(root, "(top level)") {
+                switch key {
+                case "database": configuration.database = try string(value, key)
+                case "socket": configuration.socket = try string(value, key)
+                case "socket_group": configuration.socketGroup = try optionalString(value, key)
+                case "backend": configuration.backend = try optionalString(value, key)
+                case "metrics": configuration.metrics = try optionalString(value, key)
+                case "print_codes": configuration.printCodes = try bool(value, key)
+                case "max_concurrent_requests": configuration.maxConcurrentRequests = try int(value, key, range: 1...100_000)
+                case "subscriber_buffer": configuration.subscriberBuffer = try int(value, key, range: 16...1_000_000)
+                case "log_level":
+                    let text = try string(value, key)
+                    guard let level = Logger.Level(rawValue: text.lowercased()) else {
+                        throw fail(key, "'\(text)' is not one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+                    }
+                    configuration.logLevel = level
+                case "simulator":
+                    for (sub, subValue) in try mapping(value, key) {
+                        let path = "simulator.\(sub)"
+                        switch sub {
+                        case "listen":
+                            let text = try string(subValue, path)
+                            guard let hostPort = HostPort.parse(text) else { throw fail(path, "'\(text)' is not HOST:PORT") }
+                            configuration.simulatorHost = hostPort.host
+                            configuration.simulatorPort = hostPort.port
+                        case "auto_approve_after": configuration.simulatorAutoApproveAfter = try optionalDuration(subValue, path)
+                        default: throw fail(path, "unknown key")
+                        }
+                    }
+                case "retention":
+                    for (sub, subValue) in try mapping(value, key) {
+                        let path = "retention.\(sub)"
+                        switch sub {
+                        case "poll_attempts": configuration.retention.pollAttempts = try optionalDuration(subValue, path)
+                        case "events": configuration.retention.events = try optionalDuration(subValue, path)
+                        default: throw fail(path, "unknown key")
+                        }
+                    }
+                case "defaults":
+                    try readFleet(value, key: key, into: &defaults, allowNameAndCount: false)
+                case "fleets":
+                    fleetsNode = value
+                default:
+                    throw fail(key, "unknown key")
+                }
+            }
+            if let fleetsNode {
+                guard let sequence = fleetsNode.sequence else { throw fail("fleets", "expected a list of fleets") }
+                var fleets: [FleetConfiguration] = []
+                for (index, item) in sequence.enumerated() {
+                    var fleet = defaults
+                    try readFleet(item, key: "fleets[\(index)]", into: &fleet, allowNameAndCount: true)
+                    fleets.append(fleet)
+                }
+                configuration.fleets = fleets
+            } else {
+                var fleet = defaults
+                fleet.name = configuration.fleets.first?.name ?? fleet.name
+                fleet.count = configuration.fleets.first?.count ?? fleet.count
+                configuration.fleets = [fleet]
+            }
+        }
+
+        func readFleet(_ node: Node, key prefix: String, into fleet: inout FleetConfiguration, allowNameAndCount: Bool) throws(ConfigurationError) {
+            for (key, value) in try mapping(node, prefix) {
+                let path = "\(prefix).\(key)"
+                switch key {
+                case "name" where allowNameAndCount: fleet.name = try string(value, path)
+                case "count" where allowNameAndCount: fleet.count = try int(value, path, range: 0...100_000)
+                case "requestor": fleet.requestor = try string(value, path)
+                case "profile":
+                    let text = try string(value, path)
+                    guard let profile = APIProfile(rawValue: text.lowercased()) else { throw fail(path, "'\(text)' is not v2 or v1") }
+                    fleet.profile = profile
+                case "mvpd": fleet.mvpd = try optionalString(value, path)
+                case "scenario":
+                    let text = try string(value, path)
+                    guard let scenario = Scenario(rawValue: text.lowercased()) else {
+                        throw fail(path, "'\(text)' is not one of \(Scenario.allCases.map(\.rawValue).joined(separator: ", "))")
+                    }
+                    fleet.scenario = scenario
+                case "software_statement_file": fleet.softwareStatementFile = try optionalString(value, path)
+                case "public_key": fleet.publicKey = try optionalString(value, path)
+                case "signing_secret_file": fleet.signingSecretFile = try optionalString(value, path)
+                case "poll": try readPoll(value, key: path, into: &fleet.poll)
+                default: throw fail(path, "unknown key")
+                }
+            }
+        }
+
+        func readPoll(_ node: Node, key prefix: String, into policy: inout PollPolicy) throws(ConfigurationError) {
+            var renewals: Int?
+            var onExpiry: String?
+            for (key, value) in try mapping(node, prefix) {
+                let path = "\(prefix).\(key)"
+                switch key {
+                case "interval": policy.interval = try duration(value, path)
+                case "jitter":
+                    let jitter = try double(value, path)
+                    guard (0...0.5).contains(jitter) else { throw fail(path, "\(jitter) is outside 0…0.5 (0.1 = ±10 %)") }
+                    policy.jitter = jitter
+                case "first_poll_delay": policy.firstPollDelay = try duration(value, path)
+                case "backoff_base": policy.backoffBase = try duration(value, path)
+                case "backoff_cap": policy.backoffCap = try duration(value, path)
+                case "min_throttle_wait": policy.minimumThrottleWait = try duration(value, path)
+                case "honour_throttle", "honor_throttle": policy.honoursThrottle = try bool(value, path)
+                case "max_consecutive_errors":
+                    policy.maxConsecutiveErrors = value.null != nil ? nil : try int(value, path, range: 1...1_000_000)
+                case "code_request_retries": policy.codeRequestRetries = try int(value, path, range: 0...100)
+                case "misbehaving": policy.misbehaving = try bool(value, path)
+                case "on_expiry": onExpiry = try string(value, path).lowercased()
+                case "renewals": renewals = try int(value, path, range: 0...1000)
+                default: throw fail(path, "unknown key")
+                }
+            }
+            switch onExpiry {
+            case nil:
+                if let renewals { policy.onExpiry = renewals > 0 ? .renew(times: renewals) : .stop }
+            case "stop": policy.onExpiry = .stop
+            case "renew": policy.onExpiry = .renew(times: renewals ?? 1)
+            case let other?: throw fail("\(prefix).on_expiry", "'\(other)' is not stop or renew")
+            }
+            if let problem = policy.validationErrors().first {
+                throw fail(prefix, problem)
+            }
+        }
+    }
+}

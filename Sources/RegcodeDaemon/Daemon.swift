@@ -1,0 +1,399 @@
+import AdobePassClient
+import AsyncHTTPClient
+import ControlSocket
+import DeviceFleet
+import Foundation
+import Hummingbird
+import Logging
+import NIOPosix
+import PassSimulator
+import RegcodeEngine
+import RegcodeStore
+import ServiceLifecycle
+import UnixSignals
+import Synchronization
+
+/// The assembled daemon: store, fleet, event pipeline, control socket and (when no backend is
+/// configured) the in-process simulator, run as one swift-service-lifecycle `ServiceGroup`.
+public final class Daemon: Sendable {
+    public let configuration: DaemonConfiguration
+    private let catalogState: Mutex<DeviceCatalog>
+    /// The fleets as last (re)loaded.
+    var catalog: DeviceCatalog { catalogState.withLock { $0 } }
+    let environment: [String: String]
+    let systemd: SystemdService
+    private let reloadConfiguration: (@Sendable () throws -> DaemonConfiguration)?
+    let store: RegcodeStore
+    let broadcaster: EventBroadcaster<JSONValue>
+    let pipeline: EventPipeline
+    let fleet: Fleet<SystemDeviceClock>
+    let backend = DeferredBackend()
+    let httpClient: HTTPClient
+    let logger: Logger
+    let startedAt = Date()
+    let activationURL = SharedValue<String?>(nil)
+    private let simulator: PassSimulator?
+
+    /// Reads secrets and opens the database; nothing runs yet. Configuration errors surface
+    /// before the database is touched.
+    /// - Parameter reloadConfiguration: builds the configuration again (file + flags) on SIGHUP.
+    public init(
+        configuration: DaemonConfiguration,
+        environment: [String: String],
+        logger: Logger = Logger(label: "regcoded"),
+        reloadConfiguration: (@Sendable () throws -> DaemonConfiguration)? = nil
+    ) throws {
+        self.configuration = configuration
+        self.logger = logger
+        self.environment = environment
+        self.reloadConfiguration = reloadConfiguration
+        self.catalogState = Mutex(try DeviceCatalog.load(configuration: configuration, environment: environment))
+        self.store = try RegcodeStore(path: configuration.database, logger: logger)
+        self.broadcaster = EventBroadcaster(bufferSize: configuration.subscriberBuffer)
+        let printCodes = configuration.printCodes ?? configuration.usesEmbeddedSimulator
+        let activationURL = self.activationURL
+        var observers: [@Sendable ([StoredEvent]) -> Void] = []
+        if printCodes {
+            observers.append { events in CodePrinter.print(events, activationURL: activationURL.value) }
+        }
+        self.pipeline = EventPipeline(store: store, broadcaster: broadcaster, observers: observers, logger: logger)
+        var httpConfiguration = HTTPClient.Configuration()
+        httpConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(8, configuration.maxConcurrentRequests)
+        self.httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
+        self.fleet = Fleet(
+            clock: SystemDeviceClock(),
+            executor: backend,
+            sink: pipeline,
+            maxConcurrentRequests: configuration.maxConcurrentRequests,
+            logger: logger
+        )
+        self.systemd = SystemdService(
+            notifier: SystemdNotifier(environment: environment),
+            watchdogInterval: SystemdNotifier.watchdogInterval(environment: environment),
+            fleet: fleet,
+            logger: logger
+        )
+        if configuration.usesEmbeddedSimulator {
+            var simulatorConfiguration = SimulatorConfiguration()
+            simulatorConfiguration.autoApproveAfter = configuration.simulatorAutoApproveAfter
+            self.simulator = PassSimulator(configuration: simulatorConfiguration, logger: Logger(label: "regcoded.simulator"))
+        } else {
+            self.simulator = nil
+        }
+    }
+
+    /// Runs until SIGTERM or SIGINT, then stops gracefully: the socket closes, devices stop,
+    /// calls in flight finish, the last steps are stored.
+    public func run() async throws {
+        let ready = AsyncStream<String>.makeStream()
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: pipeline),
+        ]
+        if let simulator {
+            let host = configuration.simulatorHost
+            let app = simulator.makeApplication(host: host, port: configuration.simulatorPort) { port in
+                ready.continuation.yield("http://\(host):\(port)")
+                ready.continuation.finish()
+            }
+            services.append(.init(service: app))
+        } else if let backend = configuration.backend {
+            ready.continuation.yield(backend)
+            ready.continuation.finish()
+        }
+        services.append(.init(service: fleet))
+        let handler = DaemonControlHandler(daemon: self)
+        let listener: ControlServer.Listener
+        if let fd = SocketActivation.controlDescriptor(environment: environment) {
+            SocketActivation.clearEnvironment()
+            listener = .fileDescriptor(fd)
+            logger.info("serving the socket systemd passed", metadata: ["fd": "\(fd)"])
+        } else {
+            listener = .path(configuration.socket)
+        }
+        var serverConfiguration = ControlServer.Configuration(listener: listener)
+        if let groupName = configuration.socketGroup {
+            guard let gid = ControlServer.groupID(named: groupName) else {
+                throw ConfigurationError(file: configuration.configFile, key: "socket_group", reason: "no group named '\(groupName)'")
+            }
+            serverConfiguration.group = gid
+        }
+        let systemd = self.systemd
+        let server = ControlServer(configuration: serverConfiguration, handler: handler, logger: logger) {
+            await systemd.reached(.socketListening)
+        }
+        services.append(.init(service: server))
+        services.append(.init(service: Starter(daemon: self, backendURLs: ready.stream)))
+        services.append(.init(service: RetentionService(store: store, retention: configuration.retention, logger: logger)))
+        services.append(.init(service: ReloadService(daemon: self)))
+        // Last: shut down first, so STOPPING=1 goes out before anything else stops.
+        services.append(.init(service: systemd))
+
+        let group = ServiceGroup(
+            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        )
+        do {
+            try await group.run()
+        } catch {
+            try? await httpClient.shutdown()
+            throw error
+        }
+        try await httpClient.shutdown()
+    }
+
+    /// Binds the backend and brings every stored and configured device up.
+    func start(backendURL: String) async throws {
+        var clientConfiguration = AdobePassClientConfiguration(baseURL: backendURL)
+        clientConfiguration.requestTimeout = .seconds(30)
+        backend.bind(AdobePassClient(configuration: clientConfiguration, httpClient: httpClient, logger: logger))
+        if simulator != nil {
+            let url = "\(backendURL)/activate"
+            activationURL.value = url
+            CodePrinter.say("activation page: \(url)")
+        }
+        let specs = try reconcileDevices()
+        for spec in specs {
+            try await fleet.add(spec)
+        }
+        await systemd.reached(.devicesResumed)
+        logger.info("regcoded ready", metadata: [
+            "devices": "\(specs.count)", "socket": "\(configuration.socket)", "database": "\(configuration.database)",
+            "backend": "\(backendURL)",
+        ])
+    }
+
+    /// Matches configured devices with stored ones: stored identity, state and seed are kept;
+    /// new devices get a fresh identity; devices no longer configured are forgotten unless
+    /// they were added over the socket.
+    func reconcileDevices() throws -> [Fleet<SystemDeviceClock>.DeviceSpec] {
+        let stored = Dictionary(try store.loadDevices().map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        var specs: [Fleet<SystemDeviceClock>.DeviceSpec] = []
+        var configured = Set<String>()
+        for fleetConfiguration in catalog.fleets {
+            for name in fleetConfiguration.deviceNames {
+                configured.insert(name)
+                let settings = catalog.settings(for: name, fleet: fleetConfiguration)
+                if let existing = stored[name] {
+                    let device = StoredDevice(
+                        name: name, deviceID: existing.deviceID, settings: settings, scenario: fleetConfiguration.scenario,
+                        seed: existing.seed, snapshot: existing.snapshot
+                    )
+                    if existing.settings != Self.withoutSecrets(settings) || existing.scenario != fleetConfiguration.scenario {
+                        try store.saveDevice(device)
+                    }
+                    specs.append(.init(settings: settings, deviceID: existing.deviceID, snapshot: existing.snapshot, scenario: fleetConfiguration.scenario, seed: existing.seed))
+                } else {
+                    let device = StoredDevice(
+                        name: name, deviceID: UUID().uuidString.lowercased(), settings: settings, scenario: fleetConfiguration.scenario,
+                        seed: UInt64.random(in: 1...UInt64.max), snapshot: DeviceSnapshot()
+                    )
+                    try store.saveDevice(device)
+                    specs.append(.init(settings: settings, deviceID: device.deviceID, snapshot: device.snapshot, scenario: device.scenario, seed: device.seed))
+                }
+            }
+        }
+        for (name, device) in stored where !configured.contains(name) {
+            if device.addedAtRuntime {
+                let settings = runtimeSettings(for: device)
+                specs.append(.init(settings: settings, deviceID: device.deviceID, snapshot: device.snapshot, scenario: device.scenario, seed: device.seed))
+            } else {
+                _ = try store.removeDevice(named: name)
+                logger.info("device no longer configured; removed", metadata: ["device": "\(name)"])
+            }
+        }
+        return specs
+    }
+
+    /// Stored settings of a device added over the socket, with its fleet's secrets restored.
+    func runtimeSettings(for device: StoredDevice) -> DeviceSettings {
+        var settings = device.settings
+        let fleet = device.fleet.flatMap { catalog.fleet(named: $0) } ?? catalog.fleets.first
+        let secrets = fleet.flatMap { catalog.secrets[$0.name] } ?? FleetSecrets(softwareStatement: DeviceCatalog.embeddedSoftwareStatement)
+        settings.softwareStatement = secrets.softwareStatement
+        settings.signingKeys = secrets.signingKeys
+        return settings
+    }
+
+    /// SIGHUP: reads the configuration again and applies the fleet changes: devices added,
+    /// removed or changed without disturbing the others. A bad configuration is reported (log
+    /// and `STATUS=`) and the running one kept.
+    func reload() async {
+        guard let reloadConfiguration else {
+            logger.notice("SIGHUP ignored: no configuration file to reload")
+            return
+        }
+        let newCatalog: DeviceCatalog
+        do {
+            let configuration = try reloadConfiguration()
+            try configuration.validate()
+            newCatalog = try DeviceCatalog.load(configuration: configuration, environment: environment)
+            for (key, old, new) in [
+                ("database", self.configuration.database, configuration.database),
+                ("socket", self.configuration.socket, configuration.socket),
+                ("backend", self.configuration.backend ?? "", configuration.backend ?? ""),
+            ] where old != new {
+                logger.warning("changing '\(key)' needs a restart; keeping the running value", metadata: ["key": "\(key)"])
+            }
+        } catch {
+            logger.error("reload failed; keeping the running configuration", metadata: ["error": "\(error)"])
+            systemd.setStatusOverride("reload failed: \(error)")
+            return
+        }
+        let oldCatalog = catalogState.withLock { state -> DeviceCatalog in
+            defer { state = newCatalog }
+            return state
+        }
+        var added = 0, removed = 0, changed = 0
+        do {
+            let stored = Dictionary(try store.loadDevices().map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+            var wanted = Set<String>()
+            for fleetConfiguration in newCatalog.fleets {
+                for name in fleetConfiguration.deviceNames {
+                    wanted.insert(name)
+                    let settings = newCatalog.settings(for: name, fleet: fleetConfiguration)
+                    if let current = await fleet.settings(of: name), let existing = stored[name] {
+                        guard current != settings || existing.scenario != fleetConfiguration.scenario || existing.addedAtRuntime else { continue }
+                        let snapshot = await fleet.snapshot(of: name) ?? existing.snapshot
+                        await fleet.remove(name)
+                        let device = StoredDevice(
+                            name: name, deviceID: existing.deviceID, settings: settings, scenario: fleetConfiguration.scenario,
+                            seed: existing.seed, snapshot: snapshot, fleet: fleetConfiguration.name, addedAtRuntime: false
+                        )
+                        try store.saveDevice(device)
+                        try await fleet.add(.init(settings: settings, deviceID: device.deviceID, snapshot: snapshot, scenario: device.scenario, seed: device.seed))
+                        changed += 1
+                    } else {
+                        let device = stored[name] ?? StoredDevice(
+                            name: name, deviceID: UUID().uuidString.lowercased(), settings: settings, scenario: fleetConfiguration.scenario,
+                            seed: UInt64.random(in: 1...UInt64.max), snapshot: DeviceSnapshot(), fleet: fleetConfiguration.name, addedAtRuntime: false
+                        )
+                        try store.saveDevice(device)
+                        try await fleet.add(.init(settings: settings, deviceID: device.deviceID, snapshot: device.snapshot, scenario: fleetConfiguration.scenario, seed: device.seed))
+                        added += 1
+                    }
+                }
+            }
+            let previouslyConfigured = Set(oldCatalog.fleets.flatMap(\.deviceNames))
+            for name in previouslyConfigured.subtracting(wanted) where stored[name]?.addedAtRuntime != true {
+                if await fleet.remove(name) { removed += 1 }
+                _ = try store.removeDevice(named: name)
+            }
+        } catch {
+            logger.error("reload partly applied", metadata: ["error": "\(error)"])
+            systemd.setStatusOverride("reload partly applied: \(error)")
+            return
+        }
+        systemd.setStatusOverride(nil)
+        logger.info("configuration reloaded", metadata: ["added": "\(added)", "removed": "\(removed)", "changed": "\(changed)"])
+    }
+
+    static func withoutSecrets(_ settings: DeviceSettings) -> DeviceSettings {
+        var settings = settings
+        settings.softwareStatement = nil
+        settings.signingKeys = nil
+        return settings
+    }
+}
+
+/// Waits for the backend address, then brings the devices up; stays until shutdown so the
+/// group treats it as a service like the others.
+struct Starter: Service {
+    let daemon: Daemon
+    let backendURLs: AsyncStream<String>
+
+    func run() async throws {
+        var iterator = backendURLs.makeAsyncIterator()
+        guard let url = await iterator.next() else { return }
+        try await daemon.start(backendURL: url)
+        try? await gracefulShutdown()
+    }
+}
+
+/// Reloads the configuration on SIGHUP.
+struct ReloadService: Service {
+    let daemon: Daemon
+
+    func run() async throws {
+        let signals = await UnixSignalsSequence(trapping: .sighup)
+        for await _ in signals.cancelOnGracefulShutdown() {
+            await daemon.reload()
+        }
+    }
+}
+
+/// Prunes the poll and event logs on a schedule, so week-long soaks stay bounded.
+struct RetentionService: Service {
+    let store: RegcodeStore
+    let retention: RetentionConfiguration
+    let logger: Logger
+    var period: Duration = .seconds(600)
+
+    func run() async throws {
+        guard retention.pollAttempts != nil || retention.events != nil else { return }
+        while !Task.isCancelled {
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            do {
+                let store = self.store
+                let retention = self.retention
+                let removed = try await NIOThreadPool.singleton.runIfActive {
+                    try store.prune(
+                        pollAttemptsBefore: retention.pollAttempts.map { now - $0.milliseconds },
+                        eventsBefore: retention.events.map { now - $0.milliseconds }
+                    )
+                }
+                if removed.polls > 0 || removed.events > 0 {
+                    logger.info("pruned logs", metadata: ["poll_attempts": "\(removed.polls)", "events": "\(removed.events)"])
+                }
+            } catch {
+                logger.error("pruning failed", metadata: ["error": "\(error)"])
+            }
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: period) }
+            } catch {
+                return
+            }
+        }
+    }
+}
+
+/// Human-readable lines on standard output: the activation page and each code.
+enum CodePrinter {
+    static func say(_ line: String) {
+        FileHandle.standardOutput.write(Data(("regcoded: " + line + "\n").utf8))
+    }
+
+    static func print(_ events: [StoredEvent], activationURL: String?) {
+        for event in events {
+            switch event.name {
+            case "status":
+                guard let dictionary = event.args["statusDictionary"], let errorID = dictionary["errorId"]?.stringValue else { continue }
+                if errorID == "REGCODE", let code = dictionary["message"]?.stringValue {
+                    let expires = dictionary["expires"]?.intValue.map { " (expires \(EventEncoding.timestamp($0)))" } ?? ""
+                    let url = activationURL.map { " — enter it at \($0)" } ?? ""
+                    say("\(event.device): code \(code)\(expires)\(url)")
+                } else if event.args["statusDictionary"]?["level"]?.stringValue == "error" {
+                    say("\(event.device): \(errorID) \(dictionary["message"]?.stringValue ?? "")")
+                }
+            case "setAuthenticationStatus":
+                if event.args["status"]?.intValue == 1 {
+                    say("\(event.device): authenticated")
+                }
+            default:
+                continue
+            }
+        }
+    }
+}
+
+/// A value shared between tasks and closures (a `Mutex` cannot be captured).
+final class SharedValue<Value: Sendable>: Sendable {
+    private let storage: Mutex<Value>
+
+    init(_ value: Value) {
+        storage = Mutex(value)
+    }
+
+    var value: Value {
+        get { storage.withLock { $0 } }
+        set { storage.withLock { $0 = newValue } }
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import Logging
+import RegcodeEngine
+
+/// A configuration problem: which file, which key, and why.
+public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
+    public var file: String?
+    public var key: String
+    public var reason: String
+
+    public init(file: String?, key: String, reason: String) {
+        self.file = file
+        self.key = key
+        self.reason = reason
+    }
+
+    public var description: String {
+        if let file { return "\(file): \(key): \(reason)" }
+        return "\(key): \(reason)"
+    }
+}
+
+/// One fleet: `count` devices named `name-1` … `name-N` sharing settings.
+public struct FleetConfiguration: Sendable, Equatable {
+    public var name: String = "stb"
+    public var count: Int = 1
+    public var requestor: String = "REF30"
+    public var profile: APIProfile = .v2
+    public var mvpd: String?
+    public var scenario: Scenario = .login
+    /// Path of the DCR software statement (read at start and on reload).
+    public var softwareStatementFile: String?
+    /// v1 HMAC public key; the secret comes from `signingSecretFile`.
+    public var publicKey: String?
+    public var signingSecretFile: String?
+    public var poll = PollPolicy()
+
+    public init() {}
+
+    /// Names of the devices of this fleet.
+    public var deviceNames: [String] {
+        count > 0 ? (1...count).map { "\(name)-\($0)" } : []
+    }
+}
+
+/// Retention of the poll log and the event log, so long soaks stay bounded.
+public struct RetentionConfiguration: Sendable, Equatable {
+    public var pollAttempts: Duration? = .seconds(7 * 86_400)
+    public var events: Duration? = .seconds(7 * 86_400)
+    public init() {}
+}
+
+/// Everything the daemon runs with, after file and flags are merged.
+public struct DaemonConfiguration: Sendable {
+    public var configFile: String?
+    public var database = "./regcoded.sqlite"
+    public var socket = "./regcoded.sock"
+    public var socketGroup: String?
+    /// Adobe Pass base URL; `nil` runs the in-process simulator.
+    public var backend: String?
+    public var simulatorHost = "127.0.0.1"
+    public var simulatorPort = 8080
+    public var simulatorAutoApproveAfter: Duration?
+    public var metrics: String?
+    public var logLevel: Logger.Level = .info
+    public var retention = RetentionConfiguration()
+    public var fleets: [FleetConfiguration] = [FleetConfiguration()]
+    /// Print the activation URL and every code on standard output.
+    public var printCodes: Bool?
+    public var maxConcurrentRequests = 256
+    /// Live events buffered per subscriber before it is cut off.
+    public var subscriberBuffer = 4096
+
+    public init() {}
+
+    public var usesEmbeddedSimulator: Bool { backend == nil }
+
+    /// Every configured device name, in fleet order.
+    public var deviceNames: [String] { fleets.flatMap(\.deviceNames) }
+
+    /// Checks cross-field rules; `file` names the config file in errors.
+    public func validate() throws(ConfigurationError) {
+        var seen = Set<String>()
+        for (index, fleet) in fleets.enumerated() {
+            let key = "fleets[\(index)]"
+            if fleet.name.isEmpty || fleet.name.contains(where: { !($0.isLetter || $0.isNumber || "-_.".contains($0)) }) {
+                throw ConfigurationError(file: configFile, key: "\(key).name", reason: "'\(fleet.name)' must be letters, digits, '-', '_' or '.'")
+            }
+            if fleet.count < 0 || fleet.count > 100_000 {
+                throw ConfigurationError(file: configFile, key: "\(key).count", reason: "must be between 0 and 100000")
+            }
+            if fleet.requestor.isEmpty {
+                throw ConfigurationError(file: configFile, key: "\(key).requestor", reason: "must not be empty")
+            }
+            if let problem = fleet.poll.validationErrors().first {
+                throw ConfigurationError(file: configFile, key: "\(key).poll", reason: problem)
+            }
+            if fleet.profile == .v1, fleet.softwareStatementFile == nil, fleet.publicKey == nil, backend != nil {
+                throw ConfigurationError(file: configFile, key: "\(key).profile", reason: "v1 needs a software statement (DCR) or public_key + signing_secret_file")
+            }
+            if (fleet.publicKey == nil) != (fleet.signingSecretFile == nil) {
+                throw ConfigurationError(file: configFile, key: "\(key).public_key", reason: "public_key and signing_secret_file go together")
+            }
+            for name in fleet.deviceNames where !seen.insert(name).inserted {
+                throw ConfigurationError(file: configFile, key: "\(key).name", reason: "device name '\(name)' is produced by two fleets")
+            }
+        }
+        if let backend, URL(string: backend)?.scheme.map({ ["http", "https"].contains($0) }) != true {
+            throw ConfigurationError(file: configFile, key: "backend", reason: "'\(backend)' is not an http(s) URL")
+        }
+        if let metrics, HostPort.parse(metrics) == nil {
+            throw ConfigurationError(file: configFile, key: "metrics", reason: "'\(metrics)' is not HOST:PORT")
+        }
+    }
+}
+
+/// `HOST:PORT` as flags write it.
+public struct HostPort: Sendable, Equatable {
+    public var host: String
+    public var port: Int
+
+    public static func parse(_ text: String) -> HostPort? {
+        guard let colon = text.lastIndex(of: ":") else { return nil }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty, let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else { return nil }
+        return HostPort(host: host, port: port)
+    }
+}
+
+extension DaemonConfiguration {
+    /// Embedded defaults; under systemd the state and runtime directories it hands over.
+    public static func defaults(environment: [String: String]) -> DaemonConfiguration {
+        var configuration = DaemonConfiguration()
+        if let state = firstDirectory(environment["STATE_DIRECTORY"]) {
+            configuration.database = "\(state)/regcoded.sqlite"
+        }
+        if let runtime = firstDirectory(environment["RUNTIME_DIRECTORY"]) {
+            configuration.socket = "\(runtime)/regcoded.sock"
+        }
+        return configuration
+    }
+
+    /// systemd passes colon-separated lists when a unit names several directories.
+    static func firstDirectory(_ value: String?) -> String? {
+        guard let value, !value.isEmpty else { return nil }
+        return value.split(separator: ":").first.map(String.init)
+    }
+}

@@ -1,0 +1,324 @@
+import ControlSocket
+import DeviceFleet
+import Foundation
+import NIOPosix
+import RegcodeEngine
+import RegcodeStore
+
+/// The daemon's answers on the control socket: AccessEnabler calls keep their names and take
+/// `device`; the callbacks they cause arrive as `event` notifications.
+struct DaemonControlHandler: ControlHandler {
+    let daemon: Daemon
+
+    static let accessEnablerMethods: [String: Set<String>] = [
+        "setRequestor": ["device", "requestor"],
+        "setOptions": ["device", "options"],
+        "checkAuthentication": ["device"],
+        "getAuthentication": ["device", "mvpd"],
+        "setSelectedProvider": ["device", "mvpd"],
+        "getSelectedProvider": ["device"],
+    ]
+
+    func handle(method: String, params: JSONValue?, peer: PeerCredentials) async throws(RPCError) -> JSONValue {
+        let params = try RPCParams(params)
+        if let allowed = Self.accessEnablerMethods[method] {
+            try params.allowOnly(allowed)
+            return try await accessEnabler(method, params)
+        }
+        switch method {
+        case "devices.list":
+            try params.allowOnly([])
+            return try await devicesList()
+        case "devices.get":
+            try params.allowOnly(["device"])
+            return try await deviceDetail(try params.string("device"))
+        case "devices.add":
+            try params.allowOnly(["device", "fleet", "requestor", "profile", "mvpd", "scenario"])
+            return try await addDevice(params)
+        case "devices.remove":
+            try params.allowOnly(["device"])
+            return try await removeDevice(try params.string("device"))
+        case "devices.reset":
+            try params.allowOnly(["device"])
+            return try await resetDevice(try params.string("device"))
+        case "daemon.status":
+            try params.allowOnly([])
+            return try await status()
+        default:
+            throw .methodNotFound(method)
+        }
+    }
+
+    // MARK: AccessEnabler
+
+    private func accessEnabler(_ method: String, _ params: RPCParams) async throws(RPCError) -> JSONValue {
+        let device = try params.string("device")
+        guard let settings = await daemon.fleet.settings(of: device) else { throw .unknownDevice(device) }
+        let command: DeviceCommand
+        switch method {
+        case "setRequestor":
+            if let requestor = try params.optionalString("requestor"), requestor != settings.requestor {
+                throw .invalidParams("device '\(device)' is configured for requestor '\(settings.requestor)'", data: ["requestor": .string(settings.requestor)])
+            }
+            command = .setRequestor
+        case "setOptions":
+            guard let options = try params.stringMap("options") else { throw .invalidParams("missing 'options'") }
+            let known: Set<String> = ["visitorID", "device_info", "applicationProfile", "handleSVC"]
+            if let unknown = options.keys.sorted().first(where: { !known.contains($0) }) {
+                throw .invalidParams("unknown option '\(unknown)'", data: ["allowed": .array(known.sorted().map { .string($0) })])
+            }
+            if let info = options["device_info"], Data(base64Encoded: info) == nil {
+                throw .invalidParams("'device_info' must be base64-encoded JSON")
+            }
+            command = .setOptions(options)
+        case "checkAuthentication":
+            command = .checkAuthentication
+        case "getAuthentication":
+            command = .getAuthentication(mvpd: try params.optionalString("mvpd"))
+        case "setSelectedProvider":
+            guard params.object.keys.contains("mvpd") else {
+                throw .invalidParams("missing 'mvpd' (an MVPD id, or null to cancel)", data: ["member": "mvpd"])
+            }
+            command = .setSelectedProvider(try params.optionalString("mvpd"))
+        case "getSelectedProvider":
+            command = .getSelectedProvider
+        default:
+            throw .methodNotFound(method)
+        }
+        do {
+            try await daemon.fleet.send(command, to: device)
+        } catch {
+            throw Self.rpcError(error)
+        }
+        let phase = await daemon.fleet.snapshot(of: device)?.phase
+        return ["device": .string(device), "accepted": true, "state": phase.map { .string($0.rawValue) } ?? .null]
+    }
+
+    // MARK: Devices
+
+    private func devicesList() async throws(RPCError) -> JSONValue {
+        let summaries = try await storeCall { store in try store.deviceSummaries() }
+        let live = await daemon.fleet.deviceNames
+        let byName = Dictionary(summaries.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        var devices: [JSONValue] = []
+        for name in live {
+            let snapshot = await daemon.fleet.snapshot(of: name)
+            devices.append(Self.summaryJSON(name: name, summary: byName[name], snapshot: snapshot))
+        }
+        return ["devices": .array(devices)]
+    }
+
+    static func summaryJSON(name: String, summary: DeviceSummary?, snapshot: DeviceSnapshot?) -> JSONValue {
+        let code = snapshot?.code
+        return [
+            "device": .string(name),
+            "state": .string((snapshot?.phase ?? summary?.state ?? .new).rawValue),
+            "code": code.map { .string($0.code) } ?? .null,
+            "expires": code.map { .int($0.expiresEpochMs) } ?? .null,
+            "polls": .int(Int64(code == nil ? 0 : summary?.pollsForCode ?? 0)),
+            "lastHttpStatus": summary?.lastHTTPStatus.map { .int(Int64($0)) } ?? .null,
+            "lastPoll": summary?.lastPollEpochMs.map { .int($0) } ?? .null,
+            "mvpd": snapshot?.selectedMVPD.map(JSONValue.string) ?? .null,
+        ]
+    }
+
+    private func deviceDetail(_ name: String) async throws(RPCError) -> JSONValue {
+        guard let snapshot = await daemon.fleet.snapshot(of: name), let settings = await daemon.fleet.settings(of: name) else {
+            throw .unknownDevice(name)
+        }
+        let summaries = try await storeCall { store in try store.deviceSummaries() }
+        let deviceID = try await storeCall { store in try store.deviceID(named: name) }
+        var detail = Self.summaryJSON(name: name, summary: summaries.first { $0.name == name }, snapshot: snapshot).objectValue ?? [:]
+        detail["deviceId"] = deviceID.map(JSONValue.string) ?? .null
+        detail["requestor"] = .string(settings.requestor)
+        detail["profile"] = .string(settings.profile.rawValue)
+        detail["presetMvpd"] = settings.presetMVPD.map(JSONValue.string) ?? .null
+        detail["pollInterval"] = .double(settings.polling.interval.seconds)
+        detail["registered"] = .bool(snapshot.credentials != nil)
+        detail["accessTokenExpires"] = snapshot.accessToken.map { .int($0.expiresEpochMs) } ?? .null
+        detail["authenticated"] = snapshot.profile.map { profile in
+            ["mvpd": .string(profile.mvpd), "userId": profile.userID.map(JSONValue.string) ?? .null, "expires": .int(profile.expiresEpochMs)]
+        } ?? .null
+        detail["mvpds"] = snapshot.mvpds.map { .array($0.map(\.jsonValue)) } ?? .null
+        return .object(detail)
+    }
+
+    private func addDevice(_ params: RPCParams) async throws(RPCError) -> JSONValue {
+        let name = try params.string("device")
+        guard name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
+            throw .invalidParams("'device' must be letters, digits, '-', '_' or '.'")
+        }
+        let fleetName = try params.optionalString("fleet")
+        guard let template = fleetName.map({ daemon.catalog.fleet(named: $0) }) ?? daemon.catalog.fleets.first else {
+            throw .invalidParams("unknown fleet '\(fleetName ?? "")'", data: ["fleets": .array(daemon.catalog.fleets.map { .string($0.name) })])
+        }
+        var fleet = template
+        if let requestor = try params.optionalString("requestor") { fleet.requestor = requestor }
+        if let mvpd = try params.optionalString("mvpd") { fleet.mvpd = mvpd }
+        if let profile = try params.optionalString("profile") {
+            guard let value = APIProfile(rawValue: profile) else { throw .invalidParams("'profile' must be v2 or v1") }
+            fleet.profile = value
+        }
+        if let scenario = try params.optionalString("scenario") {
+            guard let value = Scenario(rawValue: scenario) else {
+                throw .invalidParams("'scenario' must be one of \(Scenario.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            fleet.scenario = value
+        }
+        if await daemon.fleet.settings(of: name) != nil {
+            throw .conflict("a device named '\(name)' already exists", data: ["device": .string(name)])
+        }
+        let settings = daemon.catalog.settings(for: name, fleet: fleet)
+        let device = StoredDevice(
+            name: name, deviceID: UUID().uuidString.lowercased(), settings: settings, scenario: fleet.scenario,
+            seed: UInt64.random(in: 1...UInt64.max), snapshot: DeviceSnapshot(), fleet: template.name, addedAtRuntime: true
+        )
+        try await storeCall { store in try store.saveDevice(device) }
+        do {
+            try await daemon.fleet.add(.init(settings: settings, deviceID: device.deviceID, snapshot: device.snapshot, scenario: device.scenario, seed: device.seed))
+        } catch {
+            _ = try? await storeCall { store in try store.removeDevice(named: name) }
+            throw Self.rpcError(error)
+        }
+        return try await deviceDetail(name)
+    }
+
+    private func removeDevice(_ name: String) async throws(RPCError) -> JSONValue {
+        guard await daemon.fleet.remove(name) else { throw .unknownDevice(name) }
+        _ = try await storeCall { store in try store.removeDevice(named: name) }
+        return ["device": .string(name), "removed": true]
+    }
+
+    /// Forgets everything the device learned (credentials, tokens, code, profile) but keeps its
+    /// identity, then starts its scenario again.
+    private func resetDevice(_ name: String) async throws(RPCError) -> JSONValue {
+        guard let settings = await daemon.fleet.settings(of: name) else { throw .unknownDevice(name) }
+        let stored = try await storeCall { store in try store.loadDevices().first { $0.name == name } }
+        guard var device = stored else { throw .unknownDevice(name) }
+        await daemon.fleet.remove(name)
+        device.snapshot = DeviceSnapshot()
+        device.settings = settings
+        try await storeCall { [device] store in try store.saveDevice(device) }
+        do {
+            try await daemon.fleet.add(.init(settings: settings, deviceID: device.deviceID, snapshot: DeviceSnapshot(), scenario: device.scenario, seed: device.seed))
+        } catch {
+            throw Self.rpcError(error)
+        }
+        return ["device": .string(name), "reset": true]
+    }
+
+    // MARK: Daemon
+
+    private func status() async throws(RPCError) -> JSONValue {
+        var byState: [String: JSONValue] = [:]
+        for (phase, count) in await daemon.fleet.phaseCounts() {
+            byState[phase.rawValue] = .int(Int64(count))
+        }
+        let lastSeq = try await storeCall { store in try store.lastEventSequence() }
+        return [
+            "version": .string(RegcodedVersion.current),
+            "pid": .int(Int64(getpid())),
+            "uptimeSeconds": .double(Date().timeIntervalSince(daemon.startedAt)),
+            "devices": .int(Int64(await daemon.fleet.count)),
+            "states": .object(byState),
+            "lastSeq": .int(lastSeq),
+            "subscribers": .int(Int64(daemon.broadcaster.subscriberCount)),
+            "cutOffSubscribers": .int(Int64(daemon.broadcaster.cutOffCount)),
+            "requestsOutstanding": .int(Int64(await daemon.fleet.requestsOutstanding)),
+            "database": .string(daemon.configuration.database),
+            "socket": .string(daemon.configuration.socket),
+            "backend": daemon.configuration.backend.map(JSONValue.string) ?? .string("embedded simulator"),
+            "activationUrl": daemon.activationURL.value.map(JSONValue.string) ?? .null,
+        ]
+    }
+
+    // MARK: Subscribe
+
+    func subscribe(params: JSONValue?, peer: PeerCredentials) async throws(RPCError) -> Subscription {
+        let params = try RPCParams(params)
+        try params.allowOnly(["devices", "events", "since"])
+        let devices = try params.optionalStrings("devices").map(Set.init)
+        let names = try params.optionalStrings("events").map(Set.init)
+        let since = try params.optionalInt("since")
+        if let since, since < 0 { throw .invalidParams("'since' must not be negative") }
+        // Register for live events first: the replay then covers everything before, and the
+        // server drops live events the replay already sent (by seq).
+        let live = daemon.broadcaster.subscribe { event in
+            if let devices, let device = event["device"]?.stringValue, !devices.contains(device) { return false }
+            if let names, let name = event["name"]?.stringValue, !names.contains(name) { return false }
+            return true
+        }
+        let lastSeq = try await storeCall { store in try store.lastEventSequence() }
+        let result: JSONValue = ["subscribed": true, "lastSeq": .int(lastSeq), "since": since.map(JSONValue.int) ?? .null]
+        guard let since else {
+            return Subscription(result: result, live: live)
+        }
+        let replay = StoredEventReplay(store: daemon.store, after: since, devices: devices, names: names)
+        return Subscription(result: result, live: live, replay: replay, since: since)
+    }
+
+    // MARK: Helpers
+
+    private func storeCall<T: Sendable>(_ body: @escaping @Sendable (RegcodeStore) throws -> T) async throws(RPCError) -> T {
+        let store = daemon.store
+        do {
+            return try await NIOThreadPool.singleton.runIfActive { try body(store) }
+        } catch {
+            throw .internalError("database: \(error)")
+        }
+    }
+
+    static func rpcError(_ error: any Error) -> RPCError {
+        switch error as? FleetError {
+        case .unknownDevice(let name): .unknownDevice(name)
+        case .duplicateDevice(let name): .conflict("a device named '\(name)' already exists", data: ["device": .string(name)])
+        case .stopped: .unavailable("the daemon is stopping")
+        case nil: .internalError("\(error)")
+        }
+    }
+}
+
+/// Pages through stored events after a sequence number, for `subscribe` replays.
+struct StoredEventReplay: AsyncSequence, Sendable {
+    typealias Element = JSONValue
+    let store: RegcodeStore
+    let after: Int64
+    let devices: Set<String>?
+    let names: Set<String>?
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let store: RegcodeStore
+        var cursor: Int64
+        let devices: Set<String>?
+        let names: Set<String>?
+        var page: [StoredEvent] = []
+        var index = 0
+        var exhausted = false
+
+        mutating func next() async throws -> JSONValue? {
+            if index == page.count {
+                guard !exhausted else { return nil }
+                let (store, cursor, devices, names) = (self.store, self.cursor, self.devices, self.names)
+                page = try await NIOThreadPool.singleton.runIfActive {
+                    try store.events(after: cursor, devices: devices, names: names, limit: 500)
+                }
+                index = 0
+                if page.count < 500 { exhausted = true }
+                guard !page.isEmpty else { return nil }
+            }
+            let event = page[index]
+            index += 1
+            cursor = event.seq
+            return EventEncoding.params(event)
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(store: store, cursor: after, devices: devices, names: names)
+    }
+}
+
+/// The version `daemon.status` reports.
+public enum RegcodedVersion {
+    public static let current = "0.1.0"
+}

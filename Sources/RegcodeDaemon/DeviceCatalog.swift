@@ -1,0 +1,77 @@
+import Foundation
+import RegcodeEngine
+
+/// Secrets of one fleet, read from files (or systemd credentials), never from the command line.
+struct FleetSecrets: Sendable, Equatable {
+    var softwareStatement: String?
+    var signingKeys: SigningKeys?
+}
+
+/// Turns the configured fleets into per-device settings.
+struct DeviceCatalog: Sendable {
+    /// A structurally valid, unsigned software statement for the in-process simulator, which
+    /// accepts any well-formed statement. A real backend needs the programmer's own.
+    static let embeddedSoftwareStatement =
+        "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzb2Z0d2FyZV9pZCI6InJlZ2NvZGVkLWVtYmVkZGVkIiwiY2xpZW50X25hbWUiOiJyZWdjb2RlZCIsInNvZnR3YXJlX3ZlcnNpb24iOiIxIn0.c2ltdWxhdG9y"
+
+    var fleets: [FleetConfiguration]
+    var secrets: [String: FleetSecrets]
+
+    /// Reads every fleet's secret files; `CREDENTIALS_DIRECTORY` supplies `software-statement`
+    /// and `signing-secret` when the config names none.
+    static func load(configuration: DaemonConfiguration, environment: [String: String]) throws(ConfigurationError) -> DeviceCatalog {
+        let credentials = environment["CREDENTIALS_DIRECTORY"].flatMap { $0.isEmpty ? nil : $0 }
+        var secrets: [String: FleetSecrets] = [:]
+        for (index, fleet) in configuration.fleets.enumerated() {
+            var fleetSecrets = FleetSecrets()
+            if let file = fleet.softwareStatementFile {
+                fleetSecrets.softwareStatement = try readSecret(file, key: "fleets[\(index)].software_statement_file", configFile: configuration.configFile)
+            } else if let credentials, let value = try? readSecret("\(credentials)/software-statement", key: "", configFile: nil) {
+                fleetSecrets.softwareStatement = value
+            } else if fleet.profile == .v2 || fleet.publicKey == nil {
+                fleetSecrets.softwareStatement = embeddedSoftwareStatement
+            }
+            if let publicKey = fleet.publicKey {
+                let secretFile = fleet.signingSecretFile ?? credentials.map { "\($0)/signing-secret" } ?? ""
+                let secret = try readSecret(secretFile, key: "fleets[\(index)].signing_secret_file", configFile: configuration.configFile)
+                fleetSecrets.signingKeys = SigningKeys(publicKey: publicKey, secret: secret)
+                if fleet.profile == .v1 && fleet.softwareStatementFile == nil { fleetSecrets.softwareStatement = nil }
+            }
+            secrets[fleet.name] = fleetSecrets
+        }
+        return DeviceCatalog(fleets: configuration.fleets, secrets: secrets)
+    }
+
+    private static func readSecret(_ path: String, key: String, configFile: String?) throws(ConfigurationError) -> String {
+        do {
+            let text = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !text.isEmpty else { throw ConfigurationError(file: configFile, key: key, reason: "\(path) is empty") }
+            return text
+        } catch let error as ConfigurationError {
+            throw error
+        } catch {
+            throw ConfigurationError(file: configFile, key: key, reason: "cannot read \(path): \(error.localizedDescription)")
+        }
+    }
+
+    func fleet(named name: String) -> FleetConfiguration? {
+        fleets.first { $0.name == name }
+    }
+
+    /// The fleet a device name belongs to (`stb-3` → `stb`).
+    func fleet(forDevice device: String) -> FleetConfiguration? {
+        fleets.first { fleet in fleet.deviceNames.contains(device) }
+    }
+
+    /// Settings of a device of `fleet`, secrets included (they stay in memory only).
+    func settings(for name: String, fleet: FleetConfiguration) -> DeviceSettings {
+        var settings = DeviceSettings(name: name, requestor: fleet.requestor)
+        settings.profile = fleet.profile
+        settings.presetMVPD = fleet.mvpd
+        settings.polling = fleet.poll
+        let secrets = secrets[fleet.name] ?? FleetSecrets()
+        settings.softwareStatement = secrets.softwareStatement
+        settings.signingKeys = secrets.signingKeys
+        return settings
+    }
+}

@@ -1,0 +1,103 @@
+import DeviceFleet
+import Logging
+import RegcodeEngine
+import ServiceLifecycle
+import Synchronization
+
+/// Talks to systemd: `READY=1` once the database is open, the socket listens and every device
+/// is resumed; `STATUS=` with a one-line fleet summary kept current; `WATCHDOG=1` at half of
+/// `WATCHDOG_USEC`; `STOPPING=1` as soon as shutdown starts (it is the last service of the
+/// group, so the first to hear of the shutdown).
+final class SystemdService: Service {
+    enum Milestone: Sendable { case socketListening, devicesResumed }
+
+    private struct State {
+        var milestones: Set<Milestone> = []
+        var readySent = false
+        var lastStatus: String?
+        var override: String?
+    }
+
+    private let notifier: SystemdNotifier
+    private let watchdogInterval: Duration?
+    private let fleet: Fleet<SystemDeviceClock>
+    private let logger: Logger
+    private let state = Mutex(State())
+    private let refresh: Duration = .seconds(2)
+
+    init(notifier: SystemdNotifier, watchdogInterval: Duration?, fleet: Fleet<SystemDeviceClock>, logger: Logger) {
+        self.notifier = notifier
+        self.watchdogInterval = watchdogInterval
+        self.fleet = fleet
+        self.logger = logger
+    }
+
+    /// Records a readiness milestone; the first time all are reached, `READY=1` goes out.
+    func reached(_ milestone: Milestone) async {
+        let sendReady = state.withLock { state -> Bool in
+            state.milestones.insert(milestone)
+            guard !state.readySent, state.milestones.count == 2 else { return false }
+            state.readySent = true
+            return true
+        }
+        guard sendReady else { return }
+        let status = await summary()
+        state.withLock { $0.lastStatus = status }
+        notifier.notify("READY=1\nSTATUS=\(status)")
+        logger.debug("notified systemd: ready", metadata: ["status": "\(status)"])
+    }
+
+    /// Shows a message (e.g. a failed reload) in `STATUS=` until the next change clears it.
+    func setStatusOverride(_ message: String?) {
+        state.withLock { $0.override = message }
+        if let message { notifier.notify("STATUS=\(message)") }
+    }
+
+    func run() async throws {
+        guard notifier.isEnabled else {
+            try? await gracefulShutdown()
+            return
+        }
+        let tick = min(watchdogInterval ?? refresh, refresh)
+        var sinceWatchdog = Duration.zero
+        await withGracefulShutdownHandler {
+            while !Task.isCancelled && !Task.isShuttingDownGracefully {
+                do {
+                    try await Task.sleep(for: tick)
+                } catch {
+                    return
+                }
+                if let watchdogInterval {
+                    sinceWatchdog += tick
+                    if sinceWatchdog >= watchdogInterval {
+                        sinceWatchdog = .zero
+                        notifier.notify("WATCHDOG=1")
+                    }
+                }
+                await updateStatus()
+            }
+        } onGracefulShutdown: {
+            self.notifier.notify("STOPPING=1\nSTATUS=stopping")
+        }
+    }
+
+    private func updateStatus() async {
+        guard state.withLock({ $0.readySent }) else { return }
+        let summary = await summary()
+        let message = state.withLock { state -> String? in
+            let text = state.override.map { "\(summary); \($0)" } ?? summary
+            guard text != state.lastStatus else { return nil }
+            state.lastStatus = text
+            return text
+        }
+        if let message { notifier.notify("STATUS=\(message)") }
+    }
+
+    /// "12 devices: 3 polling, 9 authenticated".
+    func summary() async -> String {
+        let counts = await fleet.phaseCounts()
+        let total = counts.values.reduce(0, +)
+        let parts = DevicePhase.allCases.compactMap { phase in counts[phase].map { "\($0) \(phase.rawValue)" } }
+        return "\(total) device\(total == 1 ? "" : "s")" + (parts.isEmpty ? "" : ": " + parts.joined(separator: ", "))
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import RegcodeEngine
+
+enum JSONText {
+    static func compact(_ value: JSONValue) -> String {
+        encode(value, formatting: [.sortedKeys, .withoutEscapingSlashes])
+    }
+
+    static func pretty(_ value: JSONValue) -> String {
+        encode(value, formatting: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
+    }
+
+    private static func encode(_ value: JSONValue, formatting: JSONEncoder.OutputFormatting) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = formatting
+        guard let data = try? encoder.encode(value) else { return "null" }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// One readable line per event: `#42 10:00:00.123 stb-1 status REGCODE X7K2Q9P (expires 10:30:00)`.
+enum EventLine {
+    static func render(_ params: JSONValue) -> String {
+        let seq = params["seq"]?.intValue.map { "#\($0)" } ?? "#?"
+        let time = params["time"]?.stringValue.map(shortTime) ?? ""
+        let device = params["device"]?.stringValue ?? "?"
+        let name = params["name"]?.stringValue ?? "?"
+        let args = params["args"] ?? [:]
+        return "\(seq) \(time) \(device) \(name) \(describe(name: name, args: args))"
+    }
+
+    static func describe(name: String, args: JSONValue) -> String {
+        switch name {
+        case "status":
+            let dictionary = args["statusDictionary"] ?? [:]
+            var text = "\(dictionary["errorId"]?.stringValue ?? "?") [\(dictionary["level"]?.stringValue ?? "?")]"
+            if let message = dictionary["message"]?.stringValue { text += " \(message)" }
+            if let expires = dictionary["expires"]?.intValue { text += " (expires \(clock(expires)))" }
+            return text
+        case "setAuthenticationStatus":
+            let status = args["status"]?.intValue ?? -1
+            let code = args["errorCode"]?.stringValue ?? ""
+            return code.isEmpty ? "status=\(status)" : "status=\(status) \"\(code)\""
+        case "setRequestorComplete":
+            return "status=\(args["status"]?.intValue ?? -1)"
+        case "displayProviderDialog":
+            let ids = args["mvpds"]?.arrayValue?.compactMap { $0["ID"]?.stringValue } ?? []
+            return "[\(ids.joined(separator: ", "))]"
+        case "sendTrackingData":
+            let data = args["data"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            return "\(args["eventName"]?.stringValue ?? "?") [\(data.joined(separator: ", "))]"
+        default:
+            return JSONText.compact(args)
+        }
+    }
+
+    private static func shortTime(_ iso: String) -> String {
+        guard let t = iso.firstIndex(of: "T") else { return iso }
+        return String(iso[iso.index(after: t)...].prefix(12))
+    }
+
+    static func clock(_ epochMs: Int64) -> String {
+        let date = Date(timeIntervalSince1970: Double(epochMs) / 1000)
+        return date.formatted(Date.ISO8601FormatStyle(timeZone: .gmt).year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: false).timeSeparator(.colon))
+    }
+}
+
+enum Table {
+    static func render(header: [String], rows: [[String]]) -> String {
+        let all = [header] + rows
+        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
+        return all.map { row in
+            row.enumerated().map { index, cell in
+                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,218 @@
+import ArgumentParser
+import Foundation
+import Logging
+import RegcodeDaemon
+import RegcodeEngine
+
+/// `regcoded`: emulates AccessEnabler devices doing the second-screen login.
+@main
+struct RegcodedCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "regcoded",
+        abstract: "Emulates tvOS AccessEnabler devices doing the Adobe Pass second-screen (registration code) login.",
+        discussion: """
+            With no arguments it runs one device, stb-1, against an in-process Adobe Pass simulator, \
+            keeps state in ./regcoded.sqlite, listens on ./regcoded.sock and prints the activation URL \
+            and each code. Under systemd the defaults come from $STATE_DIRECTORY, $RUNTIME_DIRECTORY \
+            and $CREDENTIALS_DIRECTORY. Flags override the configuration file.
+            """
+    )
+
+    @Option(name: .long, help: "YAML configuration file describing fleets of devices.")
+    var config: String?
+
+    @Option(name: .long, help: "SQLite database path (default ./regcoded.sqlite).")
+    var database: String?
+
+    @Option(name: .long, help: "Control socket path (default ./regcoded.sock).")
+    var socket: String?
+
+    @Option(name: .long, help: "Group whose members may use the control socket.")
+    var socketGroup: String?
+
+    @Option(name: .long, help: "Adobe Pass base URL (real or pass-sim); without it an in-process simulator runs.")
+    var backend: String?
+
+    @Option(name: .long, help: "Address of the in-process simulator (default 127.0.0.1:8080; port 0 picks one).")
+    var simulatorListen: String?
+
+    @Option(name: .long, help: "In-process simulator: approve each code after this long (e.g. 10s).")
+    var simulatorAutoApproveAfter: String?
+
+    @Option(name: .long, help: "API profile of every fleet: v2 (default) or v1.")
+    var profile: String?
+
+    @Option(name: .long, help: "Requestor id / service provider of every fleet.")
+    var requestor: String?
+
+    @Option(name: .long, help: "Preset MVPD of every fleet (skips the provider picker).")
+    var mvpd: String?
+
+    @Option(name: .long, help: "DCR software statement file of every fleet.")
+    var softwareStatement: String?
+
+    @Option(name: .long, help: "Number of devices in each fleet.")
+    var devices: Int?
+
+    @Option(name: .long, help: "Poll interval of every fleet (seconds, or 5s / 500ms).")
+    var pollInterval: String?
+
+    @Option(name: .long, help: "Serve Prometheus metrics on HOST:PORT.")
+    var metrics: String?
+
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String?
+
+    @Option(name: .long, help: "Live events buffered per subscriber before a slow one is cut off (default 4096).")
+    var subscriberBuffer: Int?
+
+    @Flag(name: .long, inversion: .prefixedNo, help: "Print the activation URL and each code on standard output.")
+    var printCodes: Bool?
+
+    /// The flags as plain values, so a SIGHUP reload can apply them again from any task.
+    var overrides: FlagOverrides {
+        FlagOverrides(
+            config: config, database: database, socket: socket, socketGroup: socketGroup, backend: backend,
+            simulatorListen: simulatorListen, simulatorAutoApproveAfter: simulatorAutoApproveAfter, profile: profile,
+            requestor: requestor, mvpd: mvpd, softwareStatement: softwareStatement, devices: devices,
+            pollInterval: pollInterval, metrics: metrics, logLevel: logLevel, subscriberBuffer: subscriberBuffer,
+            printCodes: printCodes
+        )
+    }
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let overrides = self.overrides
+        let configuration: DaemonConfiguration
+        do {
+            configuration = try overrides.loadConfiguration(environment: environment)
+        } catch {
+            printError("regcoded: configuration error: \(error)")
+            throw ExitCode(2)
+        }
+        let level = configuration.logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        var reload: (@Sendable () throws -> DaemonConfiguration)?
+        if config != nil {
+            reload = { @Sendable () throws -> DaemonConfiguration in try overrides.loadConfiguration(environment: environment) }
+        }
+        let daemon: Daemon
+        do {
+            daemon = try Daemon(configuration: configuration, environment: environment, reloadConfiguration: reload)
+        } catch {
+            printError("regcoded: \(error)")
+            throw ExitCode(1)
+        }
+        do {
+            try await daemon.run()
+        } catch {
+            printError("regcoded: \(error)")
+            throw ExitCode(1)
+        }
+    }
+
+    private func printError(_ message: String) {
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+    }
+}
+
+/// The command-line values that override the configuration file.
+struct FlagOverrides: Sendable {
+    var config: String?
+    var database: String?
+    var socket: String?
+    var socketGroup: String?
+    var backend: String?
+    var simulatorListen: String?
+    var simulatorAutoApproveAfter: String?
+    var profile: String?
+    var requestor: String?
+    var mvpd: String?
+    var softwareStatement: String?
+    var devices: Int?
+    var pollInterval: String?
+    var metrics: String?
+    var logLevel: String?
+    var subscriberBuffer: Int?
+    var printCodes: Bool?
+
+    /// Defaults, then the file, then the flags: what the daemon starts with and what SIGHUP re-reads.
+    func loadConfiguration(environment: [String: String]) throws(ConfigurationError) -> DaemonConfiguration {
+        var configuration = DaemonConfiguration.defaults(environment: environment)
+        if let config {
+            configuration = try ConfigurationFile.load(path: config, into: configuration)
+        }
+        try applyFlags(to: &configuration)
+        try configuration.validate()
+        return configuration
+    }
+
+    func applyFlags(to configuration: inout DaemonConfiguration) throws(ConfigurationError) {
+        if let database { configuration.database = database }
+        if let socket { configuration.socket = socket }
+        if let socketGroup { configuration.socketGroup = socketGroup }
+        if let backend { configuration.backend = backend }
+        if let metrics { configuration.metrics = metrics }
+        if let printCodes { configuration.printCodes = printCodes }
+        if let subscriberBuffer {
+            guard (16...1_000_000).contains(subscriberBuffer) else {
+                throw ConfigurationError(file: nil, key: "--subscriber-buffer", reason: "\(subscriberBuffer) is outside 16…1000000")
+            }
+            configuration.subscriberBuffer = subscriberBuffer
+        }
+        if let simulatorListen {
+            guard let hostPort = HostPort.parse(simulatorListen) else {
+                throw ConfigurationError(file: nil, key: "--simulator-listen", reason: "'\(simulatorListen)' is not HOST:PORT")
+            }
+            configuration.simulatorHost = hostPort.host
+            configuration.simulatorPort = hostPort.port
+        }
+        if let simulatorAutoApproveAfter {
+            guard let duration = DurationParser.parse(simulatorAutoApproveAfter) else {
+                throw ConfigurationError(file: nil, key: "--simulator-auto-approve-after", reason: "'\(simulatorAutoApproveAfter)' is not a duration")
+            }
+            configuration.simulatorAutoApproveAfter = duration
+        }
+        if let logLevel {
+            guard let level = Logger.Level(rawValue: logLevel.lowercased()) else {
+                throw ConfigurationError(file: nil, key: "--log-level", reason: "'\(logLevel)' is not one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            configuration.logLevel = level
+        }
+        var profileValue: APIProfile?
+        if let profile {
+            guard let value = APIProfile(rawValue: profile.lowercased()) else {
+                throw ConfigurationError(file: nil, key: "--profile", reason: "'\(profile)' is not v2 or v1")
+            }
+            profileValue = value
+        }
+        var interval: Duration?
+        if let pollInterval {
+            guard let value = DurationParser.parse(pollInterval) else {
+                throw ConfigurationError(file: nil, key: "--poll-interval", reason: "'\(pollInterval)' is not a duration")
+            }
+            interval = value
+        }
+        if let devices, !(0...100_000).contains(devices) {
+            throw ConfigurationError(file: nil, key: "--devices", reason: "\(devices) is outside 0…100000")
+        }
+        for index in configuration.fleets.indices {
+            if let profileValue { configuration.fleets[index].profile = profileValue }
+            if let requestor { configuration.fleets[index].requestor = requestor }
+            if let mvpd { configuration.fleets[index].mvpd = mvpd }
+            if let softwareStatement { configuration.fleets[index].softwareStatementFile = softwareStatement }
+            if let devices { configuration.fleets[index].count = devices }
+            if let interval {
+                configuration.fleets[index].poll.interval = interval
+                if let problem = configuration.fleets[index].poll.validationErrors().first {
+                    throw ConfigurationError(file: nil, key: "--poll-interval", reason: problem)
+                }
+            }
+        }
+    }
+
+}

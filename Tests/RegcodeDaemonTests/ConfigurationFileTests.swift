@@ -1,0 +1,84 @@
+import Foundation
+import RegcodeEngine
+import Testing
+@testable import RegcodeDaemon
+
+@Suite struct ConfigurationFileTests {
+    @Test func exampleConfigurationParses() throws {
+        let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("examples/regcoded.yaml").path
+        let configuration = try ConfigurationFile.load(path: example)
+        try configuration.validate()
+        #expect(configuration.fleets.count >= 2)
+        #expect(configuration.fleets[0].poll.interval == .seconds(5))
+    }
+
+    @Test func defaultsApplyToEveryFleetAndFleetKeysOverride() throws {
+        let yaml = """
+            database: /tmp/x.sqlite
+            defaults:
+              requestor: NBC
+              poll:
+                interval: 10s
+            fleets:
+              - name: lab
+                count: 3
+              - name: fast
+                count: 2
+                requestor: CBS
+                poll:
+                  interval: 3s
+                  jitter: 0
+                  on_expiry: renew
+                  renewals: 2
+            """
+        let configuration = try ConfigurationFile.parse(yaml, file: "x.yaml")
+        #expect(configuration.database == "/tmp/x.sqlite")
+        #expect(configuration.deviceNames == ["lab-1", "lab-2", "lab-3", "fast-1", "fast-2"])
+        #expect(configuration.fleets[0].requestor == "NBC")
+        #expect(configuration.fleets[0].poll.interval == .seconds(10))
+        #expect(configuration.fleets[1].requestor == "CBS")
+        #expect(configuration.fleets[1].poll.interval == .seconds(3))
+        #expect(configuration.fleets[1].poll.onExpiry == .renew(times: 2))
+    }
+
+    @Test(arguments: [
+        ("fleets:\n  - name: a\n    count: many\n", "fleets[0].count", "not a whole number"),
+        ("fleets:\n  - name: a\n    poll:\n      interval: 2s\n", "fleets[0].poll", "3 s floor"),
+        ("fleets:\n  - name: a\n    poll:\n      jitter: 0.9\n", "fleets[0].poll.jitter", "outside"),
+        ("fleets:\n  - name: a\n    profile: v3\n", "fleets[0].profile", "not v2 or v1"),
+        ("log_level: loud\n", "log_level", "not one of"),
+        ("retention:\n  events: soon\n", "retention.events", "not a duration"),
+        ("colour: blue\n", "colour", "unknown key"),
+        ("fleets: [\n", "(syntax)", ""),
+    ])
+    func badConfigurationNamesKeyAndReason(yaml: String, key: String, reason: String) {
+        do {
+            _ = try ConfigurationFile.parse(yaml, file: "lab.yaml")
+            Issue.record("accepted a bad configuration")
+        } catch {
+            #expect(error.file == "lab.yaml")
+            #expect(error.key == key)
+            #expect(error.reason.contains(reason))
+        }
+    }
+
+    @Test func durationsReadAsConfigsWriteThem() {
+        #expect(DurationParser.parse("5") == .seconds(5))
+        #expect(DurationParser.parse("2.5") == .milliseconds(2500))
+        #expect(DurationParser.parse("500ms") == .milliseconds(500))
+        #expect(DurationParser.parse("2m") == .seconds(120))
+        #expect(DurationParser.parse("7d") == .seconds(7 * 86400))
+        #expect(DurationParser.parse("-1") == nil)
+        #expect(DurationParser.parse("fast") == nil)
+    }
+
+    @Test func systemdDirectoriesProvideTheDefaults() {
+        let configuration = DaemonConfiguration.defaults(environment: ["STATE_DIRECTORY": "/var/lib/regcoded", "RUNTIME_DIRECTORY": "/run/regcoded:/run/other"])
+        #expect(configuration.database == "/var/lib/regcoded/regcoded.sqlite")
+        #expect(configuration.socket == "/run/regcoded/regcoded.sock")
+        let plain = DaemonConfiguration.defaults(environment: [:])
+        #expect(plain.database == "./regcoded.sqlite")
+        #expect(plain.socket == "./regcoded.sock")
+    }
+}

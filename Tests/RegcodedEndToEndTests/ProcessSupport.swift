@@ -1,0 +1,206 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ControlSocket
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import RegcodeEngine
+import Testing
+
+/// Where `swift build` put the executables: next to the test bundle.
+enum Executables {
+    static var directory: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    }
+
+    static func url(_ name: String) -> URL {
+        let candidate = directory.appendingPathComponent(name)
+        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        // `swift test` may run the bundle from a nested directory; fall back to .build/debug.
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return repo.appendingPathComponent(".build/debug/\(name)")
+    }
+}
+
+/// A temporary directory removed at the end of the test.
+final class TemporaryDirectory: @unchecked Sendable {
+    let url: URL
+
+    init() throws {
+        // Short paths: Unix socket paths are limited to 108 bytes.
+        url = URL(fileURLWithPath: "/tmp/rcd-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+/// A child process with captured output, killed at the end of the test if still running.
+final class ChildProcess: @unchecked Sendable {
+    let process = Process()
+    private let output = Pipe()
+    private let lock = NSLock()
+    private var captured = Data()
+
+    init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], directory: URL? = nil) throws {
+        process.executableURL = Executables.url(executable)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        if let directory { process.currentDirectoryURL = directory }
+        process.standardOutput = output
+        process.standardError = output
+        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            self.lock.lock()
+            self.captured.append(data)
+            self.lock.unlock()
+        }
+        try process.run()
+    }
+
+    var text: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return String(decoding: captured, as: UTF8.self)
+    }
+
+    var pid: Int32 { process.processIdentifier }
+
+    func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
+
+    /// Waits for exit (polling, bounded) and returns the status, or nil on timeout.
+    func waitForExit(timeout: Duration = .seconds(20)) async -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning {
+            if ContinuousClock.now > deadline { return nil }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return process.terminationStatus
+    }
+
+    /// Waits until the output contains `needle`.
+    func waitForOutput(_ needle: String, timeout: Duration = .seconds(30)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while !text.contains(needle) {
+            if ContinuousClock.now > deadline || !process.isRunning { return text.contains(needle) }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return true
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}
+
+/// A free TCP port on loopback (bound then released).
+func freePort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// A blocking line-oriented Unix socket client for raw protocol tests.
+final class RawSocket: @unchecked Sendable {
+    let fd: Int32
+    private var buffer = [UInt8]()
+
+    init(path: String) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            let bytes = Array(path.utf8)
+            buffer.copyBytes(from: bytes)
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard result == 0 else { close(fd); throw POSIXError(.ECONNREFUSED) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    func send(_ text: String) {
+        send(Array(text.utf8))
+    }
+
+    func send(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
+
+    /// The next line as JSON, or nil on timeout/close.
+    func readJSON() -> JSONValue? {
+        guard let line = readLine() else { return nil }
+        return try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8))
+    }
+
+    func readLine() -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: 10) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = read(fd, &chunk, chunk.count)
+            if count <= 0 { return nil }
+            buffer.append(contentsOf: chunk[..<count])
+        }
+    }
+
+    /// Reads replies until the one with `id`, skipping notifications.
+    func reply(id: Int) -> JSONValue? {
+        while let message = readJSON() {
+            if message["id"] == .int(Int64(id)) { return message }
+        }
+        return nil
+    }
+
+    deinit { close(fd) }
+}
+
+/// Runs `sqlite3` on a database and returns its output.
+func sqlite(_ database: String, _ sql: String) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+    process.arguments = [database, sql]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
+/// POSTs JSON to the simulator's admin API; returns the HTTP status.
+func postJSON(_ url: String, _ body: String) async throws -> Int {
+    var request = URLRequest(url: URL(string: url)!)
+    request.httpMethod = "POST"
+    request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+    request.httpBody = Data(body.utf8)
+    let (_, response) = try await URLSession.shared.data(for: request)
+    return (response as? HTTPURLResponse)?.statusCode ?? 0
+}

@@ -132,9 +132,16 @@ let package = Package(
             name: "regcodectl",
             dependencies: [
                 "ControlSocket",
+                "RegcodeStore",
+                "SoakReport",
                 "RegcodeEngine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // Soak reports from the poll log: figures (text, JSON, CSV) and a self-contained HTML page.
+        .target(
+            name: "SoakReport",
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -149,13 +156,14 @@ let package = Package(
         ),
         .testTarget(
             name: "RegcodeStoreTests",
-            dependencies: ["RegcodeStore", "RegcodeEngine"],
+            dependencies: ["RegcodeStore", "RegcodeEngine", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "ControlSocketTests",
             dependencies: [
                 "ControlSocket",
+                .product(name: "Logging", package: "swift-log"),
                 "RegcodeEngine",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -176,6 +184,11 @@ let package = Package(
         .testTarget(
             name: "RegcodeDaemonTests",
             dependencies: ["RegcodeDaemon", "RegcodeEngine"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "SoakReportTests",
+            dependencies: ["SoakReport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

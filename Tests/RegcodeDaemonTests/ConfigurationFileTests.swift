@@ -50,7 +50,7 @@ import Testing
         ("log_level: loud\n", "log_level", "not one of"),
         ("retention:\n  events: soon\n", "retention.events", "not a duration"),
         ("colour: blue\n", "colour", "unknown key"),
-        ("fleets: [\n", "(syntax)", ""),
+        ("fleets: [\n", "(syntax)", "parser"),
     ])
     func badConfigurationNamesKeyAndReason(yaml: String, key: String, reason: String) {
         do {

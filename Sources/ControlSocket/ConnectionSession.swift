@@ -1,0 +1,134 @@
+import Logging
+import NIOCore
+import RegcodeEngine
+
+/// One accepted, authorised control connection: a sequential request loop plus one task per subscription.
+struct ConnectionSession: Sendable {
+    let channel: any Channel
+    let writer: LineWriter
+    let peer: PeerCredentials
+    let handler: any ControlHandler
+    let maxLineLength: Int
+    let cutOffGracePeriod: Duration
+    let logger: Logger
+
+    enum Outcome {
+        case none
+        case reply(JSONValue)
+        case subscribed(reply: JSONValue?, Subscription)
+    }
+
+    func run(_ inbound: NIOAsyncChannelInboundStream<LineFrame>) async {
+        await withDiscardingTaskGroup { group in
+            do {
+                for try await frame in inbound {
+                    switch frame {
+                    case .tooLong(let byteCount):
+                        self.logger.debug("Discarded an over-long control line", metadata: ["control.line.bytes": "\(byteCount)"])
+                        try await self.writer.write(RPCMessage.error(id: .null, .lineTooLong(limit: self.maxLineLength)))
+                    case .line(let line):
+                        switch await self.process(line) {
+                        case .none:
+                            break
+                        case .reply(let reply):
+                            try await self.writer.write(reply)
+                        case .subscribed(let reply, let subscription):
+                            if let reply {
+                                do {
+                                    try await self.writer.write(reply)
+                                } catch {
+                                    subscription.source.cancel()
+                                    throw error
+                                }
+                            }
+                            group.addTask { await self.stream(subscription) }
+                        }
+                    }
+                }
+            } catch {
+                self.logger.debug("Control connection input ended with an error", metadata: ["error": "\(error)"])
+            }
+            // No more input (peer closed its side, shutdown, or I/O error): the session ends, subscriptions with it.
+            group.cancelAll()
+        }
+    }
+
+    func process(_ line: ByteBuffer) async -> Outcome {
+        if line.readableBytesView.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") }) {
+            return .none
+        }
+        let request: RPCRequest
+        do {
+            request = try RPCRequest(line: line)
+        } catch {
+            self.logger.debug("Rejected a control line", metadata: ["rpc.error.code": "\(error.error.code)", "rpc.error": "\(error.error.message)"])
+            return .reply(RPCMessage.error(id: error.id, error.error))
+        }
+        var logger = self.logger
+        logger[metadataKey: "rpc.method"] = "\(request.method)"
+        logger.trace("Control call")
+
+        if request.method == "subscribe" {
+            do throws(RPCError) {
+                let subscription = try await self.handler.subscribe(params: request.params, peer: self.peer)
+                logger.debug("Subscription started")
+                return .subscribed(reply: request.id.map { RPCMessage.result(id: $0, subscription.result) }, subscription)
+            } catch {
+                logger.debug("Subscribe refused", metadata: ["rpc.error.code": "\(error.code)"])
+                return request.id.map { .reply(RPCMessage.error(id: $0, error)) } ?? .none
+            }
+        }
+        do throws(RPCError) {
+            let result = try await self.handler.handle(method: request.method, params: request.params, peer: self.peer)
+            return request.id.map { .reply(RPCMessage.result(id: $0, result)) } ?? .none
+        } catch {
+            logger.debug("Control call failed", metadata: ["rpc.error.code": "\(error.code)"])
+            return request.id.map { .reply(RPCMessage.error(id: $0, error)) } ?? .none
+        }
+    }
+
+    /// Streams one subscription until it ends; when the server ends it, says so and closes the connection.
+    func stream(_ subscription: Subscription) async {
+        let source = subscription.source
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                // A writer stuck on a peer that does not read never gets to see its cut-off; close for it.
+                guard await source.waitUntilCutOff() else { return }
+                do {
+                    try await Task.sleep(for: self.cutOffGracePeriod)
+                } catch {
+                    return
+                }
+                self.logger.info("Disconnecting a subscriber that stopped reading")
+                self.channel.close(promise: nil)
+            }
+
+            var lastSeq = source.since
+            let end = await source.run { params, seq in
+                try await self.writer.write(RPCMessage.notification(method: "event", params: params))
+                if let seq { lastSeq = seq }
+            }
+            if case .cutOff(let reason) = end {
+                self.logger.info(
+                    "Subscription ended by the server",
+                    metadata: ["control.reason": "\(reason)", "control.lastSeq": "\(lastSeq.map(String.init) ?? "none")"]
+                )
+                let params: JSONValue = ["reason": .string(reason), "lastSeq": lastSeq.map { .int($0) } ?? .null]
+                await self.writeWithDeadline(RPCMessage.notification(method: "cutoff", params: params))
+                self.channel.close(promise: nil)
+            }
+            source.cancel()
+            group.cancelAll()
+        }
+    }
+
+    /// Writes `message` if the peer takes it within the grace period; cancelling the write closes the connection.
+    private func writeWithDeadline(_ message: JSONValue) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await self.writer.write(message) }
+            group.addTask { try? await Task.sleep(for: self.cutOffGracePeriod) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+}

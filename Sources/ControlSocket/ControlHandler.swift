@@ -1,0 +1,159 @@
+import RegcodeEngine
+
+/// What the daemon implements to answer the control socket.
+public protocol ControlHandler: Sendable {
+    /// Handles one method call; throw RPCError for errors.
+    ///
+    /// Unknown methods should throw ``RPCError/methodNotFound(_:)``; bad parameters ``RPCError/invalidParams(_:data:)``.
+    /// Calls from one connection arrive one at a time, in order.
+    func handle(method: String, params: JSONValue?, peer: PeerCredentials) async throws(RPCError) -> JSONValue
+
+    /// Handles the `subscribe` method: the server sends ``Subscription/result`` as the reply, then streams the
+    /// subscription's events as `event` notifications on the same connection.
+    ///
+    /// The default refuses with "unknown method".
+    func subscribe(params: JSONValue?, peer: PeerCredentials) async throws(RPCError) -> Subscription
+}
+
+extension ControlHandler {
+    public func subscribe(params: JSONValue?, peer: PeerCredentials) async throws(RPCError) -> Subscription {
+        throw .methodNotFound("subscribe")
+    }
+}
+
+/// The answer to `subscribe`: a reply plus the events to stream after it.
+///
+/// The server sends stored events from `replay` first, then live events from `live`, skipping any live event whose
+/// sequence number is not above the highest one already sent (or `since`): see ``EventBroadcaster`` for why that
+/// makes replay-then-live gap-free and duplicate-free. Register `live` **before** starting the replay query.
+///
+/// The stream ends with the connection, or when the server cuts it off; it then writes
+/// `{"jsonrpc":"2.0","method":"cutoff","params":{"reason":…,"lastSeq":…}}` if it can, and closes the connection.
+/// `lastSeq` is the last sequence number sent (or `since`, or null): a client resumes with `since` = `lastSeq`.
+public struct Subscription: Sendable {
+    /// The JSON-RPC result of the `subscribe` call, e.g. `{"subscribed":true}`.
+    public var result: JSONValue
+    let source: any NotificationSource
+
+    /// A subscription over any stored event type.
+    ///
+    /// - Parameters:
+    ///   - result: The reply to `subscribe`.
+    ///   - live: Registered before the replay query runs.
+    ///   - replay: Stored events after `since`, in sequence order; read lazily, so it can page through a database.
+    ///   - since: The sequence number the client already has, if any.
+    ///   - sequenceNumber: An event's gap-free sequence number (nil for events outside the numbering, never skipped).
+    ///   - params: The `params` of the `event` notification for an event.
+    public init<Element: Sendable, Replay: AsyncSequence & Sendable>(
+        result: JSONValue,
+        live: EventSubscription<Element>,
+        replay: Replay,
+        since: Int64? = nil,
+        sequenceNumber: @escaping @Sendable (Element) -> Int64?,
+        params: @escaping @Sendable (Element) -> JSONValue
+    ) where Replay.Element == Element {
+        self.result = result
+        self.source = ReplayThenLive(live: live, replay: replay, since: since, sequenceNumber: sequenceNumber, params: params)
+    }
+
+    /// A subscription over events that already are notification params, numbered by their `seq` member.
+    public init<Replay: AsyncSequence & Sendable>(
+        result: JSONValue,
+        live: EventSubscription<JSONValue>,
+        replay: Replay,
+        since: Int64? = nil
+    ) where Replay.Element == JSONValue {
+        self.init(result: result, live: live, replay: replay, since: since, sequenceNumber: { $0["seq"]?.intValue }, params: { $0 })
+    }
+
+    /// A live-only subscription over events that already are notification params, numbered by their `seq` member.
+    public init(result: JSONValue, live: EventSubscription<JSONValue>, since: Int64? = nil) {
+        self.init(result: result, live: live, replay: NoReplay<JSONValue>(), since: since)
+    }
+}
+
+/// How a subscription's stream ended, as far as the connection is concerned.
+enum NotificationStreamEnd: Sendable, Equatable {
+    /// The server ended it (slow consumer, failed replay, shutdown); the client should be told and disconnected.
+    case cutOff(reason: String)
+    /// The consumer side went away (connection closing, task cancelled).
+    case cancelled
+    /// Writing to the connection failed.
+    case writeFailed
+}
+
+/// The type-erased event source behind a ``Subscription``.
+protocol NotificationSource: Sendable {
+    var since: Int64? { get }
+    /// Sends replayed then live notification params through `emit` (params, seq) until the stream ends.
+    func run(emit: (JSONValue, Int64?) async throws -> Void) async -> NotificationStreamEnd
+    /// Returns when the live part ends; true if it was cut off for falling behind. False if the caller is cancelled.
+    func waitUntilCutOff() async -> Bool
+    func cancel()
+}
+
+private struct ReplayThenLive<Element: Sendable, Replay: AsyncSequence & Sendable>: NotificationSource where Replay.Element == Element {
+    let live: EventSubscription<Element>
+    let replay: Replay
+    let since: Int64?
+    let sequenceNumber: @Sendable (Element) -> Int64?
+    let params: @Sendable (Element) -> JSONValue
+
+    func run(emit: (JSONValue, Int64?) async throws -> Void) async -> NotificationStreamEnd {
+        var highestSent = self.since
+        do {
+            for try await element in self.replay {
+                // Cut off while replaying: stop, the live part is gone and the client must come back with `since`.
+                if let termination = self.live.termination { return self.end(termination) }
+                let seq = self.sequenceNumber(element)
+                do {
+                    try await emit(self.params(element), seq)
+                } catch {
+                    return .writeFailed
+                }
+                if let seq { highestSent = max(highestSent ?? seq, seq) }
+            }
+        } catch {
+            if Task.isCancelled { return .cancelled }
+            return .cutOff(reason: "replay failed: \(error)")
+        }
+        for await element in self.live {
+            let seq = self.sequenceNumber(element)
+            if let seq, let highestSent, seq <= highestSent { continue }
+            do {
+                try await emit(self.params(element), seq)
+            } catch {
+                return .writeFailed
+            }
+        }
+        return self.end(self.live.termination ?? .cancelled)
+    }
+
+    private func end(_ termination: EventSubscription<Element>.Termination) -> NotificationStreamEnd {
+        switch termination {
+        case .cutOff, .finished: .cutOff(reason: termination.description)
+        case .cancelled: .cancelled
+        }
+    }
+
+    func waitUntilCutOff() async -> Bool {
+        if case .cutOff? = await self.live.waitForTermination() { return true }
+        return false
+    }
+
+    func cancel() {
+        self.live.cancel()
+    }
+}
+
+/// The empty replay of a live-only subscription.
+struct NoReplay<Element: Sendable>: AsyncSequence, Sendable {
+    typealias Failure = Never
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        typealias Failure = Never
+        mutating func next() async -> Element? { nil }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator() }
+}

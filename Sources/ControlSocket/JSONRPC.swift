@@ -1,0 +1,143 @@
+import NIOCore
+import RegcodeEngine
+
+/// A JSON-RPC 2.0 error object; also thrown by method handlers.
+public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var code: Int
+    public var message: String
+    public var data: JSONValue?
+
+    public init(code: Int, message: String, data: JSONValue? = nil) {
+        self.code = code
+        self.message = message
+        self.data = data
+    }
+
+    public static func parseError(_ message: String) -> RPCError { RPCError(code: -32700, message: message) }
+    public static func invalidRequest(_ message: String) -> RPCError { RPCError(code: -32600, message: message) }
+    public static func methodNotFound(_ method: String) -> RPCError { RPCError(code: -32601, message: "unknown method '\(method)'") }
+    public static func invalidParams(_ message: String, data: JSONValue? = nil) -> RPCError { RPCError(code: -32602, message: message, data: data) }
+    public static func internalError(_ message: String) -> RPCError { RPCError(code: -32603, message: message) }
+
+    /// Application errors (outside the range JSON-RPC reserves).
+    public static func unknownDevice(_ name: String) -> RPCError {
+        RPCError(code: 1001, message: "unknown device '\(name)'", data: ["device": .string(name)])
+    }
+    public static func wrongState(_ message: String, data: JSONValue? = nil) -> RPCError { RPCError(code: 1002, message: message, data: data) }
+    public static func conflict(_ message: String, data: JSONValue? = nil) -> RPCError { RPCError(code: 1003, message: message, data: data) }
+    public static func unavailable(_ message: String) -> RPCError { RPCError(code: 1004, message: message) }
+    /// The peer failed the `SO_PEERCRED` check; sent once, then the connection is closed.
+    public static let permissionDenied = RPCError(code: 1005, message: "permission denied")
+
+    /// The answer to a line longer than the framing limit (the line is discarded, the connection kept).
+    public static func lineTooLong(limit: Int) -> RPCError {
+        RPCError(
+            code: -32600,
+            message: "line exceeds the \(describeByteCount(limit)) limit and was discarded",
+            data: ["limit": .int(Int64(limit))]
+        )
+    }
+
+    /// The error object as it appears in a reply.
+    public var jsonValue: JSONValue {
+        var object: [String: JSONValue] = ["code": .int(Int64(code)), "message": .string(message)]
+        if let data { object["data"] = data }
+        return .object(object)
+    }
+
+    /// Reads an error object as it appears in a reply; nil when `value` is not one.
+    public init?(jsonValue value: JSONValue) {
+        guard let code = value["code"]?.intValue, let message = value["message"]?.stringValue else { return nil }
+        self.init(code: Int(code), message: message, data: value["data"])
+    }
+
+    public var description: String { "error \(code): \(message)" }
+}
+
+/// "1 MiB" for the default limit, a plain byte count otherwise.
+func describeByteCount(_ count: Int) -> String {
+    if count >= 1 << 20, count % (1 << 20) == 0 { return "\(count >> 20) MiB" }
+    if count >= 1 << 10, count % (1 << 10) == 0 { return "\(count >> 10) KiB" }
+    return "\(count) bytes"
+}
+
+/// A validated JSON-RPC 2.0 request or notification.
+struct RPCRequest: Sendable, Equatable {
+    /// nil for a notification (no `id` member), which gets no response.
+    var id: JSONValue?
+    var method: String
+    var params: JSONValue?
+
+    /// A line that is not a valid request, with the id to answer under (null when it could not be read).
+    struct Rejection: Error, Equatable {
+        var error: RPCError
+        var id: JSONValue
+    }
+
+    /// Validates a decoded line against JSON-RPC 2.0 §4.
+    ///
+    /// Batches are refused: requests on one connection are answered strictly in order, one line each, and a batch
+    /// would need a second response shape for no gain on a local socket.
+    init(_ value: JSONValue) throws(Rejection) {
+        guard case .object(let object) = value else {
+            if case .array = value {
+                throw Rejection(error: .invalidRequest("batch requests are not supported; send one request object per line"), id: .null)
+            }
+            throw Rejection(error: .invalidRequest("a request must be a JSON object"), id: .null)
+        }
+        let id = object["id"]
+        switch id {
+        case nil, .null?, .string?, .int?, .double?: break
+        default: throw Rejection(error: .invalidRequest("\"id\" must be a string, a number or null"), id: .null)
+        }
+        let answerID = id ?? .null
+        guard object["jsonrpc"] == .string("2.0") else {
+            throw Rejection(error: .invalidRequest("\"jsonrpc\" must be \"2.0\""), id: answerID)
+        }
+        guard case .string(let method)? = object["method"] else {
+            throw Rejection(error: .invalidRequest("\"method\" must be a string"), id: answerID)
+        }
+        switch object["params"] {
+        // A null params member is read as absent: several client libraries send it for parameterless calls.
+        case nil, .null?: self.params = nil
+        case .object(let params)?: self.params = .object(params)
+        case .array(let params)?: self.params = .array(params)
+        default: throw Rejection(error: .invalidRequest("\"params\" must be an object or an array"), id: answerID)
+        }
+        self.id = id
+        self.method = method
+    }
+
+    /// Decodes and validates one line.
+    init(line: ByteBuffer) throws(Rejection) {
+        let value: JSONValue
+        do {
+            value = try JSONLine.decode(line)
+        } catch {
+            throw Rejection(error: .parseError("parse error: \(error.reason)"), id: .null)
+        }
+        try self.init(value)
+    }
+}
+
+/// The lines the server writes.
+enum RPCMessage {
+    static func result(id: JSONValue, _ result: JSONValue) -> JSONValue {
+        ["jsonrpc": "2.0", "id": id, "result": result]
+    }
+
+    static func error(id: JSONValue, _ error: RPCError) -> JSONValue {
+        ["jsonrpc": "2.0", "id": id, "error": error.jsonValue]
+    }
+
+    static func notification(method: String, params: JSONValue) -> JSONValue {
+        ["jsonrpc": "2.0", "method": .string(method), "params": params]
+    }
+
+    static func request(id: JSONValue?, method: String, params: JSONValue?) -> JSONValue {
+        var object: [String: JSONValue] = ["jsonrpc": "2.0", "method": .string(method)]
+        if let id { object["id"] = id }
+        if let params { object["params"] = params }
+        return .object(object)
+    }
+}

@@ -1,0 +1,98 @@
+import NIOCore
+
+/// What the line decoder produces.
+enum LineFrame: Sendable, Equatable {
+    /// One line without its `\n` (and without a `\r` before it).
+    case line(ByteBuffer)
+    /// A line longer than the limit, already thrown away; `byteCount` counts what was discarded.
+    case tooLong(byteCount: Int)
+}
+
+/// Splits a byte stream at `\n` into lines of at most `maxLineLength` bytes, tolerating `\r\n`.
+///
+/// Written here rather than taken from NIOExtras: its `LineBasedFrameDecoder` fails the whole channel on an
+/// over-long line, while the control socket must answer such a line with an error, skip to the next newline and
+/// keep the connection, without ever holding more than the limit (plus one read) of the line in memory.
+struct LineFrameDecoder: ByteToMessageDecoder {
+    typealias InboundOut = LineFrame
+
+    let maxLineLength: Int
+    /// How many bytes of the pending, unterminated line were already searched, so each byte is scanned once.
+    private var scannedBytes = 0
+    /// Set while skipping the rest of an over-long line; counts what was skipped.
+    private var discardedBytes: Int?
+
+    init(maxLineLength: Int) {
+        precondition(maxLineLength > 0, "the line limit must be positive")
+        self.maxLineLength = maxLineLength
+    }
+
+    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        guard let frame = self.nextFrame(&buffer) else { return .needMoreData }
+        context.fireChannelRead(Self.wrapInboundOut(frame))
+        return .continue
+    }
+
+    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+        while let frame = self.nextFrame(&buffer) {
+            context.fireChannelRead(Self.wrapInboundOut(frame))
+        }
+        // An unterminated last line still counts, so `printf '{…}' | socat - UNIX:…` gets its answer.
+        if let discarded = self.discardedBytes {
+            self.discardedBytes = nil
+            context.fireChannelRead(Self.wrapInboundOut(.tooLong(byteCount: discarded)))
+        } else if buffer.readableBytes > 0 {
+            let length = buffer.readableBytes
+            var line = buffer.readSlice(length: length)!
+            self.scannedBytes = 0
+            Self.dropCarriageReturn(&line)
+            let frame: LineFrame = line.readableBytes <= self.maxLineLength ? .line(line) : .tooLong(byteCount: length)
+            context.fireChannelRead(Self.wrapInboundOut(frame))
+        }
+        return .needMoreData
+    }
+
+    /// The next complete frame in `buffer`, consuming it; nil when more bytes are needed.
+    mutating func nextFrame(_ buffer: inout ByteBuffer) -> LineFrame? {
+        let newline = UInt8(ascii: "\n")
+        if let discarded = self.discardedBytes {
+            let view = buffer.readableBytesView
+            guard let end = view.firstIndex(of: newline) else {
+                self.discardedBytes = discarded + view.count
+                buffer.moveReaderIndex(forwardBy: view.count)
+                return nil
+            }
+            let skipped = end - view.startIndex + 1
+            buffer.moveReaderIndex(forwardBy: skipped)
+            self.discardedBytes = nil
+            return .tooLong(byteCount: discarded + skipped)
+        }
+
+        let view = buffer.readableBytesView
+        guard let end = view[(view.startIndex + self.scannedBytes)...].firstIndex(of: newline) else {
+            self.scannedBytes = view.count
+            // `+ 1` leaves room for a `\r` that the next read may show to precede the newline.
+            if view.count > self.maxLineLength + 1 {
+                self.discardedBytes = view.count
+                self.scannedBytes = 0
+                buffer.moveReaderIndex(forwardBy: view.count)
+            }
+            return nil
+        }
+        self.scannedBytes = 0
+        let length = end - view.startIndex
+        var line = buffer.readSlice(length: length)!
+        buffer.moveReaderIndex(forwardBy: 1)
+        Self.dropCarriageReturn(&line)
+        guard line.readableBytes <= self.maxLineLength else {
+            return .tooLong(byteCount: length + 1)
+        }
+        return .line(line)
+    }
+
+    private static func dropCarriageReturn(_ line: inout ByteBuffer) {
+        if line.readableBytesView.last == UInt8(ascii: "\r") {
+            line.moveWriterIndex(to: line.writerIndex - 1)
+        }
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+import GRDB
+import Logging
+import RegcodeEngine
+
+extension RegcodeStore {
+    /// Stores many engine steps in one transaction, in order: each step's snapshot (device row,
+    /// credentials, access token, codes, profile), then its poll attempts, then its events.
+    ///
+    /// A step for a device that is not stored (removed while the step was queued) keeps its polls
+    /// and events but its snapshot is dropped. Either every step is stored or, on error, none.
+    /// - Returns: the stored events with their sequence numbers, in order.
+    public func apply(_ steps: [StepRecord]) throws -> [StoredEvent] {
+        guard !steps.isEmpty else { return [] }
+        let json = JSONColumns()
+        let (stored, unknown, polls) = try pool.write { db -> ([StoredEvent], Set<String>, Int) in
+            var stored: [StoredEvent] = []
+            var unknown: Set<String> = []
+            var polls = 0
+            // Cached statements: a batch repeats the same few statements thousands of times.
+            let insertPoll = try db.cachedStatement(sql: """
+                INSERT INTO poll_attempts (device, code, planned_at, sent_at, http_status, latency_ms, outcome, next_delay_ms)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            let insertEvent = try db.cachedStatement(sql: "INSERT INTO events (device, time, name, args) VALUES (?, ?, ?, ?)")
+            for step in steps {
+                if let snapshot = step.snapshot {
+                    if try !Self.writeSnapshot(snapshot, device: step.device, at: step.epochMs, json: json, db: db) {
+                        unknown.insert(step.device)
+                    }
+                }
+                for poll in step.polls {
+                    try insertPoll.execute(arguments: [
+                        step.device, poll.code, poll.plannedEpochMs, poll.sentEpochMs, poll.httpStatus,
+                        poll.latencyMs, poll.outcome.rawValue, poll.nextDelayMs,
+                    ])
+                }
+                polls += step.polls.count
+                for event in step.events {
+                    try insertEvent.execute(arguments: [step.device, step.epochMs, event.name, try json.argsText(event.args)])
+                    stored.append(StoredEvent(
+                        seq: db.lastInsertedRowID, device: step.device, time: step.epochMs, name: event.name, args: event.args
+                    ))
+                }
+            }
+            return (stored, unknown, polls)
+        }
+        if !unknown.isEmpty {
+            // Expected when a device is removed while its steps are queued, hence not a warning.
+            logger.notice(
+                "dropped snapshots of devices that are not stored",
+                metadata: ["devices": "\(unknown.sorted().joined(separator: ","))"]
+            )
+        }
+        logger.trace("applied steps", metadata: ["steps": "\(steps.count)", "polls": "\(polls)", "events": "\(stored.count)"])
+        return stored
+    }
+
+    /// Writes a snapshot over a stored device. Returns `false` when the device is not stored.
+    static func writeSnapshot(_ snapshot: DeviceSnapshot, device: String, at time: Int64, json: JSONColumns, db: Database) throws -> Bool {
+        let update = try db.cachedStatement(sql: """
+            UPDATE devices SET state = ?, selected_mvpd = ?, mvpds = ?, options = ?, renewals = ?, updated_at = ?
+            WHERE name = ?
+            """)
+        try update.execute(arguments: [
+            snapshot.phase.rawValue, snapshot.selectedMVPD, try snapshot.mvpds.map { try json.text($0) },
+            try json.text(snapshot.options), snapshot.renewals, time, device,
+        ])
+        guard db.changesCount > 0 else { return false }
+        try writeDependents(of: snapshot, device: device, at: time, db: db)
+        return true
+    }
+
+    /// Upserts or deletes the rows that hang off a device so that they match `snapshot`.
+    static func writeDependents(of snapshot: DeviceSnapshot, device: String, at time: Int64, db: Database) throws {
+        // The upserts leave an identical row untouched, so registered_at / obtained_at /
+        // authenticated_at keep the time the value first appeared (and no page is rewritten).
+        if let credentials = snapshot.credentials {
+            try db.cachedStatement(sql: """
+                INSERT INTO client_credentials (device, client_id, client_secret, registered_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (device) DO UPDATE SET
+                    client_id = excluded.client_id, client_secret = excluded.client_secret, registered_at = excluded.registered_at
+                WHERE client_id IS NOT excluded.client_id OR client_secret IS NOT excluded.client_secret
+                """).execute(arguments: [device, credentials.clientID, credentials.clientSecret, time])
+        } else {
+            try db.cachedStatement(sql: "DELETE FROM client_credentials WHERE device = ?").execute(arguments: [device])
+        }
+
+        if let token = snapshot.accessToken {
+            try db.cachedStatement(sql: """
+                INSERT INTO access_tokens (device, token, expires_at, obtained_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (device) DO UPDATE SET
+                    token = excluded.token, expires_at = excluded.expires_at, obtained_at = excluded.obtained_at
+                WHERE token IS NOT excluded.token OR expires_at IS NOT excluded.expires_at
+                """).execute(arguments: [device, token.token, token.expiresEpochMs, time])
+        } else {
+            try db.cachedStatement(sql: "DELETE FROM access_tokens WHERE device = ?").execute(arguments: [device])
+        }
+
+        // Codes before the profile: ending a code looks at the profile as it was stored.
+        try writeCode(of: snapshot, device: device, at: time, db: db)
+
+        if let profile = snapshot.profile {
+            try db.cachedStatement(sql: """
+                INSERT INTO auth_profiles (device, mvpd, user_id, expires_at, authenticated_at) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (device) DO UPDATE SET
+                    mvpd = excluded.mvpd, user_id = excluded.user_id, expires_at = excluded.expires_at,
+                    authenticated_at = excluded.authenticated_at
+                WHERE mvpd IS NOT excluded.mvpd OR user_id IS NOT excluded.user_id OR expires_at IS NOT excluded.expires_at
+                """).execute(arguments: [device, profile.mvpd, profile.userID, profile.expiresEpochMs, time])
+        } else {
+            try db.cachedStatement(sql: "DELETE FROM auth_profiles WHERE device = ?").execute(arguments: [device])
+        }
+    }
+
+    /// Keeps the device's pending `codes` row equal to `snapshot.code`.
+    ///
+    /// A pending code that is no longer the snapshot's ends as:
+    /// - `authenticated` when the snapshot has no code and a profile that was not stored before
+    ///   (a profile left from an earlier login does not make a cancelled code a success);
+    /// - `expired` when its expiry is at or before the step time (also when a renewal replaces it);
+    /// - `replaced` when the snapshot holds a different code;
+    /// - `cancelled` otherwise (cancel, rejected code, polling given up).
+    private static func writeCode(of snapshot: DeviceSnapshot, device: String, at time: Int64, db: Database) throws {
+        let pending: PendingCode? = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT id, code, mvpd, expires_at FROM codes WHERE device = ? AND status = 'pending'"),
+            arguments: [device]
+        ).map { PendingCode(id: $0[0], code: $0[1], mvpd: $0[2], expiresAt: $0[3]) }
+        if let pending, let code = snapshot.code, pending.code == code.code {
+            // The same code: only its details can have changed.
+            if pending.mvpd != code.mvpd || pending.expiresAt != code.expiresEpochMs {
+                try db.cachedStatement(sql: "UPDATE codes SET mvpd = ?, expires_at = ? WHERE id = ?")
+                    .execute(arguments: [code.mvpd, code.expiresEpochMs, pending.id])
+            }
+            return
+        }
+        if let pending {
+            let status: String
+            if snapshot.code == nil, let profile = snapshot.profile, try !profileIsStored(profile, device: device, db: db) {
+                status = "authenticated"
+            } else if pending.expiresAt <= time {
+                status = "expired"
+            } else if snapshot.code != nil {
+                status = "replaced"
+            } else {
+                status = "cancelled"
+            }
+            try db.cachedStatement(sql: "UPDATE codes SET status = ?, ended_at = ? WHERE id = ?")
+                .execute(arguments: [status, time, pending.id])
+        }
+        if let code = snapshot.code {
+            try db.cachedStatement(sql: """
+                INSERT INTO codes (device, code, mvpd, issued_at, expires_at, status) VALUES (?, ?, ?, ?, ?, 'pending')
+                """).execute(arguments: [device, code.code, code.mvpd, time, code.expiresEpochMs])
+        }
+    }
+
+    private struct PendingCode {
+        var id: Int64
+        var code: String
+        var mvpd: String?
+        var expiresAt: Int64
+    }
+
+    private static func profileIsStored(_ profile: AuthProfile, device: String, db: Database) throws -> Bool {
+        guard let row = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT mvpd, user_id, expires_at FROM auth_profiles WHERE device = ?"),
+            arguments: [device]
+        ) else { return false }
+        return AuthProfile(mvpd: row[0], userID: row[1], expiresEpochMs: row[2]) == profile
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import GRDB
+import Logging
+import RegcodeEngine
+
+extension RegcodeStore {
+    /// Every stored device with its reconstructed snapshot, oldest first.
+    ///
+    /// Settings come back without `softwareStatement` and `signingKeys` (never stored).
+    public func loadDevices() throws -> [StoredDevice] {
+        try pool.read { db in
+            let json = JSONColumns()
+            let rows = try Row.fetchCursor(db, sql: """
+                SELECT d.name, d.device_id, d.scenario, d.settings, d.seed,
+                       d.state, d.selected_mvpd, d.mvpds, d.options, d.renewals,
+                       cc.client_id, cc.client_secret,
+                       t.token, t.expires_at,
+                       c.code, c.expires_at, c.mvpd,
+                       p.mvpd, p.user_id, p.expires_at,
+                       d.fleet, d.added_at_runtime
+                FROM devices d
+                LEFT JOIN client_credentials cc ON cc.device = d.name
+                LEFT JOIN access_tokens t ON t.device = d.name
+                LEFT JOIN codes c ON c.device = d.name AND c.status = 'pending'
+                LEFT JOIN auth_profiles p ON p.device = d.name
+                ORDER BY d.created_at, d.name
+                """)
+            var devices: [StoredDevice] = []
+            while let row = try rows.next() {
+                let name: String = row[0]
+                guard let scenario = Scenario(rawValue: row[2]) else {
+                    throw RegcodeStoreError.corruptRow(table: "devices", key: name, reason: "unknown scenario \(row[2] as String)")
+                }
+                guard let phase = DevicePhase(rawValue: row[5]) else {
+                    throw RegcodeStoreError.corruptRow(table: "devices", key: name, reason: "unknown state \(row[5] as String)")
+                }
+                var snapshot = DeviceSnapshot()
+                snapshot.phase = phase
+                snapshot.selectedMVPD = row[6]
+                if let mvpds: String = row[7] {
+                    snapshot.mvpds = try json.value([MVPD].self, from: mvpds, table: "devices", key: name)
+                }
+                snapshot.options = try json.value([String: String].self, from: row[8], table: "devices", key: name)
+                snapshot.renewals = row[9]
+                if let clientID: String = row[10] {
+                    snapshot.credentials = ClientCredentials(clientID: clientID, clientSecret: row[11])
+                }
+                if let token: String = row[12] {
+                    snapshot.accessToken = AccessToken(token: token, expiresEpochMs: row[13])
+                }
+                if let code: String = row[14] {
+                    snapshot.code = IssuedCode(code: code, expiresEpochMs: row[15], mvpd: row[16])
+                }
+                if let mvpd: String = row[17] {
+                    snapshot.profile = AuthProfile(mvpd: mvpd, userID: row[18], expiresEpochMs: row[19])
+                }
+                devices.append(StoredDevice(
+                    name: name,
+                    deviceID: row[1],
+                    settings: try json.value(DeviceSettings.self, from: row[3], table: "devices", key: name),
+                    scenario: scenario,
+                    seed: UInt64(bitPattern: row[4] as Int64),
+                    snapshot: snapshot,
+                    fleet: row[20],
+                    addedAtRuntime: row[21]
+                ))
+            }
+            return devices
+        }
+    }
+
+    /// Adds a device, or replaces a stored device's configuration and state with `device`.
+    ///
+    /// An existing row keeps its `device_id`: the backend knows the device by it. The stored state
+    /// becomes `device.snapshot` (a pending code that is not in it ends as `cancelled`), so save a
+    /// device only while no engine step for it is queued: when adding it, when reconciling at
+    /// start, when resetting it. Secrets in the settings are not stored (see ``loadDevices()``).
+    public func saveDevice(_ device: StoredDevice) throws {
+        let json = JSONColumns()
+        let settings = try json.settingsText(device.settings)
+        let deviceInfo = try json.text(device.settings.deviceInfo)
+        let now = Self.wallClockMs()
+        let keptID: String? = try pool.write { db in
+            let existing = try String.fetchOne(db, sql: "SELECT device_id FROM devices WHERE name = ?", arguments: [device.name])
+            if existing != nil {
+                try db.execute(
+                    sql: """
+                        UPDATE devices SET device_info = ?, profile = ?, requestor = ?, scenario = ?, settings = ?,
+                                           seed = ?, fleet = ?, added_at_runtime = ?
+                        WHERE name = ?
+                        """,
+                    arguments: [
+                        deviceInfo, device.settings.profile.rawValue, device.settings.requestor, device.scenario.rawValue,
+                        settings, Int64(bitPattern: device.seed), device.fleet, device.addedAtRuntime, device.name,
+                    ]
+                )
+            } else {
+                // State columns start empty; writeSnapshot below fills them like any later step.
+                try db.execute(
+                    sql: """
+                        INSERT INTO devices (name, device_id, device_info, profile, requestor, scenario, settings, seed,
+                                             fleet, added_at_runtime, state, created_at, updated_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        device.name, device.deviceID, deviceInfo, device.settings.profile.rawValue, device.settings.requestor,
+                        device.scenario.rawValue, settings, Int64(bitPattern: device.seed), device.fleet, device.addedAtRuntime,
+                        DevicePhase.new.rawValue, now, now,
+                    ]
+                )
+            }
+            _ = try Self.writeSnapshot(device.snapshot, device: device.name, at: now, json: json, db: db)
+            return existing
+        }
+        if let keptID, keptID != device.deviceID {
+            logger.notice("kept the stored device id of an existing device", metadata: ["device": "\(device.name)"])
+        } else if keptID == nil {
+            logger.debug("device added", metadata: ["device": "\(device.name)"])
+        }
+    }
+
+    /// Deletes a device with its credentials, token, codes and profile.
+    ///
+    /// Its poll attempts and events stay: they are history, and event sequence numbers already
+    /// handed to subscribers must stay resolvable until retention prunes them.
+    /// - Returns: whether the device existed.
+    public func removeDevice(named name: String) throws -> Bool {
+        let removed = try pool.write { db in
+            try db.execute(sql: "DELETE FROM devices WHERE name = ?", arguments: [name])
+            return db.changesCount > 0
+        }
+        if removed { logger.debug("device removed", metadata: ["device": "\(name)"]) }
+        return removed
+    }
+
+    /// The stable device id of a stored device.
+    public func deviceID(named name: String) throws -> String? {
+        try pool.read { db in
+            try String.fetchOne(db, sql: "SELECT device_id FROM devices WHERE name = ?", arguments: [name])
+        }
+    }
+
+    /// One overview line per device, oldest first: state, pending code, polls for that code and the
+    /// latest poll.
+    public func deviceSummaries() throws -> [DeviceSummary] {
+        try pool.read { db in
+            // Polls for a code are sent after the code was stored; the lower bound on sent_at keeps
+            // the count on the (device, sent_at) index instead of the device's whole poll history.
+            // The slack covers the step time being taken slightly after a poll's send time.
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT d.name, d.state, c.code, c.expires_at,
+                           CASE WHEN c.code IS NULL THEN 0 ELSE
+                               (SELECT count(*) FROM poll_attempts p
+                                WHERE p.device = d.name AND p.sent_at >= c.issued_at - ? AND p.code = c.code)
+                           END,
+                           lp.http_status, lp.sent_at
+                    FROM devices d
+                    LEFT JOIN codes c ON c.device = d.name AND c.status = 'pending'
+                    LEFT JOIN poll_attempts lp ON lp.id =
+                        (SELECT p.id FROM poll_attempts p WHERE p.device = d.name ORDER BY p.sent_at DESC, p.id DESC LIMIT 1)
+                    ORDER BY d.created_at, d.name
+                    """,
+                arguments: [Self.pollTimeSlackMs]
+            )
+            var summaries: [DeviceSummary] = []
+            while let row = try rows.next() {
+                let name: String = row[0]
+                guard let state = DevicePhase(rawValue: row[1]) else {
+                    throw RegcodeStoreError.corruptRow(table: "devices", key: name, reason: "unknown state \(row[1] as String)")
+                }
+                summaries.append(DeviceSummary(
+                    name: name,
+                    state: state,
+                    pendingCode: row[2],
+                    codeExpiresEpochMs: row[3],
+                    pollsForCode: row[4],
+                    lastHTTPStatus: row[5],
+                    lastPollEpochMs: row[6]
+                ))
+            }
+            return summaries
+        }
+    }
+
+    static let pollTimeSlackMs: Int64 = 60_000
+
+    static func wallClockMs() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded())
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import GRDB
+import Logging
+import RegcodeEngine
+
+extension RegcodeStore {
+    /// Stored events with `seq > after`, oldest first, at most `limit`.
+    ///
+    /// `devices` / `names` restrict the device names and callback names; `nil` means any, an
+    /// empty set means none.
+    public func events(after seq: Int64, devices: Set<String>?, names: Set<String>?, limit: Int) throws -> [StoredEvent] {
+        guard limit > 0, devices?.isEmpty != true, names?.isEmpty != true else { return [] }
+        let json = JSONColumns()
+        // Sets are bound as one JSON array and expanded with json_each, so a filter of thousands
+        // of devices stays one cacheable statement under SQLite's host-parameter limit.
+        var sql = "SELECT seq, device, time, name, args FROM events WHERE seq > ?"
+        var arguments: StatementArguments = [seq]
+        if let devices {
+            sql += " AND device IN (SELECT value FROM json_each(?))"
+            arguments += [try json.text(devices.sorted())]
+        }
+        if let names {
+            sql += " AND name IN (SELECT value FROM json_each(?))"
+            arguments += [try json.text(names.sorted())]
+        }
+        sql += " ORDER BY seq LIMIT ?"
+        arguments += [limit]
+        let finalSQL = sql
+        let finalArguments = arguments
+        return try pool.read { db in
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: finalSQL), arguments: finalArguments)
+            var events: [StoredEvent] = []
+            while let row = try rows.next() {
+                let seq: Int64 = row[0]
+                events.append(StoredEvent(
+                    seq: seq,
+                    device: row[1],
+                    time: row[2],
+                    name: row[3],
+                    args: try json.value([String: JSONValue].self, from: row[4], table: "events", key: "\(seq)")
+                ))
+            }
+            return events
+        }
+    }
+
+    /// The highest sequence number ever assigned (0 before the first event), including pruned ones.
+    public func lastEventSequence() throws -> Int64 {
+        try pool.read { db in
+            // sqlite_sequence, not MAX(seq): it still knows the last number after pruning.
+            try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'events'") ?? 0
+        }
+    }
+
+    /// Logged polls, in send order; optionally of one device and/or sent at or after a time.
+    public func pollAttempts(device: String?, sinceEpochMs: Int64?) throws -> [StoredPollAttempt] {
+        var conditions: [String] = []
+        var arguments: StatementArguments = []
+        if let device {
+            conditions.append("device = ?")
+            arguments += [device]
+        }
+        if let sinceEpochMs {
+            conditions.append("sent_at >= ?")
+            arguments += [sinceEpochMs]
+        }
+        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        let sql = """
+            SELECT device, code, planned_at, sent_at, http_status, latency_ms, outcome, next_delay_ms
+            FROM poll_attempts\(filter) ORDER BY sent_at, id
+            """
+        let finalArguments = arguments
+        return try pool.read { db in
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: finalArguments)
+            var attempts: [StoredPollAttempt] = []
+            while let row = try rows.next() {
+                let device: String = row[0]
+                guard let outcome = PollOutcome(rawValue: row[6]) else {
+                    throw RegcodeStoreError.corruptRow(table: "poll_attempts", key: device, reason: "unknown outcome \(row[6] as String)")
+                }
+                attempts.append(StoredPollAttempt(device: device, attempt: PollAttempt(
+                    code: row[1],
+                    plannedEpochMs: row[2],
+                    sentEpochMs: row[3],
+                    latencyMs: row[5],
+                    httpStatus: row[4],
+                    outcome: outcome,
+                    nextDelayMs: row[7]
+                )))
+            }
+            return attempts
+        }
+    }
+
+    /// Retention: deletes poll attempts sent before `pollAttemptsBefore` and events that happened
+    /// before `eventsBefore` (epoch milliseconds; `nil` leaves that log alone).
+    ///
+    /// Deletes in bounded batches, one transaction each, so `apply` and readers are never held up
+    /// for long. Event sequence numbers are never reused.
+    /// - Returns: how many rows were deleted from each log.
+    public func prune(pollAttemptsBefore: Int64?, eventsBefore: Int64?) throws -> (polls: Int, events: Int) {
+        var polls = 0
+        var events = 0
+        if let cutoff = pollAttemptsBefore {
+            polls = try deleteInBatches(
+                "DELETE FROM poll_attempts WHERE id IN (SELECT id FROM poll_attempts WHERE sent_at < ? LIMIT ?)",
+                cutoff: cutoff
+            )
+        }
+        if let cutoff = eventsBefore {
+            events = try deleteInBatches(
+                "DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE time < ? LIMIT ?)",
+                cutoff: cutoff
+            )
+        }
+        if polls > 0 || events > 0 {
+            logger.info("pruned logs", metadata: ["polls": "\(polls)", "events": "\(events)"])
+        }
+        return (polls, events)
+    }
+
+    static let pruneBatchSize = 5_000
+
+    private func deleteInBatches(_ sql: String, cutoff: Int64) throws -> Int {
+        var total = 0
+        while true {
+            let deleted = try pool.write { db in
+                try db.cachedStatement(sql: sql).execute(arguments: [cutoff, Self.pruneBatchSize])
+                return db.changesCount
+            }
+            total += deleted
+            if deleted < Self.pruneBatchSize { return total }
+        }
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import GRDB
+import Logging
+import RegcodeEngine
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The daemon's SQLite state: devices, their durable snapshots, the poll log and the event log.
+///
+/// One process writes; every write that belongs together (a batch of engine steps) is one
+/// transaction. `schema.sql` is executed verbatim on a new file, so the file's schema is exactly
+/// what `sqlite3 new.db < schema.sql` creates.
+public final class RegcodeStore: Sendable {
+    /// The schema version (`PRAGMA user_version`) this build reads and writes.
+    public static let schemaVersion: Int32 = 1
+    /// `PRAGMA application_id` of a regcoded database ('RGCD').
+    public static let applicationID: Int32 = 0x5247_4344
+
+    /// The database file.
+    public let path: String
+
+    // A pool rather than a queue: WAL lets the control socket's reads (event replay, summaries,
+    // poll reports) run concurrently with a long batched `apply` instead of queueing behind it.
+    let pool: DatabasePool
+    let logger: Logger
+
+    /// Opens or creates the database at `path`.
+    ///
+    /// A new file is created with mode 0600 (SQLite gives `-wal`/`-shm` the same mode) and gets
+    /// `schema.sql`; an existing file must carry this build's schema version. The connection uses
+    /// WAL, foreign keys and a busy timeout.
+    /// - Throws: ``RegcodeStoreError`` naming the path and the reason.
+    public init(path: String, logger: Logger) throws {
+        self.path = path
+        var logger = logger
+        logger[metadataKey: "db"] = .string(path)
+        self.logger = logger
+
+        try Self.createFileIfMissing(path, logger: logger)
+
+        var configuration = Configuration()
+        configuration.label = "regcoded.store"
+        configuration.foreignKeysEnabled = true
+        configuration.busyMode = .timeout(5)
+        configuration.maximumReaderCount = 4
+        configuration.prepareDatabase { db in
+            // With WAL, NORMAL only risks the last transactions on power loss, never corruption;
+            // FULL would add an fsync to every batch of engine steps.
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+        } catch {
+            throw RegcodeStoreError.cannotOpen(path: path, reason: Self.describe(error))
+        }
+        let outcome = try Self.prepareSchema(pool, path: path)
+        logger.info(outcome == .created ? "state database created" : "state database opened", metadata: ["schema": "\(Self.schemaVersion)"])
+    }
+
+    // MARK: Opening
+
+    private enum SchemaOutcome { case created, existing }
+
+    /// Creates the file with mode 0600 before SQLite sees it, because SQLite would create it with
+    /// the process umask (usually world-readable) and the file holds client secrets and tokens.
+    private static func createFileIfMissing(_ path: String, logger: Logger) throws {
+        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd >= 0 {
+            // A restrictive umask must not leave the owner without write access.
+            _ = fchmod(fd, 0o600)
+            close(fd)
+            return
+        }
+        let code = errno
+        guard code == EEXIST else {
+            throw RegcodeStoreError.cannotOpen(path: path, reason: String(cString: strerror(code)))
+        }
+        var info = stat()
+        if stat(path, &info) == 0, info.st_mode & 0o077 != 0 {
+            logger.warning(
+                "state database is readable by other users; it holds client secrets and tokens",
+                metadata: ["mode": "\(String(info.st_mode & 0o777, radix: 8))"]
+            )
+        }
+    }
+
+    /// Runs `schema.sql` on an empty database, or checks that an existing one is ours and current.
+    private static func prepareSchema(_ pool: DatabasePool, path: String) throws -> SchemaOutcome {
+        do {
+            return try pool.writeWithoutTransaction { db in
+                var outcome = SchemaOutcome.existing
+                // IMMEDIATE so that two processes opening the same new file cannot both create it.
+                try db.inTransaction(.immediate) {
+                    let userVersion = try Int32.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+                    let applicationID = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+                    let objects = try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0
+                    if objects == 0 && userVersion == 0 && applicationID == 0 {
+                        try db.execute(sql: schemaSQL)
+                        let written = try Int32.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+                        guard written == schemaVersion else {
+                            // schema.sql and this build disagree: refuse rather than mislabel the file.
+                            throw RegcodeStoreError.unsupportedSchemaVersion(path: path, found: written, supported: schemaVersion)
+                        }
+                        outcome = .created
+                        return .commit
+                    }
+                    guard applicationID == Self.applicationID else {
+                        throw RegcodeStoreError.notARegcodeDatabase(
+                            path: path,
+                            reason: "application_id is \(applicationID), expected \(Self.applicationID)"
+                        )
+                    }
+                    guard userVersion == schemaVersion else {
+                        throw RegcodeStoreError.unsupportedSchemaVersion(path: path, found: userVersion, supported: schemaVersion)
+                    }
+                    return .commit
+                }
+                return outcome
+            }
+        } catch let error as RegcodeStoreError {
+            throw error
+        } catch {
+            throw RegcodeStoreError.cannotOpen(path: path, reason: describe(error))
+        }
+    }
+
+    /// The bytes of `schema.sql`, embedded at build time.
+    static var schemaSQL: String { String(decoding: PackageResources.schema_sql, as: UTF8.self) }
+
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? DatabaseError {
+            return error.message ?? "SQLite error \(error.resultCode)"
+        }
+        return String(describing: error)
+    }
+}

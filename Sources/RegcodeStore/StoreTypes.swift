@@ -1,0 +1,140 @@
+import Foundation
+import RegcodeEngine
+
+/// A device as stored: configuration, identity and durable state.
+public struct StoredDevice: Sendable, Equatable {
+    public var name: String
+    /// The stable id sent to the backend; fixed when the row is first created.
+    public var deviceID: String
+    /// Loaded settings never carry `softwareStatement` or `signingKeys`: they are not stored,
+    /// and the daemon supplies them again from its configuration.
+    public var settings: DeviceSettings
+    public var scenario: Scenario
+    /// Jitter generator seed.
+    public var seed: UInt64
+    public var snapshot: DeviceSnapshot
+    /// The configured fleet the device belongs to or was modelled on, if any.
+    public var fleet: String?
+    /// Whether the device was added over the control socket rather than by the configuration
+    /// file (such devices survive a restart although the file does not list them).
+    public var addedAtRuntime: Bool
+
+    public init(
+        name: String,
+        deviceID: String,
+        settings: DeviceSettings,
+        scenario: Scenario,
+        seed: UInt64,
+        snapshot: DeviceSnapshot = DeviceSnapshot(),
+        fleet: String? = nil,
+        addedAtRuntime: Bool = false
+    ) {
+        self.name = name
+        self.deviceID = deviceID
+        self.settings = settings
+        self.scenario = scenario
+        self.seed = seed
+        self.snapshot = snapshot
+        self.fleet = fleet
+        self.addedAtRuntime = addedAtRuntime
+    }
+}
+
+/// The durable effects of one engine step, as ``RegcodeStore/apply(_:)`` stores them.
+public struct StepRecord: Sendable {
+    public var device: String
+    /// The device's new durable state, when it changed.
+    public var snapshot: DeviceSnapshot?
+    public var polls: [PollAttempt]
+    public var events: [DeviceEvent]
+    /// Wall-clock time of the step, milliseconds since the Unix epoch.
+    public var epochMs: Int64
+
+    public init(
+        device: String,
+        snapshot: DeviceSnapshot? = nil,
+        polls: [PollAttempt] = [],
+        events: [DeviceEvent] = [],
+        epochMs: Int64
+    ) {
+        self.device = device
+        self.snapshot = snapshot
+        self.polls = polls
+        self.events = events
+        self.epochMs = epochMs
+    }
+}
+
+/// One row of the poll log.
+public struct StoredPollAttempt: Sendable, Equatable {
+    public var device: String
+    public var attempt: PollAttempt
+
+    public init(device: String, attempt: PollAttempt) {
+        self.device = device
+        self.attempt = attempt
+    }
+}
+
+/// One line of the device overview.
+public struct DeviceSummary: Sendable, Equatable {
+    public var name: String
+    public var state: DevicePhase
+    /// The code being polled, if a login is pending.
+    public var pendingCode: String?
+    /// When the pending code expires, milliseconds since the Unix epoch.
+    public var codeExpiresEpochMs: Int64?
+    /// Polls logged for the pending code (0 without one).
+    public var pollsForCode: Int
+    /// HTTP status of the device's latest logged poll (`nil` without one or on transport errors).
+    public var lastHTTPStatus: Int?
+    /// When the device's latest logged poll was sent, milliseconds since the Unix epoch.
+    public var lastPollEpochMs: Int64?
+
+    public init(
+        name: String,
+        state: DevicePhase,
+        pendingCode: String?,
+        codeExpiresEpochMs: Int64?,
+        pollsForCode: Int,
+        lastHTTPStatus: Int?,
+        lastPollEpochMs: Int64?
+    ) {
+        self.name = name
+        self.state = state
+        self.pendingCode = pendingCode
+        self.codeExpiresEpochMs = codeExpiresEpochMs
+        self.pollsForCode = pollsForCode
+        self.lastHTTPStatus = lastHTTPStatus
+        self.lastPollEpochMs = lastPollEpochMs
+    }
+}
+
+/// Why the store could not open a database or read a row.
+public enum RegcodeStoreError: Error, Equatable, CustomStringConvertible, LocalizedError {
+    /// The file could not be created, opened or read as SQLite.
+    case cannotOpen(path: String, reason: String)
+    /// The file is an SQLite database, but not one this daemon created.
+    case notARegcodeDatabase(path: String, reason: String)
+    /// The database uses a schema version this build does not know.
+    case unsupportedSchemaVersion(path: String, found: Int32, supported: Int32)
+    /// A stored row holds a value this build cannot decode.
+    case corruptRow(table: String, key: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .cannotOpen(let path, let reason):
+            "cannot open state database \(path): \(reason)"
+        case .notARegcodeDatabase(let path, let reason):
+            "\(path) is not a regcoded state database: \(reason)"
+        case .unsupportedSchemaVersion(let path, let found, let supported) where found > supported:
+            "state database \(path) has schema version \(found), newer than this build supports (\(supported)); use a newer regcoded"
+        case .unsupportedSchemaVersion(let path, let found, let supported):
+            "state database \(path) has schema version \(found), which this build (schema \(supported)) cannot migrate"
+        case .corruptRow(let table, let key, let reason):
+            "unreadable \(table) row \(key): \(reason)"
+        }
+    }
+
+    public var errorDescription: String? { description }
+}

@@ -1,0 +1,19 @@
+import RegcodeEngine
+
+/// A callback as stored: the gap-free sequence number is assigned by the database.
+public struct StoredEvent: Sendable, Equatable {
+    public var seq: Int64
+    public var device: String
+    /// Milliseconds since the Unix epoch.
+    public var time: Int64
+    public var name: String
+    public var args: [String: JSONValue]
+
+    public init(seq: Int64, device: String, time: Int64, name: String, args: [String: JSONValue]) {
+        self.seq = seq
+        self.device = device
+        self.time = time
+        self.name = name
+        self.args = args
+    }
+}

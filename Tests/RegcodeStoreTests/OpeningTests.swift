@@ -1,0 +1,98 @@
+import Foundation
+import RegcodeEngine
+import RegcodeStore
+import Testing
+
+@Suite struct OpeningTests {
+    @Test func createdSchemaEqualsSchemaFile() throws {
+        let dir = try TempDirectory()
+        let daemonDB = dir.path("daemon.db")
+        let shellDB = dir.path("shell.db")
+        let store = try openStore(daemonDB)
+        try sqlite3(shellDB, input: schemaFileURL)
+
+        let master = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name"
+        let daemonSchema = try sqlite3(daemonDB, master)
+        let shellSchema = try sqlite3(shellDB, master)
+        #expect(daemonSchema.contains("CREATE TABLE devices"))
+        #expect(daemonSchema == shellSchema)
+
+        for pragma in ["PRAGMA user_version", "PRAGMA application_id"] {
+            #expect(try sqlite3(daemonDB, pragma) == sqlite3(shellDB, pragma), "\(pragma)")
+        }
+        #expect(try sqlite3(daemonDB, "PRAGMA user_version") == "\(RegcodeStore.schemaVersion)")
+        #expect(try sqlite3(daemonDB, "PRAGMA application_id") == "\(RegcodeStore.applicationID)")
+
+        // The shell-made database is accepted as an existing one.
+        _ = try openStore(shellDB)
+        _ = store
+    }
+
+    @Test func filesArePrivateAndWALIsOn() throws {
+        let dir = try TempDirectory()
+        let path = dir.path("state.db")
+        let store = try openStore(path)
+        try store.saveDevice(makeDevice("stb-1"))
+
+        for file in [path, path + "-wal", path + "-shm"] {
+            #expect(FileManager.default.fileExists(atPath: file), "\(file)")
+            #expect(try permissions(file) == 0o600, "\(file)")
+        }
+        #expect(try sqlite3(path, "PRAGMA journal_mode") == "wal")
+        #expect(store.path == path)
+    }
+
+    @Test func reopensExistingDatabase() throws {
+        let dir = try TempDirectory()
+        let path = dir.path("state.db")
+        do {
+            let store = try openStore(path)
+            try store.saveDevice(makeDevice("stb-1"))
+        }
+        let reopened = try openStore(path)
+        #expect(try reopened.loadDevices().map(\.name) == ["stb-1"])
+    }
+
+    @Test func refusesNewerSchemaVersion() throws {
+        let dir = try TempDirectory()
+        let path = dir.path("state.db")
+        do { _ = try openStore(path) }
+        try sqlite3(path, "PRAGMA user_version = 99")
+
+        let error = #expect(throws: RegcodeStoreError.self) { try openStore(path) }
+        #expect(error == .unsupportedSchemaVersion(path: path, found: 99, supported: RegcodeStore.schemaVersion))
+        #expect(error?.description.contains("newer") == true)
+        #expect(error?.description.contains(path) == true)
+    }
+
+    @Test func refusesForeignDatabase() throws {
+        let dir = try TempDirectory()
+        let path = dir.path("other.db")
+        try sqlite3(path, "CREATE TABLE notes (text TEXT)")
+
+        let error = #expect(throws: RegcodeStoreError.self) { try openStore(path) }
+        guard case .notARegcodeDatabase(let reportedPath, _) = error else {
+            Issue.record("unexpected error \(String(describing: error))")
+            return
+        }
+        #expect(reportedPath == path)
+    }
+
+    @Test func unopenableFileNamesPathAndReason() throws {
+        let dir = try TempDirectory()
+        let missingDirectory = dir.path("missing/state.db")
+        let error = #expect(throws: RegcodeStoreError.self) { try openStore(missingDirectory) }
+        #expect(error?.description.contains(missingDirectory) == true)
+        #expect(error?.description.contains("No such file or directory") == true)
+
+        let garbage = dir.path("garbage.db")
+        try Data(repeating: 0x41, count: 4096).write(to: URL(fileURLWithPath: garbage))
+        let notSQLite = #expect(throws: RegcodeStoreError.self) { try openStore(garbage) }
+        guard case .cannotOpen(let reportedPath, let reason) = notSQLite else {
+            Issue.record("unexpected error \(String(describing: notSQLite))")
+            return
+        }
+        #expect(reportedPath == garbage)
+        #expect(!reason.isEmpty)
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import Logging
+import RegcodeEngine
+import RegcodeStore
+import Testing
+
+/// A temporary directory holding one test's database files, removed when the test ends.
+final class TempDirectory {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("regcode-store-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: url)
+    }
+
+    func path(_ name: String) -> String {
+        url.appendingPathComponent(name).path
+    }
+}
+
+let quietLogger: Logger = {
+    var logger = Logger(label: "regcode-store-test")
+    logger.logLevel = .error
+    return logger
+}()
+
+func openStore(_ path: String) throws -> RegcodeStore {
+    try RegcodeStore(path: path, logger: quietLogger)
+}
+
+/// `schema.sql` at the package root, found from this file's location.
+let schemaFileURL = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent()
+    .deletingLastPathComponent()
+    .deletingLastPathComponent()
+    .appendingPathComponent("schema.sql")
+
+struct SQLiteCLIError: Error, CustomStringConvertible {
+    var status: Int32
+    var stderr: String
+    var description: String { "sqlite3 exited with \(status): \(stderr)" }
+}
+
+/// Runs the `sqlite3` command-line shell on `database`: with `sql` as its argument, or with the
+/// contents of `input` on standard input. Returns standard output.
+@discardableResult
+func sqlite3(_ database: String, _ sql: String? = nil, input: URL? = nil) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+    process.arguments = [database] + (sql.map { [$0] } ?? [])
+    let output = Pipe()
+    let errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    if let input {
+        process.standardInput = try FileHandle(forReadingFrom: input)
+    } else {
+        process.standardInput = FileHandle.nullDevice
+    }
+    try process.run()
+    let stdout = output.fileHandleForReading.readDataToEndOfFile()
+    let stderr = errors.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else {
+        throw SQLiteCLIError(status: process.terminationStatus, stderr: String(decoding: stderr, as: UTF8.self))
+    }
+    return String(decoding: stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
+/// File permission bits of `path`.
+func permissions(_ path: String) throws -> Int {
+    let attributes = try FileManager.default.attributesOfItem(atPath: path)
+    return (attributes[.posixPermissions] as? NSNumber)?.intValue ?? -1
+}
+
+let t0: Int64 = 1_763_720_000_000
+
+func makeSettings(_ name: String, statement: String? = nil, keys: SigningKeys? = nil) -> DeviceSettings {
+    var settings = DeviceSettings(name: name, requestor: "REF30")
+    settings.softwareStatement = statement
+    settings.signingKeys = keys
+    settings.presetMVPD = "Cablevision"
+    settings.polling.interval = .seconds(4)
+    settings.polling.onExpiry = .renew(times: 2)
+    settings.deviceInfo.applicationId = "com.example.tv"
+    return settings
+}
+
+func makeDevice(_ name: String, deviceID: String? = nil, seed: UInt64 = 7) -> StoredDevice {
+    StoredDevice(
+        name: name,
+        deviceID: deviceID ?? "id-\(name)",
+        settings: makeSettings(name),
+        scenario: .login,
+        seed: seed
+    )
+}
+
+func poll(_ code: String, at time: Int64, status: Int? = 200, outcome: PollOutcome = .pending) -> PollAttempt {
+    PollAttempt(
+        code: code,
+        plannedEpochMs: time - 3,
+        sentEpochMs: time,
+        latencyMs: 12.5,
+        httpStatus: status,
+        outcome: outcome,
+        nextDelayMs: outcome == .pending ? 5_000 : nil
+    )
+}
+
+/// A snapshot of a device polling `code`.
+func pollingSnapshot(code: String, expires: Int64, base: DeviceSnapshot = DeviceSnapshot()) -> DeviceSnapshot {
+    var snapshot = base
+    snapshot.phase = .polling
+    snapshot.mvpds = [MVPD(id: "Cablevision", displayName: "Optimum", logoURL: "https://logo.example/o.png")]
+    snapshot.selectedMVPD = "Cablevision"
+    snapshot.code = IssuedCode(code: code, expiresEpochMs: expires, mvpd: "Cablevision")
+    return snapshot
+}

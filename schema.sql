@@ -1,0 +1,1 @@
+Sources/RegcodeStore/schema.sql

@@ -210,6 +210,8 @@ let package = Package(
             name: "AdobePassClientTests",
             dependencies: [
                 "AdobePassClient",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
                 "PassSimulator",
                 "RegcodeEngine",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -220,6 +222,9 @@ let package = Package(
             name: "DeviceFleetTests",
             dependencies: [
                 "DeviceFleet",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 "AdobePassClient",
                 "PassSimulator",
                 "RegcodeEngine",

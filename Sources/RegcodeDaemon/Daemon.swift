@@ -59,6 +59,8 @@ public final class Daemon: Sendable {
         self.pipeline = EventPipeline(store: store, broadcaster: broadcaster, observers: observers, logger: logger)
         var httpConfiguration = HTTPClient.Configuration()
         httpConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(8, configuration.maxConcurrentRequests)
+        // A refused connection should fail fast and back off, not hang for AsyncHTTPClient's 10 s default.
+        httpConfiguration.timeout.connect = .seconds(3)
         self.httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
         self.fleet = Fleet(
             clock: SystemDeviceClock(),

@@ -1,0 +1,201 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOFoundationCompat
+import RegcodeEngine
+
+/// Executes the engine's `BackendRequest`s against an Adobe Pass backend (DCR, REST API v2, legacy v1).
+///
+/// Stateless apart from its configuration: every per-device input comes in the `RequestContext`, so one value
+/// can serve a whole fleet concurrently. The `HTTPClient` belongs to the caller, who also shuts it down.
+public struct AdobePassClient: Sendable {
+    public let configuration: AdobePassClientConfiguration
+    private let httpClient: HTTPClient
+    private let logger: Logger
+
+    public init(configuration: AdobePassClientConfiguration, httpClient: HTTPClient, logger: Logger) {
+        self.configuration = configuration
+        self.httpClient = httpClient
+        self.logger = logger
+    }
+
+    /// Performs one backend call and interprets the answer. Never throws: every problem is a `BackendFailure`.
+    ///
+    /// The whole exchange is bounded by `configuration.requestTimeout`; cancelling the calling task ends it
+    /// with `.transport("cancelled")`.
+    public func execute(_ request: BackendRequest, context: RequestContext) async -> Result<BackendResponse, BackendFailure> {
+        let call = RequestBuilder.call(for: request, context: context, configuration: configuration)
+        var logger = self.logger
+        logger[metadataKey: "request.name"] = "\(request.name)"
+        logger[metadataKey: "api.profile"] = "\(context.profile.rawValue)"
+        logger[metadataKey: "http.method"] = "\(call.method.rawValue)"
+        logger[metadataKey: "http.path"] = "\(call.path)"
+        logger.trace("Sending Adobe Pass request")
+
+        let clock = ContinuousClock()
+        let start = clock.now
+        let exchange = await send(call)
+        let latency = start.duration(to: clock.now)
+        logger[metadataKey: "latency_ms"] = "\(Self.milliseconds(latency))"
+
+        switch exchange {
+        case .failure(let failure):
+            logger.debug("Adobe Pass request failed in transport", metadata: ["error": "\(failure.description)"])
+            return .failure(.transport(failure.description))
+        case .success(let response):
+            logger[metadataKey: "http.status"] = "\(response.status)"
+            let result: Result<BackendResponse, BackendFailure>
+            if let body = response.body {
+                result = AdobePassResponseParser.parse(
+                    request: request,
+                    profile: context.profile,
+                    status: response.status,
+                    retryAfter: response.retryAfter,
+                    body: body
+                )
+            } else if (200..<300).contains(response.status) {
+                result = .failure(
+                    .malformed(status: response.status, reason: "body exceeds \(configuration.maxResponseBodyBytes) bytes")
+                )
+            } else {
+                result = .failure(
+                    .http(
+                        status: response.status,
+                        retryAfter: AdobePassResponseParser.retryAfterDuration(response.retryAfter),
+                        error: nil
+                    )
+                )
+            }
+            switch result {
+            case .success:
+                logger.debug("Adobe Pass request succeeded")
+            case .failure(.http(_, let retryAfter, let error)):
+                var metadata: Logger.Metadata = [:]
+                if let error { metadata["error.code"] = "\(error.code)" }
+                if let retryAfter { metadata["retry_after_ms"] = "\(Self.milliseconds(retryAfter))" }
+                logger.debug("Adobe Pass request returned an error status", metadata: metadata)
+            case .failure(let failure):
+                logger.debug("Adobe Pass response not understood", metadata: ["error": "\(failure)"])
+            }
+            return result
+        }
+    }
+
+    // MARK: - Transport
+
+    private struct RawResponse: Sendable {
+        var status: Int
+        var retryAfter: String?
+        /// nil when the body was larger than the configured limit.
+        var body: Data?
+    }
+
+    private struct TransportFailure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Runs the exchange under one overall deadline. AsyncHTTPClient's own deadline stops at the response
+    /// head, so a server that trickles or stalls the body would otherwise hold the call forever.
+    private func send(_ call: HTTPCall) async -> Result<RawResponse, TransportFailure> {
+        var request = HTTPClientRequest(url: call.url(baseURL: configuration.baseURL))
+        switch call.method {
+        case .get: request.method = .GET
+        case .post: request.method = .POST
+        }
+        for (name, value) in call.headers {
+            request.headers.add(name: name, value: value)
+        }
+        if let body = call.body {
+            request.body = .bytes(ByteBuffer(data: body))
+        }
+
+        let timeout = configuration.requestTimeout
+        let maxBytes = configuration.maxResponseBodyBytes
+        let httpClient = self.httpClient
+        let prepared = request
+        do {
+            return try await withThrowingTaskGroup(of: RawResponse?.self) { group in
+                group.addTask {
+                    let response = try await httpClient.execute(prepared, timeout: TimeAmount(timeout))
+                    let body: Data?
+                    do {
+                        body = Data(buffer: try await response.body.collect(upTo: maxBytes))
+                    } catch is NIOTooManyBytesError {
+                        body = nil
+                    }
+                    return RawResponse(
+                        status: Int(response.status.code),
+                        retryAfter: response.headers.first(name: "Retry-After"),
+                        body: body
+                    )
+                }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let response = first else {
+                    return .failure(TransportFailure(description: "timeout after \(timeout)"))
+                }
+                return .success(response)
+            }
+        } catch {
+            return .failure(TransportFailure(description: Self.describe(error, timeout: timeout)))
+        }
+    }
+
+    private static func describe(_ error: any Error, timeout: Duration) -> String {
+        if error is CancellationError {
+            return "cancelled"
+        }
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .deadlineExceeded, .readTimeout, .writeTimeout:
+                return "timeout after \(timeout)"
+            case .connectTimeout:
+                return "connect timeout"
+            case .remoteConnectionClosed:
+                return "connection closed by the server"
+            case .cancelled:
+                return "cancelled"
+            default:
+                return "\(error)"
+            }
+        }
+        return "\(error)"
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int64 {
+        let components = duration.components
+        return components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+    }
+}
+
+/// Maps (request, API profile) to the concrete HTTP call.
+enum RequestBuilder {
+    static func call(
+        for request: BackendRequest,
+        context: RequestContext,
+        configuration: AdobePassClientConfiguration
+    ) -> HTTPCall {
+        switch (request, context.profile) {
+        case (.registerClient(let statement), _):
+            DCRRequests.register(softwareStatement: statement, context: context, configuration: configuration)
+        case (.obtainAccessToken(let credentials), _):
+            DCRRequests.token(credentials: credentials, context: context, configuration: configuration)
+        case (.configuration, .v2):
+            V2Requests.configuration(context: context, configuration: configuration)
+        case (.configuration, .v1):
+            V1Requests.configuration(context: context, configuration: configuration)
+        case (.createSession(let mvpd), .v2):
+            V2Requests.createSession(mvpd: mvpd, context: context, configuration: configuration)
+        case (.createSession(let mvpd), .v1):
+            V1Requests.createRegcode(mvpd: mvpd, context: context, configuration: configuration)
+        case (.pollProfile(let code), .v2):
+            V2Requests.pollProfile(code: code, context: context, configuration: configuration)
+        case (.pollProfile, .v1):
+            V1Requests.pollToken(context: context, configuration: configuration)
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import RegcodeEngine
+
+/// Dynamic Client Registration calls (`/o/client/*`), shared by both API profiles.
+enum DCRRequests {
+    private struct RegisterBody: Encodable {
+        var softwareStatement: String
+        var redirectURI: String
+
+        enum CodingKeys: String, CodingKey {
+            case softwareStatement = "software_statement"
+            case redirectURI = "redirect_uri"
+        }
+    }
+
+    private static func headers(
+        contentType: String,
+        context: RequestContext,
+        configuration: AdobePassClientConfiguration
+    ) -> [(String, String)] {
+        var headers = [("Content-Type", contentType)]
+        if !context.deviceInfo.isEmpty {
+            headers.append(("X-Device-Info", context.deviceInfo))
+        }
+        headers.append(("Accept", "application/json"))
+        headers.append(("User-Agent", configuration.userAgent))
+        return headers
+    }
+
+    /// `POST /o/client/register` with the software statement as JSON.
+    static func register(
+        softwareStatement: String,
+        context: RequestContext,
+        configuration: AdobePassClientConfiguration
+    ) -> HTTPCall {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let body = RegisterBody(softwareStatement: softwareStatement, redirectURI: configuration.clientRedirectURI)
+        // Encoding two plain strings cannot fail; an empty body would still surface as a server-side 400.
+        let data = (try? encoder.encode(body)) ?? Data()
+        return HTTPCall(
+            method: .post,
+            path: "/o/client/register",
+            headers: headers(contentType: "application/json;charset=utf-8", context: context, configuration: configuration),
+            body: data
+        )
+    }
+
+    /// `POST /o/client/token`, `grant_type=client_credentials`, credentials in the form body (not the query)
+    /// so they stay out of access logs.
+    static func token(
+        credentials: ClientCredentials,
+        context: RequestContext,
+        configuration: AdobePassClientConfiguration
+    ) -> HTTPCall {
+        let form = FormEncoding.encode([
+            ("client_id", credentials.clientID),
+            ("client_secret", credentials.clientSecret),
+            ("grant_type", "client_credentials"),
+        ])
+        return HTTPCall(
+            method: .post,
+            path: "/o/client/token",
+            headers: headers(contentType: "application/x-www-form-urlencoded", context: context, configuration: configuration),
+            body: Data(form.utf8)
+        )
+    }
+}

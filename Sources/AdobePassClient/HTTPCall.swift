@@ -1,0 +1,81 @@
+import Foundation
+
+/// One HTTP exchange as the request builders describe it, before it is bound to an HTTP client.
+struct HTTPCall: Sendable {
+    enum Method: String, Sendable {
+        case get = "GET"
+        case post = "POST"
+    }
+
+    var method: Method
+    /// Already percent-encoded path, starting with `/`.
+    var path: String
+    var query: [(String, String)] = []
+    /// Header name/value pairs in sending order.
+    var headers: [(String, String)] = []
+    var body: Data?
+
+    init(method: Method, path: String, query: [(String, String)] = [], headers: [(String, String)] = [], body: Data? = nil) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+    }
+
+    /// Path plus encoded query string.
+    var target: String {
+        query.isEmpty ? path : path + "?" + FormEncoding.encode(query)
+    }
+
+    func url(baseURL: String) -> String {
+        var base = baseURL
+        while base.hasSuffix("/") { base.removeLast() }
+        return base + target
+    }
+}
+
+/// RFC 3986 percent-encoding, shared by path segments, query strings and form bodies.
+enum FormEncoding {
+    /// Only the unreserved characters stay literal, so `/`, `?`, `#`, `&`, `=` and `+` can never change the
+    /// structure of a path or a form.
+    private static let unreserved: Set<UInt8> = {
+        var set = Set<UInt8>()
+        set.formUnion(UInt8(ascii: "A")...UInt8(ascii: "Z"))
+        set.formUnion(UInt8(ascii: "a")...UInt8(ascii: "z"))
+        set.formUnion(UInt8(ascii: "0")...UInt8(ascii: "9"))
+        set.formUnion([UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~")])
+        return set
+    }()
+
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+
+    static func percentEncode(_ text: String) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            if unreserved.contains(byte) {
+                bytes.append(byte)
+            } else {
+                bytes.append(UInt8(ascii: "%"))
+                bytes.append(hexDigits[Int(byte >> 4)])
+                bytes.append(hexDigits[Int(byte & 0x0F)])
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// A single path segment; `.` and `..` are escaped too so a value can never climb the path.
+    static func pathSegment(_ text: String) -> String {
+        switch text {
+        case ".": "%2E"
+        case "..": "%2E%2E"
+        default: percentEncode(text)
+        }
+    }
+
+    /// `application/x-www-form-urlencoded` / query-string encoding of ordered pairs.
+    static func encode(_ pairs: [(String, String)]) -> String {
+        pairs.map { percentEncode($0.0) + "=" + percentEncode($0.1) }.joined(separator: "&")
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import RegcodeEngine
+
+/// Legacy REST API v1 ("clientless") calls: reggie regcodes, `tokens/authn` polling, `config`.
+enum V1Requests {
+    /// The `deviceId` parameter: base64 of the UTF-8 device id, the same bytes v2 sends as the fingerprint.
+    static func deviceIDParameter(_ context: RequestContext) -> String {
+        Data(context.deviceID.utf8).base64EncodedString()
+    }
+
+    /// Bearer token when DCR is in use, otherwise the §3.1 signed header, otherwise nothing (the backend then
+    /// answers 401, which is the truthful outcome for a device without credentials).
+    static func authorization(method: HTTPCall.Method, path: String, context: RequestContext) -> String? {
+        if let token = context.accessToken {
+            return "Bearer \(token)"
+        }
+        if let keys = context.signingKeys {
+            return AdobeRequestSigner.authorizationHeader(
+                method: method.rawValue,
+                requestor: context.requestor,
+                requestURI: path,
+                publicKey: keys.publicKey,
+                secret: keys.secret
+            )
+        }
+        return nil
+    }
+
+    static func headers(
+        method: HTTPCall.Method,
+        path: String,
+        context: RequestContext,
+        configuration: AdobePassClientConfiguration
+    ) -> [(String, String)] {
+        var headers: [(String, String)] = []
+        if let authorization = authorization(method: method, path: path, context: context) {
+            headers.append(("Authorization", authorization))
+        }
+        if !context.deviceInfo.isEmpty {
+            headers.append(("X-Device-Info", context.deviceInfo))
+        }
+        headers.append(("Accept", "application/json"))
+        headers.append(("User-Agent", configuration.userAgent))
+        return headers
+    }
+
+    /// `GET /api/v1/config/{requestor}?format=json`.
+    static func configuration(context: RequestContext, configuration: AdobePassClientConfiguration) -> HTTPCall {
+        let path = "/api/v1/config/" + FormEncoding.pathSegment(context.requestor)
+        return HTTPCall(
+            method: .get,
+            path: path,
+            query: [("format", "json")],
+            headers: headers(method: .get, path: path, context: context, configuration: configuration)
+        )
+    }
+
+    /// `POST /reggie/v1/{requestor}/regcode` with `deviceId`, `ttl`, `format=json` and the preselected `mvpd`.
+    static func createRegcode(
+        mvpd: String?,
+        context: RequestContext,
+        configuration: AdobePassClientConfiguration
+    ) -> HTTPCall {
+        let path = "/reggie/v1/" + FormEncoding.pathSegment(context.requestor) + "/regcode"
+        var form: [(String, String)] = [
+            ("deviceId", deviceIDParameter(context)),
+            ("ttl", String(configuration.registrationCodeTTL.components.seconds)),
+            ("format", "json"),
+        ]
+        if let mvpd {
+            form.append(("mvpd", mvpd))
+        }
+        var headers = headers(method: .post, path: path, context: context, configuration: configuration)
+        headers.append(("Content-Type", "application/x-www-form-urlencoded"))
+        return HTTPCall(method: .post, path: path, headers: headers, body: Data(FormEncoding.encode(form).utf8))
+    }
+
+    /// `GET /api/v1/tokens/authn`: 404 while pending, 200 with the AuthN token once the user finished.
+    /// The code itself is not sent: the token is bound to (requestor, deviceId).
+    static func pollToken(context: RequestContext, configuration: AdobePassClientConfiguration) -> HTTPCall {
+        let path = "/api/v1/tokens/authn"
+        return HTTPCall(
+            method: .get,
+            path: path,
+            query: [("requestor", context.requestor), ("deviceId", deviceIDParameter(context)), ("format", "json")],
+            headers: headers(method: .get, path: path, context: context, configuration: configuration)
+        )
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import RegcodeEngine
+
+/// REST API v2 calls (`/api/v2/{serviceProvider}/…`).
+enum V2Requests {
+    /// The §7.1 header set every v2 call carries.
+    static func headers(context: RequestContext, configuration: AdobePassClientConfiguration) -> [(String, String)] {
+        var headers: [(String, String)] = []
+        if let token = context.accessToken {
+            headers.append(("Authorization", "Bearer \(token)"))
+        }
+        // Empty values are left out rather than sent blank, so the backend reports the header as missing.
+        if !context.deviceID.isEmpty {
+            headers.append(("AP-Device-Identifier", "fingerprint \(Data(context.deviceID.utf8).base64EncodedString())"))
+        }
+        if !context.deviceInfo.isEmpty {
+            headers.append(("X-Device-Info", context.deviceInfo))
+        }
+        headers.append(("Accept", "application/json"))
+        headers.append(("User-Agent", configuration.userAgent))
+        if let visitorID = context.visitorID {
+            headers.append(("AP-Visitor-Identifier", visitorID))
+        }
+        return headers
+    }
+
+    private static func base(_ context: RequestContext) -> String {
+        "/api/v2/" + FormEncoding.pathSegment(context.requestor)
+    }
+
+    /// `GET /api/v2/{sp}/configuration`.
+    static func configuration(context: RequestContext, configuration: AdobePassClientConfiguration) -> HTTPCall {
+        HTTPCall(
+            method: .get,
+            path: base(context) + "/configuration",
+            headers: headers(context: context, configuration: configuration)
+        )
+    }
+
+    /// `POST /api/v2/{sp}/sessions` with `mvpd` (when preselected), `domainName` and `redirectUrl`.
+    static func createSession(
+        mvpd: String?,
+        context: RequestContext,
+        configuration: AdobePassClientConfiguration
+    ) -> HTTPCall {
+        var form: [(String, String)] = []
+        if let mvpd {
+            form.append(("mvpd", mvpd))
+        }
+        form.append(("domainName", configuration.domainName))
+        form.append(("redirectUrl", configuration.redirectURL))
+        var headers = headers(context: context, configuration: configuration)
+        headers.append(("Content-Type", "application/x-www-form-urlencoded"))
+        return HTTPCall(
+            method: .post,
+            path: base(context) + "/sessions",
+            headers: headers,
+            body: Data(FormEncoding.encode(form).utf8)
+        )
+    }
+
+    /// `GET /api/v2/{sp}/profiles/code/{code}`: the second-screen poll.
+    static func pollProfile(code: String, context: RequestContext, configuration: AdobePassClientConfiguration) -> HTTPCall {
+        HTTPCall(
+            method: .get,
+            path: base(context) + "/profiles/code/" + FormEncoding.pathSegment(code),
+            headers: headers(context: context, configuration: configuration)
+        )
+    }
+}

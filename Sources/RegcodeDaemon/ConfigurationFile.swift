@@ -182,6 +182,7 @@ public enum ConfigurationFile {
                 case "public_key": fleet.publicKey = try optionalString(value, path)
                 case "signing_secret_file": fleet.signingSecretFile = try optionalString(value, path)
                 case "poll": try readPoll(value, key: path, into: &fleet.poll)
+                case "ramp": fleet.ramp = try optionalDuration(value, path)
                 default: throw fail(path, "unknown key")
                 }
             }
@@ -190,7 +191,16 @@ public enum ConfigurationFile {
         func readPoll(_ node: Node, key prefix: String, into policy: inout PollPolicy) throws(ConfigurationError) {
             var renewals: Int?
             var onExpiry: String?
-            for (key, value) in try mapping(node, prefix) {
+            let pairs = try mapping(node, prefix)
+            // A preset sets the baseline; the other keys refine it, whatever their order.
+            if let presetNode = pairs.first(where: { $0.0 == "preset" })?.1 {
+                let text = try string(presetNode, "\(prefix).preset")
+                guard let preset = PollPreset(rawValue: text.lowercased()) else {
+                    throw fail("\(prefix).preset", "'\(text)' is not one of \(PollPreset.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                policy = preset.policy
+            }
+            for (key, value) in pairs {
                 let path = "\(prefix).\(key)"
                 switch key {
                 case "interval": policy.interval = try duration(value, path)
@@ -207,6 +217,7 @@ public enum ConfigurationFile {
                     policy.maxConsecutiveErrors = value.null != nil ? nil : try int(value, path, range: 1...1_000_000)
                 case "code_request_retries": policy.codeRequestRetries = try int(value, path, range: 0...100)
                 case "misbehaving": policy.misbehaving = try bool(value, path)
+                case "preset": continue
                 case "on_expiry": onExpiry = try string(value, path).lowercased()
                 case "renewals": renewals = try int(value, path, range: 0...1000)
                 default: throw fail(path, "unknown key")

@@ -33,6 +33,7 @@ public final class Daemon: Sendable {
     let startedAt = Date()
     let activationURL = SharedValue<String?>(nil)
     private let simulator: PassSimulator?
+    let metrics: RegcodeMetrics?
 
     /// Reads secrets and opens the database; nothing runs yet. Configuration errors surface
     /// before the database is touched.
@@ -52,9 +53,18 @@ public final class Daemon: Sendable {
         self.broadcaster = EventBroadcaster(bufferSize: configuration.subscriberBuffer)
         let printCodes = configuration.printCodes ?? configuration.usesEmbeddedSimulator
         let activationURL = self.activationURL
-        var observers: [@Sendable ([StoredEvent]) -> Void] = []
+        var observers: [@Sendable ([DeviceStep], [StoredEvent]) -> Void] = []
         if printCodes {
-            observers.append { events in CodePrinter.print(events, activationURL: activationURL.value) }
+            observers.append { _, events in CodePrinter.print(events, activationURL: activationURL.value) }
+        }
+        if configuration.metrics != nil {
+            let metrics = RegcodeMetrics()
+            self.metrics = metrics
+            observers.append { steps, events in
+                metrics.record(polls: steps.flatMap { step in step.polls.map { (step.device, $0) } }, events: events)
+            }
+        } else {
+            self.metrics = nil
         }
         self.pipeline = EventPipeline(store: store, broadcaster: broadcaster, observers: observers, logger: logger)
         var httpConfiguration = HTTPClient.Configuration()
@@ -127,6 +137,9 @@ public final class Daemon: Sendable {
         services.append(.init(service: Starter(daemon: self, backendURLs: ready.stream)))
         services.append(.init(service: RetentionService(store: store, retention: configuration.retention, logger: logger)))
         services.append(.init(service: ReloadService(daemon: self)))
+        if let metrics, let address = configuration.metrics.flatMap(HostPort.parse) {
+            services.append(.init(service: MetricsService(metrics: metrics, address: address, fleet: fleet, broadcaster: broadcaster, logger: logger)))
+        }
         // Last: shut down first, so STOPPING=1 goes out before anything else stops.
         services.append(.init(service: systemd))
 
@@ -153,14 +166,41 @@ public final class Daemon: Sendable {
             CodePrinter.say("activation page: \(url)")
         }
         let specs = try reconcileDevices()
+        var ramps: [String: (ramp: Duration, specs: [Fleet<SystemDeviceClock>.DeviceSpec])] = [:]
+        var started = 0
         for spec in specs {
-            try await fleet.add(spec)
+            // A device resuming a pending code is not held back: its code is already ticking.
+            if spec.snapshot.code == nil, let fleetConfiguration = catalog.fleet(forDevice: spec.settings.name),
+                let ramp = fleetConfiguration.ramp, ramp > .zero
+            {
+                ramps[fleetConfiguration.name, default: (ramp, [])].specs.append(spec)
+            } else {
+                try await fleet.add(spec)
+                started += 1
+            }
         }
         await systemd.reached(.devicesResumed)
         logger.info("regcoded ready", metadata: [
-            "devices": "\(specs.count)", "socket": "\(configuration.socket)", "database": "\(configuration.database)",
-            "backend": "\(backendURL)",
+            "devices": "\(started)", "ramping": "\(specs.count - started)", "socket": "\(configuration.socket)",
+            "database": "\(configuration.database)", "backend": "\(backendURL)",
         ])
+        // Ramps start their devices evenly over their duration, fleets side by side.
+        await withDiscardingTaskGroup { group in
+            for (name, plan) in ramps {
+                group.addTask {
+                    let step = plan.ramp / max(1, plan.specs.count)
+                    self.logger.info("ramping up", metadata: ["fleet": "\(name)", "devices": "\(plan.specs.count)", "over": "\(plan.ramp)"])
+                    for spec in plan.specs {
+                        do {
+                            try await self.fleet.add(spec)
+                            try await cancelWhenGracefulShutdown { try await Task.sleep(for: step) }
+                        } catch {
+                            return
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// Matches configured devices with stored ones: stored identity, state and seed are kept;

@@ -34,6 +34,8 @@ public struct FleetConfiguration: Sendable, Equatable {
     public var publicKey: String?
     public var signingSecretFile: String?
     public var poll = PollPolicy()
+    /// Start the fleet's devices evenly over this long instead of all at once.
+    public var ramp: Duration?
 
     public init() {}
 

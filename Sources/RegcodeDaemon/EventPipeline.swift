@@ -24,11 +24,11 @@ final class EventPipeline: FleetSink, Service {
     private let wake: AsyncStream<Void>.Continuation
     private let store: RegcodeStore
     private let broadcaster: EventBroadcaster<JSONValue>
-    private let observers: [@Sendable ([StoredEvent]) -> Void]
+    private let observers: [@Sendable ([DeviceStep], [StoredEvent]) -> Void]
     private let logger: Logger
     private let threadPool: NIOThreadPool
 
-    init(store: RegcodeStore, broadcaster: EventBroadcaster<JSONValue>, observers: [@Sendable ([StoredEvent]) -> Void], logger: Logger) {
+    init(store: RegcodeStore, broadcaster: EventBroadcaster<JSONValue>, observers: [@Sendable ([DeviceStep], [StoredEvent]) -> Void], logger: Logger) {
         self.store = store
         self.broadcaster = broadcaster
         self.observers = observers
@@ -82,8 +82,8 @@ final class EventPipeline: FleetSink, Service {
                 let stored = try await threadPool.runIfActive { try store.apply(records) }
                 if !stored.isEmpty {
                     broadcaster.publish(stored.map(EventEncoding.params))
-                    for observer in observers { observer(stored) }
                 }
+                for observer in observers { observer(steps, stored) }
             } catch {
                 // Losing a batch would break the gap-free promise silently; say so loudly.
                 logger.error("could not store \(records.count) device steps", metadata: ["error": "\(error)"])

@@ -41,7 +41,7 @@ public struct PollPolicy: Sendable, Equatable, Codable {
     /// Problems with the policy, as readable reasons (empty when valid).
     public func validationErrors() -> [String] {
         var errors: [String] = []
-        if interval <= .zero { errors.append("interval must be positive") }
+        if interval < .zero || (interval == .zero && !misbehaving) { errors.append("interval must be positive") }
         if interval < Self.minimumInterval && !misbehaving {
             errors.append("interval \(interval.seconds) s is under the 3 s floor; mark the device as misbehaving to allow it")
         }

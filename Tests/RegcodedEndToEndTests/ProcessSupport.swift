@@ -46,8 +46,8 @@ final class ChildProcess: @unchecked Sendable {
     private let lock = NSLock()
     private var captured = Data()
 
-    init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], directory: URL? = nil) throws {
-        process.executableURL = Executables.url(executable)
+    init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], directory: URL? = nil, absolute: Bool = false) throws {
+        process.executableURL = absolute ? URL(fileURLWithPath: executable) : Executables.url(executable)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }

@@ -1,0 +1,144 @@
+import ControlSocket
+import CoreMetrics
+import DeviceFleet
+import Foundation
+import Hummingbird
+import Logging
+import Metrics
+import Prometheus
+import RegcodeEngine
+import RegcodeStore
+import ServiceLifecycle
+import Synchronization
+
+/// The daemon's metrics, recorded through swift-metrics into a Prometheus registry.
+///
+/// Poll figures come from the stored steps (so they match the poll log); device states are
+/// sampled from the fleet; subscriber counts from the broadcaster.
+final class RegcodeMetrics: Sendable {
+    let registry: PrometheusCollectorRegistry
+    private let factory: PrometheusMetricsFactory
+    private let pollLatency: Metrics.Timer
+    private let pollLateness: Metrics.Timer
+    private let timeToAuthenticate: Metrics.Timer
+    private let codesIssued: CoreMetrics.Counter
+    private let codesExpired: CoreMetrics.Counter
+    private let subscribers: CoreMetrics.Gauge
+    private let cutOffSubscribers: CoreMetrics.Counter
+    private let cutOffSeen = Mutex(0)
+    /// When each device showed its current code, to measure time to authenticate.
+    private let codeShownAt = Mutex<[String: Int64]>([:])
+
+    init() {
+        registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.durationHistogramBuckets["regcoded_poll_lateness_seconds"] = [
+            .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+            .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
+        ]
+        factory.durationHistogramBuckets["regcoded_time_to_authenticate_seconds"] = [
+            .seconds(1), .seconds(5), .seconds(10), .seconds(30), .seconds(60), .seconds(120), .seconds(300),
+            .seconds(600), .seconds(1200), .seconds(1800), .seconds(3600),
+        ]
+        self.factory = factory
+        pollLatency = Metrics.Timer(label: "regcoded_poll_latency_seconds", dimensions: [], factory: factory)
+        pollLateness = Metrics.Timer(label: "regcoded_poll_lateness_seconds", dimensions: [], factory: factory)
+        timeToAuthenticate = Metrics.Timer(label: "regcoded_time_to_authenticate_seconds", dimensions: [], factory: factory)
+        codesIssued = CoreMetrics.Counter(label: "regcoded_codes_issued_total", dimensions: [], factory: factory)
+        codesExpired = CoreMetrics.Counter(label: "regcoded_codes_expired_total", dimensions: [], factory: factory)
+        subscribers = CoreMetrics.Gauge(label: "regcoded_subscribers", dimensions: [], factory: factory)
+        cutOffSubscribers = CoreMetrics.Counter(label: "regcoded_subscribers_cut_off_total", dimensions: [], factory: factory)
+    }
+
+    /// Records the polls and events of stored steps.
+    func record(polls: [(device: String, attempt: PollAttempt)], events: [StoredEvent]) {
+        for (_, attempt) in polls {
+            Counter(
+                label: "regcoded_polls_total",
+                dimensions: [("outcome", attempt.outcome.rawValue), ("status", attempt.httpStatus.map(String.init) ?? "none")],
+                factory: factory
+            ).increment()
+            pollLatency.recordNanoseconds(Int64(attempt.latencyMs * 1_000_000))
+            pollLateness.recordMilliseconds(max(0, attempt.sentEpochMs - attempt.plannedEpochMs))
+        }
+        for event in events {
+            CoreMetrics.Counter(label: "regcoded_events_total", dimensions: [("name", event.name)], factory: factory).increment()
+            switch (event.name, event.args["statusDictionary"]?["errorId"]?.stringValue) {
+            case ("status", "REGCODE"):
+                codesIssued.increment()
+                codeShownAt.withLock { $0[event.device] = event.time }
+            case ("status", "REG410"):
+                codesExpired.increment()
+                _ = codeShownAt.withLock { $0.removeValue(forKey: event.device) }
+            case ("setAuthenticationStatus", _) where event.args["status"]?.intValue == 1:
+                if let shown = codeShownAt.withLock({ $0.removeValue(forKey: event.device) }) {
+                    timeToAuthenticate.recordMilliseconds(max(0, event.time - shown))
+                }
+            default:
+                break
+            }
+        }
+    }
+
+    /// Samples gauges that are states rather than events.
+    func sample(phases: [DevicePhase: Int], subscriberCount: Int, cutOffCount: Int) {
+        for phase in DevicePhase.allCases {
+            CoreMetrics.Gauge(label: "regcoded_devices", dimensions: [("state", phase.rawValue)], factory: factory).record(phases[phase] ?? 0)
+        }
+        subscribers.record(subscriberCount)
+        // The broadcaster counts cut-offs since start; the counter takes the increase.
+        let increase = cutOffSeen.withLock { seen -> Int in
+            defer { seen = max(seen, cutOffCount) }
+            return max(0, cutOffCount - seen)
+        }
+        if increase > 0 { cutOffSubscribers.increment(by: increase) }
+    }
+
+    /// The Prometheus text exposition.
+    func exposition() -> String {
+        registry.emitToString()
+    }
+}
+
+/// Serves `/metrics` on the configured address and keeps the sampled gauges current.
+struct MetricsService: Service {
+    let metrics: RegcodeMetrics
+    let address: HostPort
+    let fleet: Fleet<SystemDeviceClock>
+    let broadcaster: EventBroadcaster<JSONValue>
+    let logger: Logger
+
+    func run() async throws {
+        let router = Router()
+        let metrics = self.metrics
+        router.get("metrics") { _, _ -> Response in
+            Response(
+                status: .ok,
+                headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition()))
+            )
+        }
+        let app = Application(
+            router: router,
+            configuration: .init(address: .hostname(address.host, port: address.port), serverName: "regcoded"),
+            logger: logger
+        )
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { try await app.runService() }
+            group.addTask {
+                while !Task.isCancelled {
+                    metrics.sample(
+                        phases: await fleet.phaseCounts(),
+                        subscriberCount: broadcaster.subscriberCount,
+                        cutOffCount: broadcaster.cutOffCount
+                    )
+                    do {
+                        try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(1)) }
+                    } catch {
+                        return
+                    }
+                }
+            }
+        }
+    }
+}

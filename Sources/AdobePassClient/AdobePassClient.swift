@@ -102,6 +102,7 @@ public struct AdobePassClient: Sendable {
         switch call.method {
         case .get: request.method = .GET
         case .post: request.method = .POST
+        case .delete: request.method = .DELETE
         }
         for (name, value) in call.headers {
             request.headers.add(name: name, value: value)
@@ -192,10 +193,33 @@ enum RequestBuilder {
             V2Requests.createSession(mvpd: mvpd, context: context, configuration: configuration)
         case (.createSession(let mvpd), .v1):
             V1Requests.createRegcode(mvpd: mvpd, context: context, configuration: configuration)
-        case (.pollProfile(let code), .v2):
+        case (.pollProfile(let code, _), .v2):
             V2Requests.pollProfile(code: code, context: context, configuration: configuration)
-        case (.pollProfile, .v1):
+        case (.pollProfile, .v1), (.fetchProfile, .v1):
             V1Requests.pollToken(context: context, configuration: configuration)
+        case (.checkAuthentication, .v2):
+            V2Requests.profiles(context: context, configuration: configuration)
+        case (.checkAuthentication, .v1):
+            V1Requests.checkAuthentication(context: context, configuration: configuration)
+        case (.fetchProfile(let mvpd), .v2), (.userMetadata(let mvpd), .v2):
+            V2Requests.profile(mvpd: mvpd, context: context, configuration: configuration)
+        case (.userMetadata, .v1):
+            V1Requests.userMetadata(context: context, configuration: configuration)
+        // v2 decisions carry the media token, so the v1 `tokens/media` step is the authorize decision there.
+        case (.authorize(let mvpd, let resource), .v2), (.mediaToken(let mvpd, let resource), .v2):
+            V2Requests.decisions("authorize", mvpd: mvpd, resources: [resource], context: context, configuration: configuration)
+        case (.authorize(_, let resource), .v1):
+            V1Requests.authorize(resource: resource, context: context, configuration: configuration)
+        case (.mediaToken(_, let resource), .v1):
+            V1Requests.mediaToken(resource: resource, context: context, configuration: configuration)
+        case (.preauthorize(let mvpd, let resources), .v2):
+            V2Requests.decisions("preauthorize", mvpd: mvpd, resources: resources, context: context, configuration: configuration)
+        case (.preauthorize(_, let resources), .v1):
+            V1Requests.preauthorize(resources: resources, context: context, configuration: configuration)
+        case (.logout(let mvpd), .v2):
+            V2Requests.logout(mvpd: mvpd, context: context, configuration: configuration)
+        case (.logout, .v1):
+            V1Requests.logout(context: context, configuration: configuration)
         }
     }
 }

@@ -16,6 +16,9 @@ public struct AdobePassClientConfiguration: Sendable {
     public var registrationCodeTTL: Duration
     /// Responses larger than this are not read to the end.
     public var maxResponseBodyBytes: Int
+    /// Fault testing only: signs v1 requests wrongly on purpose, to prove that a backend refuses such
+    /// signatures and how a device reports it. `nil` (the default) signs correctly.
+    public var signatureFault: V1SignatureFault?
 
     public init(
         baseURL: String,
@@ -25,7 +28,8 @@ public struct AdobePassClientConfiguration: Sendable {
         userAgent: String = "AppleTV11,1 tvOS/17.0 AccessEnabler/3.7.1 regcoded",
         requestTimeout: Duration = .seconds(30),
         registrationCodeTTL: Duration = .seconds(1800),
-        maxResponseBodyBytes: Int = 1 << 20
+        maxResponseBodyBytes: Int = 1 << 20,
+        signatureFault: V1SignatureFault? = nil
     ) {
         self.baseURL = baseURL
         self.domainName = domainName
@@ -35,5 +39,14 @@ public struct AdobePassClientConfiguration: Sendable {
         self.requestTimeout = requestTimeout
         self.registrationCodeTTL = registrationCodeTTL
         self.maxResponseBodyBytes = maxResponseBodyBytes
+        self.signatureFault = signatureFault
     }
+}
+
+/// Deliberately wrong v1 HMAC headers, for fault tests (a wrong secret needs no knob: sign with other keys).
+public enum V1SignatureFault: Sendable, Equatable {
+    /// `request_time` in seconds instead of milliseconds, the mistake Adobe's "Not Authorized" note warns about.
+    case requestTimeInSeconds
+    /// `request_time` moved by this much: a stale (negative) or future timestamp.
+    case requestTimeOffset(Duration)
 }

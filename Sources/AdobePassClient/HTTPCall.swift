@@ -5,6 +5,7 @@ struct HTTPCall: Sendable {
     enum Method: String, Sendable {
         case get = "GET"
         case post = "POST"
+        case delete = "DELETE"
     }
 
     var method: Method

@@ -1,4 +1,5 @@
 import Foundation
+import RegcodeEngine
 
 /// A loosely typed JSON tree: the backend mixes strings and numbers for the same fields (v2 `notAfter` is a
 /// string of epoch ms in sessions but a number in profiles), so typed `Decodable` models would be brittle.
@@ -71,6 +72,19 @@ enum ResponseJSON: Sendable, Equatable, Decodable {
             return nil
         default:
             return nil
+        }
+    }
+
+    /// The value as the engine's JSON type (for user metadata, which reaches events as is).
+    var jsonValue: JSONValue {
+        switch self {
+        case .object(let members): .object(members.mapValues(\.jsonValue))
+        case .array(let elements): .array(elements.map(\.jsonValue))
+        case .string(let text): .string(text)
+        case .integer(let value): .int(value)
+        case .double(let value): .double(value)
+        case .bool(let value): .bool(value)
+        case .null: .null
         }
     }
 }

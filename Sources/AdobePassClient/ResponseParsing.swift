@@ -21,13 +21,21 @@ public enum AdobePassResponseParser {
         body: Data,
         now: Date = Date()
     ) -> Result<BackendResponse, BackendFailure> {
-        if profile == .v1, case .pollProfile = request, status == 404 {
-            return .success(.profile(nil))
+        let error = errorBody(body) ?? (profile == .v1 ? v1ClassicError(status: status, body: body) : nil)
+        if profile == .v1, let answer = v1StatusAnswer(request: request, status: status, error: error) {
+            return .success(answer)
         }
         guard (200..<300).contains(status) else {
-            return .failure(
-                .http(status: status, retryAfter: retryAfterDuration(retryAfter, now: now), error: errorBody(body))
-            )
+            return .failure(.http(status: status, retryAfter: retryAfterDuration(retryAfter, now: now), error: error))
+        }
+        // Answers whose status says it all (v1 logout is 204 without a body, v1 checkauthn 200 may be empty).
+        switch (request, profile) {
+        case (.logout, _):
+            return .success(.loggedOut)
+        case (.checkAuthentication, .v1):
+            return .success(.authenticationStatus(true))
+        default:
+            break
         }
         guard let json = ResponseJSON.parse(body) else {
             return .failure(.malformed(status: status, reason: body.isEmpty ? "empty body" : "body is not JSON"))
@@ -44,12 +52,77 @@ public enum AdobePassResponseParser {
             parsed = parseSession(json, expiryField: "notAfter", requestedMVPD: mvpd)
         case (.createSession(let mvpd), .v1):
             parsed = parseSession(json, expiryField: "expires", requestedMVPD: mvpd)
-        case (.pollProfile, .v2):
-            parsed = parseProfiles(json)
-        case (.pollProfile, .v1):
+        case (.pollProfile(_, let mvpd), .v2):
+            parsed = parseProfiles(json, preferring: mvpd)
+        case (.fetchProfile(let mvpd), .v2):
+            parsed = parseProfiles(json, preferring: mvpd)
+        case (.pollProfile, .v1), (.fetchProfile, .v1):
             parsed = parseAuthNToken(json)
+        case (.checkAuthentication, _):
+            parsed = parseProfileCount(json)
+        case (.authorize(let mvpd, let resource), .v2):
+            parsed = parseDecisions(json, mvpd: mvpd).flatMap { decide(resource, in: $0, asMediaToken: false) }
+        case (.mediaToken(let mvpd, let resource), .v2):
+            parsed = parseDecisions(json, mvpd: mvpd).flatMap { decide(resource, in: $0, asMediaToken: true) }
+        case (.preauthorize(let mvpd, _), .v2):
+            parsed = parseDecisions(json, mvpd: mvpd).map { .preauthorization($0) }
+        case (.authorize(_, let resource), .v1):
+            parsed = parseV1Authorization(json, resource: resource)
+        case (.mediaToken(_, let resource), .v1):
+            parsed = parseV1MediaToken(json, resource: resource)
+        case (.preauthorize, .v1):
+            parsed = parseV1Preauthorization(json)
+        case (.userMetadata(let mvpd), .v2):
+            parsed = parseProfileAttributes(json, mvpd: mvpd)
+        case (.userMetadata, .v1):
+            parsed = parseV1UserMetadata(json)
+        case (.logout, _):
+            parsed = .success(.loggedOut)
         }
         return parsed.mapError { .malformed(status: status, reason: $0.reason) }
+    }
+
+    /// v1 error statuses that are answers rather than failures: `tokens/authn` 404 (pending), `checkauthn` 403
+    /// (not authenticated), `usermetadata` 412/404 (no authentication / no metadata), and an MVPD's denial on
+    /// `authorize` or `tokens/media`.
+    private static func v1StatusAnswer(request: BackendRequest, status: Int, error: EnhancedError?) -> BackendResponse? {
+        switch (request, status) {
+        case (.pollProfile, 404), (.fetchProfile, 404), (.fetchProfile, 410):
+            return .profile(nil)
+        case (.checkAuthentication, 403):
+            return .authenticationStatus(false)
+        case (.userMetadata, 412):
+            return .userMetadata(nil)
+        case (.userMetadata, 404):
+            return .userMetadata(UserMetadata())
+        case (.authorize(_, let resource), 403), (.mediaToken(_, let resource), 403):
+            guard let error, error.code.hasPrefix("authorization_denied") else { return nil }
+            return .authorization(AuthorizationDecision(resource: resource, authorized: false, error: error))
+        default:
+            return nil
+        }
+    }
+
+    /// A classic v1 error body (`{"status", "message", "details"}`) expressed with the v1 enhanced code Adobe
+    /// documents for the same condition (reference §9.4), so callers need to know one vocabulary; nil when the
+    /// message names no such condition.
+    static func v1ClassicError(status: Int, body: Data) -> EnhancedError? {
+        guard let json = ResponseJSON.parse(body), let message = json["message"]?.stringValue else { return nil }
+        let details = json["details"]?.stringValue
+        let text = (message + " " + (details ?? "")).lowercased()
+        let code: String
+        if text.contains("not authenticated") || text.contains("authentication token expired") {
+            code = text.contains("expired") ? "authentication_session_expired" : "authentication_session_missing"
+        } else if text.contains("not authorized") && status == 403 {
+            code = "authorization_denied_by_mvpd"
+        } else if text.contains("too many resources") {
+            code = "too_many_resources"
+        } else if text.contains("'resource'") {
+            code = "missing_resource"
+        } else {
+            return nil
+        }
+        return EnhancedError(status: status, code: code, message: message, details: details)
     }
 
     /// `Retry-After` as delta-seconds or as an HTTP-date (IMF-fixdate, RFC 850 or asctime, RFC 9110 §10.2.3).
@@ -153,12 +226,20 @@ public enum AdobePassResponseParser {
     }
 
     /// v2 session (`code`, `notAfter` as a string of epoch ms) or v1 regcode (`code`, `expires` as a number).
-    /// Both encodings are accepted for either field.
+    /// Both encodings are accepted for either field. A v2 answer `actionName: "authorize"` without a code means
+    /// the device is already authenticated with its `mvpd`.
     private static func parseSession(
         _ json: ResponseJSON,
         expiryField: String,
         requestedMVPD: String?
     ) -> Result<BackendResponse, Malformed> {
+        let answeredMVPD = json["mvpd"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+        if json["actionName"]?.stringValue == "authorize", json["code"]?.stringValue?.isEmpty ?? true {
+            guard let mvpd = answeredMVPD ?? requestedMVPD else {
+                return .failure(Malformed(reason: "authorize answer without mvpd"))
+            }
+            return .success(.alreadyAuthenticated(mvpd: mvpd))
+        }
         guard let code = json["code"]?.stringValue, !code.isEmpty else {
             let action = json["actionName"]?.stringValue.map { " (actionName \($0))" } ?? ""
             return .failure(Malformed(reason: "no code in session response\(action)"))
@@ -166,12 +247,13 @@ public enum AdobePassResponseParser {
         guard let expires = json[expiryField]?.int64Value else {
             return .failure(Malformed(reason: "missing or invalid \(expiryField)"))
         }
-        let mvpd = json["mvpd"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? requestedMVPD
+        let mvpd = answeredMVPD ?? requestedMVPD
         return .success(.session(IssuedCode(code: code, expiresEpochMs: expires, mvpd: mvpd)))
     }
 
-    /// v2 `{"profiles": {mvpd: MvpdProfile}}`; an empty map means the code is still pending.
-    private static func parseProfiles(_ json: ResponseJSON) -> Result<BackendResponse, Malformed> {
+    /// v2 `{"profiles": {mvpd: MvpdProfile}}`; an empty map means the code is still pending. The profile of
+    /// `preferred` wins when present.
+    private static func parseProfiles(_ json: ResponseJSON, preferring preferred: String?) -> Result<BackendResponse, Malformed> {
         guard let profiles = json["profiles"]?.objectValue else {
             return .failure(Malformed(reason: "missing profiles map"))
         }
@@ -189,6 +271,7 @@ public enum AdobePassResponseParser {
         // Normally one code yields one profile; with several, a regular MVPD profile beats temporary/degraded
         // ones, then the longest-lived wins, then the key order keeps the choice deterministic.
         let chosen = candidates.min { lhs, rhs in
+            if let preferred, (lhs.mvpd == preferred) != (rhs.mvpd == preferred) { return lhs.mvpd == preferred }
             if lhs.regular != rhs.regular { return lhs.regular }
             if lhs.profile.expiresEpochMs != rhs.profile.expiresEpochMs {
                 return lhs.profile.expiresEpochMs > rhs.profile.expiresEpochMs
@@ -196,6 +279,129 @@ public enum AdobePassResponseParser {
             return lhs.mvpd < rhs.mvpd
         }
         return .success(.profile(chosen?.profile))
+    }
+
+    /// v2 `{"profiles": {…}}` for `checkAuthentication`: authenticated when the map is not empty.
+    private static func parseProfileCount(_ json: ResponseJSON) -> Result<BackendResponse, Malformed> {
+        guard let profiles = json["profiles"]?.objectValue else {
+            return .failure(Malformed(reason: "missing profiles map"))
+        }
+        return .success(.authenticationStatus(!profiles.isEmpty))
+    }
+
+    /// v2 profile attributes as user metadata: `{"profiles": {mvpd: {"attributes": {name: {value, state}}}}}`.
+    /// An empty map means the backend holds no profile for the MVPD.
+    private static func parseProfileAttributes(_ json: ResponseJSON, mvpd: String) -> Result<BackendResponse, Malformed> {
+        guard let profiles = json["profiles"]?.objectValue else {
+            return .failure(Malformed(reason: "missing profiles map"))
+        }
+        guard let profile = profiles[mvpd] ?? (profiles.count == 1 ? profiles.values.first : nil) else {
+            return .success(.userMetadata(nil))
+        }
+        var metadata = UserMetadata()
+        for (name, attribute) in profile["attributes"]?.objectValue ?? [:] {
+            metadata.values[name] = attribute["value"]?.jsonValue ?? .null
+            if attribute["state"]?.stringValue == "enc" { metadata.encrypted.insert(name) }
+        }
+        return .success(.userMetadata(metadata))
+    }
+
+    /// v2 `{"decisions": [{resource, authorized, token?, notAfter?, error?}]}`.
+    private static func parseDecisions(_ json: ResponseJSON, mvpd: String) -> Result<[AuthorizationDecision], Malformed> {
+        guard let items = json["decisions"]?.arrayValue else {
+            return .failure(Malformed(reason: "missing decisions list"))
+        }
+        var decisions: [AuthorizationDecision] = []
+        for item in items {
+            guard let resource = item["resource"]?.stringValue else {
+                return .failure(Malformed(reason: "decision without resource"))
+            }
+            guard case .bool(let authorized)? = item["authorized"] else {
+                return .failure(Malformed(reason: "decision for \(resource) without authorized"))
+            }
+            var token: MediaToken?
+            if let body = item["token"], body.objectValue != nil {
+                guard let serialized = body["serializedToken"]?.stringValue, !serialized.isEmpty else {
+                    return .failure(Malformed(reason: "token for \(resource) without serializedToken"))
+                }
+                token = MediaToken(resource: resource, serializedToken: serialized, expiresEpochMs: body["notAfter"]?.int64Value)
+            }
+            decisions.append(
+                AuthorizationDecision(
+                    resource: resource,
+                    authorized: authorized,
+                    expiresEpochMs: item["notAfter"]?.int64Value,
+                    token: token,
+                    error: item["error"].flatMap(enhancedError)
+                )
+            )
+        }
+        return .success(decisions)
+    }
+
+    /// The decision for `resource` (or the only one) as an authorization or, for `tokens/media`, its token.
+    private static func decide(_ resource: String, in decisions: [AuthorizationDecision], asMediaToken: Bool) -> Result<BackendResponse, Malformed> {
+        guard let decision = decisions.first(where: { $0.resource == resource }) ?? (decisions.count == 1 ? decisions.first : nil) else {
+            return .failure(Malformed(reason: "no decision for \(resource)"))
+        }
+        if asMediaToken, decision.authorized {
+            guard let token = decision.token else { return .failure(Malformed(reason: "authorized decision without a media token")) }
+            return .success(.mediaToken(token))
+        }
+        return .success(.authorization(decision))
+    }
+
+    /// v1 AuthZ token `{"mvpd", "resource", "requestor", "expires": "<epoch ms string>"}`.
+    private static func parseV1Authorization(_ json: ResponseJSON, resource: String) -> Result<BackendResponse, Malformed> {
+        guard json["mvpd"]?.stringValue != nil || json["resource"]?.stringValue != nil else {
+            return .failure(Malformed(reason: "not an authorization token"))
+        }
+        return .success(
+            .authorization(
+                AuthorizationDecision(
+                    resource: json["resource"]?.stringValue ?? resource,
+                    authorized: true,
+                    expiresEpochMs: json["expires"]?.int64Value
+                )
+            )
+        )
+    }
+
+    /// v1 short media token `{"resource", "expires", "serializedToken", "mvpdId", …}`.
+    private static func parseV1MediaToken(_ json: ResponseJSON, resource: String) -> Result<BackendResponse, Malformed> {
+        guard let serialized = json["serializedToken"]?.stringValue, !serialized.isEmpty else {
+            return .failure(Malformed(reason: "missing serializedToken"))
+        }
+        return .success(
+            .mediaToken(
+                MediaToken(resource: json["resource"]?.stringValue ?? resource, serializedToken: serialized, expiresEpochMs: json["expires"]?.int64Value)
+            )
+        )
+    }
+
+    /// v1 `{"resources": [{"id", "authorized", "error"?}]}`.
+    private static func parseV1Preauthorization(_ json: ResponseJSON) -> Result<BackendResponse, Malformed> {
+        guard let items = json["resources"]?.arrayValue else {
+            return .failure(Malformed(reason: "missing resources list"))
+        }
+        var decisions: [AuthorizationDecision] = []
+        for item in items {
+            guard let id = item["id"]?.stringValue else { return .failure(Malformed(reason: "resource without id")) }
+            guard case .bool(let authorized)? = item["authorized"] else {
+                return .failure(Malformed(reason: "resource \(id) without authorized"))
+            }
+            decisions.append(AuthorizationDecision(resource: id, authorized: authorized, error: item["error"].flatMap(enhancedError)))
+        }
+        return .success(.preauthorization(decisions))
+    }
+
+    /// v1 `{"updated": <s>, "encrypted": [names], "data": {name: value}}`.
+    private static func parseV1UserMetadata(_ json: ResponseJSON) -> Result<BackendResponse, Malformed> {
+        guard let data = json["data"]?.objectValue else {
+            return .failure(Malformed(reason: "missing data"))
+        }
+        let encrypted = Set((json["encrypted"]?.arrayValue ?? []).compactMap(\.stringValue))
+        return .success(.userMetadata(UserMetadata(values: data.mapValues(\.jsonValue), encrypted: encrypted)))
     }
 
     /// v1 AuthN token `{"mvpd", "userId", "expires": "<epoch ms string>"}`.

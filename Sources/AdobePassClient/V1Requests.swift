@@ -10,17 +10,30 @@ enum V1Requests {
 
     /// Bearer token when DCR is in use, otherwise the §3.1 signed header, otherwise nothing (the backend then
     /// answers 401, which is the truthful outcome for a device without credentials).
-    static func authorization(method: HTTPCall.Method, path: String, context: RequestContext) -> String? {
+    static func authorization(
+        method: HTTPCall.Method,
+        path: String,
+        context: RequestContext,
+        configuration: AdobePassClientConfiguration
+    ) -> String? {
         if let token = context.accessToken {
             return "Bearer \(token)"
         }
         if let keys = context.signingKeys {
+            var requestTime = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+            switch configuration.signatureFault {
+            case nil: break
+            case .requestTimeInSeconds: requestTime /= 1000
+            case .requestTimeOffset(let offset): requestTime += offset.milliseconds
+            }
             return AdobeRequestSigner.authorizationHeader(
                 method: method.rawValue,
                 requestor: context.requestor,
                 requestURI: path,
                 publicKey: keys.publicKey,
-                secret: keys.secret
+                secret: keys.secret,
+                nonce: UUID().uuidString.lowercased(),
+                requestTimeMs: requestTime
             )
         }
         return nil
@@ -33,7 +46,7 @@ enum V1Requests {
         configuration: AdobePassClientConfiguration
     ) -> [(String, String)] {
         var headers: [(String, String)] = []
-        if let authorization = authorization(method: method, path: path, context: context) {
+        if let authorization = authorization(method: method, path: path, context: context, configuration: configuration) {
             headers.append(("Authorization", authorization))
         }
         if !context.deviceInfo.isEmpty {
@@ -85,5 +98,54 @@ enum V1Requests {
             query: [("requestor", context.requestor), ("deviceId", deviceIDParameter(context)), ("format", "json")],
             headers: headers(method: .get, path: path, context: context, configuration: configuration)
         )
+    }
+
+    /// A device call on `/api/v1/…`: `requestor`, `deviceId`, the call's own parameters, `format=json`.
+    private static func deviceCall(
+        _ method: HTTPCall.Method,
+        _ path: String,
+        parameters: [(String, String)] = [],
+        context: RequestContext,
+        configuration: AdobePassClientConfiguration
+    ) -> HTTPCall {
+        HTTPCall(
+            method: method,
+            path: path,
+            query: [("requestor", context.requestor), ("deviceId", deviceIDParameter(context))] + parameters + [("format", "json")],
+            headers: headers(method: method, path: path, context: context, configuration: configuration)
+        )
+    }
+
+    /// `GET /api/v1/checkauthn`: 200 when the device holds a valid AuthN token, 403 otherwise.
+    static func checkAuthentication(context: RequestContext, configuration: AdobePassClientConfiguration) -> HTTPCall {
+        deviceCall(.get, "/api/v1/checkauthn", context: context, configuration: configuration)
+    }
+
+    /// `GET /api/v1/authorize?resource=…`: 200 with the AuthZ token, 403 when denied or not authenticated.
+    static func authorize(resource: String, context: RequestContext, configuration: AdobePassClientConfiguration) -> HTTPCall {
+        deviceCall(.get, "/api/v1/authorize", parameters: [("resource", resource)], context: context, configuration: configuration)
+    }
+
+    /// `GET /api/v1/tokens/media?resource=…`: the short media token.
+    static func mediaToken(resource: String, context: RequestContext, configuration: AdobePassClientConfiguration) -> HTTPCall {
+        deviceCall(.get, "/api/v1/tokens/media", parameters: [("resource", resource)], context: context, configuration: configuration)
+    }
+
+    /// `GET /api/v1/preauthorize?resource=a,b`: resources are comma-delimited, as Adobe documents.
+    static func preauthorize(resources: [String], context: RequestContext, configuration: AdobePassClientConfiguration) -> HTTPCall {
+        deviceCall(
+            .get, "/api/v1/preauthorize", parameters: [("resource", resources.joined(separator: ","))], context: context,
+            configuration: configuration
+        )
+    }
+
+    /// `GET /api/v1/tokens/usermetadata`.
+    static func userMetadata(context: RequestContext, configuration: AdobePassClientConfiguration) -> HTTPCall {
+        deviceCall(.get, "/api/v1/tokens/usermetadata", context: context, configuration: configuration)
+    }
+
+    /// `DELETE /api/v1/logout`: 204, the device's AuthN and AuthZ tokens are gone.
+    static func logout(context: RequestContext, configuration: AdobePassClientConfiguration) -> HTTPCall {
+        deviceCall(.delete, "/api/v1/logout", context: context, configuration: configuration)
     }
 }

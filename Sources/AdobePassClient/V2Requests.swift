@@ -24,7 +24,7 @@ enum V2Requests {
         return headers
     }
 
-    private static func base(_ context: RequestContext) -> String {
+    static func base(_ context: RequestContext) -> String {
         "/api/v2/" + FormEncoding.pathSegment(context.requestor)
     }
 
@@ -64,6 +64,58 @@ enum V2Requests {
         HTTPCall(
             method: .get,
             path: base(context) + "/profiles/code/" + FormEncoding.pathSegment(code),
+            headers: headers(context: context, configuration: configuration)
+        )
+    }
+}
+
+extension V2Requests {
+    private struct ResourcesBody: Encodable {
+        var resources: [String]
+    }
+
+    /// `GET /api/v2/{sp}/profiles`: every profile the device holds (the v2 form of v1 `checkauthn`).
+    static func profiles(context: RequestContext, configuration: AdobePassClientConfiguration) -> HTTPCall {
+        HTTPCall(method: .get, path: base(context) + "/profiles", headers: headers(context: context, configuration: configuration))
+    }
+
+    /// `GET /api/v2/{sp}/profiles/{mvpd}`: the profile for one MVPD, with its user-metadata attributes.
+    static func profile(mvpd: String, context: RequestContext, configuration: AdobePassClientConfiguration) -> HTTPCall {
+        HTTPCall(
+            method: .get,
+            path: base(context) + "/profiles/" + FormEncoding.pathSegment(mvpd),
+            headers: headers(context: context, configuration: configuration)
+        )
+    }
+
+    /// `POST /api/v2/{sp}/decisions/{authorize|preauthorize}/{mvpd}` with `{"resources": […]}`.
+    static func decisions(
+        _ kind: String,
+        mvpd: String,
+        resources: [String],
+        context: RequestContext,
+        configuration: AdobePassClientConfiguration
+    ) -> HTTPCall {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        // Encoding an array of strings cannot fail; an empty body would still surface as a server-side 400.
+        let body = (try? encoder.encode(ResourcesBody(resources: resources))) ?? Data()
+        var headers = headers(context: context, configuration: configuration)
+        headers.append(("Content-Type", "application/json"))
+        return HTTPCall(
+            method: .post,
+            path: base(context) + "/decisions/" + kind + "/" + FormEncoding.pathSegment(mvpd),
+            headers: headers,
+            body: body
+        )
+    }
+
+    /// `GET /api/v2/{sp}/logout/{mvpd}?redirectUrl=…`.
+    static func logout(mvpd: String, context: RequestContext, configuration: AdobePassClientConfiguration) -> HTTPCall {
+        HTTPCall(
+            method: .get,
+            path: base(context) + "/logout/" + FormEncoding.pathSegment(mvpd),
+            query: [("redirectUrl", configuration.redirectURL)],
             headers: headers(context: context, configuration: configuration)
         )
     }

@@ -11,12 +11,17 @@ struct DaemonControlHandler: ControlHandler {
     let daemon: Daemon
 
     static let accessEnablerMethods: [String: Set<String>] = [
-        "setRequestor": ["device", "requestor"],
+        "setRequestor": ["device", "requestor", "secret", "publicKey"],
         "setOptions": ["device", "options"],
         "checkAuthentication": ["device"],
         "getAuthentication": ["device", "mvpd"],
         "setSelectedProvider": ["device", "mvpd"],
         "getSelectedProvider": ["device"],
+        "checkAuthorization": ["device", "resource"],
+        "getAuthorization": ["device", "resource"],
+        "checkPreauthorizedResources": ["device", "resources"],
+        "getMetadata": ["device", "key", "opCode", "resource_id", "user_metadata_name"],
+        "logout": ["device"],
     ]
 
     func handle(method: String, params: JSONValue?, peer: PeerCredentials) async throws(RPCError) -> JSONValue {
@@ -60,7 +65,7 @@ struct DaemonControlHandler: ControlHandler {
             if let requestor = try params.optionalString("requestor"), requestor != settings.requestor {
                 throw .invalidParams("device '\(device)' is configured for requestor '\(settings.requestor)'", data: ["requestor": .string(settings.requestor)])
             }
-            command = .setRequestor
+            command = .setRequestor(signingKeys: try Self.signingKeys(params))
         case "setOptions":
             guard let options = try params.stringMap("options") else { throw .invalidParams("missing 'options'") }
             let known: Set<String> = ["visitorID", "device_info", "applicationProfile", "handleSVC"]
@@ -82,6 +87,22 @@ struct DaemonControlHandler: ControlHandler {
             command = .setSelectedProvider(try params.optionalString("mvpd"))
         case "getSelectedProvider":
             command = .getSelectedProvider
+        case "checkAuthorization":
+            command = .checkAuthorization(resource: try params.string("resource"))
+        case "getAuthorization":
+            command = .getAuthorization(resource: try params.string("resource"))
+        case "checkPreauthorizedResources":
+            guard let resources = try params.optionalStrings("resources") else {
+                throw .invalidParams("missing 'resources' (an array of resource ids)", data: ["member": "resources"])
+            }
+            if resources.contains(where: \.isEmpty) {
+                throw .invalidParams("'resources' must not contain empty ids", data: ["member": "resources"])
+            }
+            command = .checkPreauthorizedResources(resources)
+        case "getMetadata":
+            command = .getMetadata(try Self.metadataKey(params))
+        case "logout":
+            command = .logout
         default:
             throw .methodNotFound(method)
         }
@@ -92,6 +113,50 @@ struct DaemonControlHandler: ControlHandler {
         }
         let phase = await daemon.fleet.snapshot(of: device)?.phase
         return ["device": .string(device), "accepted": true, "state": phase.map { .string($0.rawValue) } ?? .null]
+    }
+
+    /// The legacy `setRequestor(…secret:publicKey:)` keys: both or neither. They go to the device's memory
+    /// only and are never echoed, logged or stored.
+    static func signingKeys(_ params: RPCParams) throws(RPCError) -> SigningKeys? {
+        let secret = try params.optionalString("secret")
+        let publicKey = try params.optionalString("publicKey")
+        switch (secret, publicKey) {
+        case (nil, nil): return nil
+        case (let secret?, let publicKey?): return SigningKeys(publicKey: publicKey, secret: secret)
+        default: throw .invalidParams("'secret' and 'publicKey' go together: give both or neither", data: ["members": ["secret", "publicKey"]])
+        }
+    }
+
+    /// The `getMetadata:` key dictionary, from `key` or from the same members at the top level (not both).
+    /// Opcodes 0–3; 1 needs `resource_id`, 3 needs `user_metadata_name`.
+    static func metadataKey(_ params: RPCParams) throws(RPCError) -> JSONValue {
+        let members: Set<String> = ["opCode", "resource_id", "user_metadata_name"]
+        let key: RPCParams
+        if let nested = params.object["key"], nested != .null {
+            guard nested.objectValue != nil else { throw .invalidParams("'key' must be an object", data: ["member": "key"]) }
+            if let stray = params.object.keys.sorted().first(where: members.contains) {
+                throw .invalidParams("give '\(stray)' inside 'key' or at the top level, not both", data: ["member": .string(stray)])
+            }
+            key = try RPCParams(nested)
+            try key.allowOnly(members)
+        } else {
+            key = try RPCParams(.object(params.object.filter { members.contains($0.key) }))
+        }
+        guard let opCode = try key.optionalInt("opCode") else {
+            throw .invalidParams("missing 'opCode' (0 authN TTL, 1 authZ TTL, 2 device id, 3 user metadata)", data: ["member": "opCode"])
+        }
+        switch AccessEnabler.MetadataOpCode(rawValue: opCode) {
+        case nil:
+            throw .invalidParams("unknown opCode \(opCode): 0 authN TTL, 1 authZ TTL, 2 device id, 3 user metadata", data: ["member": "opCode"])
+        case .authorizationTTL:
+            _ = try key.string("resource_id")
+        case .userMetadata:
+            _ = try key.string("user_metadata_name")
+        case .authenticationTTL, .deviceID:
+            break
+        }
+        // Echoed back as given (setMetadataStatus `arguments`), so keep the caller's values.
+        return .object(key.object)
     }
 
     // MARK: Devices

@@ -10,6 +10,24 @@ public enum AccessEnabler {
     public static let genericAuthenticationError = "Generic Authentication Error"
     public static let genericAuthorizationError = "Generic Authorization Error"
 
+    /// `getMetadata:` opcodes (`METADATA_*`) and key-dictionary keys.
+    public enum MetadataOpCode: Int64, Sendable, CaseIterable {
+        /// Authentication expiry (`TTL_AUTHN`).
+        case authenticationTTL = 0
+        /// Authorization expiry for `resource_id` (`TTL_AUTHZ`).
+        case authorizationTTL = 1
+        /// The device id (`DEVICEID`).
+        case deviceID = 2
+        /// User metadata named by `user_metadata_name`.
+        case userMetadata = 3
+    }
+
+    public static let metadataOpCodeKey = "opCode"
+    public static let metadataResourceIDKey = "resource_id"
+    public static let metadataUserMetaKey = "user_metadata_name"
+    /// `METADATA_KEY_INVALID`: the key reported for a dictionary without a known opcode.
+    public static let metadataKeyInvalid: Int64 = 255
+
     /// `sendTrackingData` event types.
     public enum TrackingEvent: Int64, Sendable, CaseIterable {
         case authenticationDetection = 0

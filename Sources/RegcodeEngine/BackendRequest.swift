@@ -9,8 +9,24 @@ public enum BackendRequest: Sendable, Equatable {
     case configuration
     /// v2 `POST /api/v2/{sp}/sessions` (v1 `POST /reggie/v1/{requestor}/regcode`): a new code.
     case createSession(mvpd: String?)
-    /// v2 `GET /api/v2/{sp}/profiles/code/{code}` (v1 `GET /api/v1/tokens/authn`): the poll.
-    case pollProfile(code: String)
+    /// v2 `GET /api/v2/{sp}/profiles/code/{code}` (v1 `GET /api/v1/tokens/authn`): the poll. `mvpd` is the
+    /// code's MVPD, whose profile the client prefers when an answer carries several.
+    case pollProfile(code: String, mvpd: String? = nil)
+    /// v1 `GET /api/v1/checkauthn` (v2 `GET /api/v2/{sp}/profiles`): whether the backend holds a valid
+    /// authentication for this device.
+    case checkAuthentication
+    /// v2 `GET /api/v2/{sp}/profiles/{mvpd}` (v1 `GET /api/v1/tokens/authn`): the profile the backend holds.
+    case fetchProfile(mvpd: String)
+    /// v2 `POST /api/v2/{sp}/decisions/authorize/{mvpd}` (v1 `GET /api/v1/authorize`).
+    case authorize(mvpd: String, resource: String)
+    /// v1 `GET /api/v1/tokens/media`: the short media token after a v1 authorization (v2 decisions carry it).
+    case mediaToken(mvpd: String, resource: String)
+    /// v2 `POST /api/v2/{sp}/decisions/preauthorize/{mvpd}` (v1 `GET /api/v1/preauthorize?resource=a,b`).
+    case preauthorize(mvpd: String, resources: [String])
+    /// v2 `GET /api/v2/{sp}/profiles/{mvpd}` attributes (v1 `GET /api/v1/tokens/usermetadata`).
+    case userMetadata(mvpd: String)
+    /// v2 `GET /api/v2/{sp}/logout/{mvpd}` (v1 `DELETE /api/v1/logout`).
+    case logout(mvpd: String)
 
     /// Whether the call needs an access token (everything but DCR itself).
     public var isProtected: Bool {
@@ -28,6 +44,13 @@ public enum BackendRequest: Sendable, Equatable {
         case .configuration: "configuration"
         case .createSession: "sessions"
         case .pollProfile: "profiles.code"
+        case .checkAuthentication: "checkauthn"
+        case .fetchProfile: "profiles.mvpd"
+        case .authorize: "authorize"
+        case .mediaToken: "tokens.media"
+        case .preauthorize: "preauthorize"
+        case .userMetadata: "usermetadata"
+        case .logout: "logout"
         }
     }
 }
@@ -75,14 +98,30 @@ public struct RequestContext: Sendable, Equatable {
     }
 }
 
+extension RequestContext: CustomStringConvertible, CustomReflectable {
+    /// Names what the context carries without the bearer token or the signing secret.
+    public var description: String {
+        "RequestContext(profile: \(profile.rawValue), requestor: \(requestor), deviceID: \(deviceID), "
+            + "accessToken: \(accessToken == nil ? "none" : "<redacted>"), signingKeys: \(signingKeys.map(\.description) ?? "none"))"
+    }
+
+    public var customMirror: Mirror { Mirror(reflecting: description) }
+}
+
 /// The public key / secret pair of the legacy tvOS `setRequestor(…secret:publicKey:)`.
-public struct SigningKeys: Sendable, Equatable, Codable {
+///
+/// Its description and mirror leave the secret out, so string interpolation, `dump` and test
+/// failure messages cannot leak it.
+public struct SigningKeys: Sendable, Equatable, Codable, CustomStringConvertible, CustomReflectable {
     public var publicKey: String
     public var secret: String
     public init(publicKey: String, secret: String) {
         self.publicKey = publicKey
         self.secret = secret
     }
+
+    public var description: String { "SigningKeys(publicKey: \(publicKey), secret: <redacted>)" }
+    public var customMirror: Mirror { Mirror(reflecting: description) }
 }
 
 /// DCR client credentials: registered once per device and kept indefinitely.
@@ -161,6 +200,50 @@ public struct EnhancedError: Sendable, Equatable, Codable, Error {
     }
 }
 
+/// A short media token, as `setToken` hands it to the app.
+public struct MediaToken: Sendable, Equatable {
+    public var resource: String
+    /// The serialized (Base64) token.
+    public var serializedToken: String
+    /// End of validity, milliseconds since the Unix epoch, when the backend said.
+    public var expiresEpochMs: Int64?
+    public init(resource: String, serializedToken: String, expiresEpochMs: Int64? = nil) {
+        self.resource = resource
+        self.serializedToken = serializedToken
+        self.expiresEpochMs = expiresEpochMs
+    }
+}
+
+/// The backend's authorization decision for one resource.
+public struct AuthorizationDecision: Sendable, Equatable {
+    public var resource: String
+    public var authorized: Bool
+    /// End of the authorization's validity (v2 decision `notAfter`, v1 AuthZ token `expires`).
+    public var expiresEpochMs: Int64?
+    /// The media token, when the decision carries one (v2); v1 fetches it with `tokens/media`.
+    public var token: MediaToken?
+    /// Why access was denied (the MVPD's `details` text among others).
+    public var error: EnhancedError?
+    public init(resource: String, authorized: Bool, expiresEpochMs: Int64? = nil, token: MediaToken? = nil, error: EnhancedError? = nil) {
+        self.resource = resource
+        self.authorized = authorized
+        self.expiresEpochMs = expiresEpochMs
+        self.token = token
+        self.error = error
+    }
+}
+
+/// User metadata of an authenticated user: values by name, and which of them are encrypted.
+public struct UserMetadata: Sendable, Equatable {
+    public var values: [String: JSONValue]
+    /// Names whose value is encrypted with the programmer's key (v2 `state: "enc"`, v1 `encrypted` list).
+    public var encrypted: Set<String>
+    public init(values: [String: JSONValue] = [:], encrypted: Set<String> = []) {
+        self.values = values
+        self.encrypted = encrypted
+    }
+}
+
 /// The parsed outcome of one backend call.
 public enum BackendResponse: Sendable, Equatable {
     case registered(ClientCredentials)
@@ -168,8 +251,20 @@ public enum BackendResponse: Sendable, Equatable {
     case accessToken(token: String, expiresIn: Duration)
     case configuration(mvpds: [MVPD])
     case session(IssuedCode)
-    /// `nil` while the code is still pending (v2 empty `profiles` map, v1 404).
+    /// A v2 sessions answer with `actionName: "authorize"`: the device already holds a profile for `mvpd`.
+    case alreadyAuthenticated(mvpd: String)
+    /// `nil` while the code is still pending (v2 empty `profiles` map, v1 404), or when no profile is held.
     case profile(AuthProfile?)
+    /// The answer to `checkAuthentication` (v1 200 / 403).
+    case authenticationStatus(Bool)
+    /// An authorization decision (granted or denied; a denial is an answer, not a failure).
+    case authorization(AuthorizationDecision)
+    case mediaToken(MediaToken)
+    /// One decision per resource, in the order the backend listed them.
+    case preauthorization([AuthorizationDecision])
+    /// `nil` when the backend holds no valid authentication (v2 empty `profiles`, v1 412).
+    case userMetadata(UserMetadata?)
+    case loggedOut
 }
 
 /// Why a backend call did not produce a `BackendResponse`.

@@ -12,32 +12,52 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
 
     public let settings: DeviceSettings
     public let deviceID: String
-    public private(set) var snapshot: DeviceSnapshot
+    public internal(set) var snapshot: DeviceSnapshot
 
-    private let clock: C
-    private var rng: SplitMix64
+    let clock: C
+    var rng: SplitMix64
 
     // MARK: Request pipeline
 
-    private enum Operation: Sendable, Equatable {
+    enum Operation: Sendable, Equatable {
         case configure
+        /// v1, before a new code: does the backend already hold an authentication for this device?
+        case checkAuthentication(mvpd: String, flow: UInt64)
+        /// Adopts the profile the backend already holds (v2 sessions said `authorize`, v1 `checkauthn` said 200).
+        case fetchProfile(mvpd: String, flow: UInt64)
         case createSession(mvpd: String, flow: UInt64, attempt: Int)
         case poll(code: String, flow: UInt64, planned: C.Instant)
+        case authorize(resource: String, mvpd: String)
+        /// v1's second authorization step: the media token for a granted resource.
+        case mediaToken(resource: String, mvpd: String)
+        case preauthorize(resources: [String], mvpd: String)
+        /// `key` is the app's key dictionary, echoed in `setMetadataStatus`.
+        case userMetadata(key: JSONValue, name: String, mvpd: String)
+        case logout(mvpd: String)
+
+        /// Whether the call only makes sense for an authenticated device (checked again when it is sent,
+        /// since a logout may have come in between).
+        var needsProfile: Bool {
+            switch self {
+            case .authorize, .mediaToken, .preauthorize, .userMetadata: true
+            default: false
+            }
+        }
     }
 
-    private enum Purpose: Sendable {
+    enum Purpose: Sendable {
         case register(Operation)
         case token(Operation, afterUnauthorized: Bool)
         case operation(Operation, retriedAfterUnauthorized: Bool)
     }
 
-    private var inFlight: (id: RequestID, purpose: Purpose)?
-    private var queue: [Operation] = []
-    private var nextRequestID: RequestID = 0
+    var inFlight: (id: RequestID, purpose: Purpose)?
+    var queue: [Operation] = []
+    var nextRequestID: RequestID = 0
 
     // MARK: Login flow
 
-    private struct PollLoop: Sendable {
+    struct PollLoop: Sendable {
         var flow: UInt64
         var code: IssuedCode
         var expiry: C.Instant
@@ -46,18 +66,27 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
         var outstanding = false
     }
 
-    private enum Flow: Sendable {
+    enum Flow: Sendable {
         case none
         case awaitingProvider(flow: UInt64)
         case requestingCode(flow: UInt64, mvpd: String)
         case polling(PollLoop)
     }
 
-    private var flow: Flow = .none
-    private var flowGeneration: UInt64 = 0
-    private var configuring = false
+    var flow: Flow = .none
+    var flowGeneration: UInt64 = 0
+    var configuring = false
     /// Calls made before `setRequestor` completed (AccessEnabler queues them).
-    private var pendingCommands: [DeviceCommand] = []
+    var pendingCommands: [DeviceCommand] = []
+
+    // MARK: Entitlements (memory only: never in the snapshot)
+
+    /// Keys given by the legacy `setRequestor(…secret:publicKey:)`; they replace `settings.signingKeys`.
+    var runtimeSigningKeys: SigningKeys?
+    /// Resources of `getAuthorization` calls waiting for the login they started.
+    var pendingAuthorizations: [String] = []
+    /// End of validity of the last granted authorization per resource (`getMetadata` opcode 1).
+    var authorizationExpiry: [String: Int64] = [:]
 
     public init(settings: DeviceSettings, deviceID: String, snapshot: DeviceSnapshot = DeviceSnapshot(), clock: C, seed: UInt64) {
         self.settings = settings
@@ -148,14 +177,16 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
         flow = .none
         queue.removeAll()
         pendingCommands.removeAll()
+        pendingAuthorizations.removeAll()
         return DeviceTimer.allCases.map { .cancel($0) }
     }
 
     // MARK: Commands
 
-    private mutating func apply(_ command: DeviceCommand) -> [Action] {
+    mutating func apply(_ command: DeviceCommand) -> [Action] {
         switch command {
-        case .setRequestor:
+        case .setRequestor(let keys):
+            if let keys { runtimeSigningKeys = keys }
             configuring = true
             snapshot.phase = .configuring
             return enqueue(.configure)
@@ -197,33 +228,49 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
                 var actions = stopFlow()
                 snapshot.phase = isAuthenticated ? .authenticated : .ready
                 actions.append(.emit(.setAuthenticationStatus(AccessEnabler.statusError, AccessEnabler.providerNotSelectedError)))
+                actions += failPendingAuthorizations()
                 return actions
             }
             var actions = stopFlow()
             snapshot.renewals = 0
             actions += selectProvider(mvpd)
             return actions
+        case .checkAuthorization(let resource):
+            return checkAuthorization(resource)
+        case .getAuthorization(let resource):
+            return getAuthorization(resource)
+        case .checkPreauthorizedResources(let resources):
+            return checkPreauthorizedResources(resources)
+        case .getMetadata(let key):
+            return getMetadata(key)
+        case .logout:
+            return logout()
         case .setRequestor, .setOptions, .getSelectedProvider:
             return []
         }
     }
 
-    private mutating func selectProvider(_ mvpd: String) -> [Action] {
+    mutating func selectProvider(_ mvpd: String) -> [Action] {
         snapshot.selectedMVPD = mvpd
         var actions: [Action] = [.emit(.sendTrackingData(.mvpdSelection, [mvpd] + trackingDeviceFields))]
         actions += requestCode(mvpd: mvpd)
         return actions
     }
 
-    private mutating func requestCode(mvpd: String) -> [Action] {
+    mutating func requestCode(mvpd: String) -> [Action] {
         flowGeneration += 1
         flow = .requestingCode(flow: flowGeneration, mvpd: mvpd)
         snapshot.phase = .requestingCode
+        // v1 cookbook step 2: a device the backend already knows is authenticated gets no new code.
+        // (v2 needs no such call: `POST sessions` itself answers `authorize`.)
+        if settings.profile == .v1 {
+            return enqueue(.checkAuthentication(mvpd: mvpd, flow: flowGeneration))
+        }
         return enqueue(.createSession(mvpd: mvpd, flow: flowGeneration, attempt: 0))
     }
 
     /// Ends the current login flow silently: a new code or a cancel replaces it.
-    private mutating func stopFlow() -> [Action] {
+    mutating func stopFlow() -> [Action] {
         let wasActive: Bool
         switch flow {
         case .none: wasActive = false
@@ -236,7 +283,7 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
         return [.cancel(.poll), .cancel(.codeExpiry), .cancel(.retry)]
     }
 
-    private func authenticationStatusEvents(cached: Bool) -> [Action] {
+    func authenticationStatusEvents(cached: Bool) -> [Action] {
         if isAuthenticated, let profile = snapshot.profile {
             return [
                 .emit(.setAuthenticationStatus(AccessEnabler.statusSuccess, AccessEnabler.userAuthenticated)),
@@ -252,13 +299,13 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
 
     // MARK: Request pipeline
 
-    private mutating func enqueue(_ operation: Operation) -> [Action] {
+    mutating func enqueue(_ operation: Operation) -> [Action] {
         queue.append(operation)
         return pump()
     }
 
     /// Starts the next queued operation when nothing is in flight.
-    private mutating func pump() -> [Action] {
+    mutating func pump() -> [Action] {
         var actions: [Action] = []
         while inFlight == nil, !queue.isEmpty {
             let operation = queue.removeFirst()
@@ -266,25 +313,31 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
                 actions += abandon(operation)
                 continue
             }
+            if operation.needsProfile && !isAuthenticated {
+                actions += answerUnauthenticated(operation)
+                continue
+            }
             actions += dispatch(operation)
         }
         return actions
     }
 
-    private func isCurrent(_ operation: Operation) -> Bool {
+    func isCurrent(_ operation: Operation) -> Bool {
         switch operation {
         case .configure:
             return true
-        case .createSession(_, let generation, _):
+        case .createSession(_, let generation, _), .checkAuthentication(_, let generation), .fetchProfile(_, let generation):
             if case .requestingCode(let current, _) = flow { return current == generation }
             return false
         case .poll(let code, let generation, _):
             guard case .polling(let loop) = flow, loop.flow == generation, loop.code.code == code else { return false }
             return clock.now < loop.expiry
+        case .authorize, .mediaToken, .preauthorize, .userMetadata, .logout:
+            return true
         }
     }
 
-    private mutating func abandon(_ operation: Operation) -> [Action] {
+    mutating func abandon(_ operation: Operation) -> [Action] {
         if case .poll(_, let generation, _) = operation, case .polling(var loop) = flow, loop.flow == generation {
             loop.outstanding = false
             flow = .polling(loop)
@@ -292,7 +345,7 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
         return []
     }
 
-    private mutating func dispatch(_ operation: Operation) -> [Action] {
+    mutating func dispatch(_ operation: Operation) -> [Action] {
         let request = backendRequest(for: operation)
         if request.isProtected && settings.usesDCR {
             guard let credentials = snapshot.credentials else {
@@ -309,26 +362,34 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
     }
 
     /// A token is refreshed a minute before it expires so a poll never carries a dying token.
-    private var hasUsableToken: Bool {
+    var hasUsableToken: Bool {
         guard let token = snapshot.accessToken else { return false }
         return token.expiresEpochMs - 60_000 > clock.epochMillisecondsNow
     }
 
-    private func backendRequest(for operation: Operation) -> BackendRequest {
+    func backendRequest(for operation: Operation) -> BackendRequest {
         switch operation {
         case .configure: .configuration
+        case .checkAuthentication: .checkAuthentication
+        case .fetchProfile(let mvpd, _): .fetchProfile(mvpd: mvpd)
         case .createSession(let mvpd, _, _): .createSession(mvpd: mvpd)
-        case .poll(let code, _, _): .pollProfile(code: code)
+        case .poll(let code, _, _):
+            .pollProfile(code: code, mvpd: pollingMVPD(code: code))
+        case .authorize(let resource, let mvpd): .authorize(mvpd: mvpd, resource: resource)
+        case .mediaToken(let resource, let mvpd): .mediaToken(mvpd: mvpd, resource: resource)
+        case .preauthorize(let resources, let mvpd): .preauthorize(mvpd: mvpd, resources: resources)
+        case .userMetadata(_, _, let mvpd): .userMetadata(mvpd: mvpd)
+        case .logout(let mvpd): .logout(mvpd: mvpd)
         }
     }
 
-    private mutating func send(_ request: BackendRequest, purpose: Purpose) -> [Action] {
+    mutating func send(_ request: BackendRequest, purpose: Purpose) -> [Action] {
         nextRequestID += 1
         inFlight = (nextRequestID, purpose)
         return [.send(nextRequestID, request, requestContext)]
     }
 
-    private var requestContext: RequestContext {
+    var requestContext: RequestContext {
         RequestContext(
             profile: settings.profile,
             requestor: settings.requestor,
@@ -336,11 +397,35 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
             deviceInfo: snapshot.options["device_info"] ?? settings.deviceInfo.headerValue,
             accessToken: settings.usesDCR ? snapshot.accessToken?.token : nil,
             visitorID: snapshot.options["visitorID"],
-            signingKeys: settings.signingKeys
+            signingKeys: runtimeSigningKeys ?? settings.signingKeys
         )
     }
 
-    private mutating func complete(
+    /// The MVPD of the code being polled, so the client can prefer its profile.
+    func pollingMVPD(code: String) -> String? {
+        if case .polling(let loop) = flow, loop.code.code == code { return loop.code.mvpd ?? snapshot.selectedMVPD }
+        return snapshot.selectedMVPD
+    }
+
+    /// Whether v1 calls are signed with the HMAC header rather than carrying a DCR bearer token.
+    var signsRequests: Bool { settings.profile == .v1 && !settings.usesDCR }
+
+    /// A 401 on an HMAC-signed call: the backend refused the signature (there is no token to refresh).
+    func isSignatureRefusal(_ failure: BackendFailure) -> Bool {
+        guard signsRequests, case .http(401, _, _) = failure else { return false }
+        return true
+    }
+
+    /// The `status` SEC403 a refused signature is reported with.
+    func signatureRefusedStatus(_ failure: BackendFailure) -> Action {
+        let keys = runtimeSigningKeys ?? settings.signingKeys
+        let reason = keys == nil
+            ? "no signing keys: setRequestor needs a secret and public key"
+            : "request signature refused (\(Self.describe(failure)))"
+        return .emit(.status(errorId: "SEC403", level: "error", message: reason))
+    }
+
+    mutating func complete(
         _ purpose: Purpose,
         with result: Result<BackendResponse, BackendFailure>,
         timing: RequestTiming<C.Instant>?
@@ -381,9 +466,9 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
         }
     }
 
-    private enum Stage { case registration, token, call }
+    enum Stage { case registration, token, call }
 
-    private mutating func finish(
+    mutating func finish(
         _ operation: Operation,
         with result: Result<BackendResponse, BackendFailure>,
         timing: RequestTiming<C.Instant>?,
@@ -392,16 +477,28 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
         switch operation {
         case .configure:
             return configurationFinished(result, stage: stage)
+        case .checkAuthentication(let mvpd, let generation):
+            return authenticationChecked(result, mvpd: mvpd, flow: generation)
+        case .fetchProfile(let mvpd, let generation):
+            return profileFetched(result, mvpd: mvpd, flow: generation, stage: stage)
         case .createSession(let mvpd, let generation, let attempt):
             return sessionFinished(result, mvpd: mvpd, flow: generation, attempt: attempt, stage: stage)
         case .poll:
             return pollFinished(operation, result: result, timing: timing, stage: stage)
+        case .authorize(let resource, let mvpd), .mediaToken(let resource, let mvpd):
+            return authorizationFinished(result, resource: resource, mvpd: mvpd, stage: stage)
+        case .preauthorize(let resources, _):
+            return preauthorizationFinished(result, resources: resources, stage: stage)
+        case .userMetadata(let key, let name, _):
+            return userMetadataFinished(result, key: key, name: name)
+        case .logout:
+            return logoutFinished(result)
         }
     }
 
     // MARK: setRequestor
 
-    private mutating func configurationFinished(_ result: Result<BackendResponse, BackendFailure>, stage: Stage) -> [Action] {
+    mutating func configurationFinished(_ result: Result<BackendResponse, BackendFailure>, stage: Stage) -> [Action] {
         configuring = false
         var actions: [Action] = []
         switch result {
@@ -419,7 +516,7 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
             switch stage {
             case .registration: errorID = "R400"
             case .token: errorID = "R401"
-            case .call: errorID = Self.configurationStatusCode(for: failure)
+            case .call: errorID = isSignatureRefusal(failure) ? "SEC403" : Self.configurationStatusCode(for: failure)
             }
             snapshot.phase = snapshot.mvpds == nil ? .failed : snapshot.phase
             if snapshot.mvpds != nil && snapshot.phase == .configuring { snapshot.phase = .ready }
@@ -446,7 +543,7 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
 
     // MARK: Codes
 
-    private mutating func sessionFinished(
+    mutating func sessionFinished(
         _ result: Result<BackendResponse, BackendFailure>,
         mvpd: String,
         flow generation: UInt64,
@@ -458,6 +555,8 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
         case .success(.session(let code)):
             snapshot.code = code
             return startPolling(code, flow: generation, announce: true)
+        case .success(.alreadyAuthenticated(let mvpd)):
+            return enqueue(.fetchProfile(mvpd: mvpd, flow: generation))
         default:
             let failure: BackendFailure
             if case .failure(let error) = result { failure = error } else { failure = .malformed(status: 200, reason: "unexpected answer to session request") }
@@ -466,23 +565,85 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
                 retryPlan = (generation, mvpd, attempt + 1)
                 return [.schedule(.retry, at: clock.now.advanced(by: delay))]
             }
-            flow = .none
-            snapshot.phase = isAuthenticated ? .authenticated : .ready
-            var actions: [Action] = []
-            switch stage {
-            case .registration: actions.append(.emit(.status(errorId: "R400", level: "error", message: Self.describe(failure))))
-            case .token: actions.append(.emit(.status(errorId: "R401", level: "error", message: Self.describe(failure))))
-            case .call: break
-            }
-            actions.append(.emit(.status(errorId: "REG500", level: "error", message: "error fetching registration code: \(Self.describe(failure))")))
-            actions.append(.emit(.setAuthenticationStatus(AccessEnabler.statusError, AccessEnabler.genericAuthenticationError)))
-            return actions
+            return codeRequestFailed(failure, stage: stage)
         }
     }
 
-    private var retryPlan: (flow: UInt64, mvpd: String, attempt: Int)?
+    /// No code could be obtained: `status` REG500 (after R400/R401/SEC403 when those explain it), then
+    /// `setAuthenticationStatus(0, "Generic Authentication Error")`.
+    mutating func codeRequestFailed(_ failure: BackendFailure, stage: Stage) -> [Action] {
+        flow = .none
+        snapshot.phase = isAuthenticated ? .authenticated : .ready
+        var actions: [Action] = []
+        switch stage {
+        case .registration: actions.append(.emit(.status(errorId: "R400", level: "error", message: Self.describe(failure))))
+        case .token: actions.append(.emit(.status(errorId: "R401", level: "error", message: Self.describe(failure))))
+        case .call: if isSignatureRefusal(failure) { actions.append(signatureRefusedStatus(failure)) }
+        }
+        actions.append(.emit(.status(errorId: "REG500", level: "error", message: "error fetching registration code: \(Self.describe(failure))")))
+        actions.append(.emit(.setAuthenticationStatus(AccessEnabler.statusError, AccessEnabler.genericAuthenticationError)))
+        actions += failPendingAuthorizations()
+        return actions
+    }
 
-    private mutating func retryTimerFired() -> [Action] {
+    /// v1 `checkauthn`: 200 → adopt the backend's AuthN token; anything else → ask for a code (whose own
+    /// failure, if any, is what gets reported).
+    mutating func authenticationChecked(_ result: Result<BackendResponse, BackendFailure>, mvpd: String, flow generation: UInt64) -> [Action] {
+        guard case .requestingCode(let current, _) = flow, current == generation else { return [] }
+        if case .success(.authenticationStatus(true)) = result {
+            return enqueue(.fetchProfile(mvpd: mvpd, flow: generation))
+        }
+        return enqueue(.createSession(mvpd: mvpd, flow: generation, attempt: 0))
+    }
+
+    /// The profile the backend said it holds: adopt it, or (v1) fall back to a new code. On v2 the sessions
+    /// endpoint already said `authorize`, so a missing profile there is a backend fault, reported as REG500.
+    mutating func profileFetched(
+        _ result: Result<BackendResponse, BackendFailure>,
+        mvpd: String,
+        flow generation: UInt64,
+        stage: Stage
+    ) -> [Action] {
+        guard case .requestingCode(let current, _) = flow, current == generation else { return [] }
+        if case .success(.profile(let profile?)) = result, profile.expiresEpochMs > clock.epochMillisecondsNow {
+            return adopt(profile, cached: false)
+        }
+        if settings.profile == .v1 {
+            return enqueue(.createSession(mvpd: mvpd, flow: generation, attempt: 0))
+        }
+        let failure: BackendFailure
+        switch result {
+        case .failure(let error): failure = error
+        default: failure = .malformed(status: 200, reason: "sessions answered authorize but no profile for \(mvpd) was returned")
+        }
+        return codeRequestFailed(failure, stage: stage)
+    }
+
+    /// The device is authenticated (second-screen login done, or a profile the backend already held):
+    /// `setAuthenticationStatus(1, "")`, `sendTrackingData(authenticationDetection)`, then the authorizations
+    /// `getAuthorization` left waiting.
+    mutating func adopt(_ profile: AuthProfile, cached: Bool) -> [Action] {
+        flowGeneration += 1
+        flow = .none
+        pollDeadline = nil
+        snapshot.code = nil
+        snapshot.profile = profile
+        snapshot.selectedMVPD = profile.mvpd
+        snapshot.phase = .authenticated
+        var actions: [Action] = [.cancel(.poll), .cancel(.codeExpiry)]
+        actions.append(.emit(.setAuthenticationStatus(AccessEnabler.statusSuccess, AccessEnabler.userAuthenticated)))
+        actions.append(.emit(.sendTrackingData(.authenticationDetection, authenticationTracking(profile, cached: cached))))
+        let waiting = pendingAuthorizations
+        pendingAuthorizations = []
+        for resource in waiting {
+            actions += enqueue(.authorize(resource: resource, mvpd: profile.mvpd))
+        }
+        return actions
+    }
+
+    var retryPlan: (flow: UInt64, mvpd: String, attempt: Int)?
+
+    mutating func retryTimerFired() -> [Action] {
         guard let plan = retryPlan else { return [] }
         retryPlan = nil
         guard case .requestingCode(let current, _) = flow, current == plan.flow else { return [] }
@@ -498,7 +659,7 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
 
     // MARK: Polling
 
-    private mutating func startPolling(_ code: IssuedCode, flow generation: UInt64, announce: Bool) -> [Action] {
+    mutating func startPolling(_ code: IssuedCode, flow generation: UInt64, announce: Bool) -> [Action] {
         let expiry = clock.instant(forEpochMilliseconds: code.expiresEpochMs)
         var actions: [Action] = []
         if announce {
@@ -523,9 +684,9 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
         return actions
     }
 
-    private var pollDeadline: C.Instant?
+    var pollDeadline: C.Instant?
 
-    private mutating func schedulePoll(at instant: C.Instant, loop: PollLoop) -> [Action] {
+    mutating func schedulePoll(at instant: C.Instant, loop: PollLoop) -> [Action] {
         // Never poll past expiry: the expiry timer takes over.
         guard instant < loop.expiry else {
             pollDeadline = nil
@@ -535,7 +696,7 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
         return [.schedule(.poll, at: instant)]
     }
 
-    private mutating func pollTimerFired() -> [Action] {
+    mutating func pollTimerFired() -> [Action] {
         guard let deadline = pollDeadline, clock.now >= deadline else { return [] }
         pollDeadline = nil
         guard case .polling(var loop) = flow, !loop.outstanding, clock.now < loop.expiry else { return [] }
@@ -544,7 +705,7 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
         return enqueue(.poll(code: loop.code.code, flow: loop.flow, planned: deadline))
     }
 
-    private mutating func pollFinished(
+    mutating func pollFinished(
         _ operation: Operation,
         result: Result<BackendResponse, BackendFailure>,
         timing: RequestTiming<C.Instant>?,
@@ -563,17 +724,14 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
 
         if case .success(.profile(let profile?)) = result {
             if let timing { actions += recordPoll(operation, result: result, timing: timing, outcome: .authenticated, nextDelay: nil) }
-            flowGeneration += 1
-            flow = .none
-            pollDeadline = nil
-            snapshot.code = nil
-            snapshot.profile = profile
-            snapshot.selectedMVPD = profile.mvpd
-            snapshot.phase = .authenticated
-            actions += [.cancel(.poll), .cancel(.codeExpiry)]
-            actions.append(.emit(.setAuthenticationStatus(AccessEnabler.statusSuccess, AccessEnabler.userAuthenticated)))
-            actions.append(.emit(.sendTrackingData(.authenticationDetection, authenticationTracking(profile, cached: false))))
-            return actions
+            return actions + adopt(profile, cached: false)
+        }
+
+        if case .failure(let failure) = result, isSignatureRefusal(failure) {
+            // Polling on cannot fix a refused signature: stop and say why.
+            if let timing { actions += recordPoll(operation, result: result, timing: timing, outcome: outcome, nextDelay: nil) }
+            flow = .polling(loop)
+            return actions + giveUp(reason: Self.describe(failure), status: signatureRefusedStatus(failure))
         }
 
         if outcome == .codeInvalid {
@@ -609,7 +767,7 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
         return actions
     }
 
-    private static func outcome(of result: Result<BackendResponse, BackendFailure>, stage: Stage) -> PollOutcome {
+    static func outcome(of result: Result<BackendResponse, BackendFailure>, stage: Stage) -> PollOutcome {
         switch result {
         case .success(.profile(nil)): return .pending
         case .success(.profile(.some)): return .authenticated
@@ -632,7 +790,7 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
         }
     }
 
-    private mutating func recordPoll(
+    mutating func recordPoll(
         _ operation: Operation,
         result: Result<BackendResponse, BackendFailure>,
         timing: RequestTiming<C.Instant>,
@@ -657,13 +815,13 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
         return [.recordPoll(attempt)]
     }
 
-    private mutating func codeExpiryFired() -> [Action] {
+    mutating func codeExpiryFired() -> [Action] {
         guard case .polling(let loop) = flow, clock.now >= loop.expiry else { return [] }
         return codeEnded(reason: "registration code \(loop.code.code) expired")
     }
 
     /// The code can no longer be completed: renew it if the policy allows, else report and stop.
-    private mutating func codeEnded(reason: String) -> [Action] {
+    mutating func codeEnded(reason: String) -> [Action] {
         guard case .polling(let loop) = flow else { return [] }
         var actions: [Action] = [.cancel(.poll), .cancel(.codeExpiry)]
         pollDeadline = nil
@@ -679,10 +837,12 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
         snapshot.phase = isAuthenticated ? .authenticated : .ready
         actions.append(.emit(.status(errorId: "REG410", level: "error", message: reason, extra: ["code": .string(loop.code.code), "expires": .int(loop.code.expiresEpochMs)])))
         actions.append(.emit(.setAuthenticationStatus(AccessEnabler.statusError, AccessEnabler.genericAuthenticationError)))
+        actions += failPendingAuthorizations()
         return actions
     }
 
-    private mutating func giveUp(reason: String) -> [Action] {
+    /// Stops polling for good: `status` (REG500 unless given), then `setAuthenticationStatus(0, …)`.
+    mutating func giveUp(reason: String, status: Action? = nil) -> [Action] {
         guard case .polling = flow else { return [] }
         flowGeneration += 1
         flow = .none
@@ -691,22 +851,26 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
         snapshot.phase = isAuthenticated ? .authenticated : .ready
         return [
             .cancel(.poll), .cancel(.codeExpiry),
-            .emit(.status(errorId: "REG500", level: "error", message: reason)),
+            status ?? .emit(.status(errorId: "REG500", level: "error", message: reason)),
             .emit(.setAuthenticationStatus(AccessEnabler.statusError, AccessEnabler.genericAuthenticationError)),
-        ]
+        ] + failPendingAuthorizations()
     }
 
     // MARK: Helpers
 
     /// Device type, client type and OS as the tracking arrays end with them.
-    private var trackingDeviceFields: [String] {
+    var trackingDeviceFields: [String] {
         ["unknown", "ios", settings.deviceInfo.osName]
     }
 
-    private func authenticationTracking(_ profile: AuthProfile, cached: Bool) -> [String] {
-        let guid = profile.userID.map { Insecure.MD5.hash(data: Data($0.utf8)).map { String(format: "%02x", $0) }.joined() }
-        return [AccessEnabler.trackingYes, profile.mvpd, guid ?? AccessEnabler.trackingNone, cached ? AccessEnabler.trackingYes : AccessEnabler.trackingNo]
+    func authenticationTracking(_ profile: AuthProfile, cached: Bool) -> [String] {
+        [AccessEnabler.trackingYes, profile.mvpd, Self.guid(profile) ?? AccessEnabler.trackingNone, cached ? AccessEnabler.trackingYes : AccessEnabler.trackingNo]
             + trackingDeviceFields
+    }
+
+    /// The tracking GUID: the MD5 of the user id, as AccessEnabler hashes it.
+    static func guid(_ profile: AuthProfile) -> String? {
+        profile.userID.map { Insecure.MD5.hash(data: Data($0.utf8)).map { String(format: "%02x", $0) }.joined() }
     }
 
     static func describe(_ failure: BackendFailure) -> String {
@@ -721,7 +885,7 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
 
     /// Runs `body`, then prepends a `.persist` when the durable state changed, so storage sees
     /// the state before the events that announce it.
-    private mutating func withPersistence(_ body: (inout Self) -> [Action]) -> [Action] {
+    mutating func withPersistence(_ body: (inout Self) -> [Action]) -> [Action] {
         let before = snapshot
         var actions = body(&self)
         if snapshot != before {

@@ -47,6 +47,29 @@ extension DeviceEvent {
         )
     }
 
+    public static func setToken(_ token: String, resource: String) -> DeviceEvent {
+        DeviceEvent(name: "setToken", args: ["token": .string(token), "resource": .string(resource)])
+    }
+
+    public static func tokenRequestFailed(_ resource: String, errorCode: String, errorDescription: String) -> DeviceEvent {
+        DeviceEvent(
+            name: "tokenRequestFailed",
+            args: ["resource": .string(resource), "errorCode": .string(errorCode), "errorDescription": .string(errorDescription)]
+        )
+    }
+
+    public static func preauthorizedResources(_ resources: [String]) -> DeviceEvent {
+        DeviceEvent(name: "preauthorizedResources", args: ["resources": .array(resources.map { .string($0) })])
+    }
+
+    /// `setMetadataStatus:encrypted:forKey:andArguments:`; `arguments` is the key dictionary as the app passed it.
+    public static func setMetadataStatus(_ metadata: JSONValue, encrypted: Bool, key: Int64, arguments: JSONValue) -> DeviceEvent {
+        DeviceEvent(
+            name: "setMetadataStatus",
+            args: ["metadata": metadata, "encrypted": .bool(encrypted), "key": .int(key), "arguments": arguments]
+        )
+    }
+
     /// For `status` events, the `errorId` of the dictionary.
     public var statusErrorID: String? {
         args["statusDictionary"]?["errorId"]?.stringValue

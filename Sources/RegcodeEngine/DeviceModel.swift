@@ -166,12 +166,22 @@ public enum DeviceAction<Instant: InstantProtocol & Sendable>: Sendable {
 
 /// The AccessEnabler calls an app (or a scenario, or a socket client) makes on a device.
 public enum DeviceCommand: Sendable, Equatable {
-    case setRequestor
+    /// `setRequestor`; `signingKeys` are those of the legacy tvOS `setRequestor(…secret:publicKey:)`. They
+    /// stay in the engine's memory (never in the snapshot) and replace the configured keys; `nil` keeps
+    /// whatever keys the device already has.
+    case setRequestor(signingKeys: SigningKeys?)
     case setOptions([String: String])
     case checkAuthentication
     case getAuthentication(mvpd: String?)
     case setSelectedProvider(String?)
     case getSelectedProvider
+    case checkAuthorization(resource: String)
+    /// Like `checkAuthorization`, but an unauthenticated device logs in first.
+    case getAuthorization(resource: String)
+    case checkPreauthorizedResources([String])
+    /// The `getMetadata:` key dictionary: `opCode` (0–3), `resource_id`, `user_metadata_name`.
+    case getMetadata(JSONValue)
+    case logout
 
     public var name: String {
         switch self {
@@ -181,6 +191,11 @@ public enum DeviceCommand: Sendable, Equatable {
         case .getAuthentication: "getAuthentication"
         case .setSelectedProvider: "setSelectedProvider"
         case .getSelectedProvider: "getSelectedProvider"
+        case .checkAuthorization: "checkAuthorization"
+        case .getAuthorization: "getAuthorization"
+        case .checkPreauthorizedResources: "checkPreauthorizedResources"
+        case .getMetadata: "getMetadata"
+        case .logout: "logout"
         }
     }
 }

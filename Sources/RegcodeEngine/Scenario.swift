@@ -11,7 +11,7 @@ public enum Scenario: String, Sendable, Codable, CaseIterable {
     public func startCommands(resumingCode: Bool) -> [DeviceCommand] {
         switch self {
         case .login where !resumingCode:
-            [.setRequestor, .checkAuthentication, .getAuthentication(mvpd: nil)]
+            [.setRequestor(signingKeys: nil), .checkAuthentication, .getAuthentication(mvpd: nil)]
         case .login, .idle:
             []
         }

@@ -18,10 +18,20 @@ struct EngineHarness {
     static let statement = "eyJhbGciOiJub25lIn0.eyJzb2Z0d2FyZV9pZCI6InRlc3QifQ.c2ln"
     static let mvpds = [MVPD(id: "Cablevision", displayName: "Optimum"), MVPD(id: "DTV", displayName: "DIRECTV")]
 
-    init(policy: PollPolicy = PollPolicy(), presetMVPD: String? = nil, snapshot: DeviceSnapshot = DeviceSnapshot(), seed: UInt64 = 42) {
+    /// A device on `profile`; v1 devices sign with `signingKeys` instead of using DCR when keys are given.
+    init(
+        policy: PollPolicy = PollPolicy(),
+        presetMVPD: String? = nil,
+        snapshot: DeviceSnapshot = DeviceSnapshot(),
+        seed: UInt64 = 42,
+        profile: APIProfile = .v2,
+        signingKeys: SigningKeys? = nil
+    ) {
         clock = ManualClock()
         var settings = DeviceSettings(name: "stb-1", requestor: "REF30")
-        settings.softwareStatement = Self.statement
+        settings.profile = profile
+        settings.softwareStatement = profile == .v1 && signingKeys != nil ? nil : Self.statement
+        settings.signingKeys = signingKeys
         settings.polling = policy
         settings.presetMVPD = presetMVPD
         engine = Engine(settings: settings, deviceID: "device-1", snapshot: snapshot, clock: clock, seed: seed)
@@ -96,14 +106,32 @@ struct EngineHarness {
 
     /// Brings a fresh device to a code being polled, answering everything up to the first poll.
     mutating func startLogin(codeTTL: Duration = .seconds(1800), code: String = "ABC1234") {
-        command(.setRequestor)
+        command(.setRequestor(signingKeys: nil))
         answerHousekeeping()
         command(.checkAuthentication)
         command(.getAuthentication(mvpd: nil))
         command(.setSelectedProvider("Cablevision"))
         answerHousekeeping()
+        if outstanding?.request == .checkAuthentication {
+            // v1 asks whether the backend already knows the device before it asks for a code.
+            respond(.success(.authenticationStatus(false)))
+        }
         respondWithCode(code, ttl: codeTTL)
     }
+
+    /// A device that went through the whole login: the first poll found the approved profile.
+    static func authenticated(profile: APIProfile = .v2, signingKeys: SigningKeys? = nil) -> EngineHarness {
+        var h = EngineHarness(profile: profile, signingKeys: signingKeys)
+        h.startLogin()
+        h.respond(.success(.profile(approved)))
+        return h
+    }
+
+    /// Events emitted since `mark` (an index into `events`).
+    func events(since mark: Int) -> [DeviceEvent] { Array(events[mark...]) }
+
+    /// Requests sent since `mark` (an index into `sent`).
+    func requests(since mark: Int) -> [BackendRequest] { sent[mark...].map(\.request) }
 
     mutating func respondWithCode(_ code: String, ttl: Duration = .seconds(1800)) {
         let expires = clock.epochMilliseconds(at: clock.now) + ttl.milliseconds

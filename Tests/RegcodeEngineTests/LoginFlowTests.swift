@@ -6,7 +6,7 @@ import RegcodeEngine
         var h = EngineHarness()
         h.startLogin()
         // The first poll goes out at once, before any timer.
-        #expect(h.outstanding?.request == .pollProfile(code: "ABC1234"))
+        #expect(h.outstanding?.request == .pollProfile(code: "ABC1234", mvpd: "Cablevision"))
         h.respond(.success(.profile(nil)))
         h.fireNextTimer()
         h.respond(.success(.profile(EngineHarness.approved)))
@@ -41,7 +41,7 @@ import RegcodeEngine
 
     @Test func dcrRegistersOnceThenTokenThenConfiguration() {
         var h = EngineHarness()
-        h.command(.setRequestor)
+        h.command(.setRequestor(signingKeys: nil))
         h.answerHousekeeping()
         #expect(h.sent.map(\.request.name) == ["register", "token", "configuration"])
         #expect(h.engine.snapshot.credentials == ClientCredentials(clientID: "client-1", clientSecret: "secret-1"))
@@ -51,7 +51,7 @@ import RegcodeEngine
 
     @Test func callsBeforeSetRequestorCompletesAreQueued() {
         var h = EngineHarness()
-        h.command(.setRequestor)
+        h.command(.setRequestor(signingKeys: nil))
         h.command(.checkAuthentication)
         h.command(.getAuthentication(mvpd: nil))
         #expect(h.events.isEmpty)
@@ -61,7 +61,7 @@ import RegcodeEngine
 
     @Test func presetMVPDSkipsThePicker() {
         var h = EngineHarness(presetMVPD: "DTV")
-        h.command(.setRequestor)
+        h.command(.setRequestor(signingKeys: nil))
         h.answerHousekeeping()
         h.command(.getAuthentication(mvpd: nil))
         #expect(!h.eventNames.contains("displayProviderDialog"))
@@ -70,16 +70,16 @@ import RegcodeEngine
 
     @Test func setRequestorReportsRegistrationAndConfigurationFailures() {
         var h = EngineHarness()
-        h.command(.setRequestor)
+        h.command(.setRequestor(signingKeys: nil))
         h.respond(.failure(.http(status: 400, retryAfter: nil, error: EnhancedError(code: "invalid_software_statement"))))
         #expect(h.events.map(\.statusErrorID) == ["R400", nil])
         #expect(h.events.last == .setRequestorComplete(0))
 
         var g = EngineHarness()
-        g.command(.setRequestor)
+        g.command(.setRequestor(signingKeys: nil))
         g.answerHousekeeping()  // registers, gets a token
         #expect(g.events == [.setRequestorComplete(1)])
-        g.command(.setRequestor)
+        g.command(.setRequestor(signingKeys: nil))
         g.respond(.failure(.http(status: 503, retryAfter: nil, error: nil)))
         #expect(g.events.suffix(2).map(\.statusErrorID) == ["CFG503", nil])
         #expect(g.events.last == .setRequestorComplete(0))
@@ -89,7 +89,7 @@ import RegcodeEngine
         var policy = PollPolicy()
         policy.codeRequestRetries = 1
         var h = EngineHarness(policy: policy)
-        h.command(.setRequestor)
+        h.command(.setRequestor(signingKeys: nil))
         h.answerHousekeeping()
         h.command(.getAuthentication(mvpd: "Cablevision"))
         h.respond(.failure(.http(status: 500, retryAfter: nil, error: nil)))
@@ -121,7 +121,7 @@ import RegcodeEngine
     @Test func cancelWhilePollInFlightAbandonsTheAnswer() {
         var h = EngineHarness()
         h.startLogin()
-        #expect(h.outstanding?.request == .pollProfile(code: "ABC1234"))
+        #expect(h.outstanding?.request == .pollProfile(code: "ABC1234", mvpd: "Cablevision"))
         h.command(.setSelectedProvider(nil))
         h.respond(.success(.profile(EngineHarness.approved)))
         #expect(h.polls.last?.outcome == .abandoned)
@@ -139,7 +139,7 @@ import RegcodeEngine
         #expect(h.timers[.poll] == nil)
         #expect(h.outstanding?.request == .createSession(mvpd: "DTV"))
         h.respondWithCode("NEW0002")
-        #expect(h.outstanding?.request == .pollProfile(code: "NEW0002"))
+        #expect(h.outstanding?.request == .pollProfile(code: "NEW0002", mvpd: "Cablevision"))
         let codes = h.events.compactMap { $0.args["statusDictionary"]?["message"]?.stringValue }
         #expect(codes == ["OLD0001", "NEW0002"])
         // From here on only the new code is polled.
@@ -147,9 +147,9 @@ import RegcodeEngine
             h.respond(.success(.profile(nil)))
             h.fireNextTimer()
         }
-        let polled = Set(h.sent.compactMap { if case .pollProfile(let code) = $0.request { code } else { nil } })
+        let polled = Set(h.sent.compactMap { if case .pollProfile(let code, _) = $0.request { code } else { nil } })
         #expect(polled == ["OLD0001", "NEW0002"])
-        #expect(h.sent.last?.request == .pollProfile(code: "NEW0002"))
+        #expect(h.sent.last?.request == .pollProfile(code: "NEW0002", mvpd: "Cablevision"))
     }
 
     @Test func newCodeWhilePollInFlightStillKeepsOneRequestInFlight() {
@@ -157,7 +157,7 @@ import RegcodeEngine
         h.startLogin(code: "OLD0001")
         // The old poll is out; selecting again must not send a second request.
         h.command(.setSelectedProvider("DTV"))
-        #expect(h.outstanding?.request == .pollProfile(code: "OLD0001"))
+        #expect(h.outstanding?.request == .pollProfile(code: "OLD0001", mvpd: "Cablevision"))
         h.respond(.success(.profile(nil)))
         #expect(h.polls.last?.outcome == .abandoned)
         #expect(h.outstanding?.request == .createSession(mvpd: "DTV"))

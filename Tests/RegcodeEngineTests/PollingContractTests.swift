@@ -15,7 +15,7 @@ import RegcodeEngine
         h.startLogin()
         let status = h.events.firstIndex { $0.statusErrorID == "REGCODE" }
         #expect(status != nil)
-        #expect(h.outstanding?.request == .pollProfile(code: "ABC1234"))
+        #expect(h.outstanding?.request == .pollProfile(code: "ABC1234", mvpd: "Cablevision"))
         #expect(h.polls.isEmpty)
         h.respond(.success(.profile(nil)), latency: .milliseconds(30))
         let first = h.polls[0]
@@ -229,7 +229,7 @@ import RegcodeEngine
         h.respond(.failure(.http(status: 401, retryAfter: nil, error: EnhancedError(code: "invalid_access_token_client_application"))))
         #expect(h.outstanding?.request == .obtainAccessToken(ClientCredentials(clientID: "client-1", clientSecret: "secret-1")))
         h.respond(.success(.accessToken(token: "fresh", expiresIn: .seconds(3600))))
-        #expect(h.outstanding?.request == .pollProfile(code: "ABC1234"))
+        #expect(h.outstanding?.request == .pollProfile(code: "ABC1234", mvpd: "Cablevision"))
         #expect(h.outstanding?.context.accessToken == "fresh")
         // A second 401 on the retry is not refreshed again: it counts as an error and backs off.
         h.respond(.failure(.http(status: 401, retryAfter: nil, error: nil)))
@@ -242,7 +242,7 @@ import RegcodeEngine
 
     @Test func expiredTokenIsRefreshedBeforeThePoll() {
         var h = EngineHarness()
-        h.command(.setRequestor)
+        h.command(.setRequestor(signingKeys: nil))
         h.respond(.success(.registered(ClientCredentials(clientID: "c", clientSecret: "s"))))
         h.respond(.success(.accessToken(token: "short", expiresIn: .seconds(90))))
         h.respond(.success(.configuration(mvpds: EngineHarness.mvpds)))
@@ -260,13 +260,13 @@ import RegcodeEngine
         var h = EngineHarness()
         h.startLogin()
         h.command(.checkAuthentication)
-        h.command(.setRequestor)
+        h.command(.setRequestor(signingKeys: nil))
         h.apply(h.engine.timerFired(.poll))
         h.respond(.success(.profile(nil)))
         #expect(h.outstanding?.request == .configuration)
         h.respond(.success(.configuration(mvpds: EngineHarness.mvpds)))
         h.fireNextTimer()
-        #expect(h.outstanding?.request == .pollProfile(code: "ABC1234"))
+        #expect(h.outstanding?.request == .pollProfile(code: "ABC1234", mvpd: "Cablevision"))
         h.apply(h.engine.timerFired(.poll))
         #expect(h.sent.filter { $0.request.name == "profiles.code" }.count == 2)
     }
@@ -303,7 +303,7 @@ import RegcodeEngine
         snapshot.code = IssuedCode(code: "KEEP123", expiresEpochMs: 1_763_720_000_000 + 600_000, mvpd: "Cablevision")
         var h = EngineHarness(snapshot: snapshot)
         h.resume()
-        #expect(h.sent.map(\.request) == [.pollProfile(code: "KEEP123")])
+        #expect(h.sent.map(\.request) == [.pollProfile(code: "KEEP123", mvpd: "Cablevision")])
         #expect(h.outstanding?.context.accessToken == "kept")
         #expect(!h.eventNames.contains("status"))
         #expect(h.timers[.codeExpiry] == ManualClock.Instant(offset: .seconds(600)))

@@ -1,0 +1,333 @@
+/// Authorization, preauthorization, metadata and logout: the AccessEnabler calls an authenticated
+/// device makes. Each is an ``DeviceEngine/Operation`` in the same single-flight queue as the login.
+///
+/// Callback order (every flow ends with the callback that answers the call; a `status` that explains
+/// a failure comes just before it, `sendTrackingData(authorizationDetection)` just after it):
+///
+/// - `checkAuthorization`/`getAuthorization`, granted: `setToken(token, resource)` →
+///   `sendTrackingData(1, [YES, mvpd, guid, NO, None, None, device, client, os])`.
+/// - denied by the MVPD: `status Z100` (message = the MVPD's details) →
+///   `tokenRequestFailed(resource, "User Not Authorized Error", details)` → `sendTrackingData(1, [NO, …])`.
+/// - not authenticated on the device: `setAuthenticationStatus(0, "User Not Authenticated Error")` →
+///   `tokenRequestFailed(resource, "User Not Authenticated Error", "")` (no request, no tracking).
+///   `getAuthorization` instead starts the login (as `getAuthentication`) and authorizes once
+///   `setAuthenticationStatus(1, "")` was sent; a login that ends otherwise answers with that
+///   `tokenRequestFailed`.
+/// - the backend no longer knows the profile (v2 403 `authenticated_profile_*`, v1 403 "User not
+///   Authenticated"): the profile is dropped, `setAuthenticationStatus(0, …)` →
+///   `tokenRequestFailed(resource, "User Not Authenticated Error", message)` → tracking NO.
+/// - any other failure: `status` (Z120 network/5xx/malformed, Z100 throttled, Z130 bad resource,
+///   SEC403 refused v1 signature, R400/R401 DCR, Z500 otherwise) →
+///   `tokenRequestFailed(resource, "Generic Authorization Error", description)` → tracking NO.
+/// - `checkPreauthorizedResources`: `preauthorizedResources([granted ids])`; not authenticated →
+///   `preauthorizedResources([])`; failure → `status P100` (SEC403 for a refused signature) → `([])`.
+/// - `getMetadata`: `setMetadataStatus(metadata, encrypted, opCode, key dictionary)`; user metadata
+///   that cannot be read is `null`.
+/// - `logout`: local profile and authorizations dropped at once (DCR credentials kept), backend
+///   logout, then `setAuthenticationStatus(0, "User Not Authenticated Error")`, whatever the backend said.
+extension DeviceEngine {
+    // MARK: Authorization
+
+    mutating func checkAuthorization(_ resource: String) -> [Action] {
+        guard isAuthenticated, let profile = snapshot.profile else {
+            return answerUnauthenticated(.authorize(resource: resource, mvpd: snapshot.selectedMVPD ?? ""))
+        }
+        return enqueue(.authorize(resource: resource, mvpd: profile.mvpd))
+    }
+
+    mutating func getAuthorization(_ resource: String) -> [Action] {
+        if isAuthenticated { return checkAuthorization(resource) }
+        pendingAuthorizations.append(resource)
+        switch flow {
+        case .none:
+            // As getAuthentication: the picker (or the preset MVPD), a code, polling.
+            return apply(.getAuthentication(mvpd: nil))
+        case .awaitingProvider, .requestingCode, .polling:
+            // A login is already under way; the authorization waits for it.
+            return []
+        }
+    }
+
+    /// Answers `getAuthorization` calls whose login ended without authenticating the device.
+    mutating func failPendingAuthorizations() -> [Action] {
+        let waiting = pendingAuthorizations
+        pendingAuthorizations = []
+        return waiting.map { resource in
+            .emit(.tokenRequestFailed(resource, errorCode: AccessEnabler.userNotAuthenticatedError, errorDescription: ""))
+        }
+    }
+
+    mutating func authorizationFinished(
+        _ result: Result<BackendResponse, BackendFailure>,
+        resource: String,
+        mvpd: String,
+        stage: Stage
+    ) -> [Action] {
+        switch result {
+        case .success(.authorization(let decision)) where decision.authorized:
+            if let expires = decision.expiresEpochMs { authorizationExpiry[resource] = expires }
+            if let token = decision.token {
+                return granted(token, resource: resource, mvpd: mvpd)
+            }
+            if settings.profile == .v1 {
+                // v1 authorizes first, then hands out the media token on a second call.
+                return enqueue(.mediaToken(resource: resource, mvpd: mvpd))
+            }
+            return authorizationFailed(
+                .malformed(status: 200, reason: "authorized decision without a media token"), resource: resource, mvpd: mvpd, stage: stage
+            )
+        case .success(.authorization(let decision)):
+            authorizationExpiry[resource] = nil
+            return denied(resource: resource, mvpd: mvpd, error: decision.error)
+        case .success(.mediaToken(let token)):
+            return granted(token, resource: resource, mvpd: mvpd)
+        case .success:
+            return authorizationFailed(
+                .malformed(status: 200, reason: "unexpected answer to authorization request"), resource: resource, mvpd: mvpd, stage: stage
+            )
+        case .failure(let failure):
+            return authorizationFailed(failure, resource: resource, mvpd: mvpd, stage: stage)
+        }
+    }
+
+    private mutating func granted(_ token: MediaToken, resource: String, mvpd: String) -> [Action] {
+        let none = AccessEnabler.trackingNone
+        return [
+            .emit(.setToken(token.serializedToken, resource: resource)),
+            .emit(.sendTrackingData(.authorizationDetection, authorizationTracking(success: true, mvpd: mvpd, error: none, details: none))),
+        ]
+    }
+
+    private mutating func denied(resource: String, mvpd: String, error: EnhancedError?) -> [Action] {
+        let details = error?.details ?? error?.message ?? ""
+        return [
+            .emit(.status(errorId: "Z100", level: "error", message: details, extra: ["resource": .string(resource)])),
+            .emit(.tokenRequestFailed(resource, errorCode: AccessEnabler.userNotAuthorizedError, errorDescription: details)),
+            .emit(.sendTrackingData(
+                .authorizationDetection,
+                authorizationTracking(success: false, mvpd: mvpd, error: AccessEnabler.userNotAuthorizedError, details: details)
+            )),
+        ]
+    }
+
+    private mutating func authorizationFailed(_ failure: BackendFailure, resource: String, mvpd: String, stage: Stage) -> [Action] {
+        if stage == .call, Self.isProfileRejection(failure) {
+            let description = Self.rejectionMessage(failure)
+            // Tracked for the user who asked, before the profile is dropped.
+            let tracking = authorizationTracking(success: false, mvpd: mvpd, error: AccessEnabler.userNotAuthenticatedError, details: description)
+            var actions = profileRejected()
+            actions.append(.emit(.tokenRequestFailed(resource, errorCode: AccessEnabler.userNotAuthenticatedError, errorDescription: description)))
+            actions.append(.emit(.sendTrackingData(.authorizationDetection, tracking)))
+            return actions
+        }
+        let description = Self.describe(failure)
+        let status: Action
+        if stage == .call, isSignatureRefusal(failure) {
+            status = signatureRefusedStatus(failure)
+        } else {
+            let errorID = Self.authorizationStatusCode(for: failure, stage: stage)
+            status = .emit(.status(errorId: errorID, level: "error", message: description, extra: ["resource": .string(resource)]))
+        }
+        return [
+            status,
+            .emit(.tokenRequestFailed(resource, errorCode: AccessEnabler.genericAuthorizationError, errorDescription: description)),
+            .emit(.sendTrackingData(
+                .authorizationDetection,
+                authorizationTracking(success: false, mvpd: mvpd, error: AccessEnabler.genericAuthorizationError, details: description)
+            )),
+        ]
+    }
+
+    /// The advanced-status code of an authorization that failed for other reasons than a decision.
+    static func authorizationStatusCode(for failure: BackendFailure, stage: Stage) -> String {
+        switch stage {
+        case .registration: return "R400"
+        case .token: return "R401"
+        case .call: break
+        }
+        switch failure {
+        case .transport, .malformed:
+            return "Z120"
+        case .http(let status, _, let error):
+            switch status {
+            case 429: return "Z100"  // throttled getAuthorization (reference §8.2)
+            case 401: return "R401"
+            case 500...599: return "Z120"
+            default:
+                let code = error?.code ?? ""
+                if ["invalid_parameter_resources", "missing_resource", "malformed_authz_request"].contains(code) { return "Z130" }
+                if code.hasPrefix("network_") || code == "maximum_execution_time_exceeded" { return "Z120" }
+                return "Z500"
+            }
+        }
+    }
+
+    /// `[success, mvpd, guid, cached, error, details, device type, client type, os]` (reference §6).
+    private func authorizationTracking(success: Bool, mvpd: String, error: String, details: String) -> [String] {
+        [
+            success ? AccessEnabler.trackingYes : AccessEnabler.trackingNo,
+            mvpd.isEmpty ? AccessEnabler.trackingNone : mvpd,
+            snapshot.profile.flatMap { Self.guid($0) } ?? AccessEnabler.trackingNone,
+            // Media tokens are never cached: every authorization asks the backend.
+            AccessEnabler.trackingNo,
+            error,
+            details.isEmpty ? AccessEnabler.trackingNone : details,
+        ] + trackingDeviceFields
+    }
+
+    // MARK: Preauthorization
+
+    mutating func checkPreauthorizedResources(_ resources: [String]) -> [Action] {
+        guard isAuthenticated, let profile = snapshot.profile, !resources.isEmpty else {
+            return [.emit(.preauthorizedResources([]))]
+        }
+        return enqueue(.preauthorize(resources: resources, mvpd: profile.mvpd))
+    }
+
+    mutating func preauthorizationFinished(_ result: Result<BackendResponse, BackendFailure>, resources: [String], stage: Stage) -> [Action] {
+        switch result {
+        case .success(.preauthorization(let decisions)):
+            let granted = Set(decisions.filter(\.authorized).map(\.resource))
+            // In the order the app asked, each once; resources the backend did not answer count as denied.
+            var seen = Set<String>()
+            let ids = resources.filter { granted.contains($0) && seen.insert($0).inserted }
+            return [.emit(.preauthorizedResources(ids))]
+        case .failure(let failure) where stage == .call && Self.isProfileRejection(failure):
+            return profileRejected() + [.emit(.preauthorizedResources([]))]
+        default:
+            let failure: BackendFailure
+            if case .failure(let error) = result { failure = error } else { failure = .malformed(status: 200, reason: "unexpected answer to preauthorization request") }
+            let status = stage == .call && isSignatureRefusal(failure)
+                ? signatureRefusedStatus(failure)
+                : .emit(.status(errorId: "P100", level: "error", message: Self.describe(failure)))
+            return [status, .emit(.preauthorizedResources([]))]
+        }
+    }
+
+    // MARK: Metadata
+
+    mutating func getMetadata(_ key: JSONValue) -> [Action] {
+        let rawOpCode = key[AccessEnabler.metadataOpCodeKey]?.intValue
+        guard let opCode = rawOpCode.flatMap(AccessEnabler.MetadataOpCode.init(rawValue:)) else {
+            return [.emit(.setMetadataStatus(.null, encrypted: false, key: rawOpCode ?? AccessEnabler.metadataKeyInvalid, arguments: key))]
+        }
+        let now = clock.epochMillisecondsNow
+        let metadata: JSONValue
+        switch opCode {
+        case .authenticationTTL:
+            // iOS hands TTLs over as NSString: epoch milliseconds as a decimal string.
+            metadata = isAuthenticated ? snapshot.profile.map { .string(String($0.expiresEpochMs)) } ?? .null : .null
+        case .authorizationTTL:
+            let resource = key[AccessEnabler.metadataResourceIDKey]?.stringValue ?? ""
+            metadata = authorizationExpiry[resource].flatMap { $0 > now && isAuthenticated ? .string(String($0)) : nil } ?? .null
+        case .deviceID:
+            metadata = .string(deviceID)
+        case .userMetadata:
+            let name = key[AccessEnabler.metadataUserMetaKey]?.stringValue ?? ""
+            if isAuthenticated, let profile = snapshot.profile, !name.isEmpty {
+                return enqueue(.userMetadata(key: key, name: name, mvpd: profile.mvpd))
+            }
+            metadata = .null
+        }
+        return [.emit(.setMetadataStatus(metadata, encrypted: false, key: opCode.rawValue, arguments: key))]
+    }
+
+    mutating func userMetadataFinished(_ result: Result<BackendResponse, BackendFailure>, key: JSONValue, name: String) -> [Action] {
+        let opCode = AccessEnabler.MetadataOpCode.userMetadata.rawValue
+        switch result {
+        case .success(.userMetadata(let metadata?)):
+            return [.emit(.setMetadataStatus(metadata.values[name] ?? .null, encrypted: metadata.encrypted.contains(name), key: opCode, arguments: key))]
+        case .success(.userMetadata(nil)):
+            return profileRejected() + [.emit(.setMetadataStatus(.null, encrypted: false, key: opCode, arguments: key))]
+        case .failure(let failure) where Self.isProfileRejection(failure):
+            return profileRejected() + [.emit(.setMetadataStatus(.null, encrypted: false, key: opCode, arguments: key))]
+        case .failure(let failure) where isSignatureRefusal(failure):
+            return [signatureRefusedStatus(failure), .emit(.setMetadataStatus(.null, encrypted: false, key: opCode, arguments: key))]
+        default:
+            // Throttled or failed: AccessEnabler answers with an empty value (reference §8.2).
+            return [.emit(.setMetadataStatus(.null, encrypted: false, key: opCode, arguments: key))]
+        }
+    }
+
+    // MARK: Logout
+
+    mutating func logout() -> [Action] {
+        var actions = stopFlow()
+        let mvpd = snapshot.profile?.mvpd
+        clearAuthentication()
+        snapshot.phase = .ready
+        snapshot.selectedMVPD = nil
+        snapshot.renewals = 0
+        guard let mvpd else {
+            actions.append(.emit(.setAuthenticationStatus(AccessEnabler.statusError, AccessEnabler.userNotAuthenticatedError)))
+            return actions + failPendingAuthorizations()
+        }
+        return actions + enqueue(.logout(mvpd: mvpd))
+    }
+
+    mutating func logoutFinished(_ result: Result<BackendResponse, BackendFailure>) -> [Action] {
+        var actions: [Action] = []
+        if case .failure(let failure) = result, isSignatureRefusal(failure) {
+            actions.append(signatureRefusedStatus(failure))
+        }
+        // The device forgot the profile already; a backend failure does not bring it back.
+        actions.append(.emit(.setAuthenticationStatus(AccessEnabler.statusError, AccessEnabler.userNotAuthenticatedError)))
+        return actions + failPendingAuthorizations()
+    }
+
+    // MARK: Authentication lost
+
+    /// Forgets the authentication (profile, authorizations) but keeps DCR credentials and the MVPD list.
+    mutating func clearAuthentication() {
+        snapshot.profile = nil
+        authorizationExpiry.removeAll()
+        // A login under way (a new provider chosen while authenticated) keeps its phase.
+        if snapshot.phase == .authenticated { snapshot.phase = .ready }
+    }
+
+    /// The backend says the device is not (or no longer) authenticated: drop the profile and say so.
+    mutating func profileRejected() -> [Action] {
+        clearAuthentication()
+        return [.emit(.setAuthenticationStatus(AccessEnabler.statusError, AccessEnabler.userNotAuthenticatedError))]
+    }
+
+    /// Answers an entitlement call of a device that is not authenticated, without asking the backend.
+    mutating func answerUnauthenticated(_ operation: Operation) -> [Action] {
+        if snapshot.profile != nil && !isAuthenticated {
+            // An expired profile is as good as none.
+            clearAuthentication()
+        }
+        let notAuthenticated = Action.emit(.setAuthenticationStatus(AccessEnabler.statusError, AccessEnabler.userNotAuthenticatedError))
+        switch operation {
+        case .authorize(let resource, _), .mediaToken(let resource, _):
+            return [
+                notAuthenticated,
+                .emit(.tokenRequestFailed(resource, errorCode: AccessEnabler.userNotAuthenticatedError, errorDescription: "")),
+            ]
+        case .preauthorize:
+            return [.emit(.preauthorizedResources([]))]
+        case .userMetadata(let key, _, _):
+            return [.emit(.setMetadataStatus(.null, encrypted: false, key: AccessEnabler.MetadataOpCode.userMetadata.rawValue, arguments: key))]
+        case .configure, .checkAuthentication, .fetchProfile, .createSession, .poll, .logout:
+            return []
+        }
+    }
+
+    static func isProfileRejection(_ failure: BackendFailure) -> Bool {
+        guard case .http(let status, _, let error?) = failure, status == 403 || status == 412 else { return false }
+        return profileRejectionCodes.contains(error.code)
+    }
+
+    static func rejectionMessage(_ failure: BackendFailure) -> String {
+        guard case .http(_, _, let error?) = failure else { return describe(failure) }
+        return error.details ?? error.message ?? error.code
+    }
+}
+
+/// Enhanced codes meaning "this device has no valid authentication here" (v2 §9.3, v1 §9.4; the client
+/// maps v1's classic "User not Authenticated" answers onto the v1 codes).
+private let profileRejectionCodes: Set<String> = [
+    "authenticated_profile_missing", "authenticated_profile_expired", "authenticated_profile_invalidated",
+    "authentication_session_missing", "authentication_session_expired", "authentication_session_invalidated",
+    "preauthorization_authentication_session_missing", "preauthorization_authentication_session_expired",
+]

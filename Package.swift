@@ -137,6 +137,7 @@ let package = Package(
                 "ControlSocket",
                 "RegcodeStore",
                 "SoakReport",
+                .product(name: "Logging", package: "swift-log"),
                 "RegcodeEngine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

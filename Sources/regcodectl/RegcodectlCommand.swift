@@ -9,7 +9,7 @@ struct RegcodectlCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "regcodectl",
         abstract: "Control a running regcoded: call AccessEnabler methods, watch events, list devices.",
-        subcommands: [Call.self, Watch.self, Devices.self]
+        subcommands: [Call.self, Watch.self, Devices.self, Report.self]
     )
 }
 

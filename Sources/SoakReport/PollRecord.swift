@@ -1,0 +1,24 @@
+/// One poll attempt as the report reads it from the poll log.
+public struct PollRecord: Sendable, Equatable {
+    public var device: String
+    public var code: String
+    /// Milliseconds since the Unix epoch.
+    public var plannedMs: Int64
+    public var sentMs: Int64
+    public var latencyMs: Double
+    public var httpStatus: Int?
+    /// The engine's `PollOutcome` raw value (`pending`, `authenticated`, `throttled`, …).
+    public var outcome: String
+    public var nextDelayMs: Int64?
+
+    public init(device: String, code: String, plannedMs: Int64, sentMs: Int64, latencyMs: Double, httpStatus: Int?, outcome: String, nextDelayMs: Int64?) {
+        self.device = device
+        self.code = code
+        self.plannedMs = plannedMs
+        self.sentMs = sentMs
+        self.latencyMs = latencyMs
+        self.httpStatus = httpStatus
+        self.outcome = outcome
+        self.nextDelayMs = nextDelayMs
+    }
+}

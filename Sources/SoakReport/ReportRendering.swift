@@ -1,0 +1,234 @@
+// Text, JSON and CSV renderings of a SoakReport.
+
+import Foundation
+
+extension SoakReport {
+    /// The report as one JSON object: `fleet` and `devices`, snake_case keys, milliseconds.
+    ///
+    /// Every key is always present (`null` when a figure has no values), in a fixed order.
+    public func json(pretty: Bool = true) -> String {
+        let object: OrderedJSON = .object([
+            ("generated_at_ms", .int(generatedAtMs)),
+            ("generated_at", .string(UTCText.iso(generatedAtMs))),
+            ("since_ms", .optional(sinceMs)),
+            ("events_loaded", .bool(eventsLoaded)),
+            ("percentile_method", .string("nearest-rank")),
+            ("fleet", .object([("devices", .int(Int64(devices.count)))] + Self.jsonMembers(fleet))),
+            ("devices", .array(devices.map { .object([("device", .string($0.device))] + Self.jsonMembers($0.figures)) })),
+        ])
+        return object.render(indent: pretty ? 2 : nil)
+    }
+
+    private static func jsonMembers(_ figures: PollFigures) -> [(String, OrderedJSON)] {
+        func distribution(_ d: Distribution) -> OrderedJSON {
+            .object([
+                ("count", .int(Int64(d.count))),
+                ("min", .optional(d.min)),
+                ("p50", .optional(d.p50)),
+                ("p95", .optional(d.p95)),
+                ("p99", .optional(d.p99)),
+                ("max", .optional(d.max)),
+                ("mean", .optional(d.mean)),
+            ])
+        }
+        var statuses = figures.httpStatuses.keys.sorted().map { (String($0), OrderedJSON.int(Int64(figures.httpStatuses[$0] ?? 0))) }
+        if figures.withoutHTTPStatus > 0 { statuses.append(("none", .int(Int64(figures.withoutHTTPStatus)))) }
+        return [
+            ("polls", .int(Int64(figures.polls))),
+            ("codes", .int(Int64(figures.codes))),
+            ("polls_per_code", distribution(figures.pollsPerCode)),
+            ("achieved_interval_ms", distribution(figures.achievedInterval)),
+            ("planned_interval_ms", distribution(figures.plannedInterval)),
+            ("lateness_ms", distribution(figures.lateness)),
+            ("latency_ms", distribution(figures.latency)),
+            ("throttled_429", .int(Int64(figures.throttled))),
+            ("backoffs", .int(Int64(figures.backoffs))),
+            ("outcomes", .object(orderedOutcomes(figures).map { ($0.0, .int(Int64($0.1))) })),
+            ("http_statuses", .object(statuses)),
+            ("code_fates", .object([
+                ("authenticated", .int(Int64(figures.authenticatedCodes))),
+                ("expired", .int(Int64(figures.expiredCodes))),
+                ("ended", .int(Int64(figures.endedCodes))),
+                ("open", .int(Int64(figures.openCodes))),
+            ])),
+            ("authenticated_codes", .int(Int64(figures.authenticatedCodes))),
+            ("time_to_authenticate_ms", distribution(figures.timeToAuthenticate)),
+            ("expiries", .object([
+                ("expired_codes", .int(Int64(figures.expiredCodes))),
+                ("code_invalid_polls", .int(Int64(figures.codeInvalid))),
+                ("reg410_events", .optional(figures.expiryEvents)),
+                ("reg500_events", .optional(figures.failureEvents)),
+            ])),
+            ("first_sent_ms", .optional(figures.firstSentMs)),
+            ("last_sent_ms", .optional(figures.lastSentMs)),
+        ]
+    }
+
+    /// Known outcomes first (in ``outcomeKinds`` order), then any others alphabetically.
+    static func orderedOutcomes(_ figures: PollFigures) -> [(String, Int)] {
+        let known = outcomeKinds.filter { figures.outcomes[$0] != nil }
+        let others = figures.outcomes.keys.filter { !outcomeKinds.contains($0) }.sorted()
+        return (known + others).map { ($0, figures.outcomes[$0] ?? 0) }
+    }
+
+    // MARK: CSV
+
+    /// One row per device plus a `fleet` row (first), with a header; RFC 4180 quoting.
+    ///
+    /// `scope` is `fleet` or `device` (so a device may be called "fleet"). HTTP-status and outcome
+    /// columns are those occurring in the report, so the columns are stable within one report.
+    public func csv() -> String {
+        typealias Column = (String, (PollFigures) -> String)
+        func count(_ value: Int) -> String { String(value) }
+        func number(_ value: Double?) -> String { value.map(NumberText.json) ?? "" }
+        func distribution(_ name: String, _ pick: @escaping (PollFigures) -> Distribution, unit: String = "_ms") -> [Column] {
+            [
+                ("\(name)_count", { count(pick($0).count) }),
+                ("\(name)_min\(unit)", { number(pick($0).min) }),
+                ("\(name)_p50\(unit)", { number(pick($0).p50) }),
+                ("\(name)_p95\(unit)", { number(pick($0).p95) }),
+                ("\(name)_p99\(unit)", { number(pick($0).p99) }),
+                ("\(name)_max\(unit)", { number(pick($0).max) }),
+                ("\(name)_mean\(unit)", { number(pick($0).mean) }),
+            ]
+        }
+        var columns: [Column] = [
+            ("polls", { count($0.polls) }),
+            ("codes", { count($0.codes) }),
+            ("polls_per_code_mean", { number($0.pollsPerCode.mean) }),
+            ("polls_per_code_max", { number($0.pollsPerCode.max) }),
+        ]
+        columns += distribution("achieved_interval", \.achievedInterval)
+        columns += distribution("planned_interval", \.plannedInterval)
+        columns += distribution("lateness", \.lateness)
+        columns += distribution("latency", \.latency)
+        columns += [
+            ("throttled_429", { count($0.throttled) }),
+            ("backoffs", { count($0.backoffs) }),
+            ("authenticated_codes", { count($0.authenticatedCodes) }),
+        ]
+        columns += distribution("time_to_authenticate", \.timeToAuthenticate)
+        columns += [
+            ("expired_codes", { count($0.expiredCodes) }),
+            ("ended_codes", { count($0.endedCodes) }),
+            ("open_codes", { count($0.openCodes) }),
+            ("code_invalid_polls", { count($0.codeInvalid) }),
+            ("reg410_events", { $0.expiryEvents.map(String.init) ?? "" }),
+            ("reg500_events", { $0.failureEvents.map(String.init) ?? "" }),
+            ("first_sent_ms", { $0.firstSentMs.map(String.init) ?? "" }),
+            ("last_sent_ms", { $0.lastSentMs.map(String.init) ?? "" }),
+        ]
+        for (outcome, _) in Self.orderedOutcomes(fleet) {
+            columns.append(("outcome_" + outcome.replacingDashes(), { count($0.outcomes[outcome] ?? 0) }))
+        }
+        for status in fleet.httpStatuses.keys.sorted() {
+            columns.append(("http_\(status)", { count($0.httpStatuses[status] ?? 0) }))
+        }
+        columns.append(("http_none", { count($0.withoutHTTPStatus) }))
+
+        var lines = [(["scope", "device"] + columns.map(\.0)).map(Self.csvField).joined(separator: ",")]
+        let scoped = [("fleet", "", fleet)] + devices.map { ("device", $0.device, $0.figures) }
+        for (scope, name, figures) in scoped {
+            lines.append(([scope, name] + columns.map { $0.1(figures) }).map(Self.csvField).joined(separator: ","))
+        }
+        return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
+    static func csvField(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    // MARK: Text
+
+    /// A readable summary: the fleet's figures, then one table row per device.
+    public func text() -> String {
+        var lines: [String] = []
+        lines.append("regcoded soak report, generated \(UTCText.readable(generatedAtMs))")
+        var window = sinceMs.map { "since \(UTCText.readable($0))" } ?? "whole log"
+        if let first = fleet.firstSentMs, let last = fleet.lastSentMs {
+            window += "; polls sent \(UTCText.readable(first)) to \(UTCText.readable(last))"
+        }
+        lines.append("window: \(window)")
+        lines.append("percentiles: nearest rank; intervals, lateness and latency in ms or s")
+        lines.append("")
+        lines.append("FLEET (\(devices.count) device\(devices.count == 1 ? "" : "s"))")
+        lines += Self.textBlock(fleet, eventsLoaded: eventsLoaded).map { "  " + $0 }
+        lines.append("")
+        lines.append("DEVICES")
+        let header = ["DEVICE", "POLLS", "CODES", "AUTH", "EXPIRED", "TTA P50", "INTERVAL P50", "PLANNED P50",
+                      "LATE P50", "LATE P99", "LATE MAX", "429", "BACKOFFS", "REG410", "REG500"]
+        let rows = devices.map { device -> [String] in
+            let f = device.figures
+            return [
+                Self.printable(device.device), String(f.polls), String(f.codes), String(f.authenticatedCodes), String(f.expiredCodes),
+                NumberText.duration(f.timeToAuthenticate.p50), NumberText.duration(f.achievedInterval.p50),
+                NumberText.duration(f.plannedInterval.p50), NumberText.duration(f.lateness.p50),
+                NumberText.duration(f.lateness.p99), NumberText.duration(f.lateness.max), String(f.throttled),
+                String(f.backoffs), f.expiryEvents.map(String.init) ?? "-", f.failureEvents.map(String.init) ?? "-",
+            ]
+        }
+        lines.append(rows.isEmpty ? "(no polls logged in this window)" : TextTable.render(header: header, rows: rows))
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private static func textBlock(_ f: PollFigures, eventsLoaded: Bool) -> [String] {
+        func spread(_ d: Distribution, withMin: Bool = false) -> String {
+            guard d.count > 0 else { return "n=0" }
+            var parts = ["n=\(d.count)"]
+            if withMin { parts.append("min \(NumberText.duration(d.min))") }
+            parts += ["p50 \(NumberText.duration(d.p50))", "p95 \(NumberText.duration(d.p95))",
+                      "p99 \(NumberText.duration(d.p99))", "max \(NumberText.duration(d.max))"]
+            return parts.joined(separator: "  ")
+        }
+        let perCode = f.codes == 0 ? "" :
+            " (\(f.codes) codes; per code mean \(NumberText.fixed(f.pollsPerCode.mean ?? 0, maxDecimals: 2)), max \(NumberText.fixed(f.pollsPerCode.max ?? 0, maxDecimals: 0)))"
+        var statuses = f.httpStatuses.keys.sorted().map { "\($0) \(f.httpStatuses[$0] ?? 0)" }
+        if f.withoutHTTPStatus > 0 { statuses.append("none \(f.withoutHTTPStatus)") }
+        let outcomes = orderedOutcomes(f).filter { $0.1 > 0 }.map { "\($0.0) \($0.1)" }
+        var expiries = "\(f.expiredCodes) expired code\(f.expiredCodes == 1 ? "" : "s"), \(f.codeInvalid) code-invalid"
+        if eventsLoaded {
+            expiries += ", REG410 events \(f.expiryEvents ?? 0), REG500 events \(f.failureEvents ?? 0)"
+        }
+        let rows: [(String, String)] = [
+            ("polls", "\(f.polls)\(perCode)"),
+            ("achieved interval", spread(f.achievedInterval)),
+            ("planned interval", spread(f.plannedInterval)),
+            ("lateness", spread(f.lateness, withMin: true)),
+            ("latency", spread(f.latency)),
+            ("429s", String(f.throttled)),
+            ("backoffs", String(f.backoffs)),
+            ("authenticated", "\(f.authenticatedCodes) code\(f.authenticatedCodes == 1 ? "" : "s"); time to authenticate \(spread(f.timeToAuthenticate))"),
+            ("expiries", expiries),
+            ("codes", "\(f.authenticatedCodes) authenticated, \(f.expiredCodes) expired, \(f.endedCodes) ended otherwise, \(f.openCodes) still polling"),
+            ("outcomes", outcomes.isEmpty ? "-" : outcomes.joined(separator: ", ")),
+            ("HTTP statuses", statuses.isEmpty ? "-" : statuses.joined(separator: ", ")),
+        ]
+        let width = rows.map(\.0.count).max() ?? 0
+        return rows.map { $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1 }
+    }
+
+    /// Device names come from the database: control characters would garble a terminal.
+    static func printable(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : $0 }))
+    }
+}
+
+/// Left-aligned columns separated by two spaces.
+enum TextTable {
+    static func render(header: [String], rows: [[String]]) -> String {
+        let all = [header] + rows
+        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
+        return all.map { row in
+            row.enumerated().map { index, cell in
+                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+}
+
+extension String {
+    fileprivate func replacingDashes() -> String {
+        String(map { $0 == "-" ? "_" : $0 })
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+
+/// Reads the start of a report window as people write it.
+public enum ReportSince {
+    /// Why a `--since` value was refused.
+    public struct ParseError: Error, Equatable, CustomStringConvertible {
+        public var input: String
+        public var description: String {
+            "cannot read '\(input)' as a start time: use a duration back from now (30m, 2h, 7d, 1h30m), an ISO-8601 time (2026-11-21T10:00:00Z) or epoch milliseconds"
+        }
+    }
+
+    /// The window start in epoch milliseconds.
+    ///
+    /// Accepts a duration back from `nowMs` made of number-unit pairs (`ms`, `s`, `m`, `h`, `d`,
+    /// `w`; e.g. `30m`, `1h30m`, `7d`), an ISO-8601 date or date-time (`2026-11-21`,
+    /// `2026-11-21T10:00:00Z`, with fractional seconds or an offset; without a zone it is UTC),
+    /// or a plain integer of epoch milliseconds.
+    public static func parse(_ input: String, nowMs: Int64) throws(ParseError) -> Int64 {
+        let text = input.trimmingCharacters(in: .whitespaces)
+        guard !text.isEmpty else { throw ParseError(input: input) }
+        if text.allSatisfy(\.isASCIIDigit), let epochMs = Int64(text) { return epochMs }
+        if let duration = durationMs(text) { return nowMs - duration }
+        if let instant = isoMs(text) { return instant }
+        throw ParseError(input: input)
+    }
+
+    /// `1h30m` → 5 400 000; nil unless the whole text is number-unit pairs.
+    static func durationMs(_ text: String) -> Int64? {
+        let units: [String: Int64] = ["ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000]
+        var total: Int64 = 0
+        var rest = Substring(text.lowercased())
+        guard !rest.isEmpty else { return nil }
+        while !rest.isEmpty {
+            let digits = rest.prefix(while: \.isASCIIDigit)
+            guard !digits.isEmpty, let value = Int64(digits) else { return nil }
+            rest = rest.dropFirst(digits.count)
+            let unit = rest.prefix(while: \.isLetter)
+            guard let scale = units[String(unit)] else { return nil }
+            rest = rest.dropFirst(unit.count)
+            let (product, overflow) = value.multipliedReportingOverflow(by: scale)
+            guard !overflow else { return nil }
+            let (sum, sumOverflow) = total.addingReportingOverflow(product)
+            guard !sumOverflow else { return nil }
+            total = sum
+        }
+        return total
+    }
+
+    static func isoMs(_ text: String) -> Int64? {
+        var candidate = text
+        if candidate.count == 10 { candidate += "T00:00:00Z" }
+        // A time without a zone designator is read as UTC rather than the host's zone.
+        if let tIndex = candidate.firstIndex(where: { $0 == "T" || $0 == "t" || $0 == " " }) {
+            let timePart = candidate[candidate.index(after: tIndex)...]
+            if !timePart.contains(where: { $0 == "Z" || $0 == "z" || $0 == "+" || $0 == "-" }) { candidate += "Z" }
+            candidate.replaceSubrange(tIndex...tIndex, with: "T")
+        }
+        let styles = [
+            Date.ISO8601FormatStyle(includingFractionalSeconds: true),
+            Date.ISO8601FormatStyle(includingFractionalSeconds: false),
+        ]
+        for style in styles {
+            if let date = try? style.parse(candidate) {
+                return Int64((date.timeIntervalSince1970 * 1000).rounded())
+            }
+        }
+        return nil
+    }
+}
+
+extension Character {
+    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
+}

@@ -1,0 +1,393 @@
+/// How polling a code ended, as far as the poll log (and, when loaded, the event log) tells.
+public enum CodeFate: String, Sendable, Equatable, CaseIterable {
+    /// A poll of the code answered `authenticated`.
+    case authenticated
+    /// The code expired, became invalid or was given up: a `REG410` event names it, or its last
+    /// poll chose no next poll (`next_delay_ms` null) without being `authenticated` or `abandoned`
+    /// (this includes `code-invalid` answers and polls whose next wait would pass the expiry).
+    case expired
+    /// Polling stopped for another reason: the last answer came back `abandoned` (the loop had
+    /// already stopped), or a later code of the same device started (cancel, replacement).
+    case ended
+    /// The last poll scheduled another one: still polling when the log ends.
+    case open
+}
+
+/// One code of one device: the span of its polls and how it ended.
+public struct CodeSummary: Sendable, Equatable {
+    public var device: String
+    public var code: String
+    /// `sent_at` of the first and last logged poll, milliseconds since the Unix epoch.
+    public var firstSentMs: Int64
+    public var lastSentMs: Int64
+    public var polls: Int
+    public var fate: CodeFate
+
+    public init(device: String, code: String, firstSentMs: Int64, lastSentMs: Int64, polls: Int, fate: CodeFate) {
+        self.device = device
+        self.code = code
+        self.firstSentMs = firstSentMs
+        self.lastSentMs = lastSentMs
+        self.polls = polls
+        self.fate = fate
+    }
+}
+
+/// The soak figures of one device or of the whole fleet. Times and durations are milliseconds.
+public struct PollFigures: Sendable, Equatable {
+    /// Logged poll attempts.
+    public var polls: Int = 0
+    /// Distinct codes polled.
+    public var codes: Int = 0
+    /// Polls per code, over the codes (`count` is the number of codes).
+    public var pollsPerCode: Distribution = .empty
+    /// `sent[i] − sent[i−1]` for consecutive polls of the same code.
+    public var achievedInterval: Distribution = .empty
+    /// `next_delay_ms` of poll `i−1` for the same pairs, where it is present: the wait the engine
+    /// chose, counted from the moment poll `i−1` was answered.
+    public var plannedInterval: Distribution = .empty
+    /// `sent_at − planned_at` of every poll; never negative in a healthy log, hence `min`.
+    public var lateness: Distribution = .empty
+    /// Request latency of every poll.
+    public var latency: Distribution = .empty
+    /// Polls answered with outcome `throttled` (HTTP 429).
+    public var throttled: Int = 0
+    /// Polls whose previous poll of the same code ended in an error outcome (see
+    /// ``SoakReport/backoffOutcomes``) and chose a next wait: the engine waited a backoff delay
+    /// before them. An error without a next wait is not followed by a backoff: either polling
+    /// stopped, or (a first 401) the engine refreshed its token and re-sent the poll at once.
+    public var backoffs: Int = 0
+    /// Polls per outcome; every kind the report knows is present, zero or not.
+    public var outcomes: [String: Int] = [:]
+    /// Polls per HTTP status.
+    public var httpStatuses: [Int: Int] = [:]
+    /// Polls without an HTTP status (transport errors).
+    public var withoutHTTPStatus: Int = 0
+    /// Codes per ``CodeFate``.
+    public var authenticatedCodes: Int = 0
+    public var expiredCodes: Int = 0
+    public var endedCodes: Int = 0
+    public var openCodes: Int = 0
+    /// Per authenticated code: `sent_at` of the authenticated poll − `sent_at` of its first poll.
+    public var timeToAuthenticate: Distribution = .empty
+    /// Polls answered `code-invalid`.
+    public var codeInvalid: Int = 0
+    /// `status` events with `errorId` `REG410` / `REG500`; `nil` when the event log was not read.
+    public var expiryEvents: Int?
+    public var failureEvents: Int?
+    /// `sent_at` of the first and last poll.
+    public var firstSentMs: Int64?
+    public var lastSentMs: Int64?
+
+    public init() {}
+}
+
+/// The figures of one device.
+public struct DeviceReport: Sendable, Equatable {
+    public var device: String
+    public var figures: PollFigures
+
+    public init(device: String, figures: PollFigures) {
+        self.device = device
+        self.figures = figures
+    }
+}
+
+/// One poll's lateness at the time it was sent, for the lateness chart.
+public struct LatenessPoint: Sendable, Equatable {
+    public var sentMs: Int64
+    public var latenessMs: Int64
+
+    public init(sentMs: Int64, latenessMs: Int64) {
+        self.sentMs = sentMs
+        self.latenessMs = latenessMs
+    }
+}
+
+/// The fleet's raw series behind the charts.
+public struct ReportSeries: Sendable, Equatable {
+    /// Achieved intervals, ascending.
+    public var achievedIntervals: [Double] = []
+    /// Planned intervals, ascending.
+    public var plannedIntervals: [Double] = []
+    /// Every poll's lateness, in send order.
+    public var lateness: [LatenessPoint] = []
+
+    public init() {}
+}
+
+/// A soak report: figures for the fleet and for each device, computed from the poll log and,
+/// optionally, the `status` events.
+public struct SoakReport: Sendable, Equatable {
+    /// When the report was made, milliseconds since the Unix epoch.
+    public var generatedAtMs: Int64
+    /// The start of the window the logs were read from, if one was given.
+    public var sinceMs: Int64?
+    /// Whether `status` events were read (else the event figures are `nil`).
+    public var eventsLoaded: Bool
+    public var fleet: PollFigures
+    /// Devices in natural name order (`stb-2` before `stb-10`).
+    public var devices: [DeviceReport]
+    /// Every code, by device (natural order), then by first poll.
+    public var codes: [CodeSummary]
+    public var series: ReportSeries
+
+    /// Outcomes after which the engine waits a backoff delay rather than the interval.
+    ///
+    /// `client-error` belongs here too: the engine counts it as a consecutive error like a 5xx.
+    public static let backoffOutcomes: Set<String> = ["server-error", "transport-error", "malformed", "unauthorized", "client-error"]
+
+    /// The engine's poll outcomes, in the order reports list them.
+    public static let outcomeKinds = [
+        "pending", "authenticated", "throttled", "server-error", "transport-error",
+        "malformed", "unauthorized", "code-invalid", "client-error", "abandoned",
+    ]
+
+    /// Computes the report.
+    /// - Parameters:
+    ///   - polls: poll attempts, in any order; polls of one code are taken in `sent_at` order
+    ///     (ties keep the given order).
+    ///   - statusEvents: `status` events of the same window, or `nil` if the event log was not read.
+    ///   - generatedAtMs: the time to stamp the report with.
+    ///   - sinceMs: the window start the logs were read from, if any.
+    ///   - outcomeKinds: outcomes always listed (with zero counts); others that occur are added.
+    public init(
+        polls: [PollRecord],
+        statusEvents: [StatusEventRecord]?,
+        generatedAtMs: Int64,
+        sinceMs: Int64? = nil,
+        outcomeKinds: [String] = SoakReport.outcomeKinds
+    ) {
+        self.generatedAtMs = generatedAtMs
+        self.sinceMs = sinceMs
+        eventsLoaded = statusEvents != nil
+
+        var pollsByDevice: [String: [Int]] = [:]
+        for (index, poll) in polls.enumerated() { pollsByDevice[poll.device, default: []].append(index) }
+
+        var expiryEvents: [String: Int] = [:]
+        var failureEvents: [String: Int] = [:]
+        var expiredByEvent: [String: Set<String>] = [:]
+        var eventDevices: Set<String> = []
+        for event in statusEvents ?? [] {
+            switch event.errorId {
+            case StatusEventRecord.expired:
+                expiryEvents[event.device, default: 0] += 1
+                if let code = event.code { expiredByEvent[event.device, default: []].insert(code) }
+            case StatusEventRecord.failed:
+                failureEvents[event.device, default: 0] += 1
+            default:
+                continue
+            }
+            eventDevices.insert(event.device)
+        }
+
+        let names = Set(pollsByDevice.keys).union(eventDevices).sorted(by: NaturalOrder.less)
+        var fleet = FigureAccumulator(outcomeKinds: outcomeKinds)
+        var devices: [DeviceReport] = []
+        var codes: [CodeSummary] = []
+        for name in names {
+            var device = FigureAccumulator(outcomeKinds: outcomeKinds)
+            let indices = (pollsByDevice[name] ?? []).sorted { (polls[$0].sentMs, $0) < (polls[$1].sentMs, $1) }
+            var codeOrder: [String] = []
+            var pollsByCode: [String: [PollRecord]] = [:]
+            for index in indices {
+                let poll = polls[index]
+                if pollsByCode[poll.code] == nil { codeOrder.append(poll.code) }
+                pollsByCode[poll.code, default: []].append(poll)
+            }
+            for (position, code) in codeOrder.enumerated() {
+                let summary = device.addCode(
+                    pollsByCode[code] ?? [],
+                    isLatestOfDevice: position == codeOrder.count - 1,
+                    expiredByEvent: expiredByEvent[name]?.contains(code) ?? false
+                )
+                codes.append(summary)
+            }
+            var figures = device.finish()
+            if statusEvents != nil {
+                figures.expiryEvents = expiryEvents[name] ?? 0
+                figures.failureEvents = failureEvents[name] ?? 0
+            }
+            devices.append(DeviceReport(device: name, figures: figures))
+            fleet.merge(device)
+        }
+
+        var fleetFigures = fleet.finish()
+        if statusEvents != nil {
+            fleetFigures.expiryEvents = expiryEvents.values.reduce(0, +)
+            fleetFigures.failureEvents = failureEvents.values.reduce(0, +)
+        }
+        self.fleet = fleetFigures
+        self.devices = devices
+        self.codes = codes
+
+        var series = ReportSeries()
+        series.achievedIntervals = fleet.achieved
+        series.plannedIntervals = fleet.planned
+        series.lateness = polls.map { LatenessPoint(sentMs: $0.sentMs, latenessMs: $0.sentMs - $0.plannedMs) }
+        // The store returns polls in send order already; only sort (stably) when they are not.
+        if !zip(series.lateness, series.lateness.dropFirst()).allSatisfy({ $0.sentMs <= $1.sentMs }) {
+            series.lateness = series.lateness.enumerated()
+                .sorted { ($0.element.sentMs, $0.offset) < ($1.element.sentMs, $1.offset) }
+                .map(\.element)
+        }
+        self.series = series
+    }
+}
+
+/// Collects the raw values of one device (or of the fleet, by merging devices).
+struct FigureAccumulator {
+    var polls = 0
+    var pollsPerCode: [Double] = []
+    var achieved: [Double] = []
+    var planned: [Double] = []
+    var lateness: [Double] = []
+    var latency: [Double] = []
+    var timeToAuthenticate: [Double] = []
+    var throttled = 0
+    var backoffs = 0
+    var outcomes: [String: Int]
+    var httpStatuses: [Int: Int] = [:]
+    var withoutHTTPStatus = 0
+    var fates: [CodeFate: Int] = [:]
+    var codeInvalid = 0
+    var firstSentMs: Int64?
+    var lastSentMs: Int64?
+
+    init(outcomeKinds: [String]) {
+        outcomes = Dictionary(outcomeKinds.map { ($0, 0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Adds the polls of one code, in send order, and says how the code ended.
+    mutating func addCode(_ codePolls: [PollRecord], isLatestOfDevice: Bool, expiredByEvent: Bool) -> CodeSummary {
+        guard let first = codePolls.first, let last = codePolls.last else {
+            preconditionFailure("a code has at least one poll")
+        }
+        var authenticatedAt: Int64?
+        for (index, poll) in codePolls.enumerated() {
+            polls += 1
+            lateness.append(Double(poll.sentMs - poll.plannedMs))
+            latency.append(poll.latencyMs)
+            outcomes[poll.outcome, default: 0] += 1
+            if let status = poll.httpStatus {
+                httpStatuses[status, default: 0] += 1
+            } else {
+                withoutHTTPStatus += 1
+            }
+            if poll.outcome == "throttled" { throttled += 1 }
+            if poll.outcome == "code-invalid" { codeInvalid += 1 }
+            if poll.outcome == "authenticated", authenticatedAt == nil { authenticatedAt = poll.sentMs }
+            firstSentMs = min(firstSentMs ?? poll.sentMs, poll.sentMs)
+            lastSentMs = max(lastSentMs ?? poll.sentMs, poll.sentMs)
+            guard index > 0 else { continue }
+            let previous = codePolls[index - 1]
+            achieved.append(Double(poll.sentMs - previous.sentMs))
+            if let wait = previous.nextDelayMs { planned.append(Double(wait)) }
+            if previous.nextDelayMs != nil, SoakReport.backoffOutcomes.contains(previous.outcome) { backoffs += 1 }
+        }
+        pollsPerCode.append(Double(codePolls.count))
+
+        let fate: CodeFate
+        if let authenticatedAt {
+            fate = .authenticated
+            timeToAuthenticate.append(Double(authenticatedAt - first.sentMs))
+        } else if expiredByEvent || (last.nextDelayMs == nil && last.outcome != "abandoned") {
+            fate = .expired
+        } else if last.outcome == "abandoned" || !isLatestOfDevice {
+            fate = .ended
+        } else {
+            fate = .open
+        }
+        fates[fate, default: 0] += 1
+        return CodeSummary(device: first.device, code: first.code, firstSentMs: first.sentMs, lastSentMs: last.sentMs, polls: codePolls.count, fate: fate)
+    }
+
+    mutating func merge(_ other: FigureAccumulator) {
+        polls += other.polls
+        pollsPerCode += other.pollsPerCode
+        achieved += other.achieved
+        planned += other.planned
+        lateness += other.lateness
+        latency += other.latency
+        timeToAuthenticate += other.timeToAuthenticate
+        throttled += other.throttled
+        backoffs += other.backoffs
+        outcomes.merge(other.outcomes, uniquingKeysWith: +)
+        httpStatuses.merge(other.httpStatuses, uniquingKeysWith: +)
+        withoutHTTPStatus += other.withoutHTTPStatus
+        fates.merge(other.fates, uniquingKeysWith: +)
+        codeInvalid += other.codeInvalid
+        if let first = other.firstSentMs { firstSentMs = min(firstSentMs ?? first, first) }
+        if let last = other.lastSentMs { lastSentMs = max(lastSentMs ?? last, last) }
+    }
+
+    /// Sorts the collected values in place (the fleet's sorted intervals feed the charts) and
+    /// summarises them.
+    mutating func finish() -> PollFigures {
+        pollsPerCode.sort()
+        achieved.sort()
+        planned.sort()
+        lateness.sort()
+        latency.sort()
+        timeToAuthenticate.sort()
+        var figures = PollFigures()
+        figures.polls = polls
+        figures.codes = pollsPerCode.count
+        figures.pollsPerCode = Distribution(sorted: pollsPerCode)
+        figures.achievedInterval = Distribution(sorted: achieved)
+        figures.plannedInterval = Distribution(sorted: planned)
+        figures.lateness = Distribution(sorted: lateness)
+        figures.latency = Distribution(sorted: latency)
+        figures.throttled = throttled
+        figures.backoffs = backoffs
+        figures.outcomes = outcomes
+        figures.httpStatuses = httpStatuses
+        figures.withoutHTTPStatus = withoutHTTPStatus
+        figures.authenticatedCodes = fates[.authenticated] ?? 0
+        figures.expiredCodes = fates[.expired] ?? 0
+        figures.endedCodes = fates[.ended] ?? 0
+        figures.openCodes = fates[.open] ?? 0
+        figures.timeToAuthenticate = Distribution(sorted: timeToAuthenticate)
+        figures.codeInvalid = codeInvalid
+        figures.firstSentMs = firstSentMs
+        figures.lastSentMs = lastSentMs
+        return figures
+    }
+}
+
+/// Orders names the way people count: digit runs compare by value, so `stb-2` < `stb-10`.
+public enum NaturalOrder {
+    /// Whether `a` sorts before `b`; equal-valued digit runs fall back to plain string order.
+    public static func less(_ a: String, _ b: String) -> Bool {
+        let left = Array(a.unicodeScalars)
+        let right = Array(b.unicodeScalars)
+        var i = 0
+        var j = 0
+        while i < left.count, j < right.count {
+            if isDigit(left[i]), isDigit(right[j]) {
+                let startI = i
+                let startJ = j
+                while i < left.count, isDigit(left[i]) { i += 1 }
+                while j < right.count, isDigit(right[j]) { j += 1 }
+                let numberA = String(String.UnicodeScalarView(left[startI..<i]))
+                let numberB = String(String.UnicodeScalarView(right[startJ..<j]))
+                // Compare by magnitude without parsing, so runs longer than Int64 still work.
+                let trimmedA = numberA.drop { $0 == "0" }
+                let trimmedB = numberB.drop { $0 == "0" }
+                if trimmedA.count != trimmedB.count { return trimmedA.count < trimmedB.count }
+                if trimmedA != trimmedB { return trimmedA < trimmedB }
+            } else {
+                if left[i] != right[j] { return left[i].value < right[j].value }
+                i += 1
+                j += 1
+            }
+        }
+        if (left.count - i) != (right.count - j) { return (left.count - i) < (right.count - j) }
+        return a < b
+    }
+
+    private static func isDigit(_ scalar: Unicode.Scalar) -> Bool {
+        ("0"..."9").contains(scalar)
+    }
+}

@@ -1,0 +1,148 @@
+import ArgumentParser
+import Foundation
+import Logging
+import RegcodeEngine
+import RegcodeStore
+import SoakReport
+
+/// `regcodectl report`: soak figures straight from the state database (no daemon needed).
+struct Report: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print a soak report from the poll and event logs: intervals, lateness, 429s, backoffs, logins, expiries.",
+        discussion: """
+            Reads the state database directly; running it next to the daemon is fine.
+            --since takes a duration back from now (30m, 2h, 7d, 1h30m), an ISO-8601 time or epoch milliseconds.
+            Percentiles use the nearest-rank method. Example:
+              regcodectl report --since 2h --format json
+              regcodectl report --device stb-1 --device stb-2 --html soak.html
+            """
+    )
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case text, json, csv
+    }
+
+    @Option(name: .long, help: "State database (default: $REGCODED_DATABASE, else /var/lib/regcoded/regcoded.sqlite if present, else ./regcoded.sqlite).")
+    var database: String?
+
+    @Option(name: .long, help: "Only polls and events from this time on: 30m, 2h, 7d, an ISO-8601 time or epoch ms.")
+    var since: String?
+
+    @Option(name: .long, help: "Only this device (repeatable).")
+    var device: [String] = []
+
+    @Option(name: .long, help: "Output on stdout: text, json or csv.")
+    var format: Format = .text
+
+    @Option(name: .long, help: "Also write a self-contained HTML page with charts to this file.")
+    var html: String?
+
+    var databasePath: String {
+        if let database { return database }
+        if let fromEnvironment = ProcessInfo.processInfo.environment["REGCODED_DATABASE"], !fromEnvironment.isEmpty {
+            return fromEnvironment
+        }
+        if FileManager.default.fileExists(atPath: "/var/lib/regcoded/regcoded.sqlite") { return "/var/lib/regcoded/regcoded.sqlite" }
+        return "./regcoded.sqlite"
+    }
+
+    func run() throws {
+        let nowMs = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+        var sinceMs: Int64?
+        if let since {
+            do {
+                sinceMs = try ReportSince.parse(since, nowMs: nowMs)
+            } catch {
+                throw ValidationError(error.description)
+            }
+        }
+
+        let path = databasePath
+        var isDirectory: ObjCBool = false
+        // The store creates a missing file; a report must not leave an empty database behind.
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+            throw failure("no state database at \(path); pass --database PATH or set REGCODED_DATABASE")
+        }
+
+        let report: SoakReport
+        do {
+            let store = try RegcodeStore(path: path, logger: Logger(label: "regcodectl.report", factory: { _ in SwiftLogNoOpLogHandler() }))
+            let polls = try loadPolls(store, sinceMs: sinceMs)
+            let events = try loadStatusEvents(store, sinceMs: sinceMs)
+            report = SoakReport(
+                polls: polls,
+                statusEvents: events,
+                generatedAtMs: nowMs,
+                sinceMs: sinceMs,
+                outcomeKinds: PollOutcome.allCases.map(\.rawValue)
+            )
+        } catch let error as RegcodeStoreError {
+            throw failure(error.description)
+        } catch {
+            throw failure("cannot read \(path): \(error)")
+        }
+
+        switch format {
+        case .text: print(report.text(), terminator: "")
+        case .json: print(report.json())
+        case .csv: print(report.csv(), terminator: "")
+        }
+
+        if let html {
+            do {
+                try Data(report.html().utf8).write(to: URL(fileURLWithPath: html), options: .atomic)
+            } catch {
+                throw failure("cannot write \(html): \(error.localizedDescription)")
+            }
+            FileHandle.standardError.write(Data("regcodectl: wrote \(html)\n".utf8))
+        }
+    }
+
+    private func loadPolls(_ store: RegcodeStore, sinceMs: Int64?) throws -> [PollRecord] {
+        let attempts: [StoredPollAttempt]
+        if device.isEmpty {
+            attempts = try store.pollAttempts(device: nil, sinceEpochMs: sinceMs)
+        } else {
+            attempts = try Set(device).sorted().flatMap { try store.pollAttempts(device: $0, sinceEpochMs: sinceMs) }
+        }
+        return attempts.map { stored in
+            let attempt = stored.attempt
+            return PollRecord(
+                device: stored.device,
+                code: attempt.code,
+                plannedMs: attempt.plannedEpochMs,
+                sentMs: attempt.sentEpochMs,
+                latencyMs: attempt.latencyMs,
+                httpStatus: attempt.httpStatus,
+                outcome: attempt.outcome.rawValue,
+                nextDelayMs: attempt.nextDelayMs
+            )
+        }
+    }
+
+    /// The `REG410` / `REG500` status events of the window, read page by page.
+    private func loadStatusEvents(_ store: RegcodeStore, sinceMs: Int64?) throws -> [StatusEventRecord] {
+        let pageSize = 10_000
+        let devices = device.isEmpty ? nil : Set(device)
+        var records: [StatusEventRecord] = []
+        var after: Int64 = 0
+        while true {
+            let page = try store.events(after: after, devices: devices, names: ["status"], limit: pageSize)
+            for event in page {
+                if let sinceMs, event.time < sinceMs { continue }
+                let dictionary = event.args["statusDictionary"]
+                guard let errorId = dictionary?["errorId"]?.stringValue,
+                      errorId == StatusEventRecord.expired || errorId == StatusEventRecord.failed else { continue }
+                records.append(StatusEventRecord(device: event.device, timeMs: event.time, errorId: errorId, code: dictionary?["code"]?.stringValue))
+            }
+            guard page.count == pageSize, let last = page.last else { return records }
+            after = last.seq
+        }
+    }
+
+    /// Prints `message` and gives the exit code to throw.
+    private func failure(_ message: String) -> ExitCode {
+        FileHandle.standardError.write(Data("regcodectl: \(message)\n".utf8))
+        return ExitCode(1)
+    }
+}

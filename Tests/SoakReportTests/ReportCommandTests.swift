@@ -1,0 +1,147 @@
+import Foundation
+import SoakReport
+import Testing
+
+/// The `regcodectl` executable next to the test bundle, if it was built.
+enum Regcodectl {
+    static var url: URL? {
+        let candidate = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("regcodectl")
+        return FileManager.default.isExecutableFile(atPath: candidate.path) ? candidate : nil
+    }
+}
+
+/// `regcodectl report` against a database made by `sqlite3 x.db < schema.sql` plus the fixture rows.
+///
+/// Runs when `regcodectl` sits next to the test bundle (a package-wide `swift build`/`swift test`
+/// builds it, since the end-to-end tests depend on it); otherwise the suite is reported as skipped.
+@Suite(.enabled(if: Regcodectl.url != nil, "regcodectl is not built next to the test bundle"))
+struct ReportCommandTests {
+
+    static let schema = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("schema.sql")
+
+    struct Run {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// A fresh database holding the fixture's polls and events, in its own directory.
+    static func makeDatabase() throws -> (directory: URL, path: String) {
+        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("soak-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var sql = try String(contentsOf: schema, encoding: .utf8) + "\n"
+        for poll in Fixture.polls {
+            let status = poll.httpStatus.map(String.init) ?? "NULL"
+            let next = poll.nextDelayMs.map(String.init) ?? "NULL"
+            sql += "INSERT INTO poll_attempts(device, code, planned_at, sent_at, http_status, latency_ms, outcome, next_delay_ms) "
+            sql += "VALUES ('\(poll.device)', '\(poll.code)', \(poll.plannedMs), \(poll.sentMs), \(status), \(poll.latencyMs), '\(poll.outcome)', \(next));\n"
+        }
+        for event in Fixture.events {
+            let code = event.code.map { "\"code\":\"\($0)\"," } ?? ""
+            let args = "{\"statusDictionary\":{\(code)\"errorId\":\"\(event.errorId)\",\"level\":\"error\"}}"
+            sql += "INSERT INTO events(device, time, name, args) VALUES ('\(event.device)', \(event.timeMs), 'status', '\(args)');\n"
+        }
+        // A callback that is not a status must not be counted.
+        sql += "INSERT INTO events(device, time, name, args) VALUES ('stb-1', 17200, 'setAuthenticationStatus', '{\"errorCode\":\"\",\"status\":1}');\n"
+        let script = directory.appendingPathComponent("fill.sql")
+        try Data(sql.utf8).write(to: script)
+        let path = directory.appendingPathComponent("x.db").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        process.arguments = [path]
+        process.standardInput = try FileHandle(forReadingFrom: script)
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "sqlite3 could not build the database")
+        return (directory, path)
+    }
+
+    static func report(_ arguments: [String]) throws -> Run {
+        let executable: URL = try #require(Regcodectl.url)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["report"] + arguments
+        let stdout = Pipe()
+        let stderr = Pipe()
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        let out = stdout.fileHandleForReading.readDataToEndOfFile()
+        let err = stderr.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+    }
+
+    @Test func jsonReportOfTheWholeLog() throws {
+        let database = try Self.makeDatabase()
+        defer { try? FileManager.default.removeItem(at: database.directory) }
+        let run = try Self.report(["--database", database.path, "--format", "json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let fleet = try #require(json["fleet"] as? [String: Any])
+        #expect(fleet["polls"] as? Int == 13)
+        #expect(fleet["backoffs"] as? Int == 2)
+        #expect(fleet["throttled_429"] as? Int == 1)
+        #expect((fleet["lateness_ms"] as? [String: Any])?["p50"] as? Int == 3)
+        #expect((fleet["achieved_interval_ms"] as? [String: Any])?["p50"] as? Int == 5019)
+        #expect((fleet["time_to_authenticate_ms"] as? [String: Any])?["max"] as? Int == 16090)
+        let expiries = try #require(fleet["expiries"] as? [String: Any])
+        #expect(expiries["reg410_events"] as? Int == 2)
+        #expect(expiries["reg500_events"] as? Int == 2)
+        #expect(expiries["expired_codes"] as? Int == 2)
+        let devices = try #require(json["devices"] as? [[String: Any]])
+        #expect(devices.map { $0["device"] as? String } == ["stb-1", "stb-2", "stb-3"])
+    }
+
+    @Test func deviceAndSinceFilters() throws {
+        let database = try Self.makeDatabase()
+        defer { try? FileManager.default.removeItem(at: database.directory) }
+        let csv = try Self.report(["--database", database.path, "--format", "csv", "--device", "stb-2"])
+        #expect(csv.status == 0, "\(csv.stderr)")
+        let rows = CSVRenderingTests.records(csv.stdout)
+        #expect(rows.map { $0[1] } == ["device", "", "stb-2"])
+        let polls = try #require(rows[0].firstIndex(of: "polls"))
+        #expect(rows[1][polls] == "7")
+
+        // Sent at or after 40000: #6 (40025), #13 (40003), #10–#12 (50001…60029).
+        let since = try Self.report(["--database", database.path, "--format", "json", "--since", "40000"])
+        #expect(since.status == 0, "\(since.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(since.stdout.utf8)) as? [String: Any])
+        #expect((json["fleet"] as? [String: Any])?["polls"] as? Int == 5)
+        #expect(json["since_ms"] as? Int == 40000)
+        // The expiries and failures before 40000 fall outside the window; stb-1's at 45000 is in.
+        #expect(((json["fleet"] as? [String: Any])?["expiries"] as? [String: Any])?["reg410_events"] as? Int == 1)
+    }
+
+    @Test func textOnStdoutAndAnHTMLFile() throws {
+        let database = try Self.makeDatabase()
+        defer { try? FileManager.default.removeItem(at: database.directory) }
+        let page = database.directory.appendingPathComponent("soak.html")
+        let run = try Self.report(["--database", database.path, "--html", page.path])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("FLEET (3 devices)"))
+        let html = try String(contentsOf: page, encoding: .utf8)
+        #expect(html.hasPrefix("<!DOCTYPE html>"))
+        #expect(html.contains("<svg"))
+    }
+
+    @Test func aMissingDatabaseIsAnErrorAndIsNotCreated() throws {
+        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("soak-\(UUID().uuidString.prefix(8))")
+        let path = directory.appendingPathComponent("absent.sqlite").path
+        let run = try Self.report(["--database", path])
+        #expect(run.status != 0)
+        #expect(run.stderr.contains("no state database at \(path)"))
+        #expect(run.stdout.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func aBadSinceIsRefused() throws {
+        let database = try Self.makeDatabase()
+        defer { try? FileManager.default.removeItem(at: database.directory) }
+        let run = try Self.report(["--database", database.path, "--since", "last tuesday"])
+        #expect(run.status != 0)
+        #expect(run.stderr.contains("cannot read 'last tuesday' as a start time"))
+    }
+}

@@ -33,6 +33,11 @@ import RegcodeEngine
         }
     }
 
+    @Test func trackingGUIDIsTheMD5OfTheUserID() {
+        // md5("user-1"), computed independently.
+        #expect(Self.guid(EngineHarness.authenticated()) == "d6d7705392bc7af633328bea8c4c6904")
+    }
+
     @Test(arguments: APIProfile.allCases)
     func grantedAuthorizationSetsTheTokenThenTracks(profile: APIProfile) {
         var h = EngineHarness.authenticated(profile: profile)

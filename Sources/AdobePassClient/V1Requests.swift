@@ -1,7 +1,8 @@
 import Foundation
 import RegcodeEngine
 
-/// Legacy REST API v1 ("clientless") calls: reggie regcodes, `tokens/authn` polling, `config`.
+/// Legacy REST API v1 ("clientless") calls: reggie regcodes, `tokens/authn` polling, `config`, `checkauthn`,
+/// authorization and media tokens, preauthorization, user metadata and logout.
 enum V1Requests {
     /// The `deviceId` parameter: base64 of the UTF-8 device id, the same bytes v2 sends as the fingerprint.
     static func deviceIDParameter(_ context: RequestContext) -> String {

@@ -57,11 +57,13 @@ extension DeviceEngine {
         }
     }
 
+    /// - Parameter fetchedToken: the answer is to v1's `tokens/media` step, which must bring the token itself.
     mutating func authorizationFinished(
         _ result: Result<BackendResponse, BackendFailure>,
         resource: String,
         mvpd: String,
-        stage: Stage
+        stage: Stage,
+        fetchedToken: Bool
     ) -> [Action] {
         switch result {
         case .success(.authorization(let decision)) where decision.authorized:
@@ -69,7 +71,7 @@ extension DeviceEngine {
             if let token = decision.token {
                 return granted(token, resource: resource, mvpd: mvpd)
             }
-            if settings.profile == .v1 {
+            if settings.profile == .v1 && !fetchedToken {
                 // v1 authorizes first, then hands out the media token on a second call.
                 return enqueue(.mediaToken(resource: resource, mvpd: mvpd))
             }

@@ -485,8 +485,10 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
             return sessionFinished(result, mvpd: mvpd, flow: generation, attempt: attempt, stage: stage)
         case .poll:
             return pollFinished(operation, result: result, timing: timing, stage: stage)
-        case .authorize(let resource, let mvpd), .mediaToken(let resource, let mvpd):
-            return authorizationFinished(result, resource: resource, mvpd: mvpd, stage: stage)
+        case .authorize(let resource, let mvpd):
+            return authorizationFinished(result, resource: resource, mvpd: mvpd, stage: stage, fetchedToken: false)
+        case .mediaToken(let resource, let mvpd):
+            return authorizationFinished(result, resource: resource, mvpd: mvpd, stage: stage, fetchedToken: true)
         case .preauthorize(let resources, _):
             return preauthorizationFinished(result, resources: resources, stage: stage)
         case .userMetadata(let key, let name, _):

@@ -118,6 +118,17 @@ import RegcodeEngine
         #expect(h.events.last == .setAuthenticationStatus(0, "Generic Authentication Error"))
     }
 
+    @Test func v1MediaTokenStepWithoutATokenFailsInsteadOfAskingAgain() {
+        var h = EngineHarness.authenticated(profile: .v1)
+        h.command(.checkAuthorization(resource: "Live"))
+        h.respond(.success(.authorization(AuthorizationDecision(resource: "Live", authorized: true))))
+        #expect(h.outstanding?.request == .mediaToken(mvpd: "Cablevision", resource: "Live"))
+        h.respond(.success(.authorization(AuthorizationDecision(resource: "Live", authorized: true))))
+        #expect(h.outstanding == nil)
+        #expect(h.events.suffix(3).map(\.statusErrorID) == ["Z120", nil, nil])
+        #expect(h.events.suffix(2).first?.name == "tokenRequestFailed")
+    }
+
     // MARK: Refused signatures
 
     @Test func refusedSignatureOnTheCodeRequestIsSEC403ThenREG500() {

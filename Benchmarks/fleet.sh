@@ -4,6 +4,7 @@
 #
 #   Benchmarks/fleet.sh [DEVICES=10000] [SECONDS=120] [INTERVAL=5]
 #   CONFIGURATION=debug NO_BUILD=1 Benchmarks/fleet.sh 2000 60
+#   NO_BUILD=1 BIN=.build-release/release Benchmarks/fleet.sh   (binaries built elsewhere)
 #
 # Loopback only; the run stops by itself after SECONDS.
 set -euo pipefail
@@ -19,7 +20,7 @@ if [ -z "${NO_BUILD:-}" ]; then
     swift build -c "$configuration" --product regcoded >&2
     swift build -c "$configuration" --product pass-sim >&2
 fi
-bin=$(swift build -c "$configuration" --show-bin-path)
+bin=${BIN:-$(swift build -c "$configuration" --show-bin-path)}
 
 work=$(mktemp -d /tmp/regcoded-bench.XXXXXX)
 cleanup() {

@@ -32,25 +32,60 @@ public actor Fleet<C: DeviceClock>: Service {
         public var snapshot: DeviceSnapshot
         public var scenario: Scenario
         public var seed: UInt64
+        /// Timing of the `cycle` scenario (defaults when nil).
+        public var cycle: CyclePlan?
 
-        public init(settings: DeviceSettings, deviceID: String, snapshot: DeviceSnapshot = DeviceSnapshot(), scenario: Scenario = .login, seed: UInt64) {
+        public init(
+            settings: DeviceSettings,
+            deviceID: String,
+            snapshot: DeviceSnapshot = DeviceSnapshot(),
+            scenario: Scenario = .login,
+            seed: UInt64,
+            cycle: CyclePlan? = nil
+        ) {
             self.settings = settings
             self.deviceID = deviceID
             self.snapshot = snapshot
             self.scenario = scenario
             self.seed = seed
+            self.cycle = cycle
         }
+    }
+
+    /// Where a `cycle` device is in its loop.
+    private enum CycleState {
+        case loggingIn
+        case holding(until: C.Instant)
+        case loggingOut
     }
 
     private struct Member {
         var engine: DeviceEngine<C>
         let scenario: Scenario
         let incarnation: UInt64
+        let cycle: CyclePlan
+        var cycleState = CycleState.loggingIn
+    }
+
+    /// An engine timer, or the scenario's own (the app's part of a `cycle` device).
+    private enum TimerKind: Hashable {
+        case engine(DeviceTimer)
+        case scenario
     }
 
     private struct TimerKey: Hashable {
         var device: String
-        var timer: DeviceTimer
+        var kind: TimerKind
+
+        init(device: String, timer: DeviceTimer) {
+            self.device = device
+            self.kind = .engine(timer)
+        }
+
+        init(scenarioOf device: String) {
+            self.device = device
+            self.kind = .scenario
+        }
     }
 
     private struct PendingSend {
@@ -94,7 +129,7 @@ public actor Fleet<C: DeviceClock>: Service {
         guard members[name] == nil else { throw .duplicateDevice(name) }
         incarnations += 1
         let engine = DeviceEngine(settings: spec.settings, deviceID: spec.deviceID, snapshot: spec.snapshot, clock: clock, seed: spec.seed)
-        members[name] = Member(engine: engine, scenario: spec.scenario, incarnation: incarnations)
+        members[name] = Member(engine: engine, scenario: spec.scenario, incarnation: incarnations, cycle: spec.cycle ?? CyclePlan())
         let resumingCode = spec.snapshot.code != nil
         if let actions = members[name]?.engine.resume() { process(name, actions) }
         for command in spec.scenario.startCommands(resumingCode: resumingCode) {
@@ -109,6 +144,7 @@ public actor Fleet<C: DeviceClock>: Service {
         guard var member = members.removeValue(forKey: name) else { return false }
         _ = member.engine.shutdown()
         for timer in DeviceTimer.allCases { timers.cancel(TimerKey(device: name, timer: timer)) }
+        timers.cancel(TimerKey(scenarioOf: name))
         waitingSends.removeAll { $0.device == name }
         logger.debug("device removed", metadata: ["device": "\(name)"])
         return true
@@ -188,6 +224,7 @@ public actor Fleet<C: DeviceClock>: Service {
             case .emit(let event):
                 step.events.append(event)
                 reactions += member.scenario.reaction(to: event, settings: member.engine.settings)
+                if member.scenario == .cycle { reactions += cycleReaction(to: event, device: name) }
             case .persist(let snapshot):
                 step.snapshot = snapshot
             case .recordPoll(let attempt):
@@ -198,6 +235,57 @@ public actor Fleet<C: DeviceClock>: Service {
         for command in reactions where !stopping {
             apply(command, to: name)
         }
+    }
+
+    // MARK: The cycle scenario
+
+    /// Moves a `cycle` device along its loop when a callback says a step finished.
+    private func cycleReaction(to event: DeviceEvent, device: String) -> [DeviceCommand] {
+        guard var member = members[device], event.name == "setAuthenticationStatus" else { return [] }
+        let authenticated = event.args["status"]?.intValue == 1
+        var commands: [DeviceCommand] = []
+        switch member.cycleState {
+        case .loggingIn where authenticated:
+            let until = clock.now.advanced(by: member.cycle.hold)
+            member.cycleState = .holding(until: until)
+            scheduleCycleTick(device, at: min(clock.now.advanced(by: member.cycle.authorizeEvery), until))
+        case .loggingIn where event.args["errorCode"]?.stringValue == AccessEnabler.genericAuthenticationError:
+            // The login ended without success (code expired, none obtainable): try again after a pause.
+            // ("User Not Authenticated Error" is only checkAuthentication's answer before the login.)
+            scheduleCycleTick(device, at: clock.now.advanced(by: member.cycle.authorizeEvery))
+        case .loggingIn:
+            break
+        case .loggingOut where !authenticated:
+            member.cycleState = .loggingIn
+            commands = [.getAuthentication(mvpd: nil)]
+        case .holding, .loggingOut:
+            break
+        }
+        members[device] = member
+        return commands
+    }
+
+    /// The `cycle` scenario's own timer: authorize while holding, log out when the hold ends.
+    private func cycleTick(device: String) -> [DeviceCommand] {
+        guard var member = members[device] else { return [] }
+        switch member.cycleState {
+        case .holding(let until) where clock.now < until:
+            scheduleCycleTick(device, at: min(clock.now.advanced(by: member.cycle.authorizeEvery), until))
+            return [.getAuthorization(resource: member.cycle.resource)]
+        case .holding:
+            member.cycleState = .loggingOut
+            members[device] = member
+            return [.logout]
+        case .loggingIn:
+            return [.getAuthentication(mvpd: nil)]
+        case .loggingOut:
+            return []
+        }
+    }
+
+    private func scheduleCycleTick(_ device: String, at deadline: C.Instant) {
+        timers.schedule(TimerKey(scenarioOf: device), at: deadline)
+        armSleeper(for: deadline)
     }
 
     // MARK: Timers
@@ -225,8 +313,15 @@ public actor Fleet<C: DeviceClock>: Service {
         if sleeper?.id == id { sleeper = nil }
         guard !stopping else { return }
         for key in timers.popDue(now: clock.now) {
-            guard let actions = members[key.device]?.engine.timerFired(key.timer) else { continue }
-            process(key.device, actions)
+            switch key.kind {
+            case .engine(let timer):
+                guard let actions = members[key.device]?.engine.timerFired(timer) else { continue }
+                process(key.device, actions)
+            case .scenario:
+                for command in cycleTick(device: key.device) where !stopping {
+                    apply(command, to: key.device)
+                }
+            }
         }
         if let next = timers.nextDeadline() { armSleeper(for: next) }
     }

@@ -183,6 +183,19 @@ public enum ConfigurationFile {
                 case "signing_secret_file": fleet.signingSecretFile = try optionalString(value, path)
                 case "poll": try readPoll(value, key: path, into: &fleet.poll)
                 case "ramp": fleet.ramp = try optionalDuration(value, path)
+                case "cycle":
+                    for (sub, subValue) in try mapping(value, path) {
+                        let subPath = "\(path).\(sub)"
+                        switch sub {
+                        case "hold": fleet.cycle.hold = try duration(subValue, subPath)
+                        case "authorize_every":
+                            let every = try duration(subValue, subPath)
+                            guard every >= .seconds(1) else { throw fail(subPath, "must be at least 1s") }
+                            fleet.cycle.authorizeEvery = every
+                        case "resource": fleet.cycle.resource = try string(subValue, subPath)
+                        default: throw fail(subPath, "unknown key")
+                        }
+                    }
                 default: throw fail(path, "unknown key")
                 }
             }

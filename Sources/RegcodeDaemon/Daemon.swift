@@ -88,6 +88,10 @@ public final class Daemon: Sendable {
         if configuration.usesEmbeddedSimulator {
             var simulatorConfiguration = SimulatorConfiguration()
             simulatorConfiguration.autoApproveAfter = configuration.simulatorAutoApproveAfter
+            // The in-process backend must know the v1 key pairs the fleets sign with.
+            for secrets in catalogState.withLock({ Array($0.secrets.values) }) {
+                if let keys = secrets.signingKeys { simulatorConfiguration.signingKeys[keys.publicKey] = keys.secret }
+            }
             self.simulator = PassSimulator(configuration: simulatorConfiguration, logger: Logger(label: "regcoded.simulator"))
         } else {
             self.simulator = nil
@@ -168,7 +172,8 @@ public final class Daemon: Sendable {
         let specs = try reconcileDevices()
         var ramps: [String: (ramp: Duration, specs: [Fleet<SystemDeviceClock>.DeviceSpec])] = [:]
         var started = 0
-        for spec in specs {
+        for var spec in specs {
+            spec.cycle = catalog.fleet(forDevice: spec.settings.name)?.cycle
             // A device resuming a pending code is not held back: its code is already ticking.
             if spec.snapshot.code == nil, let fleetConfiguration = catalog.fleet(forDevice: spec.settings.name),
                 let ramp = fleetConfiguration.ramp, ramp > .zero
@@ -301,7 +306,7 @@ public final class Daemon: Sendable {
                             seed: existing.seed, snapshot: snapshot, fleet: fleetConfiguration.name, addedAtRuntime: false
                         )
                         try store.saveDevice(device)
-                        try await fleet.add(.init(settings: settings, deviceID: device.deviceID, snapshot: snapshot, scenario: device.scenario, seed: device.seed))
+                        try await fleet.add(.init(settings: settings, deviceID: device.deviceID, snapshot: snapshot, scenario: device.scenario, seed: device.seed, cycle: fleetConfiguration.cycle))
                         changed += 1
                     } else {
                         let device = stored[name] ?? StoredDevice(
@@ -309,7 +314,7 @@ public final class Daemon: Sendable {
                             seed: UInt64.random(in: 1...UInt64.max), snapshot: DeviceSnapshot(), fleet: fleetConfiguration.name, addedAtRuntime: false
                         )
                         try store.saveDevice(device)
-                        try await fleet.add(.init(settings: settings, deviceID: device.deviceID, snapshot: device.snapshot, scenario: fleetConfiguration.scenario, seed: device.seed))
+                        try await fleet.add(.init(settings: settings, deviceID: device.deviceID, snapshot: device.snapshot, scenario: fleetConfiguration.scenario, seed: device.seed, cycle: fleetConfiguration.cycle))
                         added += 1
                     }
                 }

@@ -36,6 +36,8 @@ public struct FleetConfiguration: Sendable, Equatable {
     public var poll = PollPolicy()
     /// Start the fleet's devices evenly over this long instead of all at once.
     public var ramp: Duration?
+    /// Timing of the `cycle` scenario.
+    public var cycle = CyclePlan()
 
     public init() {}
 

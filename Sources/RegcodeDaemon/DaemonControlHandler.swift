@@ -240,7 +240,7 @@ struct DaemonControlHandler: ControlHandler {
         )
         try await storeCall { store in try store.saveDevice(device) }
         do {
-            try await daemon.fleet.add(.init(settings: settings, deviceID: device.deviceID, snapshot: device.snapshot, scenario: device.scenario, seed: device.seed))
+            try await daemon.fleet.add(.init(settings: settings, deviceID: device.deviceID, snapshot: device.snapshot, scenario: device.scenario, seed: device.seed, cycle: fleet.cycle))
         } catch {
             _ = try? await storeCall { store in try store.removeDevice(named: name) }
             throw Self.rpcError(error)
@@ -265,7 +265,10 @@ struct DaemonControlHandler: ControlHandler {
         device.settings = settings
         try await storeCall { [device] store in try store.saveDevice(device) }
         do {
-            try await daemon.fleet.add(.init(settings: settings, deviceID: device.deviceID, snapshot: DeviceSnapshot(), scenario: device.scenario, seed: device.seed))
+            try await daemon.fleet.add(.init(
+                settings: settings, deviceID: device.deviceID, snapshot: DeviceSnapshot(), scenario: device.scenario, seed: device.seed,
+                cycle: daemon.catalog.fleet(named: device.fleet ?? "")?.cycle ?? daemon.catalog.fleet(forDevice: name)?.cycle
+            ))
         } catch {
             throw Self.rpcError(error)
         }

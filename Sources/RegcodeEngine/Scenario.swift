@@ -5,25 +5,42 @@ public enum Scenario: String, Sendable, Codable, CaseIterable {
     case login
     /// Only act on commands from the control socket.
     case idle
+    /// Log in, hold the login while authorizing a resource periodically, log out, and again
+    /// (the timing comes from a ``CyclePlan``).
+    case cycle
 
     /// Calls made when the device starts. A device that resumes a pending code makes none:
     /// the resumed poll loop is already doing the app's work.
     public func startCommands(resumingCode: Bool) -> [DeviceCommand] {
         switch self {
-        case .login where !resumingCode:
+        case .login where !resumingCode, .cycle where !resumingCode:
             [.setRequestor(signingKeys: nil), .checkAuthentication, .getAuthentication(mvpd: nil)]
-        case .login, .idle:
+        case .login, .idle, .cycle:
             []
         }
     }
 
     /// Calls the app makes in answer to a callback.
     public func reaction(to event: DeviceEvent, settings: DeviceSettings) -> [DeviceCommand] {
-        guard self == .login, event.name == "displayProviderDialog" else { return [] }
+        guard self != .idle, event.name == "displayProviderDialog" else { return [] }
         let offered = event.args["mvpds"]?.arrayValue?.compactMap { $0["ID"]?.stringValue } ?? []
         if let preset = settings.presetMVPD { return [.setSelectedProvider(preset)] }
         if let first = offered.first { return [.setSelectedProvider(first)] }
         // Nothing to pick: the app closes the picker, which cancels the login.
         return [.setSelectedProvider(nil)]
+    }
+}
+
+/// Timing of the `cycle` scenario: hold each login for `hold`, calling `getAuthorization(resource)`
+/// every `authorizeEvery`, then log out and log in again.
+public struct CyclePlan: Sendable, Equatable, Codable {
+    public var hold: Duration
+    public var authorizeEvery: Duration
+    public var resource: String
+
+    public init(hold: Duration = .seconds(600), authorizeEvery: Duration = .seconds(60), resource: String = "REF30") {
+        self.hold = hold
+        self.authorizeEvery = authorizeEvery
+        self.resource = resource
     }
 }

@@ -7,291 +7,303 @@ import RegcodeEngine
 import Testing
 
 /// The real executables (`pass-sim`, `regcoded`, `regcodectl`) over real sockets and a real SQLite file.
-@Suite(.serialized, .timeLimit(.minutes(2))) struct DaemonEndToEndTests {
-    /// A running pass-sim and regcoded in a temporary directory.
-    struct Lab {
-        let directory: TemporaryDirectory
-        let simulator: ChildProcess
-        var daemon: ChildProcess
-        let simulatorURL: String
+extension EndToEnd {
+    @Suite(.serialized, .timeLimit(.minutes(2))) struct DaemonEndToEndTests {
+        /// A running pass-sim and regcoded in a temporary directory.
+        struct Lab {
+            let directory: TemporaryDirectory
+            let simulator: ChildProcess
+            var daemon: ChildProcess
+            let simulatorURL: String
 
-        var socket: String { directory.path("regcoded.sock") }
-        var database: String { directory.path("regcoded.sqlite") }
+            var socket: String { directory.path("regcoded.sock") }
+            var database: String { directory.path("regcoded.sqlite") }
 
-        static func start(devices: Int = 1, extraArguments: [String] = [], simulatorArguments: [String] = []) async throws -> Lab {
-            let directory = try TemporaryDirectory()
-            let port = freePort()
-            let simulator = try ChildProcess("pass-sim", ["--listen", "127.0.0.1:\(port)"] + simulatorArguments)
-            #expect(await simulator.waitForOutput("127.0.0.1:\(port)"), "pass-sim did not start: \(simulator.text)")
-            let url = "http://127.0.0.1:\(port)"
-            let daemon = try Self.startDaemon(directory: directory, backend: url, devices: devices, extraArguments: extraArguments)
-            let lab = Lab(directory: directory, simulator: simulator, daemon: daemon, simulatorURL: url)
-            try await lab.waitUntilServing()
-            return lab
-        }
+            static func start(devices: Int = 1, extraArguments: [String] = [], simulatorArguments: [String] = []) async throws -> Lab {
+                let directory = try TemporaryDirectory()
+                let port = freePort()
+                let simulator = try ChildProcess("pass-sim", ["--listen", "127.0.0.1:\(port)"] + simulatorArguments)
+                #expect(await simulator.waitForOutput("127.0.0.1:\(port)"), "pass-sim did not start: \(simulator.text)")
+                let url = "http://127.0.0.1:\(port)"
+                let daemon = try Self.startDaemon(directory: directory, backend: url, devices: devices, extraArguments: extraArguments)
+                let lab = Lab(directory: directory, simulator: simulator, daemon: daemon, simulatorURL: url)
+                try await lab.waitUntilServing()
+                return lab
+            }
 
-        static func startDaemon(directory: TemporaryDirectory, backend: String, devices: Int, extraArguments: [String]) throws -> ChildProcess {
-            try ChildProcess("regcoded", [
-                "--backend", backend,
-                "--database", directory.path("regcoded.sqlite"),
-                "--socket", directory.path("regcoded.sock"),
-                "--devices", "\(devices)",
-                "--poll-interval", "3",
-                "--log-level", "debug",
-            ] + extraArguments)
-        }
+            static func startDaemon(directory: TemporaryDirectory, backend: String, devices: Int, extraArguments: [String]) throws -> ChildProcess {
+                try ChildProcess("regcoded", [
+                    "--backend", backend,
+                    "--database", directory.path("regcoded.sqlite"),
+                    "--socket", directory.path("regcoded.sock"),
+                    "--devices", "\(devices)",
+                    "--poll-interval", "3",
+                    "--log-level", "debug",
+                ] + extraArguments)
+            }
 
-        func waitUntilServing() async throws {
-            let deadline = ContinuousClock.now + .seconds(30)
-            while ContinuousClock.now < deadline {
-                if let status = try? await ControlClient.withConnection(to: socket, { try await $0.call(method: "daemon.status") }),
-                    status["devices"]?.intValue ?? 0 > 0
-                {
-                    return
+            func waitUntilServing() async throws {
+                let deadline = ContinuousClock.now + .seconds(30)
+                while ContinuousClock.now < deadline {
+                    if let status = try? await ControlClient.withConnection(to: socket, { try await $0.call(method: "daemon.status") }),
+                        status["devices"]?.intValue ?? 0 > 0
+                    {
+                        return
+                    }
+                    try await Task.sleep(for: .milliseconds(100))
                 }
-                try await Task.sleep(for: .milliseconds(100))
+                Issue.record("regcoded did not start serving: \(daemon.text)")
+                throw CancellationError()
             }
-            Issue.record("regcoded did not start serving: \(daemon.text)")
-            throw CancellationError()
-        }
 
-        func approve(_ code: String) async throws -> Int {
-            try await postJSON("\(simulatorURL)/_sim/approve", #"{"code":"\#(code)","userId":"lab-user"}"#)
-        }
-    }
-
-    /// Reads `event` notifications until one matches, with a bound.
-    static func nextEvent(
-        _ iterator: inout ControlClient.Notifications.Iterator,
-        timeout: Duration = .seconds(30),
-        where predicate: (JSONValue) -> Bool
-    ) async -> JSONValue? {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            guard let notification = await iterator.next() else { return nil }
-            if notification.method == "event", let params = notification.params, predicate(params) { return params }
-        }
-        return nil
-    }
-
-    static func isRegcode(_ event: JSONValue) -> Bool {
-        event["name"] == "status" && event["args"]?["statusDictionary"]?["errorId"] == "REGCODE"
-    }
-
-    static func isAuthenticated(_ event: JSONValue) -> Bool {
-        event["name"] == "setAuthenticationStatus" && event["args"]?["status"] == 1
-    }
-
-    @Test func subscriberSeesTheCodeApprovesItAndSeesAuthentication() async throws {
-        let lab = try await Lab.start()
-        try await ControlClient.withConnection(to: lab.socket) { client in
-            let reply = try await client.call(method: "subscribe", params: ["since": 0])
-            #expect(reply["subscribed"] == true)
-            var events = client.notifications.makeAsyncIterator()
-            let regcode = try #require(await Self.nextEvent(&events, where: Self.isRegcode))
-            let code = try #require(regcode["args"]?["statusDictionary"]?["message"]?.stringValue)
-            #expect(regcode["device"] == "stb-1")
-            #expect(regcode["args"]?["statusDictionary"]?["level"] == "success")
-            #expect(regcode["args"]?["statusDictionary"]?["expires"]?.intValue != nil)
-            #expect(try await lab.approve(code) == 200)
-            let done = try #require(await Self.nextEvent(&events, where: Self.isAuthenticated))
-            #expect(done["args"] == ["status": 1, "errorCode": ""])
-            #expect(done["seq"]!.intValue! > regcode["seq"]!.intValue!)
-        }
-        // Stored before sent: the database has the same events, gap-free from 1.
-        let seqs = try sqlite(lab.database, "SELECT group_concat(seq) FROM events ORDER BY seq")
-        let numbers = seqs.split(separator: ",").compactMap { Int($0) }
-        #expect(numbers == Array(1...numbers.count))
-        let names = try sqlite(lab.database, "SELECT group_concat(name, ' ') FROM (SELECT name FROM events ORDER BY seq)")
-        #expect(names == "setRequestorComplete setAuthenticationStatus sendTrackingData displayProviderDialog sendTrackingData status setAuthenticationStatus sendTrackingData")
-    }
-
-    @Test func sinceReplaysExactlyWhatWasMissed() async throws {
-        let lab = try await Lab.start(devices: 2)
-        // Wait until both devices showed their codes.
-        let all: [JSONValue] = try await ControlClient.withConnection(to: lab.socket) { client in
-            _ = try await client.call(method: "subscribe", params: ["since": 0])
-            var events = client.notifications.makeAsyncIterator()
-            var seen: [JSONValue] = []
-            var codes = 0
-            while codes < 2, let notification = await events.next() {
-                guard notification.method == "event", let params = notification.params else { continue }
-                seen.append(params)
-                if Self.isRegcode(params) { codes += 1 }
+            func approve(_ code: String) async throws -> Int {
+                try await postJSON("\(simulatorURL)/_sim/approve", #"{"code":"\#(code)","userId":"lab-user"}"#)
             }
-            return seen
         }
-        let seqs = all.compactMap { $0["seq"]?.intValue }
-        #expect(seqs == Array(seqs[0]...seqs[seqs.count - 1]))
-        // A client that saw up to the 5th event asks for the rest, for one device and one callback.
-        let since = seqs[4]
-        let expected = all.filter { ($0["seq"]?.intValue ?? 0) > since && $0["device"] == "stb-2" && $0["name"] == "status" }
-        let replayed: [JSONValue] = try await ControlClient.withConnection(to: lab.socket) { client in
-            _ = try await client.call(method: "subscribe", params: ["since": .int(since), "devices": ["stb-2"], "events": ["status"]])
-            var events = client.notifications.makeAsyncIterator()
-            var got: [JSONValue] = []
-            while got.count < expected.count, let notification = await events.next() {
-                if notification.method == "event", let params = notification.params { got.append(params) }
+
+        /// Reads `event` notifications until one matches, with a bound.
+        static func nextEvent(
+            _ iterator: inout ControlClient.Notifications.Iterator,
+            timeout: Duration = .seconds(30),
+            where predicate: (JSONValue) -> Bool
+        ) async -> JSONValue? {
+            let deadline = ContinuousClock.now + timeout
+            while ContinuousClock.now < deadline {
+                guard let notification = await iterator.next() else { return nil }
+                if notification.method == "event", let params = notification.params, predicate(params) { return params }
             }
-            return got
+            return nil
         }
-        #expect(!expected.isEmpty)
-        #expect(replayed == expected)
-    }
 
-    @Test func badLinesGetJSONRPCErrorsAndTheConnectionKeepsWorking() async throws {
-        let lab = try await Lab.start()
-        let raw = try RawSocket(path: lab.socket)
-        raw.send("{not json\n")
-        #expect(raw.readJSON()?["error"]?["code"] == -32700)
-        raw.send(#"{"jsonrpc":"2.0","id":1,"method":"no.such.method"}"# + "\n")
-        let unknown = raw.reply(id: 1)
-        #expect(unknown?["error"]?["code"] == -32601)
-        raw.send(#"{"jsonrpc":"2.0","id":2,"method":"getAuthentication","params":{"device":42}}"# + "\n")
-        #expect(raw.reply(id: 2)?["error"]?["code"] == -32602)
-        raw.send(#"{"jsonrpc":"2.0","id":3,"method":"getAuthentication","params":{"device":"stb-99"}}"# + "\n")
-        #expect(raw.reply(id: 3)?["error"]?["code"] == 1001)
-        raw.send(#"{"jsonrpc":"2.0","id":4,"method":"daemon.status"}"# + "\n")
-        #expect(raw.reply(id: 4)?["result"]?["devices"] == 1)
-    }
+        static func isRegcode(_ event: JSONValue) -> Bool {
+            event["name"] == "status" && event["args"]?["statusDictionary"]?["errorId"] == "REGCODE"
+        }
 
-    @Test func twoMebibyteLineIsRefusedWithoutDisturbingOtherClients() async throws {
-        let lab = try await Lab.start()
-        let other = try RawSocket(path: lab.socket)
-        let big = try RawSocket(path: lab.socket)
-        let padding = String(repeating: "x", count: 2 << 20)
-        big.send(#"{"jsonrpc":"2.0","id":1,"method":"daemon.status","params":{"pad":""# + padding + "\"}}\n")
-        other.send(#"{"jsonrpc":"2.0","id":7,"method":"devices.list"}"# + "\n")
-        #expect(other.reply(id: 7)?["result"]?["devices"]?.arrayValue?.count == 1)
-        let refused = big.readJSON()
-        #expect(refused?["error"]?["code"] == -32600)
-        #expect(refused?["id"] == .null)
-        big.send(#"{"jsonrpc":"2.0","id":2,"method":"daemon.status"}"# + "\n")
-        #expect(big.reply(id: 2)?["result"] != nil)
-    }
+        static func isAuthenticated(_ event: JSONValue) -> Bool {
+            event["name"] == "setAuthenticationStatus" && event["args"]?["status"] == 1
+        }
 
-    @Test func subscriberThatNeverReadsIsCutOffWhileAnotherKeepsReceiving() async throws {
-        let lab = try await Lab.start(extraArguments: ["--subscriber-buffer", "1024"])
-        let stalled = try RawSocket(path: lab.socket)
-        var size: Int32 = 4096
-        setsockopt(stalled.fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        stalled.send(#"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{}}"# + "\n")
-        let reader = try RawSocket(path: lab.socket)
-        reader.send(#"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"events":["selectedProvider"]}}"# + "\n")
-        #expect(reader.reply(id: 1)?["result"]?["subscribed"] == true)
-        // Each getSelectedProvider call fires one selectedProvider event; pipeline a few thousand.
-        let total = 3000
-        // The reader keeps reading on its own thread while the calls go out.
-        let readerDone = Task.detached { () -> Int in
-            var received = 0
-            while received < total, let message = reader.readJSON() {
-                if message["method"] == "event" { received += 1 }
+        @Test func subscriberSeesTheCodeApprovesItAndSeesAuthentication() async throws {
+            let lab = try await Lab.start()
+            try await ControlClient.withConnection(to: lab.socket) { client in
+                let reply = try await client.call(method: "subscribe", params: ["since": 0])
+                #expect(reply["subscribed"] == true)
+                var events = client.notifications.makeAsyncIterator()
+                let regcode = try #require(await Self.nextEvent(&events, where: Self.isRegcode))
+                let code = try #require(regcode["args"]?["statusDictionary"]?["message"]?.stringValue)
+                #expect(regcode["device"] == "stb-1")
+                #expect(regcode["args"]?["statusDictionary"]?["level"] == "success")
+                #expect(regcode["args"]?["statusDictionary"]?["expires"]?.intValue != nil)
+                #expect(try await lab.approve(code) == 200)
+                let done = try #require(await Self.nextEvent(&events, where: Self.isAuthenticated))
+                #expect(done["args"] == ["status": 1, "errorCode": ""])
+                #expect(done["seq"]!.intValue! > regcode["seq"]!.intValue!)
             }
-            return received
+            // Stored before sent: the database has the same events, gap-free from 1.
+            let seqs = try sqlite(lab.database, "SELECT group_concat(seq) FROM events ORDER BY seq")
+            let numbers = seqs.split(separator: ",").compactMap { Int($0) }
+            #expect(numbers == Array(1...numbers.count))
+            let names = try sqlite(lab.database, "SELECT group_concat(name, ' ') FROM (SELECT name FROM events ORDER BY seq)")
+            #expect(names == "setRequestorComplete setAuthenticationStatus sendTrackingData displayProviderDialog sendTrackingData status setAuthenticationStatus sendTrackingData")
         }
-        let caller = try RawSocket(path: lab.socket)
-        // Pipelined in rounds: the server answers in order and waits for each reply to be taken,
-        // so the caller reads a round's replies before sending the next.
-        for round in 0..<(total / 100) {
-            var batch = ""
-            for id in (round * 100 + 1)...(round * 100 + 100) {
-                batch += #"{"jsonrpc":"2.0","id":\#(id),"method":"getSelectedProvider","params":{"device":"stb-1"}}"# + "\n"
+
+        @Test func sinceReplaysExactlyWhatWasMissed() async throws {
+            let lab = try await Lab.start(devices: 2)
+            // Wait until both devices showed their codes.
+            let all: [JSONValue] = try await ControlClient.withConnection(to: lab.socket) { client in
+                _ = try await client.call(method: "subscribe", params: ["since": 0])
+                var events = client.notifications.makeAsyncIterator()
+                var seen: [JSONValue] = []
+                var codes = 0
+                while codes < 2, let notification = await events.next() {
+                    guard notification.method == "event", let params = notification.params else { continue }
+                    seen.append(params)
+                    if Self.isRegcode(params) { codes += 1 }
+                }
+                return seen
             }
-            caller.send(batch)
-            #expect(caller.reply(id: round * 100 + 100)?["result"] != nil)
-        }
-        #expect(await readerDone.value == total)
-        let status = try await ControlClient.withConnection(to: lab.socket) { try await $0.call(method: "daemon.status") }
-        #expect(status["cutOffSubscribers"]?.intValue ?? 0 >= 1)
-    }
-
-    @Test func sigkillMidPollThenRestartResumesTheSameCode() async throws {
-        var lab = try await Lab.start()
-        let (code, lastSeq): (String, Int64) = try await ControlClient.withConnection(to: lab.socket) { client in
-            _ = try await client.call(method: "subscribe", params: ["since": 0])
-            var events = client.notifications.makeAsyncIterator()
-            let regcode = try #require(await Self.nextEvent(&events, where: Self.isRegcode))
-            return (regcode["args"]!["statusDictionary"]!["message"]!.stringValue!, regcode["seq"]!.intValue!)
-        }
-        // Let it poll a couple of times, then kill it hard.
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline, (Int(try sqlite(lab.database, "SELECT count(*) FROM poll_attempts")) ?? 0) < 2 {
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        let clientBefore = try sqlite(lab.database, "SELECT client_id || ':' || client_secret FROM client_credentials")
-        let tokenBefore = try sqlite(lab.database, "SELECT token FROM access_tokens")
-        let seqBefore = Int64(try sqlite(lab.database, "SELECT max(seq) FROM events")) ?? 0
-        #expect(!clientBefore.isEmpty)
-        lab.daemon.signal(SIGKILL)
-        _ = await lab.daemon.waitForExit()
-
-        lab.daemon = try Lab.startDaemon(directory: lab.directory, backend: lab.simulatorURL, devices: 1, extraArguments: [])
-        try await lab.waitUntilServing()
-        let pollsAfterRestart = try await ControlClient.withConnection(to: lab.socket) { client -> Int64 in
-            _ = try await client.call(method: "subscribe", params: ["since": .int(seqBefore)])
-            var events = client.notifications.makeAsyncIterator()
-            #expect(try await lab.approve(code) == 200)
-            var seen: [JSONValue] = []
-            while let event = await Self.nextEvent(&events, where: { _ in true }) {
-                seen.append(event)
-                if Self.isAuthenticated(event) { break }
+            let seqs = all.compactMap { $0["seq"]?.intValue }
+            #expect(seqs == Array(seqs[0]...seqs[seqs.count - 1]))
+            // A client that saw up to the 5th event asks for the rest, for one device and one callback.
+            let since = seqs[4]
+            let expected = all.filter { ($0["seq"]?.intValue ?? 0) > since && $0["device"] == "stb-2" && $0["name"] == "status" }
+            let replayed: [JSONValue] = try await ControlClient.withConnection(to: lab.socket) { client in
+                _ = try await client.call(method: "subscribe", params: ["since": .int(since), "devices": ["stb-2"], "events": ["status"]])
+                var events = client.notifications.makeAsyncIterator()
+                var got: [JSONValue] = []
+                while got.count < expected.count, let notification = await events.next() {
+                    if notification.method == "event", let params = notification.params { got.append(params) }
+                }
+                return got
             }
-            let seqs = seen.compactMap { $0["seq"]?.intValue }
-            #expect(seqs.first == seqBefore + 1, "events continue without a gap")
-            #expect(seqs == Array((seqBefore + 1)...(seqBefore + Int64(seqs.count))))
-            #expect(!seen.contains(where: Self.isRegcode), "no new REGCODE after restart")
-            #expect(seen.contains(where: Self.isAuthenticated))
-            let polled = try sqlite(lab.database, "SELECT count(DISTINCT code) FROM poll_attempts")
-            #expect(polled == "1", "only the original code was ever polled")
-            return Int64(try sqlite(lab.database, "SELECT count(*) FROM poll_attempts")) ?? 0
+            #expect(!expected.isEmpty)
+            #expect(replayed == expected)
         }
-        #expect(pollsAfterRestart >= 3)
-        #expect(lastSeq <= seqBefore)
-        #expect(try sqlite(lab.database, "SELECT client_id || ':' || client_secret FROM client_credentials") == clientBefore)
-        #expect(try sqlite(lab.database, "SELECT token FROM access_tokens") == tokenBefore)
-        #expect(try sqlite(lab.database, "SELECT count(*) FROM codes") == "1")
-    }
 
-    @Test func regcodectlReportsADaemonThatIsNotRunning() async throws {
-        let directory = try TemporaryDirectory()
-        let ctl = try ChildProcess("regcodectl", ["devices", "--socket", directory.path("none.sock")])
-        let status = await ctl.waitForExit()
-        #expect(status == 3)
-        #expect(ctl.text.contains("daemon not running at \(directory.path("none.sock"))"))
-    }
+        @Test func badLinesGetJSONRPCErrorsAndTheConnectionKeepsWorking() async throws {
+            let lab = try await Lab.start()
+            let raw = try RawSocket(path: lab.socket)
+            raw.send("{not json\n")
+            #expect(raw.readJSON()?["error"]?["code"] == -32700)
+            raw.send(#"{"jsonrpc":"2.0","id":1,"method":"no.such.method"}"# + "\n")
+            let unknown = raw.reply(id: 1)
+            #expect(unknown?["error"]?["code"] == -32601)
+            raw.send(#"{"jsonrpc":"2.0","id":2,"method":"getAuthentication","params":{"device":42}}"# + "\n")
+            #expect(raw.reply(id: 2)?["error"]?["code"] == -32602)
+            raw.send(#"{"jsonrpc":"2.0","id":3,"method":"getAuthentication","params":{"device":"stb-99"}}"# + "\n")
+            #expect(raw.reply(id: 3)?["error"]?["code"] == 1001)
+            raw.send(#"{"jsonrpc":"2.0","id":4,"method":"daemon.status"}"# + "\n")
+            #expect(raw.reply(id: 4)?["result"]?["devices"] == 1)
+        }
 
-    @Test func regcodectlListsDevicesAndWatchesEvents() async throws {
-        let lab = try await Lab.start()
-        let watch = try ChildProcess("regcodectl", ["watch", "--socket", lab.socket, "--since", "0", "--count", "6"])
-        #expect(await watch.waitForExit() == 0)
-        #expect(watch.text.contains("stb-1 status REGCODE [success]"))
-        #expect(watch.text.contains("#1 "))
-        let devices = try ChildProcess("regcodectl", ["devices", "--socket", lab.socket])
-        #expect(await devices.waitForExit() == 0)
-        #expect(devices.text.contains("DEVICE"))
-        #expect(devices.text.contains("stb-1"))
-        #expect(devices.text.contains("polling"))
-        let call = try ChildProcess("regcodectl", ["call", "--socket", lab.socket, "devices.get", #"{"device":"stb-1"}"#])
-        #expect(await call.waitForExit() == 0)
-        #expect(call.text.contains("\"deviceId\""))
-        let bad = try ChildProcess("regcodectl", ["call", "--socket", lab.socket, "devices.get", #"{"device":"nope"}"#])
-        #expect(await bad.waitForExit() == 1)
-        #expect(bad.text.contains("unknown device 'nope'"))
-    }
+        @Test func twoMebibyteLineIsRefusedWithoutDisturbingOtherClients() async throws {
+            let lab = try await Lab.start()
+            let other = try RawSocket(path: lab.socket)
+            let big = try RawSocket(path: lab.socket)
+            let padding = String(repeating: "x", count: 2 << 20)
+            big.send(#"{"jsonrpc":"2.0","id":1,"method":"daemon.status","params":{"pad":""# + padding + "\"}}\n")
+            other.send(#"{"jsonrpc":"2.0","id":7,"method":"devices.list"}"# + "\n")
+            #expect(other.reply(id: 7)?["result"]?["devices"]?.arrayValue?.count == 1)
+            let refused = big.readJSON()
+            #expect(refused?["error"]?["code"] == -32600)
+            #expect(refused?["id"] == .null)
+            big.send(#"{"jsonrpc":"2.0","id":2,"method":"daemon.status"}"# + "\n")
+            #expect(big.reply(id: 2)?["result"] != nil)
+        }
 
-    @Test func badConfigurationNamesFileKeyAndReasonAndTouchesNothing() async throws {
-        let directory = try TemporaryDirectory()
-        let config = directory.path("bad.yaml")
-        try "fleets:\n  - name: stb\n    count: 2\n    poll:\n      interval: 1s\n".write(toFile: config, atomically: true, encoding: .utf8)
-        let daemon = try ChildProcess("regcoded", ["--config", config, "--database", directory.path("db.sqlite"), "--socket", directory.path("s.sock")])
-        #expect(await daemon.waitForExit() == 2)
-        #expect(daemon.text.contains(config))
-        #expect(daemon.text.contains("fleets[0].poll"))
-        #expect(daemon.text.contains("3 s floor"))
-        #expect(!FileManager.default.fileExists(atPath: directory.path("db.sqlite")))
-        try "fleets:\n  - name: stb\n    intervall: 5\n".write(toFile: config, atomically: true, encoding: .utf8)
-        let typo = try ChildProcess("regcoded", ["--config", config, "--database", directory.path("db.sqlite"), "--socket", directory.path("s.sock")])
-        #expect(await typo.waitForExit() == 2)
-        #expect(typo.text.contains("fleets[0].intervall: unknown key"))
+        @Test func subscriberThatNeverReadsIsCutOffWhileAnotherKeepsReceiving() async throws {
+            let lab = try await Lab.start(extraArguments: ["--subscriber-buffer", "1024"])
+            let stalled = try RawSocket(path: lab.socket)
+            var size: Int32 = 4096
+            setsockopt(stalled.fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            stalled.send(#"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{}}"# + "\n")
+            let reader = try RawSocket(path: lab.socket)
+            reader.send(#"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"events":["selectedProvider"]}}"# + "\n")
+            #expect(reader.reply(id: 1)?["result"]?["subscribed"] == true)
+            // Each getSelectedProvider call fires one selectedProvider event; pipeline a few thousand.
+            let total = 3000
+            // The reader keeps reading on its own thread while the calls go out.
+            let progress = Counter()
+            let readerDone = Task.detached { () -> Int in
+                var received = 0
+                while received < total, let message = reader.readJSON() {
+                    if message["method"] == "event" {
+                        received += 1
+                        progress.set(received)
+                    }
+                }
+                return received
+            }
+            let caller = try RawSocket(path: lab.socket)
+            // Pipelined in rounds: the server answers in order and waits for each reply to be taken,
+            // so the caller reads a round's replies before sending the next.
+            for round in 0..<(total / 100) {
+                var batch = ""
+                for id in (round * 100 + 1)...(round * 100 + 100) {
+                    batch += #"{"jsonrpc":"2.0","id":\#(id),"method":"getSelectedProvider","params":{"device":"stb-1"}}"# + "\n"
+                }
+                caller.send(batch)
+                #expect(caller.reply(id: round * 100 + 100)?["result"] != nil)
+                // The healthy subscriber is a reader that keeps up: let it take this round's events
+                // before the next, so only the stalled one can fall a whole buffer behind.
+                let deadline = ContinuousClock.now + .seconds(10)
+                while progress.value < (round + 1) * 100, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+            }
+            #expect(await readerDone.value == total)
+            let status = try await ControlClient.withConnection(to: lab.socket) { try await $0.call(method: "daemon.status") }
+            #expect(status["cutOffSubscribers"]?.intValue ?? 0 >= 1)
+        }
+
+        @Test func sigkillMidPollThenRestartResumesTheSameCode() async throws {
+            var lab = try await Lab.start()
+            let (code, lastSeq): (String, Int64) = try await ControlClient.withConnection(to: lab.socket) { client in
+                _ = try await client.call(method: "subscribe", params: ["since": 0])
+                var events = client.notifications.makeAsyncIterator()
+                let regcode = try #require(await Self.nextEvent(&events, where: Self.isRegcode))
+                return (regcode["args"]!["statusDictionary"]!["message"]!.stringValue!, regcode["seq"]!.intValue!)
+            }
+            // Let it poll a couple of times, then kill it hard.
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline, (Int(try sqlite(lab.database, "SELECT count(*) FROM poll_attempts")) ?? 0) < 2 {
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            let clientBefore = try sqlite(lab.database, "SELECT client_id || ':' || client_secret FROM client_credentials")
+            let tokenBefore = try sqlite(lab.database, "SELECT token FROM access_tokens")
+            let seqBefore = Int64(try sqlite(lab.database, "SELECT max(seq) FROM events")) ?? 0
+            #expect(!clientBefore.isEmpty)
+            lab.daemon.signal(SIGKILL)
+            _ = await lab.daemon.waitForExit()
+
+            lab.daemon = try Lab.startDaemon(directory: lab.directory, backend: lab.simulatorURL, devices: 1, extraArguments: [])
+            try await lab.waitUntilServing()
+            let pollsAfterRestart = try await ControlClient.withConnection(to: lab.socket) { client -> Int64 in
+                _ = try await client.call(method: "subscribe", params: ["since": .int(seqBefore)])
+                var events = client.notifications.makeAsyncIterator()
+                #expect(try await lab.approve(code) == 200)
+                var seen: [JSONValue] = []
+                while let event = await Self.nextEvent(&events, where: { _ in true }) {
+                    seen.append(event)
+                    if Self.isAuthenticated(event) { break }
+                }
+                let seqs = seen.compactMap { $0["seq"]?.intValue }
+                #expect(seqs.first == seqBefore + 1, "events continue without a gap")
+                #expect(seqs == Array((seqBefore + 1)...(seqBefore + Int64(seqs.count))))
+                #expect(!seen.contains(where: Self.isRegcode), "no new REGCODE after restart")
+                #expect(seen.contains(where: Self.isAuthenticated))
+                let polled = try sqlite(lab.database, "SELECT count(DISTINCT code) FROM poll_attempts")
+                #expect(polled == "1", "only the original code was ever polled")
+                return Int64(try sqlite(lab.database, "SELECT count(*) FROM poll_attempts")) ?? 0
+            }
+            #expect(pollsAfterRestart >= 3)
+            #expect(lastSeq <= seqBefore)
+            #expect(try sqlite(lab.database, "SELECT client_id || ':' || client_secret FROM client_credentials") == clientBefore)
+            #expect(try sqlite(lab.database, "SELECT token FROM access_tokens") == tokenBefore)
+            #expect(try sqlite(lab.database, "SELECT count(*) FROM codes") == "1")
+        }
+
+        @Test func regcodectlReportsADaemonThatIsNotRunning() async throws {
+            let directory = try TemporaryDirectory()
+            let ctl = try ChildProcess("regcodectl", ["devices", "--socket", directory.path("none.sock")])
+            let status = await ctl.waitForExit()
+            #expect(status == 3)
+            #expect(ctl.text.contains("daemon not running at \(directory.path("none.sock"))"))
+        }
+
+        @Test func regcodectlListsDevicesAndWatchesEvents() async throws {
+            let lab = try await Lab.start()
+            let watch = try ChildProcess("regcodectl", ["watch", "--socket", lab.socket, "--since", "0", "--count", "6"])
+            #expect(await watch.waitForExit() == 0)
+            #expect(watch.text.contains("stb-1 status REGCODE [success]"))
+            #expect(watch.text.contains("#1 "))
+            let devices = try ChildProcess("regcodectl", ["devices", "--socket", lab.socket])
+            #expect(await devices.waitForExit() == 0)
+            #expect(devices.text.contains("DEVICE"))
+            #expect(devices.text.contains("stb-1"))
+            #expect(devices.text.contains("polling"))
+            let call = try ChildProcess("regcodectl", ["call", "--socket", lab.socket, "devices.get", #"{"device":"stb-1"}"#])
+            #expect(await call.waitForExit() == 0)
+            #expect(call.text.contains("\"deviceId\""))
+            let bad = try ChildProcess("regcodectl", ["call", "--socket", lab.socket, "devices.get", #"{"device":"nope"}"#])
+            #expect(await bad.waitForExit() == 1)
+            #expect(bad.text.contains("unknown device 'nope'"))
+        }
+
+        @Test func badConfigurationNamesFileKeyAndReasonAndTouchesNothing() async throws {
+            let directory = try TemporaryDirectory()
+            let config = directory.path("bad.yaml")
+            try "fleets:\n  - name: stb\n    count: 2\n    poll:\n      interval: 1s\n".write(toFile: config, atomically: true, encoding: .utf8)
+            let daemon = try ChildProcess("regcoded", ["--config", config, "--database", directory.path("db.sqlite"), "--socket", directory.path("s.sock")])
+            #expect(await daemon.waitForExit() == 2)
+            #expect(daemon.text.contains(config))
+            #expect(daemon.text.contains("fleets[0].poll"))
+            #expect(daemon.text.contains("3 s floor"))
+            #expect(!FileManager.default.fileExists(atPath: directory.path("db.sqlite")))
+            try "fleets:\n  - name: stb\n    intervall: 5\n".write(toFile: config, atomically: true, encoding: .utf8)
+            let typo = try ChildProcess("regcoded", ["--config", config, "--database", directory.path("db.sqlite"), "--socket", directory.path("s.sock")])
+            #expect(await typo.waitForExit() == 2)
+            #expect(typo.text.contains("fleets[0].intervall: unknown key"))
+        }
     }
 }

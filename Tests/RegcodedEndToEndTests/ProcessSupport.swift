@@ -9,6 +9,10 @@ import FoundationNetworking
 import RegcodeEngine
 import Testing
 
+/// Every real-process suite runs one after another: they start daemons and simulators, and
+/// running them side by side on a small machine would measure the machine, not the code.
+@Suite(.serialized) enum EndToEnd {}
+
 /// Where `swift build` put the executables: next to the test bundle.
 enum Executables {
     static var directory: URL {
@@ -203,4 +207,22 @@ func postJSON(_ url: String, _ body: String) async throws -> Int {
     request.httpBody = Data(body.utf8)
     let (_, response) = try await URLSession.shared.data(for: request)
     return (response as? HTTPURLResponse)?.statusCode ?? 0
+}
+
+/// A number shared between a reading thread and the test.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current = 0
+
+    var value: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return current
+    }
+
+    func set(_ value: Int) {
+        lock.lock()
+        current = value
+        lock.unlock()
+    }
 }

@@ -60,7 +60,11 @@ struct DeviceCatalog: Sendable {
 
     /// The fleet a device name belongs to (`stb-3` → `stb`).
     func fleet(forDevice device: String) -> FleetConfiguration? {
-        fleets.first { fleet in fleet.deviceNames.contains(device) }
+        // Parsed, not searched: a 10,000-device fleet must not build its name list per lookup.
+        fleets.first { fleet in
+            guard device.hasPrefix(fleet.name + "-"), let index = Int(device.dropFirst(fleet.name.count + 1)) else { return false }
+            return (1...max(1, fleet.count)).contains(index) && fleet.count > 0 && String(index) == device.dropFirst(fleet.name.count + 1)
+        }
     }
 
     /// Settings of a device of `fleet`, secrets included (they stay in memory only).

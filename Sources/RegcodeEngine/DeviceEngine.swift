@@ -129,7 +129,10 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
             }
             if let code = engine.snapshot.code {
                 engine.flowGeneration += 1
-                actions += engine.startPolling(code, flow: engine.flowGeneration, announce: false)
+                // A restarted fleet must not hit the backend with every device's poll at once:
+                // the first poll after a restart lands somewhere within one interval.
+                let spread = engine.settings.polling.interval * Double.random(in: 0..<1, using: &engine.rng)
+                actions += engine.startPolling(code, flow: engine.flowGeneration, announce: false, firstDelay: spread)
             } else if engine.snapshot.phase == .polling {
                 engine.snapshot.phase = .ready
             }
@@ -661,7 +664,7 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
 
     // MARK: Polling
 
-    mutating func startPolling(_ code: IssuedCode, flow generation: UInt64, announce: Bool) -> [Action] {
+    mutating func startPolling(_ code: IssuedCode, flow generation: UInt64, announce: Bool, firstDelay: Duration? = nil) -> [Action] {
         let expiry = clock.instant(forEpochMilliseconds: code.expiresEpochMs)
         var actions: [Action] = []
         if announce {
@@ -674,7 +677,7 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
         snapshot.phase = .polling
         var loop = PollLoop(flow: generation, code: code, expiry: expiry)
         actions.append(.schedule(.codeExpiry, at: expiry))
-        let delay = settings.polling.firstPollDelay
+        let delay = firstDelay ?? settings.polling.firstPollDelay
         if delay <= .zero {
             loop.outstanding = true
             flow = .polling(loop)

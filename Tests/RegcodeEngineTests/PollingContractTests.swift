@@ -293,7 +293,7 @@ import RegcodeEngine
         #expect(PollPolicy().validationErrors().isEmpty)
     }
 
-    @Test func resumeKeepsPollingTheStoredCodeWithoutRegisteringOrRequestingANewCode() {
+    @Test func resumeKeepsPollingTheStoredCodeWithoutRegisteringOrRequestingANewCode() throws {
         var snapshot = DeviceSnapshot()
         snapshot.phase = .polling
         snapshot.credentials = ClientCredentials(clientID: "c", clientSecret: "s")
@@ -303,12 +303,37 @@ import RegcodeEngine
         snapshot.code = IssuedCode(code: "KEEP123", expiresEpochMs: 1_763_720_000_000 + 600_000, mvpd: "Cablevision")
         var h = EngineHarness(snapshot: snapshot)
         h.resume()
+        // The first poll after a restart is spread within one interval, not sent at once.
+        #expect(h.sent.isEmpty)
+        let first = try #require(h.timers[.poll])
+        #expect(first >= ManualClock.Instant(offset: .zero) && first < ManualClock.Instant(offset: .seconds(5)))
+        h.fireNextTimer()
         #expect(h.sent.map(\.request) == [.pollProfile(code: "KEEP123", mvpd: "Cablevision")])
         #expect(h.outstanding?.context.accessToken == "kept")
         #expect(!h.eventNames.contains("status"))
         #expect(h.timers[.codeExpiry] == ManualClock.Instant(offset: .seconds(600)))
         h.respond(.success(.profile(EngineHarness.approved)))
         #expect(h.events.first == .setAuthenticationStatus(1, ""))
+    }
+
+    @Test func resumedFleetSpreadsItsFirstPollsOverOneInterval() {
+        var snapshot = DeviceSnapshot()
+        snapshot.phase = .polling
+        snapshot.credentials = ClientCredentials(clientID: "c", clientSecret: "s")
+        snapshot.accessToken = AccessToken(token: "kept", expiresEpochMs: 1_763_720_000_000 + 3_600_000)
+        snapshot.mvpds = EngineHarness.mvpds
+        snapshot.code = IssuedCode(code: "KEEP123", expiresEpochMs: 1_763_720_000_000 + 600_000, mvpd: "Cablevision")
+        var firsts: [Duration] = []
+        for seed in UInt64(1)...100 {
+            var h = EngineHarness(snapshot: snapshot, seed: seed)
+            h.resume()
+            firsts.append(h.timers[.poll]!.offset)
+        }
+        #expect(firsts.allSatisfy { $0 >= .zero && $0 < .seconds(5) })
+        // Spread, not bunched: every second of the interval gets some of the hundred devices.
+        for second in 0..<5 {
+            #expect(firsts.contains { $0 >= .seconds(second) && $0 < .seconds(second + 1) })
+        }
     }
 
     @Test func resumeOfAnExpiredCodeReportsExpiry() {

@@ -92,7 +92,11 @@ public final class Daemon: Sendable {
             for secrets in catalogState.withLock({ Array($0.secrets.values) }) {
                 if let keys = secrets.signingKeys { simulatorConfiguration.signingKeys[keys.publicKey] = keys.secret }
             }
-            self.simulator = PassSimulator(configuration: simulatorConfiguration, logger: Logger(label: "regcoded.simulator"))
+            // The embedded backend logs every request it answers; that is noise next to a fleet
+            // unless the daemon itself runs at debug or trace.
+            var simulatorLogger = Logger(label: "regcoded.simulator")
+            if configuration.logLevel > .debug { simulatorLogger.logLevel = max(configuration.logLevel, .notice) }
+            self.simulator = PassSimulator(configuration: simulatorConfiguration, logger: simulatorLogger)
         } else {
             self.simulator = nil
         }

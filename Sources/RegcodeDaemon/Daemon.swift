@@ -176,8 +176,7 @@ public final class Daemon: Sendable {
         let specs = try reconcileDevices()
         var ramps: [String: (ramp: Duration, specs: [Fleet<SystemDeviceClock>.DeviceSpec])] = [:]
         var started = 0
-        for var spec in specs {
-            spec.cycle = catalog.fleet(forDevice: spec.settings.name)?.cycle
+        for spec in specs {
             // A device resuming a pending code is not held back: its code is already ticking.
             if spec.snapshot.code == nil, let fleetConfiguration = catalog.fleet(forDevice: spec.settings.name),
                 let ramp = fleetConfiguration.ramp, ramp > .zero
@@ -224,28 +223,28 @@ public final class Daemon: Sendable {
                 configured.insert(name)
                 let settings = catalog.settings(for: name, fleet: fleetConfiguration)
                 if let existing = stored[name] {
-                    let device = StoredDevice(
-                        name: name, deviceID: existing.deviceID, settings: settings, scenario: fleetConfiguration.scenario,
-                        seed: existing.seed, snapshot: existing.snapshot
-                    )
-                    if existing.settings != Self.withoutSecrets(settings) || existing.scenario != fleetConfiguration.scenario {
+                    var device = existing
+                    device.settings = settings
+                    device.scenario = fleetConfiguration.scenario
+                    device.fleet = fleetConfiguration.name
+                    device.addedAtRuntime = false
+                    if existing.settings != Self.withoutSecrets(settings) || existing.scenario != device.scenario
+                        || existing.fleet != device.fleet || existing.addedAtRuntime
+                    {
                         try store.saveDevice(device)
                     }
-                    specs.append(.init(settings: settings, deviceID: existing.deviceID, snapshot: existing.snapshot, scenario: fleetConfiguration.scenario, seed: existing.seed))
+                    specs.append(device.spec(settings: settings, cycle: fleetConfiguration.cycle))
                 } else {
-                    let device = StoredDevice(
-                        name: name, deviceID: UUID().uuidString.lowercased(), settings: settings, scenario: fleetConfiguration.scenario,
-                        seed: UInt64.random(in: 1...UInt64.max), snapshot: DeviceSnapshot()
-                    )
+                    let device = StoredDevice.fresh(name: name, settings: settings, scenario: fleetConfiguration.scenario, fleet: fleetConfiguration.name)
                     try store.saveDevice(device)
-                    specs.append(.init(settings: settings, deviceID: device.deviceID, snapshot: device.snapshot, scenario: device.scenario, seed: device.seed))
+                    specs.append(device.spec(settings: settings, cycle: fleetConfiguration.cycle))
                 }
             }
         }
         for (name, device) in stored where !configured.contains(name) {
             if device.addedAtRuntime {
-                let settings = runtimeSettings(for: device)
-                specs.append(.init(settings: settings, deviceID: device.deviceID, snapshot: device.snapshot, scenario: device.scenario, seed: device.seed))
+                let template = device.fleet.flatMap { catalog.fleet(named: $0) } ?? catalog.fleets.first
+                specs.append(device.spec(settings: runtimeSettings(for: device), cycle: template?.cycle))
             } else {
                 _ = try store.removeDevice(named: name)
                 logger.info("device no longer configured; removed", metadata: ["device": "\(name)"])
@@ -303,22 +302,24 @@ public final class Daemon: Sendable {
                     let settings = newCatalog.settings(for: name, fleet: fleetConfiguration)
                     if let current = await fleet.settings(of: name), let existing = stored[name] {
                         guard current != settings || existing.scenario != fleetConfiguration.scenario || existing.addedAtRuntime else { continue }
-                        let snapshot = await fleet.snapshot(of: name) ?? existing.snapshot
+                        var device = existing
+                        device.snapshot = await fleet.snapshot(of: name) ?? existing.snapshot
+                        device.settings = settings
+                        device.scenario = fleetConfiguration.scenario
+                        device.fleet = fleetConfiguration.name
+                        device.addedAtRuntime = false
                         await fleet.remove(name)
-                        let device = StoredDevice(
-                            name: name, deviceID: existing.deviceID, settings: settings, scenario: fleetConfiguration.scenario,
-                            seed: existing.seed, snapshot: snapshot, fleet: fleetConfiguration.name, addedAtRuntime: false
-                        )
                         try store.saveDevice(device)
-                        try await fleet.add(.init(settings: settings, deviceID: device.deviceID, snapshot: snapshot, scenario: device.scenario, seed: device.seed, cycle: fleetConfiguration.cycle))
+                        try await fleet.add(device.spec(settings: settings, cycle: fleetConfiguration.cycle))
                         changed += 1
                     } else {
-                        let device = stored[name] ?? StoredDevice(
-                            name: name, deviceID: UUID().uuidString.lowercased(), settings: settings, scenario: fleetConfiguration.scenario,
-                            seed: UInt64.random(in: 1...UInt64.max), snapshot: DeviceSnapshot(), fleet: fleetConfiguration.name, addedAtRuntime: false
-                        )
+                        var device = stored[name] ?? .fresh(name: name, settings: settings, scenario: fleetConfiguration.scenario, fleet: fleetConfiguration.name)
+                        device.settings = settings
+                        device.scenario = fleetConfiguration.scenario
+                        device.fleet = fleetConfiguration.name
+                        device.addedAtRuntime = false
                         try store.saveDevice(device)
-                        try await fleet.add(.init(settings: settings, deviceID: device.deviceID, snapshot: device.snapshot, scenario: fleetConfiguration.scenario, seed: device.seed, cycle: fleetConfiguration.cycle))
+                        try await fleet.add(device.spec(settings: settings, cycle: fleetConfiguration.cycle))
                         added += 1
                     }
                 }
@@ -446,5 +447,20 @@ final class SharedValue<Value: Sendable>: Sendable {
     var value: Value {
         get { storage.withLock { $0 } }
         set { storage.withLock { $0 = newValue } }
+    }
+}
+
+extension StoredDevice {
+    /// A device seen for the first time: a fresh identity and jitter seed, no state yet.
+    static func fresh(name: String, settings: DeviceSettings, scenario: Scenario, fleet: String?, addedAtRuntime: Bool = false) -> StoredDevice {
+        StoredDevice(
+            name: name, deviceID: UUID().uuidString.lowercased(), settings: settings, scenario: scenario,
+            seed: UInt64.random(in: 1...UInt64.max), snapshot: DeviceSnapshot(), fleet: fleet, addedAtRuntime: addedAtRuntime
+        )
+    }
+
+    /// What the fleet runs for this device; `settings` carries the secrets the store never holds.
+    func spec(settings: DeviceSettings, cycle: CyclePlan?) -> Fleet<SystemDeviceClock>.DeviceSpec {
+        .init(settings: settings, deviceID: deviceID, snapshot: snapshot, scenario: scenario, seed: seed, cycle: cycle)
     }
 }

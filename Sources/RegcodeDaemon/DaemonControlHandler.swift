@@ -234,13 +234,10 @@ struct DaemonControlHandler: ControlHandler {
             throw .conflict("a device named '\(name)' already exists", data: ["device": .string(name)])
         }
         let settings = daemon.catalog.settings(for: name, fleet: fleet)
-        let device = StoredDevice(
-            name: name, deviceID: UUID().uuidString.lowercased(), settings: settings, scenario: fleet.scenario,
-            seed: UInt64.random(in: 1...UInt64.max), snapshot: DeviceSnapshot(), fleet: template.name, addedAtRuntime: true
-        )
+        let device = StoredDevice.fresh(name: name, settings: settings, scenario: fleet.scenario, fleet: template.name, addedAtRuntime: true)
         try await storeCall { store in try store.saveDevice(device) }
         do {
-            try await daemon.fleet.add(.init(settings: settings, deviceID: device.deviceID, snapshot: device.snapshot, scenario: device.scenario, seed: device.seed, cycle: fleet.cycle))
+            try await daemon.fleet.add(device.spec(settings: settings, cycle: fleet.cycle))
         } catch {
             _ = try? await storeCall { store in try store.removeDevice(named: name) }
             throw Self.rpcError(error)
@@ -265,8 +262,8 @@ struct DaemonControlHandler: ControlHandler {
         device.settings = settings
         try await storeCall { [device] store in try store.saveDevice(device) }
         do {
-            try await daemon.fleet.add(.init(
-                settings: settings, deviceID: device.deviceID, snapshot: DeviceSnapshot(), scenario: device.scenario, seed: device.seed,
+            try await daemon.fleet.add(device.spec(
+                settings: settings,
                 cycle: daemon.catalog.fleet(named: device.fleet ?? "")?.cycle ?? daemon.catalog.fleet(forDevice: name)?.cycle
             ))
         } catch {

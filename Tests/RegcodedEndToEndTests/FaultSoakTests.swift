@@ -59,7 +59,9 @@ extension EndToEnd {
             }
             #expect(polls.count > 20)
             let outcomes = Set(polls.map(\.outcome))
-            #expect(outcomes.contains("server-error") && outcomes.contains("throttled") && outcomes.contains("transport-error"), "\(outcomes)")
+            // 5xx (20 %) and 429 (injected, and the simulator's own bucket against a 0.5 s client) always
+        // show up; dropped connections (5 %) may not in a run this short, so they are not required.
+        #expect(outcomes.contains("server-error") && outcomes.contains("throttled"), "\(outcomes)")
 
             var backoffsSeen = 0
             var longRetryAfterWaits = 0

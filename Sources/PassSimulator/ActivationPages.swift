@@ -15,6 +15,22 @@ struct ActivationPages: Sendable {
         routes.endpoint("/adobe-services/logout", [.get: self.mvpdLogout])
     }
 
+    /// What the second screen sees for a code, v1 or v2 alike: expired → 400, done → success,
+    /// no MVPD yet → the picker, else on to the MVPD's login page.
+    static func secondScreenResponse(for session: AuthenticationSession, configuration: SimulatorConfiguration) throws -> Response {
+        switch session.status {
+        case .expired, .superseded:
+            throw HTMLError(status: .badRequest, title: "Code expired", message: "The code \(session.code) has expired. Request a new one on your TV.")
+        case .completed(let profile):
+            return HTML.response(.ok, successPage(profile: profile, configuration: configuration))
+        case .pending:
+            guard let mvpd = session.mvpd else {
+                return HTML.response(.ok, pickerPage(session: session, configuration: configuration))
+            }
+            return HTML.redirect(to: loginURL(code: session.code, serviceProvider: session.serviceProvider, mvpd: mvpd))
+        }
+    }
+
     static func loginURL(code: String, serviceProvider: String, mvpd: String) -> String {
         "/_sim/mvpd/login?" + FormData.query(["code": code, "sp": serviceProvider, "mvpd": mvpd])
     }

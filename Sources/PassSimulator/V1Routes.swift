@@ -316,17 +316,7 @@ struct V1Routes: Sendable {
             // Adobe: "SC 400 during authenticate — the server did not find the registration code" (reference §4.5).
             throw HTMLError(status: .badRequest, title: "Unknown code", message: "The code \(code) was not found. Check it on your TV.")
         }
-        switch session.status {
-        case .expired, .superseded:
-            throw HTMLError(status: .badRequest, title: "Code expired", message: "The code \(session.code) has expired. Request a new one on your TV.")
-        case .completed(let profile):
-            return HTML.response(.ok, ActivationPages.successPage(profile: profile, configuration: self.configuration))
-        case .pending:
-            guard let chosen = session.mvpd else {
-                return HTML.response(.ok, ActivationPages.pickerPage(session: session, configuration: self.configuration))
-            }
-            return HTML.redirect(to: ActivationPages.loginURL(code: session.code, serviceProvider: session.serviceProvider, mvpd: chosen))
-        }
+        return try ActivationPages.secondScreenResponse(for: session, configuration: self.configuration)
     }
 
     /// `GET /api/v1/checkauthn/{code}?requestor=…` (login web app): 200 once the code's device is authenticated, else 403.

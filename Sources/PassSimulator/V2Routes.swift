@@ -227,17 +227,7 @@ struct V2Routes: Sendable {
         guard let session = await self.state.session(code: code, serviceProvider: sp, api: .v2) else {
             throw HTMLError(status: .badRequest, title: "Unknown code", message: "The code \(code) was not found. Check it on your TV.")
         }
-        switch session.status {
-        case .expired, .superseded:
-            throw HTMLError(status: .badRequest, title: "Code expired", message: "The code \(session.code) has expired. Request a new one on your TV.")
-        case .completed(let profile):
-            return HTML.response(.ok, ActivationPages.successPage(profile: profile, configuration: self.configuration))
-        case .pending:
-            guard let mvpd = session.mvpd else {
-                return HTML.response(.ok, ActivationPages.pickerPage(session: session, configuration: self.configuration))
-            }
-            return HTML.redirect(to: ActivationPages.loginURL(code: session.code, serviceProvider: sp, mvpd: mvpd))
-        }
+        return try ActivationPages.secondScreenResponse(for: session, configuration: self.configuration)
     }
 
     @Sendable func getProfiles(_ request: Request, context: SimulatorRequestContext) async throws -> Response {

@@ -20,7 +20,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
-        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
@@ -29,10 +28,17 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
+        // Small pure helpers several targets share: JSON value and writer, duration grammar, HOST:PORT,
+        // HTML escaping, the seeded RNG.
+        .target(
+            name: "RegcodeSupport",
+            swiftSettings: swiftSettings
+        ),
         // Pure, sans-IO device state machine: commands, HTTP results and timer fires in, actions out.
         .target(
             name: "RegcodeEngine",
             dependencies: [
+                "RegcodeSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
@@ -41,6 +47,7 @@ let package = Package(
         .target(
             name: "AdobePassClient",
             dependencies: [
+                "RegcodeSupport",
                 "RegcodeEngine",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -77,6 +84,7 @@ let package = Package(
         .target(
             name: "RegcodeStore",
             dependencies: [
+                "RegcodeSupport",
                 "RegcodeEngine",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -88,6 +96,7 @@ let package = Package(
         .target(
             name: "ControlSocket",
             dependencies: [
+                "RegcodeSupport",
                 "RegcodeEngine",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
@@ -102,6 +111,7 @@ let package = Package(
         .target(
             name: "RegcodeDaemon",
             dependencies: [
+                "RegcodeSupport",
                 "RegcodeEngine",
                 "AdobePassClient",
                 "DeviceFleet",
@@ -124,6 +134,7 @@ let package = Package(
         .executableTarget(
             name: "regcoded",
             dependencies: [
+                "RegcodeSupport",
                 "RegcodeDaemon",
                 "RegcodeEngine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -134,6 +145,7 @@ let package = Package(
         .executableTarget(
             name: "regcodectl",
             dependencies: [
+                "RegcodeSupport",
                 "ControlSocket",
                 "RegcodeStore",
                 "SoakReport",
@@ -146,6 +158,7 @@ let package = Package(
         // Soak reports from the poll log: figures (text, JSON, CSV) and a self-contained HTML page.
         .target(
             name: "SoakReport",
+            dependencies: ["RegcodeSupport"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -160,12 +173,13 @@ let package = Package(
         ),
         .testTarget(
             name: "RegcodeStoreTests",
-            dependencies: ["RegcodeStore", "RegcodeEngine", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["RegcodeStore", "RegcodeEngine", "RegcodeSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "ControlSocketTests",
             dependencies: [
+                "RegcodeSupport",
                 "ControlSocket",
                 .product(name: "Logging", package: "swift-log"),
                 "RegcodeEngine",
@@ -177,6 +191,8 @@ let package = Package(
         .testTarget(
             name: "RegcodedEndToEndTests",
             dependencies: [
+                "RegcodeSupport",
+                "RegcodeTestSupport",
                 "ControlSocket",
                 "RegcodeEngine",
                 "regcoded",
@@ -187,17 +203,17 @@ let package = Package(
         ),
         .testTarget(
             name: "RegcodeDaemonTests",
-            dependencies: ["RegcodeDaemon", "RegcodeEngine"],
+            dependencies: ["RegcodeDaemon", "RegcodeEngine", "RegcodeSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "SoakReportTests",
-            dependencies: ["SoakReport"],
+            dependencies: ["SoakReport", "RegcodeSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "RegcodeEngineTests",
-            dependencies: ["RegcodeEngine"],
+            dependencies: ["RegcodeEngine", "RegcodeSupport", "RegcodeTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -213,6 +229,7 @@ let package = Package(
         .testTarget(
             name: "AdobePassClientTests",
             dependencies: [
+                "RegcodeSupport",
                 "AdobePassClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -225,6 +242,8 @@ let package = Package(
         .testTarget(
             name: "DeviceFleetTests",
             dependencies: [
+                "RegcodeSupport",
+                "RegcodeTestSupport",
                 "DeviceFleet",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
@@ -234,6 +253,18 @@ let package = Package(
                 "RegcodeEngine",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // What several test targets share: a manual clock, process helpers.
+        .target(
+            name: "RegcodeTestSupport",
+            dependencies: ["RegcodeEngine", "RegcodeSupport"],
+            path: "Tests/RegcodeTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "RegcodeSupportTests",
+            dependencies: ["RegcodeSupport"],
             swiftSettings: swiftSettings
         ),
     ],

@@ -1,5 +1,6 @@
 import Foundation
 import RegcodeEngine
+import RegcodeSupport
 
 /// Turns a raw backend answer (status, `Retry-After`, body) into the engine's result types.
 ///
@@ -37,7 +38,7 @@ public enum AdobePassResponseParser {
         default:
             break
         }
-        guard let json = ResponseJSON.parse(body) else {
+        guard let json = JSONValue.parse(body) else {
             return .failure(.malformed(status: status, reason: body.isEmpty ? "empty body" : "body is not JSON"))
         }
         let parsed: Result<BackendResponse, Malformed>
@@ -107,7 +108,7 @@ public enum AdobePassResponseParser {
     /// documents for the same condition (reference §9.4), so callers need to know one vocabulary; nil when the
     /// message names no such condition.
     static func v1ClassicError(status: Int, body: Data) -> EnhancedError? {
-        guard let json = ResponseJSON.parse(body), let message = json["message"]?.stringValue else { return nil }
+        guard let json = JSONValue.parse(body), let message = json["message"]?.stringValue else { return nil }
         let details = json["details"]?.stringValue
         let text = (message + " " + (details ?? "")).lowercased()
         let code: String
@@ -142,7 +143,7 @@ public enum AdobePassResponseParser {
     /// An error body: an enhanced error (`code`, `status`, `action`, …), a DCR `{"error": …}` body, or nil when
     /// the body carries neither (HTML pages, classic v1 `{"status", "message"}`, empty bodies).
     public static func errorBody(_ body: Data) -> EnhancedError? {
-        guard let json = ResponseJSON.parse(body) else { return nil }
+        guard let json = JSONValue.parse(body) else { return nil }
         if let error = enhancedError(json) {
             return error
         }
@@ -162,7 +163,7 @@ public enum AdobePassResponseParser {
         var reason: String
     }
 
-    private static func enhancedError(_ json: ResponseJSON) -> EnhancedError? {
+    private static func enhancedError(_ json: JSONValue) -> EnhancedError? {
         guard let code = json["code"]?.stringValue else { return nil }
         return EnhancedError(
             status: json["status"]?.int64Value.flatMap { Int(exactly: $0) },
@@ -175,7 +176,7 @@ public enum AdobePassResponseParser {
         )
     }
 
-    private static func parseRegistration(_ json: ResponseJSON) -> Result<BackendResponse, Malformed> {
+    private static func parseRegistration(_ json: JSONValue) -> Result<BackendResponse, Malformed> {
         guard let clientID = json["client_id"]?.stringValue, !clientID.isEmpty else {
             return .failure(Malformed(reason: "missing client_id"))
         }
@@ -185,7 +186,7 @@ public enum AdobePassResponseParser {
         return .success(.registered(ClientCredentials(clientID: clientID, clientSecret: clientSecret)))
     }
 
-    private static func parseAccessToken(_ json: ResponseJSON) -> Result<BackendResponse, Malformed> {
+    private static func parseAccessToken(_ json: JSONValue) -> Result<BackendResponse, Malformed> {
         guard let token = json["access_token"]?.stringValue, !token.isEmpty else {
             return .failure(Malformed(reason: "missing access_token"))
         }
@@ -197,14 +198,14 @@ public enum AdobePassResponseParser {
 
     /// v2 `requestor.mvpds[]`; the v1 JSON rendering is also accepted with `mvpds.mvpd` (XML-style nesting)
     /// or a single `mvpd` object instead of an array.
-    private static func parseConfiguration(_ json: ResponseJSON) -> Result<BackendResponse, Malformed> {
+    private static func parseConfiguration(_ json: JSONValue) -> Result<BackendResponse, Malformed> {
         guard let requestor = json["requestor"], requestor.objectValue != nil else {
             return .failure(Malformed(reason: "missing requestor"))
         }
         guard let list = requestor["mvpds"] else {
             return .failure(Malformed(reason: "missing requestor.mvpds"))
         }
-        let entries: [ResponseJSON]
+        let entries: [JSONValue]
         if let array = list.arrayValue {
             entries = array
         } else if let nested = list["mvpd"] {
@@ -229,7 +230,7 @@ public enum AdobePassResponseParser {
     /// Both encodings are accepted for either field. A v2 answer `actionName: "authorize"` without a code means
     /// the device is already authenticated with its `mvpd`.
     private static func parseSession(
-        _ json: ResponseJSON,
+        _ json: JSONValue,
         expiryField: String,
         requestedMVPD: String?
     ) -> Result<BackendResponse, Malformed> {
@@ -253,7 +254,7 @@ public enum AdobePassResponseParser {
 
     /// v2 `{"profiles": {mvpd: MvpdProfile}}`; an empty map means the code is still pending. The profile of
     /// `preferred` wins when present.
-    private static func parseProfiles(_ json: ResponseJSON, preferring preferred: String?) -> Result<BackendResponse, Malformed> {
+    private static func parseProfiles(_ json: JSONValue, preferring preferred: String?) -> Result<BackendResponse, Malformed> {
         guard let profiles = json["profiles"]?.objectValue else {
             return .failure(Malformed(reason: "missing profiles map"))
         }
@@ -282,7 +283,7 @@ public enum AdobePassResponseParser {
     }
 
     /// v2 `{"profiles": {…}}` for `checkAuthentication`: authenticated when the map is not empty.
-    private static func parseProfileCount(_ json: ResponseJSON) -> Result<BackendResponse, Malformed> {
+    private static func parseProfileCount(_ json: JSONValue) -> Result<BackendResponse, Malformed> {
         guard let profiles = json["profiles"]?.objectValue else {
             return .failure(Malformed(reason: "missing profiles map"))
         }
@@ -291,7 +292,7 @@ public enum AdobePassResponseParser {
 
     /// v2 profile attributes as user metadata: `{"profiles": {mvpd: {"attributes": {name: {value, state}}}}}`.
     /// An empty map means the backend holds no profile for the MVPD.
-    private static func parseProfileAttributes(_ json: ResponseJSON, mvpd: String) -> Result<BackendResponse, Malformed> {
+    private static func parseProfileAttributes(_ json: JSONValue, mvpd: String) -> Result<BackendResponse, Malformed> {
         guard let profiles = json["profiles"]?.objectValue else {
             return .failure(Malformed(reason: "missing profiles map"))
         }
@@ -300,14 +301,14 @@ public enum AdobePassResponseParser {
         }
         var metadata = UserMetadata()
         for (name, attribute) in profile["attributes"]?.objectValue ?? [:] {
-            metadata.values[name] = attribute["value"]?.jsonValue ?? .null
+            metadata.values[name] = attribute["value"] ?? .null
             if attribute["state"]?.stringValue == "enc" { metadata.encrypted.insert(name) }
         }
         return .success(.userMetadata(metadata))
     }
 
     /// v2 `{"decisions": [{resource, authorized, token?, notAfter?, error?}]}`.
-    private static func parseDecisions(_ json: ResponseJSON, mvpd: String) -> Result<[AuthorizationDecision], Malformed> {
+    private static func parseDecisions(_ json: JSONValue, mvpd: String) -> Result<[AuthorizationDecision], Malformed> {
         guard let items = json["decisions"]?.arrayValue else {
             return .failure(Malformed(reason: "missing decisions list"))
         }
@@ -352,7 +353,7 @@ public enum AdobePassResponseParser {
     }
 
     /// v1 AuthZ token `{"mvpd", "resource", "requestor", "expires": "<epoch ms string>"}`.
-    private static func parseV1Authorization(_ json: ResponseJSON, resource: String) -> Result<BackendResponse, Malformed> {
+    private static func parseV1Authorization(_ json: JSONValue, resource: String) -> Result<BackendResponse, Malformed> {
         guard json["mvpd"]?.stringValue != nil || json["resource"]?.stringValue != nil else {
             return .failure(Malformed(reason: "not an authorization token"))
         }
@@ -368,7 +369,7 @@ public enum AdobePassResponseParser {
     }
 
     /// v1 short media token `{"resource", "expires", "serializedToken", "mvpdId", …}`.
-    private static func parseV1MediaToken(_ json: ResponseJSON, resource: String) -> Result<BackendResponse, Malformed> {
+    private static func parseV1MediaToken(_ json: JSONValue, resource: String) -> Result<BackendResponse, Malformed> {
         guard let serialized = json["serializedToken"]?.stringValue, !serialized.isEmpty else {
             return .failure(Malformed(reason: "missing serializedToken"))
         }
@@ -380,7 +381,7 @@ public enum AdobePassResponseParser {
     }
 
     /// v1 `{"resources": [{"id", "authorized", "error"?}]}`.
-    private static func parseV1Preauthorization(_ json: ResponseJSON) -> Result<BackendResponse, Malformed> {
+    private static func parseV1Preauthorization(_ json: JSONValue) -> Result<BackendResponse, Malformed> {
         guard let items = json["resources"]?.arrayValue else {
             return .failure(Malformed(reason: "missing resources list"))
         }
@@ -396,16 +397,16 @@ public enum AdobePassResponseParser {
     }
 
     /// v1 `{"updated": <s>, "encrypted": [names], "data": {name: value}}`.
-    private static func parseV1UserMetadata(_ json: ResponseJSON) -> Result<BackendResponse, Malformed> {
+    private static func parseV1UserMetadata(_ json: JSONValue) -> Result<BackendResponse, Malformed> {
         guard let data = json["data"]?.objectValue else {
             return .failure(Malformed(reason: "missing data"))
         }
         let encrypted = Set((json["encrypted"]?.arrayValue ?? []).compactMap(\.stringValue))
-        return .success(.userMetadata(UserMetadata(values: data.mapValues(\.jsonValue), encrypted: encrypted)))
+        return .success(.userMetadata(UserMetadata(values: data, encrypted: encrypted)))
     }
 
     /// v1 AuthN token `{"mvpd", "userId", "expires": "<epoch ms string>"}`.
-    private static func parseAuthNToken(_ json: ResponseJSON) -> Result<BackendResponse, Malformed> {
+    private static func parseAuthNToken(_ json: JSONValue) -> Result<BackendResponse, Malformed> {
         guard let mvpd = json["mvpd"]?.stringValue, !mvpd.isEmpty else {
             return .failure(Malformed(reason: "missing mvpd"))
         }

@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import RegcodeEngine
+import RegcodeSupport
 
 /// One accepted, authorised control connection: a sequential request loop plus one task per subscription.
 struct ConnectionSession: Sendable {

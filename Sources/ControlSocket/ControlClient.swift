@@ -10,6 +10,7 @@ import NIOCore
 import NIOPosix
 import RegcodeEngine
 import Synchronization
+import RegcodeSupport
 
 /// Why talking to the daemon failed (error replies arrive as ``RPCError`` instead).
 public enum ControlClientError: Error, Sendable, Hashable, CustomStringConvertible {

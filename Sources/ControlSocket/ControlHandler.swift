@@ -1,4 +1,5 @@
 import RegcodeEngine
+import RegcodeSupport
 
 /// What the daemon implements to answer the control socket.
 public protocol ControlHandler: Sendable {

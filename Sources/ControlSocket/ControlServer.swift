@@ -11,6 +11,7 @@ import NIOPosix
 import RegcodeEngine
 import ServiceLifecycle
 import Synchronization
+import RegcodeSupport
 
 /// Why the control server could not start.
 public enum ControlServerError: Error, Sendable, Hashable, CustomStringConvertible {

@@ -1,13 +1,10 @@
 import Foundation
 import NIOCore
 import NIOFoundationCompat
-import RegcodeEngine
+import RegcodeSupport
 
-/// One JSON value per line: decoding through Foundation, encoding by hand.
-///
-/// Encoding is done here rather than with `JSONEncoder` so that output is byte-for-byte deterministic (keys sorted
-/// by their UTF-8 bytes, no escaped slashes, integers never printed as doubles) and goes straight into a
-/// `ByteBuffer` without a `Data` round trip on the event hot path.
+/// One JSON value per line: decoding through Foundation, encoding with the shared ``JSONWriter``
+/// (deterministic bytes: the same event is the same line for every subscriber and every replay).
 enum JSONLine {
     struct DecodeError: Error {
         var reason: String
@@ -35,78 +32,10 @@ enum JSONLine {
 
     /// `value` as compact JSON followed by `\n`.
     static func encode(_ value: JSONValue, allocator: ByteBufferAllocator = ByteBufferAllocator()) -> ByteBuffer {
-        var buffer = allocator.buffer(capacity: 256)
-        self.write(value, to: &buffer)
+        let text = JSONWriter.text(value)
+        var buffer = allocator.buffer(capacity: text.utf8.count + 1)
+        buffer.writeString(text)
         buffer.writeInteger(UInt8(ascii: "\n"))
         return buffer
-    }
-
-    static func write(_ value: JSONValue, to buffer: inout ByteBuffer) {
-        switch value {
-        case .null:
-            buffer.writeStaticString("null")
-        case .bool(let flag):
-            buffer.writeStaticString(flag ? "true" : "false")
-        case .int(let number):
-            buffer.writeString(String(number))
-        case .double(let number):
-            // JSON has no NaN or infinity; null is what JavaScript's JSON.stringify writes for them too.
-            if number.isFinite {
-                buffer.writeString(number.description)
-            } else {
-                buffer.writeStaticString("null")
-            }
-        case .string(let string):
-            self.write(string: string, to: &buffer)
-        case .array(let elements):
-            buffer.writeInteger(UInt8(ascii: "["))
-            for (index, element) in elements.enumerated() {
-                if index > 0 { buffer.writeInteger(UInt8(ascii: ",")) }
-                self.write(element, to: &buffer)
-            }
-            buffer.writeInteger(UInt8(ascii: "]"))
-        case .object(let members):
-            buffer.writeInteger(UInt8(ascii: "{"))
-            let keys = members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            for (index, key) in keys.enumerated() {
-                if index > 0 { buffer.writeInteger(UInt8(ascii: ",")) }
-                self.write(string: key, to: &buffer)
-                buffer.writeInteger(UInt8(ascii: ":"))
-                self.write(members[key]!, to: &buffer)
-            }
-            buffer.writeInteger(UInt8(ascii: "}"))
-        }
-    }
-
-    private static func write(string: String, to buffer: inout ByteBuffer) {
-        buffer.writeInteger(UInt8(ascii: "\""))
-        let utf8 = string.utf8
-        if !utf8.contains(where: Self.needsEscape) {
-            buffer.writeString(string)
-        } else {
-            for byte in utf8 {
-                switch byte {
-                case UInt8(ascii: "\""): buffer.writeStaticString("\\\"")
-                case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\")
-                case UInt8(ascii: "\n"): buffer.writeStaticString("\\n")
-                case UInt8(ascii: "\r"): buffer.writeStaticString("\\r")
-                case UInt8(ascii: "\t"): buffer.writeStaticString("\\t")
-                case 0x08: buffer.writeStaticString("\\b")
-                case 0x0C: buffer.writeStaticString("\\f")
-                case ..<0x20:
-                    buffer.writeStaticString("\\u00")
-                    buffer.writeInteger(Self.hexDigits[Int(byte >> 4)])
-                    buffer.writeInteger(Self.hexDigits[Int(byte & 0x0F)])
-                default: buffer.writeInteger(byte)
-                }
-            }
-        }
-        buffer.writeInteger(UInt8(ascii: "\""))
-    }
-
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
-
-    private static func needsEscape(_ byte: UInt8) -> Bool {
-        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
 }

@@ -1,5 +1,6 @@
 import NIOCore
 import RegcodeEngine
+import RegcodeSupport
 
 /// A JSON-RPC 2.0 error object; also thrown by method handlers.
 public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import RegcodeEngine
 import Yams
+import RegcodeSupport
 
 /// Reads the YAML configuration file. Unknown keys are errors (a typo must not silently fall
 /// back to a default), and every error names the file, the key path and the reason.

@@ -12,6 +12,7 @@ import RegcodeStore
 import ServiceLifecycle
 import UnixSignals
 import Synchronization
+import RegcodeSupport
 
 /// The assembled daemon: store, fleet, event pipeline, control socket and (when no backend is
 /// configured) the in-process simulator, run as one swift-service-lifecycle `ServiceGroup`.

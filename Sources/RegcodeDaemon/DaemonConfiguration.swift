@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RegcodeEngine
+import RegcodeSupport
 
 /// A configuration problem: which file, which key, and why.
 public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
@@ -115,20 +116,6 @@ public struct DaemonConfiguration: Sendable {
         if let metrics, HostPort.parse(metrics) == nil {
             throw ConfigurationError(file: configFile, key: "metrics", reason: "'\(metrics)' is not HOST:PORT")
         }
-    }
-}
-
-/// `HOST:PORT` as flags write it.
-public struct HostPort: Sendable, Equatable {
-    public var host: String
-    public var port: Int
-
-    public static func parse(_ text: String) -> HostPort? {
-        guard let colon = text.lastIndex(of: ":") else { return nil }
-        var host = String(text[..<colon])
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty, let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else { return nil }
-        return HostPort(host: host, port: port)
     }
 }
 

@@ -4,6 +4,7 @@ import Foundation
 import NIOPosix
 import RegcodeEngine
 import RegcodeStore
+import RegcodeSupport
 
 /// The daemon's answers on the control socket: AccessEnabler calls keep their names and take
 /// `device`; the callbacks they cause arrive as `event` notifications.

@@ -1,6 +1,7 @@
 import Foundation
 import RegcodeEngine
 import RegcodeStore
+import RegcodeSupport
 
 /// How stored events look on the socket: the `params` of an `event` notification.
 enum EventEncoding {

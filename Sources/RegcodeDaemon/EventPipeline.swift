@@ -7,6 +7,7 @@ import RegcodeStore
 import ServiceLifecycle
 import Synchronization
 import ControlSocket
+import RegcodeSupport
 
 /// Takes the fleet's steps, stores them in batches (one transaction each) and only then
 /// publishes the stored events, so a subscriber never sees an event the database lacks.

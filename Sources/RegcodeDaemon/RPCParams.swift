@@ -1,5 +1,6 @@
 import ControlSocket
 import RegcodeEngine
+import RegcodeSupport
 
 /// Typed access to JSON-RPC `params`, answering -32602 with the offending member named.
 struct RPCParams {

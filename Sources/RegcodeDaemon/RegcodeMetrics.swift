@@ -10,6 +10,7 @@ import RegcodeEngine
 import RegcodeStore
 import ServiceLifecycle
 import Synchronization
+import RegcodeSupport
 
 /// The daemon's metrics, recorded through swift-metrics into a Prometheus registry.
 ///

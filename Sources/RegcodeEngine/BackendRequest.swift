@@ -1,3 +1,5 @@
+import RegcodeSupport
+
 /// What a device asks of the Adobe Pass backend. The engine decides *what* to call; the
 /// protocol client decides *how* (paths, headers, bodies, signing).
 public enum BackendRequest: Sendable, Equatable {

@@ -1,3 +1,5 @@
+import RegcodeSupport
+
 /// Authorization, preauthorization, metadata and logout: the AccessEnabler calls an authenticated
 /// device makes. Each is an ``DeviceEngine/Operation`` in the same single-flight queue as the login.
 ///

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import RegcodeSupport
 
 /// The sans-IO state machine of one emulated AccessEnabler device.
 ///

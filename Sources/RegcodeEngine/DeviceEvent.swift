@@ -1,3 +1,5 @@
+import RegcodeSupport
+
 /// One AccessEnabler callback fired by a device: `name` is the callback, `args` its parameters
 /// under their AccessEnabler names.
 public struct DeviceEvent: Sendable, Equatable {

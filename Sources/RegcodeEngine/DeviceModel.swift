@@ -1,4 +1,5 @@
 import Foundation
+import RegcodeSupport
 
 /// The device-info object sent (base64 JSON) as `X-Device-Info`; defaults describe an Apple TV.
 public struct DeviceInfo: Sendable, Equatable, Codable {

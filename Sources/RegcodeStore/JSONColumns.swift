@@ -1,5 +1,6 @@
 import Foundation
 import RegcodeEngine
+import RegcodeSupport
 
 /// JSON encoding and decoding of the TEXT columns that hold JSON.
 ///

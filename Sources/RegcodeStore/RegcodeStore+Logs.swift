@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 import RegcodeEngine
+import RegcodeSupport
 
 extension RegcodeStore {
     /// Stored events with `seq > after`, oldest first, at most `limit`.

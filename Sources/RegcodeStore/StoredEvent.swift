@@ -1,4 +1,5 @@
 import RegcodeEngine
+import RegcodeSupport
 
 /// A callback as stored: the gap-free sequence number is assigned by the database.
 public struct StoredEvent: Sendable, Equatable {

@@ -1,3 +1,4 @@
+import RegcodeSupport
 // The self-contained HTML page: inline CSS and SVG only, nothing fetched from anywhere.
 
 extension SoakReport {
@@ -30,7 +31,7 @@ extension SoakReport {
         if let first = fleet.firstSentMs, let last = fleet.lastSentMs {
             window += " · polls sent \(UTCText.readable(first)) to \(UTCText.readable(last))"
         }
-        page += "<p class=\"meta\">Generated \(Markup.escape(UTCText.readable(generatedAtMs))) · \(Markup.escape(window))</p>\n"
+        page += "<p class=\"meta\">Generated \(HTML.escape(UTCText.readable(generatedAtMs))) · \(HTML.escape(window))</p>\n"
         page += cards()
         page += "<h2>Interval between polls of a code</h2>\n" + intervalHistogram()
         page += "<h2>Lateness over time</h2>\n" + latenessChart()
@@ -61,7 +62,7 @@ extension SoakReport {
         cards.append(("Latency p99", NumberText.duration(f.latency.p99), "p50 \(NumberText.duration(f.latency.p50)) · max \(NumberText.duration(f.latency.max))", false))
         var html = "<div class=\"cards\">\n"
         for card in cards {
-            html += "<div class=\"card\(card.warn ? " warn" : "")\"><div class=\"label\">\(Markup.escape(card.label))</div><div class=\"value\">\(Markup.escape(card.value))</div><div class=\"sub\">\(Markup.escape(card.sub))</div></div>\n"
+            html += "<div class=\"card\(card.warn ? " warn" : "")\"><div class=\"label\">\(HTML.escape(card.label))</div><div class=\"value\">\(HTML.escape(card.value))</div><div class=\"sub\">\(HTML.escape(card.sub))</div></div>\n"
         }
         return html + "</div>\n"
     }
@@ -115,7 +116,7 @@ extension SoakReport {
             let y = frame.y(Double(count))
             let from = NumberText.duration(start + Double(index) * binWidth)
             let to = NumberText.duration(start + Double(index + 1) * binWidth)
-            svg += "<rect class=\"bar\" x=\"\(Markup.coordinate(x0 + 0.5))\" y=\"\(Markup.coordinate(y))\" width=\"\(Markup.coordinate(max(x1 - x0 - 1, 0.5)))\" height=\"\(Markup.coordinate(frame.y(0) - y))\"><title>\(Markup.escape("\(from) to \(to): \(count) achieved, \(plannedBins.bins[index]) planned"))</title></rect>"
+            svg += "<rect class=\"bar\" x=\"\(Markup.coordinate(x0 + 0.5))\" y=\"\(Markup.coordinate(y))\" width=\"\(Markup.coordinate(max(x1 - x0 - 1, 0.5)))\" height=\"\(Markup.coordinate(frame.y(0) - y))\"><title>\(HTML.escape("\(from) to \(to): \(count) achieved, \(plannedBins.bins[index]) planned"))</title></rect>"
         }
         if !planned.isEmpty {
             // The planned distribution as a step outline over the bars.
@@ -131,7 +132,7 @@ extension SoakReport {
                 svg += "<line class=\"marker\" x1=\"\(x)\" x2=\"\(x)\" y1=\"\(Markup.coordinate(frame.top))\" y2=\"\(Markup.coordinate(frame.y(0)))\"/>"
                 let anchor = frame.x(p50) > frame.left + frame.plotWidth * 0.75 ? "end" : "start"
                 let dx = anchor == "end" ? -4.0 : 4.0
-                svg += "<text class=\"marker-label\" x=\"\(Markup.coordinate(frame.x(p50) + dx))\" y=\"\(Markup.coordinate(frame.top + 10))\" text-anchor=\"\(anchor)\">planned p50 \(Markup.escape(NumberText.duration(p50)))</text>"
+                svg += "<text class=\"marker-label\" x=\"\(Markup.coordinate(frame.x(p50) + dx))\" y=\"\(Markup.coordinate(frame.top + 10))\" text-anchor=\"\(anchor)\">planned p50 \(HTML.escape(NumberText.duration(p50)))</text>"
             }
         }
         svg += "</svg>\n"
@@ -141,7 +142,7 @@ extension SoakReport {
         if achievedBins.above + plannedBins.above > 0 {
             notes.append("Above \(NumberText.duration(end)) and not drawn: \(achievedBins.above) achieved, \(plannedBins.above) planned (longest achieved \(NumberText.duration(achieved.last)), e.g. backoffs and 429 waits).")
         }
-        return html + "<p class=\"note\">\(Markup.escape(notes.joined(separator: " ")))</p>\n"
+        return html + "<p class=\"note\">\(HTML.escape(notes.joined(separator: " ")))</p>\n"
     }
 
     // MARK: Lateness over time
@@ -211,7 +212,7 @@ extension SoakReport {
             }
             clipped = points.filter { Double($0.latenessMs) > yHigh }.count
             svg += "<path class=\"line-high\" d=\"\(high)\"/><path class=\"line-median\" d=\"\(median)\"/>"
-            let width = Markup.escape(NumberText.duration((xHigh - xLow) / Double(columns)))
+            let width = HTML.escape(NumberText.duration((xHigh - xLow) / Double(columns)))
             legend = "<span><span class=\"swatch\" style=\"background:var(--accent)\"></span>median per \(width) column</span><span><span class=\"swatch\" style=\"background:var(--planned)\"></span>p99 per column</span>"
         }
         if Self.latenessTargetMs <= yHigh {
@@ -221,12 +222,12 @@ extension SoakReport {
         }
         let p99Y = frame.y(min(p99, yHigh))
         svg += "<line class=\"p99\" x1=\"\(Markup.coordinate(frame.left))\" x2=\"\(Markup.coordinate(frame.left + frame.plotWidth))\" y1=\"\(Markup.coordinate(p99Y))\" y2=\"\(Markup.coordinate(p99Y))\"/>"
-        svg += "<text class=\"p99-label\" x=\"\(Markup.coordinate(frame.left + frame.plotWidth - 4))\" y=\"\(Markup.coordinate(p99Y - 4))\" text-anchor=\"end\">p99 \(Markup.escape(NumberText.duration(p99)))</text>"
+        svg += "<text class=\"p99-label\" x=\"\(Markup.coordinate(frame.left + frame.plotWidth - 4))\" y=\"\(Markup.coordinate(p99Y - 4))\" text-anchor=\"end\">p99 \(HTML.escape(NumberText.duration(p99)))</text>"
         svg += "</svg>\n"
         var html = "<div class=\"legend\">\(legend)<span><span class=\"swatch\" style=\"background:var(--bad)\"></span>p99 of all polls (dashed)</span></div>\n" + svg
         var note = "\(points.count) polls; lateness min \(NumberText.duration(earliest)), max \(NumberText.duration(latest))."
         if clipped > 0 { note += " \(clipped) poll\(clipped == 1 ? "" : "s") later than \(NumberText.duration(yHigh)) drawn at the top edge." }
-        html += "<p class=\"note\">\(Markup.escape(note))</p>\n"
+        html += "<p class=\"note\">\(HTML.escape(note))</p>\n"
         return html
     }
 
@@ -265,9 +266,9 @@ extension SoakReport {
         for (row, device) in shown.enumerated() {
             let top = frame.top + Double(row) * rowHeight
             let name = device.count > 24 ? String(device.prefix(23)) + "…" : device
-            svg += "<text class=\"row-label\" x=\"\(Markup.coordinate(frame.left - 6))\" y=\"\(Markup.coordinate(top + rowHeight / 2))\" text-anchor=\"end\" dominant-baseline=\"middle\">\(Markup.escape(name))<title>\(Markup.escape(device))</title></text>"
+            svg += "<text class=\"row-label\" x=\"\(Markup.coordinate(frame.left - 6))\" y=\"\(Markup.coordinate(top + rowHeight / 2))\" text-anchor=\"end\" dominant-baseline=\"middle\">\(HTML.escape(name))<title>\(HTML.escape(device))</title></text>"
             for segment in segments(for: codesByDevice[device] ?? [], frame: frame, endMs: endMs) {
-                svg += "<rect class=\"seg-\(segment.kind)\" x=\"\(Markup.coordinate(segment.x0))\" y=\"\(Markup.coordinate(top + 2))\" width=\"\(Markup.coordinate(max(segment.x1 - segment.x0, 1.5)))\" height=\"\(Markup.coordinate(rowHeight - 4))\"><title>\(Markup.escape(title(device: device, segment: segment)))</title></rect>"
+                svg += "<rect class=\"seg-\(segment.kind)\" x=\"\(Markup.coordinate(segment.x0))\" y=\"\(Markup.coordinate(top + 2))\" width=\"\(Markup.coordinate(max(segment.x1 - segment.x0, 1.5)))\" height=\"\(Markup.coordinate(rowHeight - 4))\"><title>\(HTML.escape(title(device: device, segment: segment)))</title></rect>"
             }
         }
         svg += "</svg>\n"
@@ -339,7 +340,7 @@ extension SoakReport {
         let headers = ["Device", "Polls", "Codes", "Polls/code max", "Auth", "Time to auth p50", "Expired", "Interval p50",
                        "Planned p50", "Lateness p50", "Lateness p99", "Lateness max", "Lateness min", "429s", "Backoffs",
                        "REG410", "REG500"]
-        var html = "<div class=\"table-wrap\"><table>\n<thead><tr>" + headers.map { "<th>\(Markup.escape($0))</th>" }.joined() + "</tr></thead>\n<tbody>\n"
+        var html = "<div class=\"table-wrap\"><table>\n<thead><tr>" + headers.map { "<th>\(HTML.escape($0))</th>" }.joined() + "</tr></thead>\n<tbody>\n"
         for device in devices {
             let f = device.figures
             let cells: [(String, Bool)] = [
@@ -361,7 +362,7 @@ extension SoakReport {
                 (f.expiryEvents.map(String.init) ?? "-", false),
                 (f.failureEvents.map(String.init) ?? "-", (f.failureEvents ?? 0) > 0),
             ]
-            html += "<tr>" + cells.map { "<td\($0.1 ? " class=\"warn\"" : "")>\(Markup.escape($0.0))</td>" }.joined() + "</tr>\n"
+            html += "<tr>" + cells.map { "<td\($0.1 ? " class=\"warn\"" : "")>\(HTML.escape($0.0))</td>" }.joined() + "</tr>\n"
         }
         return html + "</tbody>\n</table></div>\n"
     }

@@ -1,67 +1,96 @@
 // Text, JSON and CSV renderings of a SoakReport.
 
 import Foundation
+import RegcodeSupport
 
 extension SoakReport {
     /// The report as one JSON object: `fleet` and `devices`, snake_case keys, milliseconds.
     ///
     /// Every key is always present (`null` when a figure has no values), in a fixed order.
     public func json(pretty: Bool = true) -> String {
-        let object: OrderedJSON = .object([
-            ("generated_at_ms", .int(generatedAtMs)),
-            ("generated_at", .string(UTCText.iso(generatedAtMs))),
-            ("since_ms", .optional(sinceMs)),
-            ("events_loaded", .bool(eventsLoaded)),
-            ("percentile_method", .string("nearest-rank")),
-            ("fleet", .object([("devices", .int(Int64(devices.count)))] + Self.jsonMembers(fleet))),
-            ("devices", .array(devices.map { .object([("device", .string($0.device))] + Self.jsonMembers($0.figures)) })),
-        ])
-        return object.render(indent: pretty ? 2 : nil)
+        var json = JSONWriter(layout: pretty ? .indented(2) : .compact)
+        json.object { json in
+            json.key("generated_at_ms"); json.int(generatedAtMs)
+            json.key("generated_at"); json.string(UTCText.iso(generatedAtMs))
+            json.key("since_ms"); json.optional(sinceMs)
+            json.key("events_loaded"); json.bool(eventsLoaded)
+            json.key("percentile_method"); json.string("nearest-rank")
+            json.key("fleet")
+            json.object { json in
+                json.key("devices"); json.int(Int64(devices.count))
+                Self.writeMembers(fleet, to: &json)
+            }
+            json.key("devices")
+            json.array { json in
+                for device in devices {
+                    json.object { json in
+                        json.key("device"); json.string(device.device)
+                        Self.writeMembers(device.figures, to: &json)
+                    }
+                }
+            }
+        }
+        return json.text
     }
 
-    private static func jsonMembers(_ figures: PollFigures) -> [(String, OrderedJSON)] {
-        func distribution(_ d: Distribution) -> OrderedJSON {
-            .object([
-                ("count", .int(Int64(d.count))),
-                ("min", .optional(d.min)),
-                ("p50", .optional(d.p50)),
-                ("p95", .optional(d.p95)),
-                ("p99", .optional(d.p99)),
-                ("max", .optional(d.max)),
-                ("mean", .optional(d.mean)),
-            ])
+    private static func writeMembers(_ figures: PollFigures, to json: inout JSONWriter) {
+        func count(_ key: String, _ value: Int) {
+            json.key(key); json.int(Int64(value))
         }
-        var statuses = figures.httpStatuses.keys.sorted().map { (String($0), OrderedJSON.int(Int64(figures.httpStatuses[$0] ?? 0))) }
-        if figures.withoutHTTPStatus > 0 { statuses.append(("none", .int(Int64(figures.withoutHTTPStatus)))) }
-        return [
-            ("polls", .int(Int64(figures.polls))),
-            ("codes", .int(Int64(figures.codes))),
-            ("polls_per_code", distribution(figures.pollsPerCode)),
-            ("achieved_interval_ms", distribution(figures.achievedInterval)),
-            ("planned_interval_ms", distribution(figures.plannedInterval)),
-            ("lateness_ms", distribution(figures.lateness)),
-            ("latency_ms", distribution(figures.latency)),
-            ("throttled_429", .int(Int64(figures.throttled))),
-            ("backoffs", .int(Int64(figures.backoffs))),
-            ("outcomes", .object(orderedOutcomes(figures).map { ($0.0, .int(Int64($0.1))) })),
-            ("http_statuses", .object(statuses)),
-            ("code_fates", .object([
-                ("authenticated", .int(Int64(figures.authenticatedCodes))),
-                ("expired", .int(Int64(figures.expiredCodes))),
-                ("ended", .int(Int64(figures.endedCodes))),
-                ("open", .int(Int64(figures.openCodes))),
-            ])),
-            ("authenticated_codes", .int(Int64(figures.authenticatedCodes))),
-            ("time_to_authenticate_ms", distribution(figures.timeToAuthenticate)),
-            ("expiries", .object([
-                ("expired_codes", .int(Int64(figures.expiredCodes))),
-                ("code_invalid_polls", .int(Int64(figures.codeInvalid))),
-                ("reg410_events", .optional(figures.expiryEvents)),
-                ("reg500_events", .optional(figures.failureEvents)),
-            ])),
-            ("first_sent_ms", .optional(figures.firstSentMs)),
-            ("last_sent_ms", .optional(figures.lastSentMs)),
-        ]
+        func distribution(_ key: String, _ d: Distribution) {
+            json.key(key)
+            json.object { json in
+                json.key("count"); json.int(Int64(d.count))
+                json.key("min"); json.optional(d.min)
+                json.key("p50"); json.optional(d.p50)
+                json.key("p95"); json.optional(d.p95)
+                json.key("p99"); json.optional(d.p99)
+                json.key("max"); json.optional(d.max)
+                json.key("mean"); json.optional(d.mean)
+            }
+        }
+        count("polls", figures.polls)
+        count("codes", figures.codes)
+        distribution("polls_per_code", figures.pollsPerCode)
+        distribution("achieved_interval_ms", figures.achievedInterval)
+        distribution("planned_interval_ms", figures.plannedInterval)
+        distribution("lateness_ms", figures.lateness)
+        distribution("latency_ms", figures.latency)
+        count("throttled_429", figures.throttled)
+        count("backoffs", figures.backoffs)
+        json.key("outcomes")
+        json.object { json in
+            for (outcome, value) in orderedOutcomes(figures) {
+                json.key(outcome); json.int(Int64(value))
+            }
+        }
+        json.key("http_statuses")
+        json.object { json in
+            for status in figures.httpStatuses.keys.sorted() {
+                json.key(String(status)); json.int(Int64(figures.httpStatuses[status] ?? 0))
+            }
+            if figures.withoutHTTPStatus > 0 {
+                json.key("none"); json.int(Int64(figures.withoutHTTPStatus))
+            }
+        }
+        json.key("code_fates")
+        json.object { json in
+            json.key("authenticated"); json.int(Int64(figures.authenticatedCodes))
+            json.key("expired"); json.int(Int64(figures.expiredCodes))
+            json.key("ended"); json.int(Int64(figures.endedCodes))
+            json.key("open"); json.int(Int64(figures.openCodes))
+        }
+        count("authenticated_codes", figures.authenticatedCodes)
+        distribution("time_to_authenticate_ms", figures.timeToAuthenticate)
+        json.key("expiries")
+        json.object { json in
+            json.key("expired_codes"); json.int(Int64(figures.expiredCodes))
+            json.key("code_invalid_polls"); json.int(Int64(figures.codeInvalid))
+            json.key("reg410_events"); json.optional(figures.expiryEvents)
+            json.key("reg500_events"); json.optional(figures.failureEvents)
+        }
+        json.key("first_sent_ms"); json.optional(figures.firstSentMs)
+        json.key("last_sent_ms"); json.optional(figures.lastSentMs)
     }
 
     /// Known outcomes first (in ``outcomeKinds`` order), then any others alphabetically.

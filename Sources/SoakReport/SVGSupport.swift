@@ -1,25 +1,7 @@
+import RegcodeSupport
+
 /// Escaping and small drawing helpers for the HTML report.
 enum Markup {
-    /// Text safe both as element content and inside a quoted attribute.
-    static func escape(_ text: String) -> String {
-        var output = ""
-        output.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": output += "&amp;"
-            case "<": output += "&lt;"
-            case ">": output += "&gt;"
-            case "\"": output += "&quot;"
-            case "'": output += "&#39;"
-            // Control characters are not allowed in HTML text; show them as U+FFFD.
-            case _ where (scalar.value < 0x20 && scalar != "\n" && scalar != "\t") || scalar.value == 0x7F:
-                output += "\u{FFFD}"
-            default: output.unicodeScalars.append(scalar)
-            }
-        }
-        return output
-    }
-
     /// A coordinate with at most one decimal.
     static func coordinate(_ value: Double) -> String {
         NumberText.fixed(value, maxDecimals: 1)
@@ -98,7 +80,7 @@ struct PlotFrame {
 
     /// The opening tag; `label` is the accessible name.
     func open(label: String) -> String {
-        "<svg viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"\(Markup.escape(label))\">"
+        "<svg viewBox=\"0 0 \(Int(width)) \(Int(height))\" role=\"img\" aria-label=\"\(HTML.escape(label))\">"
     }
 
     /// Grid lines, tick labels and axis titles.
@@ -108,19 +90,19 @@ struct PlotFrame {
         for (value, label) in yTicks {
             let py = Markup.coordinate(y(value))
             svg += "<line class=\"grid\" x1=\"\(Markup.coordinate(left))\" x2=\"\(Markup.coordinate(left + plotWidth))\" y1=\"\(py)\" y2=\"\(py)\"/>"
-            svg += "<text class=\"tick\" x=\"\(Markup.coordinate(left - 6))\" y=\"\(py)\" text-anchor=\"end\" dominant-baseline=\"middle\">\(Markup.escape(label))</text>"
+            svg += "<text class=\"tick\" x=\"\(Markup.coordinate(left - 6))\" y=\"\(py)\" text-anchor=\"end\" dominant-baseline=\"middle\">\(HTML.escape(label))</text>"
         }
         for (value, label) in xTicks {
             let px = Markup.coordinate(x(value))
             svg += "<line class=\"grid\" x1=\"\(px)\" x2=\"\(px)\" y1=\"\(Markup.coordinate(top))\" y2=\"\(bottomY)\"/>"
-            svg += "<text class=\"tick\" x=\"\(px)\" y=\"\(Markup.coordinate(top + plotHeight + 16))\" text-anchor=\"middle\">\(Markup.escape(label))</text>"
+            svg += "<text class=\"tick\" x=\"\(px)\" y=\"\(Markup.coordinate(top + plotHeight + 16))\" text-anchor=\"middle\">\(HTML.escape(label))</text>"
         }
         svg += "<line class=\"axis\" x1=\"\(Markup.coordinate(left))\" x2=\"\(Markup.coordinate(left + plotWidth))\" y1=\"\(bottomY)\" y2=\"\(bottomY)\"/>"
         svg += "<line class=\"axis\" x1=\"\(Markup.coordinate(left))\" x2=\"\(Markup.coordinate(left))\" y1=\"\(Markup.coordinate(top))\" y2=\"\(bottomY)\"/>"
-        svg += "<text class=\"title\" x=\"\(Markup.coordinate(left + plotWidth / 2))\" y=\"\(Markup.coordinate(height - 8))\" text-anchor=\"middle\">\(Markup.escape(xTitle))</text>"
+        svg += "<text class=\"title\" x=\"\(Markup.coordinate(left + plotWidth / 2))\" y=\"\(Markup.coordinate(height - 8))\" text-anchor=\"middle\">\(HTML.escape(xTitle))</text>"
         guard !yTitle.isEmpty else { return svg }
         let middle = Markup.coordinate(top + plotHeight / 2)
-        svg += "<text class=\"title\" x=\"16\" y=\"\(middle)\" text-anchor=\"middle\" transform=\"rotate(-90 16 \(middle))\">\(Markup.escape(yTitle))</text>"
+        svg += "<text class=\"title\" x=\"16\" y=\"\(middle)\" text-anchor=\"middle\" transform=\"rotate(-90 16 \(middle))\">\(HTML.escape(yTitle))</text>"
         return svg
     }
 }

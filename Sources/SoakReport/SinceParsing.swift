@@ -1,4 +1,5 @@
 import Foundation
+import RegcodeSupport
 
 /// Reads the start of a report window as people write it.
 public enum ReportSince {
@@ -20,31 +21,9 @@ public enum ReportSince {
         let text = input.trimmingCharacters(in: .whitespaces)
         guard !text.isEmpty else { throw ParseError(input: input) }
         if text.allSatisfy(\.isASCIIDigit), let epochMs = Int64(text) { return epochMs }
-        if let duration = durationMs(text) { return nowMs - duration }
+        if let duration = DurationParser.milliseconds(text) { return nowMs - duration }
         if let instant = isoMs(text) { return instant }
         throw ParseError(input: input)
-    }
-
-    /// `1h30m` → 5 400 000; nil unless the whole text is number-unit pairs.
-    static func durationMs(_ text: String) -> Int64? {
-        let units: [String: Int64] = ["ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000]
-        var total: Int64 = 0
-        var rest = Substring(text.lowercased())
-        guard !rest.isEmpty else { return nil }
-        while !rest.isEmpty {
-            let digits = rest.prefix(while: \.isASCIIDigit)
-            guard !digits.isEmpty, let value = Int64(digits) else { return nil }
-            rest = rest.dropFirst(digits.count)
-            let unit = rest.prefix(while: \.isLetter)
-            guard let scale = units[String(unit)] else { return nil }
-            rest = rest.dropFirst(unit.count)
-            let (product, overflow) = value.multipliedReportingOverflow(by: scale)
-            guard !overflow else { return nil }
-            let (sum, sumOverflow) = total.addingReportingOverflow(product)
-            guard !sumOverflow else { return nil }
-            total = sum
-        }
-        return total
     }
 
     static func isoMs(_ text: String) -> Int64? {

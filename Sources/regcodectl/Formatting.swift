@@ -1,5 +1,6 @@
 import Foundation
 import RegcodeEngine
+import RegcodeSupport
 
 enum JSONText {
     static func compact(_ value: JSONValue) -> String {

@@ -2,6 +2,7 @@ import ArgumentParser
 import ControlSocket
 import Foundation
 import RegcodeEngine
+import RegcodeSupport
 
 /// `regcodectl`: talks to a running regcoded over its control socket.
 @main

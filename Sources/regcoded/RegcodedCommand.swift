@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import RegcodeDaemon
 import RegcodeEngine
+import RegcodeSupport
 
 /// `regcoded`: emulates AccessEnabler devices doing the second-screen login.
 @main

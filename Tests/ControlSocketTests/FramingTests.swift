@@ -3,6 +3,7 @@ import RegcodeEngine
 import Testing
 
 @testable import ControlSocket
+import RegcodeSupport
 
 @Suite("Line framing and JSON encoding")
 struct FramingTests {

@@ -3,6 +3,7 @@ import RegcodeEngine
 import Testing
 
 @testable import ControlSocket
+import RegcodeSupport
 
 @Suite("JSON-RPC over the socket", .timeLimit(.minutes(1)))
 struct JSONRPCTests {

@@ -3,6 +3,7 @@ import RegcodeEngine
 import Testing
 
 @testable import ControlSocket
+import RegcodeSupport
 
 @Suite("Subscriptions over the socket", .timeLimit(.minutes(1)))
 struct SubscriptionTests {

@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 
 @testable import ControlSocket
+import RegcodeSupport
 
 /// A handler with a few methods to exercise the server, plus `subscribe` over a broadcaster and a fake event store.
 final class TestHandler: ControlHandler {

@@ -8,6 +8,7 @@ import RegcodeEngine
 import Synchronization
 import Testing
 @testable import DeviceFleet
+import RegcodeSupport
 
 /// Every flow of access-enabler-api.md §7 against the real simulator over loopback HTTP, on REST v2,
 /// on v1 with DCR and on v1 with the HMAC keys of the legacy `setRequestor`: the exact callbacks, in order.

@@ -1,5 +1,6 @@
 import Testing
 import RegcodeEngine
+import RegcodeTestSupport
 @testable import DeviceFleet
 
 @Suite struct TimerQueueTests {

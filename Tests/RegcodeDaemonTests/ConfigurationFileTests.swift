@@ -2,6 +2,7 @@ import Foundation
 import RegcodeEngine
 import Testing
 @testable import RegcodeDaemon
+import RegcodeSupport
 
 @Suite struct ConfigurationFileTests {
     @Test func exampleConfigurationParses() throws {

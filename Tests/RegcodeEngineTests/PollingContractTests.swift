@@ -1,5 +1,6 @@
 import Testing
 import RegcodeEngine
+import RegcodeTestSupport
 
 /// Each rule of the polling contract, proven by the waits the engine asks for on a manual clock.
 @Suite struct PollingContractTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 import RegcodeEngine
+import RegcodeTestSupport
+import RegcodeSupport
 
 /// The legacy v1 profile: startup, login and cancel (flows 1, 3, 7), DCR or HMAC, signature refusals,
 /// and the "backend already knows this device" paths of both APIs.

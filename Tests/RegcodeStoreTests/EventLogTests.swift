@@ -2,6 +2,7 @@ import Foundation
 import RegcodeEngine
 import RegcodeStore
 import Testing
+import RegcodeSupport
 
 @Suite struct EventLogTests {
     @Test func sequenceIsGapFreeAcrossAppliesAndReopening() throws {

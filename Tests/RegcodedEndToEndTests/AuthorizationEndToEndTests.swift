@@ -8,6 +8,7 @@ import FoundationNetworking
 #endif
 import RegcodeEngine
 import Testing
+import RegcodeSupport
 
 /// The AccessEnabler entitlement calls over the real control socket of a real `regcoded` against `pass-sim`.
 extension EndToEnd {

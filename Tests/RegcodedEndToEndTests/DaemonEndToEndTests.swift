@@ -5,6 +5,7 @@ import ControlSocket
 import Foundation
 import RegcodeEngine
 import Testing
+import RegcodeSupport
 
 /// The real executables (`pass-sim`, `regcoded`, `regcodectl`) over real sockets and a real SQLite file.
 extension EndToEnd {

@@ -8,6 +8,7 @@ import FoundationNetworking
 #endif
 import RegcodeEngine
 import Testing
+import RegcodeSupport
 
 /// Every real-process suite runs one after another: they start daemons and simulators, and
 /// running them side by side on a small machine would measure the machine, not the code.

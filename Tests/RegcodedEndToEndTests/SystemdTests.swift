@@ -5,6 +5,7 @@ import ControlSocket
 import Foundation
 import RegcodeEngine
 import Testing
+import RegcodeSupport
 
 /// A datagram socket the test owns, standing in for systemd's `NOTIFY_SOCKET`.
 final class NotifySocket: @unchecked Sendable {

@@ -1,77 +1,10 @@
-/// A JSON value whose object keys keep the order they were written in, so the report's output is
-/// byte-for-byte stable and reads in a sensible order.
-enum OrderedJSON {
-    case null
-    case bool(Bool)
-    case int(Int64)
-    case number(Double)
-    case string(String)
-    case array([OrderedJSON])
-    case object([(String, OrderedJSON)])
+import RegcodeSupport
 
-    static func optional(_ value: Int?) -> OrderedJSON { value.map { .int(Int64($0)) } ?? .null }
-    static func optional(_ value: Int64?) -> OrderedJSON { value.map { .int($0) } ?? .null }
-    static func optional(_ value: Double?) -> OrderedJSON { value.map { .number($0) } ?? .null }
-
-    /// Compact when `indent` is nil, else pretty-printed with that many spaces per level.
-    func render(indent: Int? = 2) -> String {
-        var output = ""
-        write(into: &output, indent: indent, level: 0)
-        return output
-    }
-
-    private func write(into output: inout String, indent: Int?, level: Int) {
-        switch self {
-        case .null: output += "null"
-        case .bool(let value): output += value ? "true" : "false"
-        case .int(let value): output += String(value)
-        case .number(let value): output += NumberText.json(value)
-        case .string(let value): output += Self.quote(value)
-        case .array(let values):
-            writeContainer(into: &output, open: "[", close: "]", count: values.count, indent: indent, level: level) { index, output in
-                values[index].write(into: &output, indent: indent, level: level + 1)
-            }
-        case .object(let members):
-            writeContainer(into: &output, open: "{", close: "}", count: members.count, indent: indent, level: level) { index, output in
-                output += Self.quote(members[index].0)
-                output += indent == nil ? ":" : ": "
-                members[index].1.write(into: &output, indent: indent, level: level + 1)
-            }
-        }
-    }
-
-    private func writeContainer(
-        into output: inout String, open: String, close: String, count: Int, indent: Int?, level: Int,
-        element: (Int, inout String) -> Void
-    ) {
-        output += open
-        guard count > 0 else { output += close; return }
-        for index in 0..<count {
-            if index > 0 { output += "," }
-            if let indent { output += "\n" + String(repeating: " ", count: indent * (level + 1)) }
-            element(index, &output)
-        }
-        if let indent { output += "\n" + String(repeating: " ", count: indent * level) }
-        output += close
-    }
-
-    static func quote(_ text: String) -> String {
-        var output = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: output.unicodeScalars.append(scalar)
-            }
-        }
-        return output + "\""
-    }
+extension JSONWriter {
+    /// The report's optional figures: `null` when absent; doubles rounded to three decimals.
+    mutating func optional(_ value: Int?) { if let value { int(Int64(value)) } else { null() } }
+    mutating func optional(_ value: Int64?) { if let value { int(value) } else { null() } }
+    mutating func optional(_ value: Double?) { if let value { raw(NumberText.json(value)) } else { null() } }
 }
 
 /// Number formatting shared by the renderers, independent of the locale.

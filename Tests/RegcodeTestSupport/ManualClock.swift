@@ -1,0 +1,79 @@
+import RegcodeEngine
+import RegcodeSupport
+import Synchronization
+
+/// A clock that only moves when told to: the engine's tests and simulations run on it.
+public final class ManualClock: DeviceClock {
+    public struct Instant: InstantProtocol, Sendable, CustomStringConvertible {
+        /// Offset from the clock's origin.
+        public var offset: Swift.Duration
+        public init(offset: Swift.Duration) { self.offset = offset }
+        public func advanced(by duration: Swift.Duration) -> Instant { Instant(offset: offset + duration) }
+        public func duration(to other: Instant) -> Swift.Duration { other.offset - offset }
+        public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+        public var description: String { "t+\(offset)" }
+    }
+
+    private struct Sleeper {
+        var deadline: Instant
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var now = Instant(offset: .zero)
+        var sleepers: [UInt64: Sleeper] = [:]
+        var nextID: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+    private let originEpochMs: Int64
+
+    /// - Parameter originEpochMs: the wall-clock time of the origin instant.
+    public init(originEpochMs: Int64 = 1_763_720_000_000) {
+        self.originEpochMs = originEpochMs
+    }
+
+    public var now: Instant { state.withLock { $0.now } }
+    public var minimumResolution: Swift.Duration { .nanoseconds(1) }
+
+    public func epochMilliseconds(at instant: Instant) -> Int64 {
+        originEpochMs + instant.offset.milliseconds
+    }
+
+    /// Moves time forward and wakes every sleeper whose deadline has passed.
+    public func advance(by duration: Swift.Duration) {
+        advance(to: now.advanced(by: duration))
+    }
+
+    /// Moves time to `instant` (never backwards) and wakes due sleepers.
+    public func advance(to instant: Instant) {
+        let due: [CheckedContinuation<Void, any Error>] = state.withLock { state in
+            if instant > state.now { state.now = instant }
+            let ready = state.sleepers.filter { $0.value.deadline <= state.now }
+            for key in ready.keys { state.sleepers[key] = nil }
+            return ready.values.map(\.continuation)
+        }
+        for continuation in due { continuation.resume() }
+    }
+
+    public func sleep(until deadline: Instant, tolerance: Swift.Duration?) async throws {
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            return state.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let resumeNow = state.withLock { state -> Bool in
+                    if deadline <= state.now { return true }
+                    state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            let sleeper = state.withLock { $0.sleepers.removeValue(forKey: id) }
+            sleeper?.continuation.resume(throwing: CancellationError())
+        }
+        try Task.checkCancellation()
+    }
+}

@@ -243,19 +243,6 @@ extension SoakReport {
     }
 }
 
-/// Left-aligned columns separated by two spaces.
-enum TextTable {
-    static func render(header: [String], rows: [[String]]) -> String {
-        let all = [header] + rows
-        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
-        return all.map { row in
-            row.enumerated().map { index, cell in
-                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
-            }.joined(separator: "  ")
-        }.joined(separator: "\n")
-    }
-}
-
 extension String {
     fileprivate func replacingDashes() -> String {
         String(map { $0 == "-" ? "_" : $0 })

@@ -156,6 +156,6 @@ struct Devices: AsyncParsableCommand {
                 device["lastHttpStatus"]?.intValue.map(String.init) ?? "-",
             ]
         }
-        print(Table.render(header: ["DEVICE", "STATE", "CODE", "EXPIRES", "POLLS", "LAST HTTP"], rows: rows))
+        print(TextTable.render(header: ["DEVICE", "STATE", "CODE", "EXPIRES", "POLLS", "LAST HTTP"], rows: rows))
     }
 }

@@ -208,7 +208,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SoakReportTests",
-            dependencies: ["SoakReport", "RegcodeSupport"],
+            dependencies: ["SoakReport", "RegcodeSupport", "RegcodeTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,31 +1,17 @@
 import Foundation
+import RegcodeTestSupport
 import SoakReport
 import Testing
 
 /// The `regcodectl` executable next to the test bundle, if it was built.
-enum Regcodectl {
-    static var url: URL? {
-        let candidate = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("regcodectl")
-        return FileManager.default.isExecutableFile(atPath: candidate.path) ? candidate : nil
-    }
-}
-
 /// `regcodectl report` against a database made by `sqlite3 x.db < schema.sql` plus the fixture rows.
 ///
 /// Runs when `regcodectl` sits next to the test bundle (a package-wide `swift build`/`swift test`
 /// builds it, since the end-to-end tests depend on it); otherwise the suite is reported as skipped.
-@Suite(.enabled(if: Regcodectl.url != nil, "regcodectl is not built next to the test bundle"))
+@Suite(.enabled(if: BuiltProducts.isBuilt("regcodectl"), "regcodectl is not built next to the test bundle"))
 struct ReportCommandTests {
 
-    static let schema = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("schema.sql")
-
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
+    static let schema = BuiltProducts.repository.appendingPathComponent("schema.sql")
 
     /// A fresh database holding the fixture's polls and events, in its own directory.
     static func makeDatabase() throws -> (directory: URL, path: String) {
@@ -48,30 +34,12 @@ struct ReportCommandTests {
         let script = directory.appendingPathComponent("fill.sql")
         try Data(sql.utf8).write(to: script)
         let path = directory.appendingPathComponent("x.db").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        process.arguments = [path]
-        process.standardInput = try FileHandle(forReadingFrom: script)
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "sqlite3 could not build the database")
+        try SQLiteShell.run(path, input: script)
         return (directory, path)
     }
 
-    static func report(_ arguments: [String]) throws -> Run {
-        let executable: URL = try #require(Regcodectl.url)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["report"] + arguments
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile()
-        let err = stderr.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self))
+    static func report(_ arguments: [String]) throws -> CommandResult {
+        try Command.run(BuiltProducts.url("regcodectl"), ["report"] + arguments)
     }
 
     @Test func jsonReportOfTheWholeLog() throws {

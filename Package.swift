@@ -230,6 +230,7 @@ let package = Package(
             name: "AdobePassClientTests",
             dependencies: [
                 "RegcodeSupport",
+                .product(name: "InMemoryLogging", package: "swift-log"),
                 "AdobePassClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,5 +1,7 @@
 import AdobePassClient
 import Foundation
+import InMemoryLogging
+import Logging
 import Hummingbird
 import RegcodeEngine
 import Testing
@@ -272,9 +274,10 @@ struct WireFormatTests {
             default: CaptureServer.json(.unauthorized, #"{"status":401,"code":"invalid_access_token_client_application"}"#)
             }
         }
-        let capture = LogCapture()
+        let capture = InMemoryLogHandler()
+        let logger = Self.traceLogger(capture)
         try await server.run { baseURL in
-            let client = Fixtures.client(baseURL: baseURL, logger: capture.logger())
+            let client = Fixtures.client(baseURL: baseURL, logger: logger)
             let keys = SigningKeys(publicKey: "public-value-3", secret: "hmac-secret-4")
             _ = await client.execute(.registerClient(softwareStatement: "statement-value-5"), context: Fixtures.context())
             _ = await client.execute(
@@ -283,15 +286,21 @@ struct WireFormatTests {
             _ = await client.execute(.configuration, context: Fixtures.context(accessToken: "token-value-2"))
             _ = await client.execute(.createSession(mvpd: nil), context: Fixtures.context(profile: .v1, signingKeys: keys))
         }
-        let records = capture.records
+        let records = capture.entries
         let finished = records.filter { $0.metadata["http.status"] != nil }
         #expect(finished.count == 4)
         #expect(finished.allSatisfy { $0.metadata["latency_ms"] != nil && $0.metadata["request.name"] != nil })
-        #expect(finished.map { $0.metadata["request.name"] } == ["register", "token", "configuration", "sessions"])
+        #expect(finished.map { $0.metadata["request.name"].map { "\($0)" } } == ["register", "token", "configuration", "sessions"])
         #expect(records.allSatisfy { $0.level <= .debug })
         let everything = records.map { "\($0.message) \($0.metadata)" }.joined(separator: "\n")
         for secret in ["secret-value-1", "token-value-2", "hmac-secret-4", "statement-value-5", "signature="] {
             #expect(!everything.contains(secret), "log output contains \(secret)")
         }
+    }
+
+    static func traceLogger(_ handler: InMemoryLogHandler) -> Logger {
+        var logger = Logger(label: "capture") { _ in handler }
+        logger.logLevel = .trace
+        return logger
     }
 }

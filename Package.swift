@@ -34,10 +34,16 @@ let package = Package(
             name: "RegcodeSupport",
             swiftSettings: swiftSettings
         ),
+        // The AccessEnabler vocabulary: callback names, status ids, error strings, tracking events.
+        .target(
+            name: "AccessEnablerAPI",
+            swiftSettings: swiftSettings
+        ),
         // Pure, sans-IO device state machine: commands, HTTP results and timer fires in, actions out.
         .target(
             name: "RegcodeEngine",
             dependencies: [
+                "AccessEnablerAPI",
                 "RegcodeSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -61,6 +67,7 @@ let package = Package(
         .target(
             name: "DeviceFleet",
             dependencies: [
+                "AccessEnablerAPI",
                 "RegcodeEngine",
                 "AdobePassClient",
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -111,6 +118,7 @@ let package = Package(
         .target(
             name: "RegcodeDaemon",
             dependencies: [
+                "AccessEnablerAPI",
                 "RegcodeSupport",
                 "RegcodeEngine",
                 "AdobePassClient",
@@ -145,6 +153,7 @@ let package = Package(
         .executableTarget(
             name: "regcodectl",
             dependencies: [
+                "AccessEnablerAPI",
                 "RegcodeSupport",
                 "ControlSocket",
                 "RegcodeStore",
@@ -158,7 +167,7 @@ let package = Package(
         // Soak reports from the poll log: figures (text, JSON, CSV) and a self-contained HTML page.
         .target(
             name: "SoakReport",
-            dependencies: ["RegcodeSupport"],
+            dependencies: ["AccessEnablerAPI", "RegcodeSupport"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -173,7 +182,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RegcodeStoreTests",
-            dependencies: ["RegcodeStore", "RegcodeEngine", "RegcodeSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["AccessEnablerAPI", "RegcodeStore", "RegcodeEngine", "RegcodeSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -213,7 +222,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RegcodeEngineTests",
-            dependencies: ["RegcodeEngine", "RegcodeSupport", "RegcodeTestSupport"],
+            dependencies: ["AccessEnablerAPI", "RegcodeEngine", "RegcodeSupport", "RegcodeTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -243,6 +252,7 @@ let package = Package(
         .testTarget(
             name: "DeviceFleetTests",
             dependencies: [
+                "AccessEnablerAPI",
                 "RegcodeSupport",
                 "RegcodeTestSupport",
                 "DeviceFleet",

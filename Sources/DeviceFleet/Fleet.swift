@@ -1,3 +1,4 @@
+import AccessEnablerAPI
 import DequeModule
 import Logging
 import RegcodeEngine
@@ -210,7 +211,7 @@ public actor Fleet<C: DeviceClock>: Service {
 
     private func process(_ name: String, _ actions: [DeviceAction<C.Instant>]) {
         guard let member = members[name] else { return }
-        var step = DeviceStep(device: name, snapshot: nil, polls: [], events: [], epochMs: clock.epochMillisecondsNow)
+        var step = DeviceStep(device: name, snapshot: nil, endedCodes: [], polls: [], events: [], epochMs: clock.epochMillisecondsNow)
         var reactions: [DeviceCommand] = []
         for action in actions {
             switch action {
@@ -229,6 +230,8 @@ public actor Fleet<C: DeviceClock>: Service {
                 step.snapshot = snapshot
             case .recordPoll(let attempt):
                 step.polls.append(attempt)
+            case .endCode(let ending):
+                step.endedCodes.append(ending)
             }
         }
         if !step.isEmpty { sink.record(step) }
@@ -241,15 +244,15 @@ public actor Fleet<C: DeviceClock>: Service {
 
     /// Moves a `cycle` device along its loop when a callback says a step finished.
     private func cycleReaction(to event: DeviceEvent, device: String) -> [DeviceCommand] {
-        guard var member = members[device], event.name == "setAuthenticationStatus" else { return [] }
-        let authenticated = event.args["status"]?.intValue == 1
+        guard var member = members[device], case .setAuthenticationStatus(let status, let errorCode) = event else { return [] }
+        let authenticated = status == AccessEnabler.statusSuccess
         var commands: [DeviceCommand] = []
         switch member.cycleState {
         case .loggingIn where authenticated:
             let until = clock.now.advanced(by: member.cycle.hold)
             member.cycleState = .holding(until: until)
             scheduleCycleTick(device, at: min(clock.now.advanced(by: member.cycle.authorizeEvery), until))
-        case .loggingIn where event.args["errorCode"]?.stringValue == AccessEnabler.genericAuthenticationError:
+        case .loggingIn where errorCode == .genericAuthentication:
             // The login ended without success (code expired, none obtainable): try again after a pause.
             // ("User Not Authenticated Error" is only checkAuthentication's answer before the login.)
             scheduleCycleTick(device, at: clock.now.advanced(by: member.cycle.authorizeEvery))

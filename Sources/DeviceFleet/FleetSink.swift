@@ -5,6 +5,8 @@ public struct DeviceStep: Sendable {
     public var device: String
     /// The device's new durable state, when it changed.
     public var snapshot: DeviceSnapshot?
+    /// Codes that stopped being polled in this step, and why.
+    public var endedCodes: [CodeEnding]
     public var polls: [PollAttempt]
     public var events: [DeviceEvent]
     /// Wall-clock time of the step, milliseconds since the epoch.

@@ -1,3 +1,4 @@
+import AccessEnablerAPI
 import AdobePassClient
 import AsyncHTTPClient
 import ControlSocket
@@ -56,14 +57,12 @@ public final class Daemon: Sendable {
         let activationURL = self.activationURL
         var observers: [@Sendable ([DeviceStep], [StoredEvent]) -> Void] = []
         if printCodes {
-            observers.append { _, events in CodePrinter.print(events, activationURL: activationURL.value) }
+            observers.append { steps, _ in CodePrinter.print(steps, activationURL: activationURL.value) }
         }
         if configuration.metrics != nil {
             let metrics = RegcodeMetrics()
             self.metrics = metrics
-            observers.append { steps, events in
-                metrics.record(polls: steps.flatMap { step in step.polls.map { (step.device, $0) } }, events: events)
-            }
+            observers.append { steps, _ in metrics.record(steps) }
         } else {
             self.metrics = nil
         }
@@ -414,24 +413,22 @@ enum CodePrinter {
         FileHandle.standardOutput.write(Data(("regcoded: " + line + "\n").utf8))
     }
 
-    static func print(_ events: [StoredEvent], activationURL: String?) {
-        for event in events {
-            switch event.name {
-            case "status":
-                guard let dictionary = event.args["statusDictionary"], let errorID = dictionary["errorId"]?.stringValue else { continue }
-                if errorID == "REGCODE", let code = dictionary["message"]?.stringValue {
-                    let expires = dictionary["expires"]?.intValue.map { " (expires \(EventEncoding.timestamp($0)))" } ?? ""
+    static func print(_ steps: [DeviceStep], activationURL: String?) {
+        for step in steps {
+            for event in step.events {
+                switch event {
+                case .status(let report) where report.id == .registrationCode:
+                    guard let code = report.message else { continue }
+                    let expires = report.extra["expires"]?.intValue.map { " (expires \(EventEncoding.timestamp($0)))" } ?? ""
                     let url = activationURL.map { " — enter it at \($0)" } ?? ""
-                    say("\(event.device): code \(code)\(expires)\(url)")
-                } else if event.args["statusDictionary"]?["level"]?.stringValue == "error" {
-                    say("\(event.device): \(errorID) \(dictionary["message"]?.stringValue ?? "")")
+                    say("\(step.device): code \(code)\(expires)\(url)")
+                case .status(let report) where report.level == .error:
+                    say("\(step.device): \(report.id) \(report.message ?? "")")
+                case .setAuthenticationStatus(AccessEnabler.statusSuccess, _):
+                    say("\(step.device): authenticated")
+                default:
+                    continue
                 }
-            case "setAuthenticationStatus":
-                if event.args["status"]?.intValue == 1 {
-                    say("\(event.device): authenticated")
-                }
-            default:
-                continue
             }
         }
     }

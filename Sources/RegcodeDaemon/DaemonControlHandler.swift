@@ -1,3 +1,4 @@
+import AccessEnablerAPI
 import ControlSocket
 import DeviceFleet
 import Foundation

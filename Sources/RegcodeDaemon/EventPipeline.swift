@@ -76,7 +76,7 @@ final class EventPipeline: FleetSink, Service {
             }
             guard !steps.isEmpty else { return }
             let records = steps.map {
-                StepRecord(device: $0.device, snapshot: $0.snapshot, polls: $0.polls, events: $0.events, epochMs: $0.epochMs)
+                StepRecord(device: $0.device, snapshot: $0.snapshot, endedCodes: $0.endedCodes, polls: $0.polls, events: $0.events, epochMs: $0.epochMs)
             }
             do {
                 let store = self.store

@@ -1,3 +1,4 @@
+import AccessEnablerAPI
 import ControlSocket
 import CoreMetrics
 import DeviceFleet
@@ -52,8 +53,8 @@ final class RegcodeMetrics: Sendable {
     }
 
     /// Records the polls and events of stored steps.
-    func record(polls: [(device: String, attempt: PollAttempt)], events: [StoredEvent]) {
-        for (_, attempt) in polls {
+    func record(_ steps: [DeviceStep]) {
+        for attempt in steps.lazy.flatMap(\.polls) {
             Counter(
                 label: "regcoded_polls_total",
                 dimensions: [("outcome", attempt.outcome.rawValue), ("status", attempt.httpStatus.map(String.init) ?? "none")],
@@ -62,21 +63,23 @@ final class RegcodeMetrics: Sendable {
             pollLatency.recordNanoseconds(Int64(attempt.latencyMs * 1_000_000))
             pollLateness.recordMilliseconds(max(0, attempt.sentEpochMs - attempt.plannedEpochMs))
         }
-        for event in events {
-            CoreMetrics.Counter(label: "regcoded_events_total", dimensions: [("name", event.name)], factory: factory).increment()
-            switch (event.name, event.args["statusDictionary"]?["errorId"]?.stringValue) {
-            case ("status", "REGCODE"):
-                codesIssued.increment()
-                codeShownAt.withLock { $0[event.device] = event.time }
-            case ("status", "REG410"):
-                codesExpired.increment()
-                _ = codeShownAt.withLock { $0.removeValue(forKey: event.device) }
-            case ("setAuthenticationStatus", _) where event.args["status"]?.intValue == 1:
-                if let shown = codeShownAt.withLock({ $0.removeValue(forKey: event.device) }) {
-                    timeToAuthenticate.recordMilliseconds(max(0, event.time - shown))
+        for step in steps {
+            for event in step.events {
+                CoreMetrics.Counter(label: "regcoded_events_total", dimensions: [("name", event.name)], factory: factory).increment()
+                switch event {
+                case .status(let report) where report.id == .registrationCode:
+                    codesIssued.increment()
+                    codeShownAt.withLock { $0[step.device] = step.epochMs }
+                case .status(let report) where report.id == .registrationCodeExpired:
+                    codesExpired.increment()
+                    _ = codeShownAt.withLock { $0.removeValue(forKey: step.device) }
+                case .setAuthenticationStatus(AccessEnabler.statusSuccess, _):
+                    if let shown = codeShownAt.withLock({ $0.removeValue(forKey: step.device) }) {
+                        timeToAuthenticate.recordMilliseconds(max(0, step.epochMs - shown))
+                    }
+                default:
+                    break
                 }
-            default:
-                break
             }
         }
     }

@@ -1,3 +1,4 @@
+import AccessEnablerAPI
 import RegcodeSupport
 
 /// Authorization, preauthorization, metadata and logout: the AccessEnabler calls an authenticated
@@ -40,8 +41,8 @@ extension DeviceEngine {
     mutating func getAuthorization(_ resource: String) -> [Action] {
         if isAuthenticated { return checkAuthorization(resource) }
         pendingAuthorizations.append(resource)
-        switch flow {
-        case .none:
+        switch login {
+        case .idle:
             // As getAuthentication: the picker (or the preset MVPD), a code, polling.
             return apply(.getAuthentication(mvpd: nil))
         case .awaitingProvider, .requestingCode, .polling:
@@ -55,7 +56,7 @@ extension DeviceEngine {
         let waiting = pendingAuthorizations
         pendingAuthorizations = []
         return waiting.map { resource in
-            .emit(.tokenRequestFailed(resource, errorCode: AccessEnabler.userNotAuthenticatedError, errorDescription: ""))
+            .emit(.tokenRequestFailed(resource, errorCode: .userNotAuthenticated, errorDescription: ""))
         }
     }
 
@@ -105,11 +106,11 @@ extension DeviceEngine {
     private mutating func denied(resource: String, mvpd: String, error: EnhancedError?) -> [Action] {
         let details = error?.details ?? error?.message ?? ""
         return [
-            .emit(.status(errorId: "Z100", level: "error", message: details, extra: ["resource": .string(resource)])),
-            .emit(.tokenRequestFailed(resource, errorCode: AccessEnabler.userNotAuthorizedError, errorDescription: details)),
+            .emit(.status(.authorizationDenied, message: details, extra: ["resource": .string(resource)])),
+            .emit(.tokenRequestFailed(resource, errorCode: .userNotAuthorized, errorDescription: details)),
             .emit(.sendTrackingData(
                 .authorizationDetection,
-                authorizationTracking(success: false, mvpd: mvpd, error: AccessEnabler.userNotAuthorizedError, details: details)
+                authorizationTracking(success: false, mvpd: mvpd, error: ErrorCode.userNotAuthorized.rawValue, details: details)
             )),
         ]
     }
@@ -118,65 +119,33 @@ extension DeviceEngine {
         if stage == .call, Self.isProfileRejection(failure) {
             let description = Self.rejectionMessage(failure)
             // Tracked for the user who asked, before the profile is dropped.
-            let tracking = authorizationTracking(success: false, mvpd: mvpd, error: AccessEnabler.userNotAuthenticatedError, details: description)
+            let tracking = authorizationTracking(success: false, mvpd: mvpd, error: ErrorCode.userNotAuthenticated.rawValue, details: description)
             var actions = profileRejected()
-            actions.append(.emit(.tokenRequestFailed(resource, errorCode: AccessEnabler.userNotAuthenticatedError, errorDescription: description)))
+            actions.append(.emit(.tokenRequestFailed(resource, errorCode: .userNotAuthenticated, errorDescription: description)))
             actions.append(.emit(.sendTrackingData(.authorizationDetection, tracking)))
             return actions
         }
-        let description = Self.describe(failure)
+        let description = FailureMapping.describe(failure)
         let status: Action
         if stage == .call, isSignatureRefusal(failure) {
             status = signatureRefusedStatus(failure)
         } else {
-            let errorID = Self.authorizationStatusCode(for: failure, stage: stage)
-            status = .emit(.status(errorId: errorID, level: "error", message: description, extra: ["resource": .string(resource)]))
+            let id = FailureMapping.authorizationStatus(for: failure, stage: stage)
+            status = .emit(.status(id, message: description, extra: ["resource": .string(resource)]))
         }
         return [
             status,
-            .emit(.tokenRequestFailed(resource, errorCode: AccessEnabler.genericAuthorizationError, errorDescription: description)),
+            .emit(.tokenRequestFailed(resource, errorCode: .genericAuthorization, errorDescription: description)),
             .emit(.sendTrackingData(
                 .authorizationDetection,
-                authorizationTracking(success: false, mvpd: mvpd, error: AccessEnabler.genericAuthorizationError, details: description)
+                authorizationTracking(success: false, mvpd: mvpd, error: ErrorCode.genericAuthorization.rawValue, details: description)
             )),
         ]
     }
 
-    /// The advanced-status code of an authorization that failed for other reasons than a decision.
-    static func authorizationStatusCode(for failure: BackendFailure, stage: Stage) -> String {
-        switch stage {
-        case .registration: return "R400"
-        case .token: return "R401"
-        case .call: break
-        }
-        switch failure {
-        case .transport, .malformed:
-            return "Z120"
-        case .http(let status, _, let error):
-            switch status {
-            case 429: return "Z100"  // throttled getAuthorization (reference §8.2)
-            case 401: return "R401"
-            case 500...599: return "Z120"
-            default:
-                let code = error?.code ?? ""
-                if ["invalid_parameter_resources", "missing_resource", "malformed_authz_request"].contains(code) { return "Z130" }
-                if code.hasPrefix("network_") || code == "maximum_execution_time_exceeded" { return "Z120" }
-                return "Z500"
-            }
-        }
-    }
-
     /// `[success, mvpd, guid, cached, error, details, device type, client type, os]` (reference §6).
     private func authorizationTracking(success: Bool, mvpd: String, error: String, details: String) -> [String] {
-        [
-            success ? AccessEnabler.trackingYes : AccessEnabler.trackingNo,
-            mvpd.isEmpty ? AccessEnabler.trackingNone : mvpd,
-            snapshot.profile.flatMap { Self.guid($0) } ?? AccessEnabler.trackingNone,
-            // Media tokens are never cached: every authorization asks the backend.
-            AccessEnabler.trackingNo,
-            error,
-            details.isEmpty ? AccessEnabler.trackingNone : details,
-        ] + trackingDeviceFields
+        Tracking.authorization(success: success, mvpd: mvpd, profile: snapshot.profile, error: error, details: details, settings: settings)
     }
 
     // MARK: Preauthorization
@@ -203,7 +172,7 @@ extension DeviceEngine {
             if case .failure(let error) = result { failure = error } else { failure = .malformed(status: 200, reason: "unexpected answer to preauthorization request") }
             let status = stage == .call && isSignatureRefusal(failure)
                 ? signatureRefusedStatus(failure)
-                : .emit(.status(errorId: "P100", level: "error", message: Self.describe(failure)))
+                : .emit(.status(.preauthorizationFailed, message: FailureMapping.describe(failure)))
             return [status, .emit(.preauthorizedResources([]))]
         }
     }
@@ -256,14 +225,13 @@ extension DeviceEngine {
     // MARK: Logout
 
     mutating func logout() -> [Action] {
-        var actions = stopFlow()
+        var actions = stopLogin(endingCodeAs: .cancelled)
         let mvpd = snapshot.profile?.mvpd
         clearAuthentication()
-        snapshot.phase = .ready
         snapshot.selectedMVPD = nil
         snapshot.renewals = 0
         guard let mvpd else {
-            actions.append(.emit(.setAuthenticationStatus(AccessEnabler.statusError, AccessEnabler.userNotAuthenticatedError)))
+            actions.append(.emit(.setAuthenticationStatus(AccessEnabler.statusError, .userNotAuthenticated)))
             return actions + failPendingAuthorizations()
         }
         return actions + enqueue(.logout(mvpd: mvpd))
@@ -275,7 +243,7 @@ extension DeviceEngine {
             actions.append(signatureRefusedStatus(failure))
         }
         // The device forgot the profile already; a backend failure does not bring it back.
-        actions.append(.emit(.setAuthenticationStatus(AccessEnabler.statusError, AccessEnabler.userNotAuthenticatedError)))
+        actions.append(.emit(.setAuthenticationStatus(AccessEnabler.statusError, .userNotAuthenticated)))
         return actions + failPendingAuthorizations()
     }
 
@@ -285,14 +253,12 @@ extension DeviceEngine {
     mutating func clearAuthentication() {
         snapshot.profile = nil
         authorizationExpiry.removeAll()
-        // A login under way (a new provider chosen while authenticated) keeps its phase.
-        if snapshot.phase == .authenticated { snapshot.phase = .ready }
     }
 
     /// The backend says the device is not (or no longer) authenticated: drop the profile and say so.
     mutating func profileRejected() -> [Action] {
         clearAuthentication()
-        return [.emit(.setAuthenticationStatus(AccessEnabler.statusError, AccessEnabler.userNotAuthenticatedError))]
+        return [.emit(.setAuthenticationStatus(AccessEnabler.statusError, .userNotAuthenticated))]
     }
 
     /// Answers an entitlement call of a device that is not authenticated, without asking the backend.
@@ -301,12 +267,12 @@ extension DeviceEngine {
             // An expired profile is as good as none.
             clearAuthentication()
         }
-        let notAuthenticated = Action.emit(.setAuthenticationStatus(AccessEnabler.statusError, AccessEnabler.userNotAuthenticatedError))
+        let notAuthenticated = Action.emit(.setAuthenticationStatus(AccessEnabler.statusError, .userNotAuthenticated))
         switch operation {
         case .authorize(let resource, _), .mediaToken(let resource, _):
             return [
                 notAuthenticated,
-                .emit(.tokenRequestFailed(resource, errorCode: AccessEnabler.userNotAuthenticatedError, errorDescription: "")),
+                .emit(.tokenRequestFailed(resource, errorCode: .userNotAuthenticated, errorDescription: "")),
             ]
         case .preauthorize:
             return [.emit(.preauthorizedResources([]))]
@@ -323,7 +289,7 @@ extension DeviceEngine {
     }
 
     static func rejectionMessage(_ failure: BackendFailure) -> String {
-        guard case .http(_, _, let error?) = failure else { return describe(failure) }
+        guard case .http(_, _, let error?) = failure else { return FailureMapping.describe(failure) }
         return error.details ?? error.message ?? error.code
     }
 }

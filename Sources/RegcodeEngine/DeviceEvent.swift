@@ -1,80 +1,112 @@
+import AccessEnablerAPI
 import RegcodeSupport
 
-/// One AccessEnabler callback fired by a device: `name` is the callback, `args` its parameters
-/// under their AccessEnabler names.
-public struct DeviceEvent: Sendable, Equatable {
-    public var name: String
-    public var args: [String: JSONValue]
+/// One AccessEnabler callback fired by a device, with its typed arguments.
+///
+/// ``callback`` and ``args`` are its wire form: the callback name and the parameters under their
+/// AccessEnabler names, as the socket sends them and the `events` table stores them.
+public enum DeviceEvent: Sendable, Equatable {
+    case setRequestorComplete(Int64)
+    /// `status` 1 with ``ErrorCode/none``, or 0 with the reason.
+    case setAuthenticationStatus(Int64, ErrorCode)
+    case displayProviderDialog([MVPD])
+    case selectedProvider(MVPD?)
+    /// The advanced-status callback (`status:`).
+    case status(StatusReport)
+    case sendTrackingData(TrackingEvent, [String])
+    case setToken(String, resource: String)
+    case tokenRequestFailed(String, errorCode: ErrorCode, errorDescription: String)
+    case preauthorizedResources([String])
+    /// `setMetadataStatus:encrypted:forKey:andArguments:`; `arguments` is the key dictionary as the app passed it.
+    case setMetadataStatus(JSONValue, encrypted: Bool, key: Int64, arguments: JSONValue)
 
-    public init(name: String, args: [String: JSONValue]) {
-        self.name = name
-        self.args = args
-    }
-}
-
-extension DeviceEvent {
-    public static func setRequestorComplete(_ status: Int64) -> DeviceEvent {
-        DeviceEvent(name: "setRequestorComplete", args: ["status": .int(status)])
-    }
-
-    public static func setAuthenticationStatus(_ status: Int64, _ errorCode: String) -> DeviceEvent {
-        DeviceEvent(name: "setAuthenticationStatus", args: ["status": .int(status), "errorCode": .string(errorCode)])
-    }
-
-    public static func displayProviderDialog(_ mvpds: [MVPD]) -> DeviceEvent {
-        DeviceEvent(name: "displayProviderDialog", args: ["mvpds": .array(mvpds.map(\.jsonValue))])
-    }
-
-    public static func selectedProvider(_ mvpd: MVPD?) -> DeviceEvent {
-        DeviceEvent(name: "selectedProvider", args: ["mvpd": mvpd?.jsonValue ?? .null])
-    }
-
-    /// The advanced-status callback (`status:`); `statusDictionary` keys as iOS sends them.
+    /// An advanced-status callback.
     public static func status(
-        errorId: String,
-        level: String,
+        _ id: StatusID,
+        level: StatusLevel = .error,
         message: String? = nil,
         extra: [String: JSONValue] = [:]
     ) -> DeviceEvent {
-        var dictionary: [String: JSONValue] = ["errorId": .string(errorId), "level": .string(level)]
+        .status(StatusReport(id: id, level: level, message: message, extra: extra))
+    }
+
+    public var callback: Callback {
+        switch self {
+        case .setRequestorComplete: .setRequestorComplete
+        case .setAuthenticationStatus: .setAuthenticationStatus
+        case .displayProviderDialog: .displayProviderDialog
+        case .selectedProvider: .selectedProvider
+        case .status: .status
+        case .sendTrackingData: .sendTrackingData
+        case .setToken: .setToken
+        case .tokenRequestFailed: .tokenRequestFailed
+        case .preauthorizedResources: .preauthorizedResources
+        case .setMetadataStatus: .setMetadataStatus
+        }
+    }
+
+    /// The callback's name on the wire.
+    public var name: String { callback.rawValue }
+
+    /// The parameters under their AccessEnabler names (the `statusDictionary` keys as iOS sends them).
+    public var args: [String: JSONValue] {
+        switch self {
+        case .setRequestorComplete(let status):
+            ["status": .int(status)]
+        case .setAuthenticationStatus(let status, let errorCode):
+            ["status": .int(status), "errorCode": .string(errorCode.rawValue)]
+        case .displayProviderDialog(let mvpds):
+            ["mvpds": .array(mvpds.map(\.jsonValue))]
+        case .selectedProvider(let mvpd):
+            ["mvpd": mvpd?.jsonValue ?? .null]
+        case .status(let report):
+            ["statusDictionary": .object(report.dictionary)]
+        case .sendTrackingData(let event, let data):
+            ["event": .int(event.rawValue), "eventName": .string(event.name), "data": .array(data.map { .string($0) })]
+        case .setToken(let token, let resource):
+            ["token": .string(token), "resource": .string(resource)]
+        case .tokenRequestFailed(let resource, let errorCode, let errorDescription):
+            ["resource": .string(resource), "errorCode": .string(errorCode.rawValue), "errorDescription": .string(errorDescription)]
+        case .preauthorizedResources(let resources):
+            ["resources": .array(resources.map { .string($0) })]
+        case .setMetadataStatus(let metadata, let encrypted, let key, let arguments):
+            ["metadata": metadata, "encrypted": .bool(encrypted), "key": .int(key), "arguments": arguments]
+        }
+    }
+
+    /// For `status` events, the status id.
+    public var statusID: StatusID? {
+        if case .status(let report) = self { return report.id }
+        return nil
+    }
+
+    /// For `setAuthenticationStatus`, whether it says the user is authenticated.
+    public var authenticated: Bool? {
+        if case .setAuthenticationStatus(let status, _) = self { return status == AccessEnabler.statusSuccess }
+        return nil
+    }
+}
+
+/// The dictionary of an advanced-status callback.
+public struct StatusReport: Sendable, Equatable {
+    public var id: StatusID
+    public var level: StatusLevel
+    public var message: String?
+    /// Further keys (`expires`, `code`, `resource`).
+    public var extra: [String: JSONValue]
+
+    public init(id: StatusID, level: StatusLevel, message: String?, extra: [String: JSONValue]) {
+        self.id = id
+        self.level = level
+        self.message = message
+        self.extra = extra
+    }
+
+    var dictionary: [String: JSONValue] {
+        var dictionary: [String: JSONValue] = ["errorId": .string(id.rawValue), "level": .string(level.rawValue)]
         if let message { dictionary["message"] = .string(message) }
         for (key, value) in extra { dictionary[key] = value }
-        return DeviceEvent(name: "status", args: ["statusDictionary": .object(dictionary)])
-    }
-
-    public static func sendTrackingData(_ event: AccessEnabler.TrackingEvent, _ data: [String]) -> DeviceEvent {
-        DeviceEvent(
-            name: "sendTrackingData",
-            args: ["event": .int(event.rawValue), "eventName": .string(event.name), "data": .array(data.map { .string($0) })]
-        )
-    }
-
-    public static func setToken(_ token: String, resource: String) -> DeviceEvent {
-        DeviceEvent(name: "setToken", args: ["token": .string(token), "resource": .string(resource)])
-    }
-
-    public static func tokenRequestFailed(_ resource: String, errorCode: String, errorDescription: String) -> DeviceEvent {
-        DeviceEvent(
-            name: "tokenRequestFailed",
-            args: ["resource": .string(resource), "errorCode": .string(errorCode), "errorDescription": .string(errorDescription)]
-        )
-    }
-
-    public static func preauthorizedResources(_ resources: [String]) -> DeviceEvent {
-        DeviceEvent(name: "preauthorizedResources", args: ["resources": .array(resources.map { .string($0) })])
-    }
-
-    /// `setMetadataStatus:encrypted:forKey:andArguments:`; `arguments` is the key dictionary as the app passed it.
-    public static func setMetadataStatus(_ metadata: JSONValue, encrypted: Bool, key: Int64, arguments: JSONValue) -> DeviceEvent {
-        DeviceEvent(
-            name: "setMetadataStatus",
-            args: ["metadata": metadata, "encrypted": .bool(encrypted), "key": .int(key), "arguments": arguments]
-        )
-    }
-
-    /// For `status` events, the `errorId` of the dictionary.
-    public var statusErrorID: String? {
-        args["statusDictionary"]?["errorId"]?.stringValue
+        return dictionary
     }
 }
 
@@ -83,4 +115,9 @@ extension MVPD {
     public var jsonValue: JSONValue {
         ["ID": .string(id), "displayName": .string(displayName), "logoURL": logoURL.map(JSONValue.string) ?? .null]
     }
+}
+
+extension DeviceEvent {
+    /// For `status` events, the `errorId` as text.
+    public var statusErrorID: String? { statusID?.rawValue }
 }

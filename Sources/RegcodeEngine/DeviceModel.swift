@@ -64,7 +64,8 @@ public struct AccessToken: Sendable, Equatable, Codable {
     }
 }
 
-/// Where a device is in its life; stored and shown by `devices`.
+/// Where a device is in its life; shown by `devices` and stored with the snapshot. The engine
+/// computes it from its state (``DeviceEngine/phase``); the snapshot carries it only to storage.
 public enum DevicePhase: String, Sendable, Codable, CaseIterable {
     case new
     case configuring
@@ -78,6 +79,7 @@ public enum DevicePhase: String, Sendable, Codable, CaseIterable {
 
 /// The durable state of a device: what survives a restart.
 public struct DeviceSnapshot: Sendable, Equatable, Codable {
+    /// The phase as the engine last computed it (written by the engine only, when it persists).
     public var phase: DevicePhase = .new
     public var credentials: ClientCredentials? = nil
     public var accessToken: AccessToken? = nil
@@ -163,6 +165,8 @@ public enum DeviceAction<Instant: InstantProtocol & Sendable>: Sendable {
     case persist(DeviceSnapshot)
     /// Append to the poll log.
     case recordPoll(PollAttempt)
+    /// A code stopped being polled, and why (stored with the state that no longer holds it).
+    case endCode(CodeEnding)
 }
 
 /// The AccessEnabler calls an app (or a scenario, or a socket client) makes on a device.

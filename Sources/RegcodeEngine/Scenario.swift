@@ -22,8 +22,8 @@ public enum Scenario: String, Sendable, Codable, CaseIterable {
 
     /// Calls the app makes in answer to a callback.
     public func reaction(to event: DeviceEvent, settings: DeviceSettings) -> [DeviceCommand] {
-        guard self != .idle, event.name == "displayProviderDialog" else { return [] }
-        let offered = event.args["mvpds"]?.arrayValue?.compactMap { $0["ID"]?.stringValue } ?? []
+        guard self != .idle, case .displayProviderDialog(let mvpds) = event else { return [] }
+        let offered = mvpds.map(\.id)
         if let preset = settings.presetMVPD { return [.setSelectedProvider(preset)] }
         if let first = offered.first { return [.setSelectedProvider(first)] }
         // Nothing to pick: the app closes the picker, which cancels the login.

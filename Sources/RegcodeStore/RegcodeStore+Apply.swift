@@ -25,7 +25,7 @@ extension RegcodeStore {
             let insertEvent = try db.cachedStatement(sql: "INSERT INTO events (device, time, name, args) VALUES (?, ?, ?, ?)")
             for step in steps {
                 if let snapshot = step.snapshot {
-                    if try !Self.writeSnapshot(snapshot, device: step.device, at: step.epochMs, json: json, db: db) {
+                    if try !Self.writeSnapshot(snapshot, endedCodes: step.endedCodes, device: step.device, at: step.epochMs, json: json, db: db) {
                         unknown.insert(step.device)
                     }
                 }
@@ -57,7 +57,14 @@ extension RegcodeStore {
     }
 
     /// Writes a snapshot over a stored device. Returns `false` when the device is not stored.
-    static func writeSnapshot(_ snapshot: DeviceSnapshot, device: String, at time: Int64, json: JSONColumns, db: Database) throws -> Bool {
+    static func writeSnapshot(
+        _ snapshot: DeviceSnapshot,
+        endedCodes: [CodeEnding] = [],
+        device: String,
+        at time: Int64,
+        json: JSONColumns,
+        db: Database
+    ) throws -> Bool {
         let update = try db.cachedStatement(sql: """
             UPDATE devices SET state = ?, selected_mvpd = ?, mvpds = ?, options = ?, renewals = ?, updated_at = ?
             WHERE name = ?
@@ -67,12 +74,12 @@ extension RegcodeStore {
             try json.text(snapshot.options), snapshot.renewals, time, device,
         ])
         guard db.changesCount > 0 else { return false }
-        try writeDependents(of: snapshot, device: device, at: time, db: db)
+        try writeDependents(of: snapshot, endedCodes: endedCodes, device: device, at: time, db: db)
         return true
     }
 
     /// Upserts or deletes the rows that hang off a device so that they match `snapshot`.
-    static func writeDependents(of snapshot: DeviceSnapshot, device: String, at time: Int64, db: Database) throws {
+    static func writeDependents(of snapshot: DeviceSnapshot, endedCodes: [CodeEnding] = [], device: String, at time: Int64, db: Database) throws {
         // The upserts leave an identical row untouched, so registered_at / obtained_at /
         // authenticated_at keep the time the value first appeared (and no page is rewritten).
         if let credentials = snapshot.credentials {
@@ -97,8 +104,7 @@ extension RegcodeStore {
             try db.cachedStatement(sql: "DELETE FROM access_tokens WHERE device = ?").execute(arguments: [device])
         }
 
-        // Codes before the profile: ending a code looks at the profile as it was stored.
-        try writeCode(of: snapshot, device: device, at: time, db: db)
+        try writeCode(of: snapshot, endedCodes: endedCodes, device: device, at: time, db: db)
 
         if let profile = snapshot.profile {
             try db.cachedStatement(sql: """
@@ -115,13 +121,9 @@ extension RegcodeStore {
 
     /// Keeps the device's pending `codes` row equal to `snapshot.code`.
     ///
-    /// A pending code that is no longer the snapshot's ends as:
-    /// - `authenticated` when the snapshot has no code and a profile that was not stored before
-    ///   (a profile left from an earlier login does not make a cancelled code a success);
-    /// - `expired` when its expiry is at or before the step time (also when a renewal replaces it);
-    /// - `replaced` when the snapshot holds a different code;
-    /// - `cancelled` otherwise (cancel, rejected code, polling given up).
-    private static func writeCode(of snapshot: DeviceSnapshot, device: String, at time: Int64, db: Database) throws {
+    /// A pending code that is no longer the snapshot's ends as the engine said (`endedCodes`); a
+    /// code dropped without a word (a device reset) ends as `cancelled`.
+    private static func writeCode(of snapshot: DeviceSnapshot, endedCodes: [CodeEnding], device: String, at time: Int64, db: Database) throws {
         let pending: PendingCode? = try Row.fetchOne(
             db.cachedStatement(sql: "SELECT id, code, mvpd, expires_at FROM codes WHERE device = ? AND status = 'pending'"),
             arguments: [device]
@@ -135,16 +137,8 @@ extension RegcodeStore {
             return
         }
         if let pending {
-            let status: String
-            if snapshot.code == nil, let profile = snapshot.profile, try !profileIsStored(profile, device: device, db: db) {
-                status = "authenticated"
-            } else if pending.expiresAt <= time {
-                status = "expired"
-            } else if snapshot.code != nil {
-                status = "replaced"
-            } else {
-                status = "cancelled"
-            }
+            let outcome = endedCodes.last { $0.code == pending.code }?.outcome ?? .cancelled
+            let status = Self.status(of: outcome)
             try db.cachedStatement(sql: "UPDATE codes SET status = ?, ended_at = ? WHERE id = ?")
                 .execute(arguments: [status, time, pending.id])
         }
@@ -162,11 +156,14 @@ extension RegcodeStore {
         var expiresAt: Int64
     }
 
-    private static func profileIsStored(_ profile: AuthProfile, device: String, db: Database) throws -> Bool {
-        guard let row = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT mvpd, user_id, expires_at FROM auth_profiles WHERE device = ?"),
-            arguments: [device]
-        ) else { return false }
-        return AuthProfile(mvpd: row[0], userID: row[1], expiresEpochMs: row[2]) == profile
+    /// The `codes.status` of an ending. The column keeps its documented values: a code the backend
+    /// refused or that polling gave up on is `cancelled` (the reason is in the event log).
+    static func status(of outcome: CodeOutcome) -> String {
+        switch outcome {
+        case .authenticated: "authenticated"
+        case .expired: "expired"
+        case .replaced: "replaced"
+        case .cancelled, .failed: "cancelled"
+        }
     }
 }

@@ -45,6 +45,8 @@ public struct StepRecord: Sendable {
     public var device: String
     /// The device's new durable state, when it changed.
     public var snapshot: DeviceSnapshot?
+    /// Codes the engine ended in this step, and why: how their `codes` rows end.
+    public var endedCodes: [CodeEnding]
     public var polls: [PollAttempt]
     public var events: [DeviceEvent]
     /// Wall-clock time of the step, milliseconds since the Unix epoch.
@@ -53,12 +55,14 @@ public struct StepRecord: Sendable {
     public init(
         device: String,
         snapshot: DeviceSnapshot? = nil,
+        endedCodes: [CodeEnding] = [],
         polls: [PollAttempt] = [],
         events: [DeviceEvent] = [],
         epochMs: Int64
     ) {
         self.device = device
         self.snapshot = snapshot
+        self.endedCodes = endedCodes
         self.polls = polls
         self.events = events
         self.epochMs = epochMs

@@ -339,7 +339,7 @@ extension SoakReport {
         guard !devices.isEmpty else { return "<p class=\"note\">No devices in this window.</p>\n" }
         let headers = ["Device", "Polls", "Codes", "Polls/code max", "Auth", "Time to auth p50", "Expired", "Interval p50",
                        "Planned p50", "Lateness p50", "Lateness p99", "Lateness max", "Lateness min", "429s", "Backoffs",
-                       "REG410", "REG500"]
+                       StatusEventRecord.expired, StatusEventRecord.failed]
         var html = "<div class=\"table-wrap\"><table>\n<thead><tr>" + headers.map { "<th>\(HTML.escape($0))</th>" }.joined() + "</tr></thead>\n<tbody>\n"
         for device in devices {
             let f = device.figures

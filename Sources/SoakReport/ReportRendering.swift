@@ -186,7 +186,7 @@ extension SoakReport {
         lines.append("")
         lines.append("DEVICES")
         let header = ["DEVICE", "POLLS", "CODES", "AUTH", "EXPIRED", "TTA P50", "INTERVAL P50", "PLANNED P50",
-                      "LATE P50", "LATE P99", "LATE MAX", "429", "BACKOFFS", "REG410", "REG500"]
+                      "LATE P50", "LATE P99", "LATE MAX", "429", "BACKOFFS", StatusEventRecord.expired, StatusEventRecord.failed]
         let rows = devices.map { device -> [String] in
             let f = device.figures
             return [

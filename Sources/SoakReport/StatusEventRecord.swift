@@ -1,3 +1,5 @@
+import AccessEnablerAPI
+
 /// A `status` callback as the report reads it from the event log.
 ///
 /// Only `REG410` (the code expired) and `REG500` (no code, or polling given up) are counted;
@@ -19,7 +21,7 @@ public struct StatusEventRecord: Sendable, Equatable {
     }
 
     /// The error id of a code expiry.
-    public static let expired = "REG410"
+    public static let expired = StatusID.registrationCodeExpired.rawValue
     /// The error id of a failure to get a code or of polling given up.
-    public static let failed = "REG500"
+    public static let failed = StatusID.registrationCodeFailed.rawValue
 }

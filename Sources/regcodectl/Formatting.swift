@@ -1,3 +1,4 @@
+import AccessEnablerAPI
 import Foundation
 import RegcodeEngine
 import RegcodeSupport
@@ -31,23 +32,23 @@ enum EventLine {
     }
 
     static func describe(name: String, args: JSONValue) -> String {
-        switch name {
-        case "status":
+        switch Callback(rawValue: name) {
+        case .status:
             let dictionary = args["statusDictionary"] ?? [:]
             var text = "\(dictionary["errorId"]?.stringValue ?? "?") [\(dictionary["level"]?.stringValue ?? "?")]"
             if let message = dictionary["message"]?.stringValue { text += " \(message)" }
             if let expires = dictionary["expires"]?.intValue { text += " (expires \(clock(expires)))" }
             return text
-        case "setAuthenticationStatus":
+        case .setAuthenticationStatus:
             let status = args["status"]?.intValue ?? -1
             let code = args["errorCode"]?.stringValue ?? ""
             return code.isEmpty ? "status=\(status)" : "status=\(status) \"\(code)\""
-        case "setRequestorComplete":
+        case .setRequestorComplete:
             return "status=\(args["status"]?.intValue ?? -1)"
-        case "displayProviderDialog":
+        case .displayProviderDialog:
             let ids = args["mvpds"]?.arrayValue?.compactMap { $0["ID"]?.stringValue } ?? []
             return "[\(ids.joined(separator: ", "))]"
-        case "sendTrackingData":
+        case .sendTrackingData:
             let data = args["data"]?.arrayValue?.compactMap(\.stringValue) ?? []
             return "\(args["eventName"]?.stringValue ?? "?") [\(data.joined(separator: ", "))]"
         default:

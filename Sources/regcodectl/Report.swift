@@ -1,3 +1,4 @@
+import AccessEnablerAPI
 import ArgumentParser
 import Foundation
 import Logging
@@ -127,7 +128,7 @@ struct Report: ParsableCommand {
         var records: [StatusEventRecord] = []
         var after: Int64 = 0
         while true {
-            let page = try store.events(after: after, devices: devices, names: ["status"], limit: pageSize)
+            let page = try store.events(after: after, devices: devices, names: [Callback.status.rawValue], limit: pageSize)
             for event in page {
                 if let sinceMs, event.time < sinceMs { continue }
                 let dictionary = event.args["statusDictionary"]

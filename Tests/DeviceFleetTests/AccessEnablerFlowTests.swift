@@ -1,3 +1,4 @@
+import AccessEnablerAPI
 import AdobePassClient
 import AsyncHTTPClient
 import Foundation
@@ -68,7 +69,7 @@ import RegcodeSupport
             let expires = try #require(shown.last?.args["statusDictionary"]?["expires"]?.intValue)
             #expect(shown == [
                 .sendTrackingData(.mvpdSelection, ["Cablevision"] + device),
-                .status(errorId: "REGCODE", level: "success", message: code, extra: ["expires": .int(expires)]),
+                .status(StatusID(rawValue: "REGCODE"), level: .success, message: code, extra: ["expires": .int(expires)]),
             ])
             let beforeApproval = h.sink.events.count
             let approval = try await h.approve(code, userID: "flow-user-\(kind.rawValue)")
@@ -90,7 +91,7 @@ import RegcodeSupport
                 .sendTrackingData(.authorizationDetection, ["YES", "Cablevision", guid, "NO", none, none] + device),
             ])
             #expect(try await h.call(.checkAuthorization(resource: "Denied"), through: "sendTrackingData") == [
-                .status(errorId: "Z100", level: "error", message: Self.deniedDetails, extra: ["resource": "Denied"]),
+                .status(StatusID(rawValue: "Z100"), level: .error, message: Self.deniedDetails, extra: ["resource": "Denied"]),
                 .tokenRequestFailed("Denied", errorCode: "User Not Authorized Error", errorDescription: Self.deniedDetails),
                 .sendTrackingData(.authorizationDetection, ["NO", "Cablevision", guid, "NO", "User Not Authorized Error", Self.deniedDetails] + device),
             ])
@@ -233,8 +234,8 @@ import RegcodeSupport
             let events = try await h.call(.getAuthentication(mvpd: "Cablevision"), through: "setAuthenticationStatus")
             #expect(events == [
                 .sendTrackingData(.mvpdSelection, ["Cablevision", "unknown", "ios", "tvOS"]),
-                .status(errorId: "SEC403", level: "error", message: "request signature refused (HTTP 401)"),
-                .status(errorId: "REG500", level: "error", message: "error fetching registration code: HTTP 401"),
+                .status(StatusID(rawValue: "SEC403"), level: .error, message: "request signature refused (HTTP 401)"),
+                .status(StatusID(rawValue: "REG500"), level: .error, message: "error fetching registration code: HTTP 401"),
                 .setAuthenticationStatus(0, "Generic Authentication Error"),
             ])
             await h.stop()

@@ -1,3 +1,4 @@
+import AccessEnablerAPI
 import Testing
 import RegcodeEngine
 
@@ -58,7 +59,7 @@ import RegcodeEngine
         let error = EnhancedError(status: 403, code: "authorization_denied_by_mvpd", message: "User not authorized", details: Self.details)
         h.respond(.success(.authorization(AuthorizationDecision(resource: "Live", authorized: false, error: error))))
         #expect(h.events(since: mark) == [
-            .status(errorId: "Z100", level: "error", message: Self.details, extra: ["resource": "Live"]),
+            .status(StatusID(rawValue: "Z100"), level: .error, message: Self.details, extra: ["resource": "Live"]),
             .tokenRequestFailed("Live", errorCode: "User Not Authorized Error", errorDescription: Self.details),
             Self.tracking(h, success: false, error: "User Not Authorized Error", details: Self.details),
         ])
@@ -162,7 +163,7 @@ import RegcodeEngine
         h.command(.checkAuthorization(resource: "Live"))
         h.respond(.failure(failure))
         #expect(h.events(since: mark) == [
-            .status(errorId: errorID, level: "error", message: description, extra: ["resource": "Live"]),
+            .status(StatusID(rawValue: errorID), level: .error, message: description, extra: ["resource": "Live"]),
             .tokenRequestFailed("Live", errorCode: "Generic Authorization Error", errorDescription: description),
             Self.tracking(h, success: false, error: "Generic Authorization Error", details: description),
         ])

@@ -11,6 +11,7 @@ struct EngineHarness {
     var engine: Engine
     var events: [DeviceEvent] = []
     var polls: [PollAttempt] = []
+    var endedCodes: [CodeEnding] = []
     var timers: [DeviceTimer: Instant] = [:]
     var outstanding: (id: RequestID, request: BackendRequest, context: RequestContext, sentAt: Instant)?
     var sent: [(request: BackendRequest, at: Instant)] = []
@@ -57,6 +58,8 @@ struct EngineHarness {
                 persisted.append(snapshot)
             case .recordPoll(let attempt):
                 polls.append(attempt)
+            case .endCode(let ending):
+                endedCodes.append(ending)
             }
         }
     }

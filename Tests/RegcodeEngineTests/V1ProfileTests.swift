@@ -1,3 +1,4 @@
+import AccessEnablerAPI
 import Foundation
 import Testing
 import RegcodeEngine
@@ -144,7 +145,7 @@ import RegcodeSupport
         h.respond(.failure(refused))
         #expect(h.events.suffix(3).map(\.statusErrorID) == ["SEC403", "REG500", nil])
         #expect(h.events.last == .setAuthenticationStatus(0, "Generic Authentication Error"))
-        #expect(h.events.suffix(3).first == .status(errorId: "SEC403", level: "error", message: "request signature refused (HTTP 401)"))
+        #expect(h.events.suffix(3).first == .status(StatusID(rawValue: "SEC403"), level: .error, message: "request signature refused (HTTP 401)"))
         // No token to refresh: nothing else went out.
         #expect(h.sent.map(\.request.name) == ["configuration", "checkauthn", "sessions"])
         #expect(h.outstanding == nil)
@@ -190,7 +191,7 @@ import RegcodeSupport
         absorb(engine.handle(.getAuthentication(mvpd: "Cablevision")))
         absorb(engine.handle(response: .success(.authenticationStatus(false)), for: sent[1].0, timing: timing))
         absorb(engine.handle(response: .failure(.http(status: 401, retryAfter: nil, error: nil)), for: sent[2].0, timing: timing))
-        #expect(events.contains(.status(errorId: "SEC403", level: "error", message: "no signing keys: setRequestor needs a secret and public key")))
+        #expect(events.contains(.status(StatusID(rawValue: "SEC403"), level: .error, message: "no signing keys: setRequestor needs a secret and public key")))
     }
 
     // MARK: Secrets

@@ -68,33 +68,35 @@ import Testing
         try store.saveDevice(makeDevice("stb-1"))
         let expires = t0 + 600_000
 
-        func step(_ snapshot: DeviceSnapshot, at time: Int64) throws {
-            _ = try store.apply([StepRecord(device: "stb-1", snapshot: snapshot, epochMs: time)])
+        func step(_ snapshot: DeviceSnapshot, at time: Int64, ending: (String, CodeOutcome)? = nil) throws {
+            let endedCodes = ending.map { [CodeEnding(code: $0.0, outcome: $0.1)] } ?? []
+            _ = try store.apply([StepRecord(device: "stb-1", snapshot: snapshot, endedCodes: endedCodes, epochMs: time)])
         }
         var ready = DeviceSnapshot()
         ready.phase = .ready
 
         // A new code replaces a valid one.
         try step(pollingSnapshot(code: "CODE001", expires: expires), at: t0)
-        try step(pollingSnapshot(code: "CODE002", expires: expires + 1), at: t0 + 1_000)
+        try step(pollingSnapshot(code: "CODE002", expires: expires + 1), at: t0 + 1_000, ending: ("CODE001", .replaced))
         // The same code again changes nothing.
         try step(pollingSnapshot(code: "CODE002", expires: expires + 1), at: t0 + 2_000)
         // Cancelled: the code goes away before its expiry, without a new profile.
-        try step(ready, at: t0 + 3_000)
+        try step(ready, at: t0 + 3_000, ending: ("CODE002", .cancelled))
         // Expired: the code goes away at or after its expiry.
         try step(pollingSnapshot(code: "CODE003", expires: t0 + 10_000), at: t0 + 4_000)
-        try step(ready, at: t0 + 10_000)
+        try step(ready, at: t0 + 10_000, ending: ("CODE003", .expired))
         // Authenticated: the code goes away and a new profile arrives.
         try step(pollingSnapshot(code: "CODE004", expires: expires), at: t0 + 11_000)
         var authenticated = DeviceSnapshot()
         authenticated.phase = .authenticated
         authenticated.profile = AuthProfile(mvpd: "Cablevision", userID: "u1", expiresEpochMs: t0 + 86_400_000)
-        try step(authenticated, at: t0 + 12_000)
-        // A cancelled re-login keeps the old profile: that is not an authentication.
+        try step(authenticated, at: t0 + 12_000, ending: ("CODE004", .authenticated))
+        // A re-login that gave up keeps the old profile: that is not an authentication (and a
+        // failed code is stored as cancelled).
         var relogin = pollingSnapshot(code: "CODE005", expires: expires)
         relogin.profile = authenticated.profile
         try step(relogin, at: t0 + 13_000)
-        try step(authenticated, at: t0 + 14_000)
+        try step(authenticated, at: t0 + 14_000, ending: ("CODE005", .failed(reason: "gave up")))
 
         let rows = try sqlite3(path, "SELECT code, status, issued_at - \(t0), ifnull(ended_at - \(t0), '-') FROM codes ORDER BY id")
         #expect(rows == """

@@ -43,11 +43,13 @@ import RegcodeSupport
             "none": .null,
             "nested": .object(["b": .array([.int(2), .string("x")]), "a": .bool(false)]),
         ]
-        let stored = try store.apply([StepRecord(device: "stb-1", events: [DeviceEvent(name: "status", args: args)], epochMs: t0)])
-        #expect(stored == [StoredEvent(seq: 1, device: "stb-1", time: t0, name: "status", args: args)])
+        // Events are typed: arbitrary JSON reaches the log as the metadata of `setMetadataStatus`.
+        let event = DeviceEvent.setMetadataStatus(.object(args), encrypted: false, key: 3, arguments: .null)
+        let stored = try store.apply([StepRecord(device: "stb-1", events: [event], epochMs: t0)])
+        #expect(stored == [StoredEvent(seq: 1, device: "stb-1", time: t0, name: "setMetadataStatus", args: event.args)])
         #expect(try store.events(after: 0, devices: nil, names: nil, limit: 1) == stored)
         #expect(try sqlite3(path, "SELECT args FROM events") == #"""
-            {"alpha":1,"flag":true,"nested":{"a":false,"b":[2,"x"]},"none":null,"ratio":0.25,"zeta":"https://example.com/a"}
+            {"arguments":null,"encrypted":false,"key":3,"metadata":{"alpha":1,"flag":true,"nested":{"a":false,"b":[2,"x"]},"none":null,"ratio":0.25,"zeta":"https://example.com/a"}}
             """#)
     }
 

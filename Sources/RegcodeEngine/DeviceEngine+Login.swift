@@ -1,0 +1,186 @@
+import AccessEnablerAPI
+
+/// The login up to a code: `getAuthentication`, the provider picker, the code request with its
+/// bounded retries, and adopting a profile the backend already holds.
+extension DeviceEngine {
+    mutating func getAuthentication(mvpd: String?) -> [Action] {
+        if isAuthenticated {
+            return authenticationStatusEvents(cached: true)
+        }
+        var actions = stopLogin(endingCodeAs: .replaced)
+        snapshot.renewals = 0
+        if let preset = mvpd ?? settings.presetMVPD {
+            actions += selectProvider(preset)
+        } else {
+            login = .awaitingProvider
+            actions.append(.emit(.displayProviderDialog(snapshot.mvpds ?? [])))
+        }
+        return actions
+    }
+
+    mutating func setSelectedProvider(_ mvpd: String?) -> [Action] {
+        guard let mvpd else {
+            var actions = stopLogin(endingCodeAs: .cancelled)
+            actions.append(.emit(.setAuthenticationStatus(AccessEnabler.statusError, .providerNotSelected)))
+            actions += failPendingAuthorizations()
+            return actions
+        }
+        var actions = stopLogin(endingCodeAs: .replaced)
+        snapshot.renewals = 0
+        actions += selectProvider(mvpd)
+        return actions
+    }
+
+    mutating func selectProvider(_ mvpd: String) -> [Action] {
+        snapshot.selectedMVPD = mvpd
+        var actions: [Action] = [.emit(.sendTrackingData(.mvpdSelection, [mvpd] + Tracking.deviceFields(settings)))]
+        actions += requestCode(mvpd: mvpd)
+        return actions
+    }
+
+    mutating func requestCode(mvpd: String) -> [Action] {
+        let id = nextLoginID()
+        login = .requestingCode(CodeRequest(id: id, mvpd: mvpd))
+        // v1 cookbook step 2: a device the backend already knows is authenticated gets no new code.
+        // (v2 needs no such call: `POST sessions` itself answers `authorize`.)
+        if settings.profile == .v1 {
+            return enqueue(.checkAuthentication(mvpd: mvpd, login: id))
+        }
+        return enqueue(.createSession(mvpd: mvpd, login: id, attempt: 0))
+    }
+
+    /// Ends the current login silently (a new code or a cancel replaces it); a pending code ends
+    /// with `outcome`.
+    mutating func stopLogin(endingCodeAs outcome: CodeOutcome) -> [Action] {
+        let wasActive: Bool
+        if case .idle = login { wasActive = false } else { wasActive = true }
+        login = .idle
+        var actions = endCode(outcome)
+        guard wasActive else { return actions }
+        actions += [.cancel(.poll), .cancel(.codeExpiry), .cancel(.retry)]
+        return actions
+    }
+
+    /// Drops the pending code from the snapshot and says why it ended.
+    mutating func endCode(_ outcome: CodeOutcome) -> [Action] {
+        guard let code = snapshot.code else { return [] }
+        snapshot.code = nil
+        return [.endCode(CodeEnding(code: code.code, outcome: outcome))]
+    }
+
+    func authenticationStatusEvents(cached: Bool) -> [Action] {
+        if isAuthenticated, let profile = snapshot.profile {
+            return [
+                .emit(.setAuthenticationStatus(AccessEnabler.statusSuccess, .none)),
+                .emit(.sendTrackingData(.authenticationDetection, Tracking.authentication(profile, cached: cached, settings: settings))),
+            ]
+        }
+        return [
+            .emit(.setAuthenticationStatus(AccessEnabler.statusError, .userNotAuthenticated)),
+            .emit(.sendTrackingData(.authenticationDetection, Tracking.notAuthenticated(settings))),
+        ]
+    }
+
+    mutating func sessionFinished(
+        _ result: Result<BackendResponse, BackendFailure>,
+        mvpd: String,
+        login id: UInt64,
+        attempt: Int,
+        stage: Stage
+    ) -> [Action] {
+        guard case .requestingCode(var request) = login, request.id == id else { return [] }
+        switch result {
+        case .success(.session(let code)):
+            snapshot.code = code
+            return startPolling(code, login: id, announce: true)
+        case .success(.alreadyAuthenticated(let mvpd)):
+            return enqueue(.fetchProfile(mvpd: mvpd, login: id))
+        default:
+            let failure: BackendFailure
+            if case .failure(let error) = result { failure = error } else { failure = .malformed(status: 200, reason: "unexpected answer to session request") }
+            if stage == .call, FailureMapping.isTransient(failure), attempt < settings.polling.codeRequestRetries {
+                let delay = settings.polling.backoffDelay(consecutiveErrors: attempt + 1, using: &rng)
+                request.attempt = attempt + 1
+                request.retryArmed = true
+                login = .requestingCode(request)
+                return [.schedule(.retry, at: clock.now.advanced(by: delay))]
+            }
+            return codeRequestFailed(failure, stage: stage)
+        }
+    }
+
+    mutating func retryTimerFired() -> [Action] {
+        guard case .requestingCode(var request) = login, request.retryArmed else { return [] }
+        request.retryArmed = false
+        login = .requestingCode(request)
+        return enqueue(.createSession(mvpd: request.mvpd, login: request.id, attempt: request.attempt))
+    }
+
+    /// No code could be obtained: `status` REG500 (after R400/R401/SEC403 when those explain it), then
+    /// `setAuthenticationStatus(0, "Generic Authentication Error")`.
+    mutating func codeRequestFailed(_ failure: BackendFailure, stage: Stage) -> [Action] {
+        login = .idle
+        var actions: [Action] = []
+        switch stage {
+        case .registration: actions.append(.emit(.status(.registrationFailed, message: FailureMapping.describe(failure))))
+        case .token: actions.append(.emit(.status(.tokenFailed, message: FailureMapping.describe(failure))))
+        case .call: if isSignatureRefusal(failure) { actions.append(signatureRefusedStatus(failure)) }
+        }
+        actions.append(.emit(.status(.registrationCodeFailed, message: "error fetching registration code: \(FailureMapping.describe(failure))")))
+        actions.append(.emit(.setAuthenticationStatus(AccessEnabler.statusError, .genericAuthentication)))
+        actions += failPendingAuthorizations()
+        return actions
+    }
+
+    /// v1 `checkauthn`: 200 → adopt the backend's AuthN token; anything else → ask for a code (whose own
+    /// failure, if any, is what gets reported).
+    mutating func authenticationChecked(_ result: Result<BackendResponse, BackendFailure>, mvpd: String, login id: UInt64) -> [Action] {
+        guard case .requestingCode(let request) = login, request.id == id else { return [] }
+        if case .success(.authenticationStatus(true)) = result {
+            return enqueue(.fetchProfile(mvpd: mvpd, login: id))
+        }
+        return enqueue(.createSession(mvpd: mvpd, login: id, attempt: 0))
+    }
+
+    /// The profile the backend said it holds: adopt it, or (v1) fall back to a new code. On v2 the sessions
+    /// endpoint already said `authorize`, so a missing profile there is a backend fault, reported as REG500.
+    mutating func profileFetched(
+        _ result: Result<BackendResponse, BackendFailure>,
+        mvpd: String,
+        login id: UInt64,
+        stage: Stage
+    ) -> [Action] {
+        guard case .requestingCode(let request) = login, request.id == id else { return [] }
+        if case .success(.profile(let profile?)) = result, profile.expiresEpochMs > clock.epochMillisecondsNow {
+            return adopt(profile, cached: false)
+        }
+        if settings.profile == .v1 {
+            return enqueue(.createSession(mvpd: mvpd, login: id, attempt: 0))
+        }
+        let failure: BackendFailure
+        switch result {
+        case .failure(let error): failure = error
+        default: failure = .malformed(status: 200, reason: "sessions answered authorize but no profile for \(mvpd) was returned")
+        }
+        return codeRequestFailed(failure, stage: stage)
+    }
+
+    /// The device is authenticated (second-screen login done, or a profile the backend already held):
+    /// `setAuthenticationStatus(1, "")`, `sendTrackingData(authenticationDetection)`, then the authorizations
+    /// `getAuthorization` left waiting.
+    mutating func adopt(_ profile: AuthProfile, cached: Bool) -> [Action] {
+        login = .idle
+        var actions = endCode(.authenticated)
+        snapshot.profile = profile
+        snapshot.selectedMVPD = profile.mvpd
+        actions += [.cancel(.poll), .cancel(.codeExpiry)]
+        actions.append(.emit(.setAuthenticationStatus(AccessEnabler.statusSuccess, .none)))
+        actions.append(.emit(.sendTrackingData(.authenticationDetection, Tracking.authentication(profile, cached: cached, settings: settings))))
+        let waiting = pendingAuthorizations
+        pendingAuthorizations = []
+        for resource in waiting {
+            actions += enqueue(.authorize(resource: resource, mvpd: profile.mvpd))
+        }
+        return actions
+    }
+}

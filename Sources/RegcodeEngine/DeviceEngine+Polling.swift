@@ -1,0 +1,180 @@
+import AccessEnablerAPI
+
+/// The poll loop of a pending code: when to poll (the polling contract of ``PollPolicy``), what
+/// each answer means for the loop (``PollOutcome``), the poll log, and how a code ends (expiry,
+/// refusal, giving up).
+extension DeviceEngine {
+    mutating func startPolling(_ code: IssuedCode, login id: UInt64, announce: Bool, firstDelay: Duration? = nil) -> [Action] {
+        let expiry = clock.instant(forEpochMilliseconds: code.expiresEpochMs)
+        var actions: [Action] = []
+        if announce {
+            actions.append(.emit(.status(.registrationCode, level: .success, message: code.code, extra: ["expires": .int(code.expiresEpochMs)])))
+        }
+        var loop = PollLoop(id: id, code: code, expiry: expiry)
+        guard clock.now < expiry else {
+            login = .polling(loop)
+            return actions + codeExpiryFired()
+        }
+        actions.append(.schedule(.codeExpiry, at: expiry))
+        let delay = firstDelay ?? settings.polling.firstPollDelay
+        if delay <= .zero {
+            loop.outstanding = true
+            login = .polling(loop)
+            actions += enqueue(.poll(code: code.code, login: id, planned: clock.now))
+        } else {
+            actions += schedulePoll(at: clock.now.advanced(by: delay), loop: &loop)
+            login = .polling(loop)
+        }
+        return actions
+    }
+
+    /// Arms the poll timer, unless `instant` is past expiry: then the expiry timer takes over.
+    func schedulePoll(at instant: C.Instant, loop: inout PollLoop) -> [Action] {
+        guard instant < loop.expiry else {
+            loop.nextPoll = nil
+            return []
+        }
+        loop.nextPoll = instant
+        return [.schedule(.poll, at: instant)]
+    }
+
+    mutating func pollTimerFired() -> [Action] {
+        guard case .polling(var loop) = login, let planned = loop.nextPoll, clock.now >= planned else { return [] }
+        loop.nextPoll = nil
+        guard !loop.outstanding, clock.now < loop.expiry else {
+            login = .polling(loop)
+            return []
+        }
+        loop.outstanding = true
+        login = .polling(loop)
+        return enqueue(.poll(code: loop.code.code, login: loop.id, planned: planned))
+    }
+
+    mutating func pollFinished(
+        _ operation: Operation,
+        result: Result<BackendResponse, BackendFailure>,
+        timing: RequestTiming<C.Instant>?,
+        stage: Stage
+    ) -> [Action] {
+        guard case .poll(let code, let id, let planned) = operation else { return [] }
+        let outcome = FailureMapping.pollOutcome(of: result)
+        guard case .polling(var loop) = login, loop.id == id, loop.code.code == code, clock.now < loop.expiry else {
+            // The loop ended while this poll was out; its answer is logged but not acted on.
+            if let timing { return recordPoll(operation, result: result, timing: timing, outcome: .abandoned, nextDelay: nil) }
+            return []
+        }
+        loop.outstanding = false
+        login = .polling(loop)
+        var actions: [Action] = []
+        let policy = settings.polling
+
+        if case .success(.profile(let profile?)) = result {
+            if let timing { actions += recordPoll(operation, result: result, timing: timing, outcome: .authenticated, nextDelay: nil) }
+            return actions + adopt(profile, cached: false)
+        }
+
+        if case .failure(let failure) = result, isSignatureRefusal(failure) {
+            // Polling on cannot fix a refused signature: stop and say why.
+            if let timing { actions += recordPoll(operation, result: result, timing: timing, outcome: outcome, nextDelay: nil) }
+            return actions + giveUp(reason: FailureMapping.describe(failure), status: signatureRefusedStatus(failure))
+        }
+
+        if outcome == .codeInvalid {
+            if let timing { actions += recordPoll(operation, result: result, timing: timing, outcome: outcome, nextDelay: nil) }
+            let reason = "registration code \(code) is no longer valid"
+            return actions + codeEnded(reason: reason, outcome: .failed(reason: reason))
+        }
+
+        let next: C.Instant
+        switch outcome {
+        case .pending:
+            loop.consecutiveErrors = 0
+            next = max(planned.advanced(by: policy.nextPollDelay(using: &rng)), clock.now)
+        case .throttled:
+            var retryAfter: Duration?
+            if case .failure(.http(_, let value, _)) = result { retryAfter = value }
+            next = clock.now.advanced(by: policy.throttledDelay(retryAfter: retryAfter, using: &rng))
+        default:
+            loop.consecutiveErrors += 1
+            if let limit = policy.maxConsecutiveErrors, loop.consecutiveErrors >= limit {
+                if let timing { actions += recordPoll(operation, result: result, timing: timing, outcome: outcome, nextDelay: nil) }
+                login = .polling(loop)
+                return actions + giveUp(reason: "\(loop.consecutiveErrors) consecutive polling errors")
+            }
+            next = clock.now.advanced(by: policy.backoffDelay(consecutiveErrors: loop.consecutiveErrors, using: &rng))
+        }
+        let willPoll = next < loop.expiry
+        if let timing {
+            actions += recordPoll(operation, result: result, timing: timing, outcome: outcome, nextDelay: willPoll ? clock.now.duration(to: next) : nil)
+        }
+        actions += schedulePoll(at: next, loop: &loop)
+        login = .polling(loop)
+        return actions
+    }
+
+    func recordPoll(
+        _ operation: Operation,
+        result: Result<BackendResponse, BackendFailure>,
+        timing: RequestTiming<C.Instant>,
+        outcome: PollOutcome,
+        nextDelay: Duration?
+    ) -> [Action] {
+        guard case .poll(let code, _, let planned) = operation else { return [] }
+        let status: Int?
+        switch result {
+        case .success: status = 200
+        case .failure(let failure): status = failure.httpStatus
+        }
+        let attempt = PollAttempt(
+            code: code,
+            plannedEpochMs: clock.epochMilliseconds(at: planned),
+            sentEpochMs: clock.epochMilliseconds(at: timing.sentAt),
+            latencyMs: Double(timing.latency.milliseconds) + Double(timing.latency.components.attoseconds % 1_000_000_000_000_000) / 1e15,
+            httpStatus: status,
+            outcome: outcome,
+            nextDelayMs: nextDelay?.milliseconds
+        )
+        return [.recordPoll(attempt)]
+    }
+
+    mutating func codeExpiryFired() -> [Action] {
+        guard case .polling(let loop) = login, clock.now >= loop.expiry else { return [] }
+        return codeEnded(reason: "registration code \(loop.code.code) expired", outcome: .expired)
+    }
+
+    /// The code can no longer be completed: renew it if the policy allows, else report and stop.
+    mutating func codeEnded(reason: String, outcome: CodeOutcome) -> [Action] {
+        guard case .polling(let loop) = login else { return [] }
+        var actions: [Action] = [.cancel(.poll), .cancel(.codeExpiry)]
+        actions += endCode(outcome)
+        if case .renew(let times) = settings.polling.onExpiry, snapshot.renewals < times {
+            snapshot.renewals += 1
+            actions += requestCode(mvpd: loop.code.mvpd ?? snapshot.selectedMVPD ?? settings.presetMVPD ?? "")
+            return actions
+        }
+        login = .idle
+        actions.append(.emit(.status(
+            .registrationCodeExpired, message: reason, extra: ["code": .string(loop.code.code), "expires": .int(loop.code.expiresEpochMs)]
+        )))
+        actions.append(.emit(.setAuthenticationStatus(AccessEnabler.statusError, .genericAuthentication)))
+        actions += failPendingAuthorizations()
+        return actions
+    }
+
+    /// Stops polling for good: `status` (REG500 unless given), then `setAuthenticationStatus(0, …)`.
+    mutating func giveUp(reason: String, status: Action? = nil) -> [Action] {
+        guard case .polling = login else { return [] }
+        login = .idle
+        var actions: [Action] = [.cancel(.poll), .cancel(.codeExpiry)]
+        actions += endCode(.failed(reason: reason))
+        actions.append(status ?? .emit(.status(.registrationCodeFailed, message: reason)))
+        actions.append(.emit(.setAuthenticationStatus(AccessEnabler.statusError, .genericAuthentication)))
+        return actions + failPendingAuthorizations()
+    }
+
+    /// The MVPD of the code being polled, so the client can prefer its profile.
+    func pollingMVPD(code: String) -> String? {
+        if case .polling(let loop) = login, loop.code.code == code { return loop.code.mvpd ?? snapshot.selectedMVPD }
+        return snapshot.selectedMVPD
+    }
+}

@@ -1,0 +1,44 @@
+import AccessEnablerAPI
+
+extension DeviceEngine {
+    /// Whether the device has the requestor's MVPD list. AccessEnabler queues calls made before
+    /// `setRequestor` completed; they are answered once it has.
+    enum Setup: Sendable {
+        /// No MVPD list yet; `failed` when the last `setRequestor` failed.
+        case awaitingRequestor(pending: [DeviceCommand], failed: Bool)
+        /// `setRequestor` is asking the backend (again, when the device already had a list).
+        case configuring(pending: [DeviceCommand])
+        /// The MVPD list is in the snapshot.
+        case configured
+    }
+
+    /// Where the login is; each case carries exactly what is valid in it.
+    enum LoginState: Sendable {
+        case idle
+        /// The provider picker is shown (`displayProviderDialog`).
+        case awaitingProvider
+        /// Asking for a code (or, v1, whether the backend already knows the device).
+        case requestingCode(CodeRequest)
+        case polling(PollLoop)
+    }
+
+    struct CodeRequest: Sendable {
+        let id: UInt64
+        var mvpd: String
+        /// Attempts made after transient failures.
+        var attempt = 0
+        /// A retry is armed on the `.retry` timer.
+        var retryArmed = false
+    }
+
+    struct PollLoop: Sendable {
+        let id: UInt64
+        var code: IssuedCode
+        var expiry: C.Instant
+        var consecutiveErrors = 0
+        /// A poll is queued or in flight: never arm a second one.
+        var outstanding = false
+        /// When the armed poll timer fires (its planned time).
+        var nextPoll: C.Instant?
+    }
+}

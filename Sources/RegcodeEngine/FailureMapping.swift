@@ -1,0 +1,93 @@
+import AccessEnablerAPI
+
+/// Which request of an operation failed: client registration, the token, or the call itself.
+enum RequestStage { case registration, token, call }
+
+/// How backend answers and failures read in AccessEnabler terms: a poll's ``PollOutcome``, the
+/// status id a failed stage is reported with, which failures are worth a retry, and the text
+/// of a failure in `status` messages.
+enum FailureMapping {
+    /// What one poll's answer means for the loop.
+    static func pollOutcome(of result: Result<BackendResponse, BackendFailure>) -> PollOutcome {
+        switch result {
+        case .success(.profile(nil)): return .pending
+        case .success(.profile(.some)): return .authenticated
+        case .success: return .malformed
+        case .failure(let failure):
+            switch failure {
+            case .transport: return .transportError
+            case .malformed: return .malformed
+            case .http(let status, _, let error):
+                switch status {
+                case 429: return .throttled
+                case 401: return .unauthorized
+                case 410: return .codeInvalid
+                case 400 where ["invalid_authentication_session", "invalid_parameter_code"].contains(error?.code ?? ""):
+                    return .codeInvalid
+                case 500...599: return .serverError
+                default: return .clientError
+                }
+            }
+        }
+    }
+
+    /// Failures a retry may fix: the network, a malformed answer, throttling, server errors.
+    static func isTransient(_ failure: BackendFailure) -> Bool {
+        switch failure {
+        case .transport, .malformed: true
+        case .http(let status, _, _): status == 429 || status >= 500
+        }
+    }
+
+    /// The status id of a failed configuration request (`setRequestor`).
+    static func configurationStatus(for failure: BackendFailure) -> StatusID {
+        switch failure {
+        case .transport: .configurationUnreachable
+        case .malformed: .configurationMalformed
+        case .http(let status, _, _):
+            switch status {
+            case 401: .tokenFailed
+            case 429: .configurationThrottled
+            case 500...599: .configurationServerError(httpStatus: status)
+            default: .configurationRefused
+            }
+        }
+    }
+
+    /// The status id of an authorization that failed for other reasons than a decision.
+    static func authorizationStatus(for failure: BackendFailure, stage: RequestStage) -> StatusID {
+        switch stage {
+        case .registration: return .registrationFailed
+        case .token: return .tokenFailed
+        case .call: break
+        }
+        switch failure {
+        case .transport, .malformed:
+            return .authorizationUnavailable
+        case .http(let status, _, let error):
+            switch status {
+            case 429: return .authorizationDenied  // throttled getAuthorization (reference §8.2)
+            case 401: return .tokenFailed
+            case 500...599: return .authorizationUnavailable
+            default:
+                let code = error?.code ?? ""
+                if ["invalid_parameter_resources", "missing_resource", "malformed_authz_request"].contains(code) {
+                    return .authorizationInvalidRequest
+                }
+                if code.hasPrefix("network_") || code == "maximum_execution_time_exceeded" { return .authorizationUnavailable }
+                return .authorizationInternalError
+            }
+        }
+    }
+
+    /// A failure as `status` messages word it.
+    static func describe(_ failure: BackendFailure) -> String {
+        switch failure {
+        case .transport(let reason): return "network error: \(reason)"
+        case .malformed(let status, let reason): return "malformed answer (HTTP \(status)): \(reason)"
+        case .http(let status, _, let error):
+            if let error { return "HTTP \(status) \(error.code)\(error.message.map { ": \($0)" } ?? "")" }
+            return "HTTP \(status)"
+        }
+    }
+}

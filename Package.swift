@@ -63,13 +63,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Drives many engines in one process: one timer heap, bounded HTTP concurrency.
+        // Drives many engines in one process: one timer heap, bounded backend concurrency, a Service.
         .target(
             name: "DeviceFleet",
             dependencies: [
                 "AccessEnablerAPI",
                 "RegcodeEngine",
-                "AdobePassClient",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
@@ -253,6 +252,8 @@ let package = Package(
             name: "DeviceFleetTests",
             dependencies: [
                 "AccessEnablerAPI",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 "RegcodeSupport",
                 "RegcodeTestSupport",
                 "DeviceFleet",

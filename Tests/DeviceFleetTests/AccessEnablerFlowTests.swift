@@ -275,9 +275,8 @@ struct FleetHarness: Sendable {
             let fleet = Fleet(clock: SystemDeviceClock(), executor: client, sink: sink, logger: quietLogger)
             let harness = FleetHarness(baseURL: baseURL, httpClient: httpClient, sink: sink, fleet: fleet)
             do {
-                try await body(harness)
+                try await withRunningFleet(fleet) { try await body(harness) }
             } catch {
-                await fleet.stop()
                 try? await httpClient.shutdown()
                 throw error
             }

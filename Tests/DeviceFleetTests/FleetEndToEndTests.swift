@@ -63,25 +63,26 @@ extension AsyncStream where Element == (String, DeviceEvent) {
             let client = AdobePassClient(configuration: clientConfiguration, httpClient: httpClient, logger: Logger(label: "test"))
             let fleet = Fleet(clock: SystemDeviceClock(), executor: client, sink: sink, logger: Logger(label: "fleet"))
 
-            var settings = DeviceSettings(name: "stb-1", requestor: "REF30")
-            settings.softwareStatement = Self.statement
-            settings.polling.interval = .seconds(3)
-            try await fleet.add(.init(settings: settings, deviceID: "8a0f4c1e-1111-4bd2-9f00-000000000001", seed: 1))
+            try await withRunningFleet(fleet) {
+                var settings = DeviceSettings(name: "stb-1", requestor: "REF30")
+                settings.softwareStatement = Self.statement
+                settings.polling.interval = .seconds(3)
+                try await fleet.add(.init(settings: settings, deviceID: "8a0f4c1e-1111-4bd2-9f00-000000000001", seed: 1))
 
-            let regcode = await sink.stream.first(timeout: .seconds(10)) { $0.statusErrorID == "REGCODE" }
-            let code = try #require(regcode?.args["statusDictionary"]?["message"]?.stringValue)
-            #expect(code.count == 7)
+                let regcode = await sink.stream.first(timeout: .seconds(10)) { $0.statusErrorID == "REGCODE" }
+                let code = try #require(regcode?.args["statusDictionary"]?["message"]?.stringValue)
+                #expect(code.count == 7)
 
-            var approve = HTTPClientRequest(url: "\(baseURL)/_sim/approve")
-            approve.method = .POST
-            approve.headers.add(name: "Content-Type", value: "application/json")
-            approve.body = .bytes(ByteBuffer(string: #"{"code":"\#(code)","userId":"lab-user"}"#))
-            let response = try await httpClient.execute(approve, timeout: .seconds(5))
-            #expect(response.status == .ok)
+                var approve = HTTPClientRequest(url: "\(baseURL)/_sim/approve")
+                approve.method = .POST
+                approve.headers.add(name: "Content-Type", value: "application/json")
+                approve.body = .bytes(ByteBuffer(string: #"{"code":"\#(code)","userId":"lab-user"}"#))
+                let response = try await httpClient.execute(approve, timeout: .seconds(5))
+                #expect(response.status == .ok)
 
-            let done = await sink.stream.first(timeout: .seconds(15)) { $0.name == "setAuthenticationStatus" && $0.args["status"] == 1 }
-            #expect(done == .setAuthenticationStatus(1, ""))
-            await fleet.stop()
+                let done = await sink.stream.first(timeout: .seconds(15)) { $0.name == "setAuthenticationStatus" && $0.args["status"] == 1 }
+                #expect(done == .setAuthenticationStatus(1, ""))
+            }
             try await httpClient.shutdown()
 
             #expect(sink.events.map(\.name) == [

@@ -1,0 +1,3 @@
+import RegcodeEngine
+
+extension AdobePassClient: BackendExecutor {}

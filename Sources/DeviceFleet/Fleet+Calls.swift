@@ -1,0 +1,45 @@
+import RegcodeEngine
+
+/// Backend calls: at most `maxConcurrentRequests` run (as child tasks of `run()`), the rest wait
+/// in order; an answer goes back to the engine that asked, unless the device was removed since.
+extension Fleet {
+    func enqueueCall(_ call: PendingCall) {
+        if activeCalls < maxConcurrentRequests {
+            start(call)
+        } else {
+            waitingCalls.append(call)
+        }
+    }
+
+    private func start(_ call: PendingCall) {
+        activeCalls += 1
+        workContinuation.yield(.call(call))
+    }
+
+    /// A child task of `run()`.
+    nonisolated func perform(_ call: PendingCall) async {
+        let sentAt = clock.now
+        let result = await executor.execute(call.request, context: call.context)
+        let timing = RequestTiming(sentAt: sentAt, latency: sentAt.duration(to: clock.now))
+        await deliver(call, result: result, timing: timing)
+    }
+
+    private func deliver(_ call: PendingCall, result: Result<BackendResponse, BackendFailure>, timing: RequestTiming<C.Instant>) {
+        activeCalls -= 1
+        // While stopping the answer still reaches the engine (which has stopped its loops), so a
+        // poll the backend answered is recorded, as abandoned; the app reacts to nothing any more.
+        if let member = members[call.device], member.incarnation == call.incarnation,
+            let actions = members[call.device]?.engine.handle(response: result, for: call.id, timing: timing)
+        {
+            process(call.device, actions)
+        }
+        while activeCalls < maxConcurrentRequests, let next = waitingCalls.popFirst() {
+            start(next)
+        }
+        if activeCalls == 0 && !drained.isEmpty {
+            let waiters = drained
+            drained = []
+            for waiter in waiters { waiter.resume() }
+        }
+    }
+}

@@ -1,0 +1,52 @@
+import RegcodeEngine
+
+/// The fleet's one timer heap and the single sleep `run()` keeps for its earliest deadline.
+extension Fleet {
+    func schedule(_ key: TimerKey, at deadline: C.Instant) {
+        timers.schedule(key, at: deadline)
+        armSleeper(for: deadline)
+    }
+
+    /// Makes sure a sleep ends no later than `deadline`. A sleep it supersedes is not cancelled
+    /// (child tasks of a group cannot be cancelled one by one): it wakes later to a cheap no-op.
+    func armSleeper(for deadline: C.Instant) {
+        guard !stopping else { return }
+        if let current = sleeper, current.deadline <= deadline { return }
+        sleeperIDs += 1
+        sleeper = (sleeperIDs, deadline)
+        workContinuation.yield(.sleep(id: sleeperIDs, until: deadline))
+    }
+
+    /// A child task of `run()`: sleeps until `deadline`, then fires what is due.
+    nonisolated func sleep(_ id: UInt64, until deadline: C.Instant) async {
+        do {
+            try await clock.sleep(until: deadline, tolerance: nil)
+        } catch {
+            return
+        }
+        await timersDue(sleeper: id)
+    }
+
+    func timersDue(sleeper id: UInt64) {
+        guard sleeper?.id == id else { return }
+        sleeper = nil
+        guard !stopping else { return }
+        for key in timers.popDue(now: clock.now) {
+            switch key.kind {
+            case .engine(let timer):
+                guard let actions = members[key.device]?.engine.timerFired(timer) else { continue }
+                process(key.device, actions)
+            case .scenario:
+                for command in cycleTick(device: key.device) where !stopping {
+                    apply(command, to: key.device)
+                }
+            }
+        }
+        if let next = timers.nextDeadline() { armSleeper(for: next) }
+    }
+}
+
+extension Fleet {
+    /// The earliest armed deadline (engine or scenario timer), if any.
+    var nextTimerDeadline: C.Instant? { timers.nextDeadline() }
+}

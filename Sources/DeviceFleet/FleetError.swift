@@ -1,0 +1,14 @@
+/// Why a fleet operation was refused.
+public enum FleetError: Error, Equatable, Sendable, CustomStringConvertible {
+    case unknownDevice(String)
+    case duplicateDevice(String)
+    case stopped
+
+    public var description: String {
+        switch self {
+        case .unknownDevice(let name): "unknown device '\(name)'"
+        case .duplicateDevice(let name): "a device named '\(name)' already exists"
+        case .stopped: "the fleet is stopping"
+        }
+    }
+}

@@ -1,0 +1,253 @@
+import Logging
+import RegcodeEngine
+import RegcodeTestSupport
+import ServiceLifecycle
+import ServiceLifecycleTestKit
+import Synchronization
+import Testing
+
+@testable import DeviceFleet
+
+/// The fleet's timer loop and call dispatch on a manual clock: time only moves when a test moves
+/// it, and every wait is for something the fleet does (a call arriving, a step recorded), never a sleep.
+@Suite struct SchedulerTests {
+    typealias TestFleet = Fleet<ManualClock>
+
+    @Test func pollsFireExactlyAtTheirPlannedTime() async throws {
+        let clock = ManualClock()
+        let backend = GatedBackend()
+        let sink = StepStream()
+        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, logger: .quiet)
+        try await withRunningFleet(fleet) {
+            try await fleet.add(Self.resumed("stb-1", clock: clock, seed: 7))
+            var planned: [Int64] = []
+            for _ in 0..<5 {
+                let deadline = try #require(await fleet.nextTimerDeadline)
+                clock.advance(to: deadline)
+                let call = await backend.nextCall()
+                #expect(call.request == .pollProfile(code: "CODE001", mvpd: "Cablevision"))
+                backend.answer(call, .success(.profile(nil)))
+                let poll = try #require(await sink.nextStep { !$0.polls.isEmpty }.polls.first)
+                // Sent the moment the clock reached the deadline: not before, not late.
+                #expect(poll.sentEpochMs == clock.epochMilliseconds(at: deadline))
+                #expect(poll.plannedEpochMs == poll.sentEpochMs)
+                planned.append(poll.plannedEpochMs)
+            }
+            // After the spread first poll, every next one is the interval (5 s ± 10 %) after the last plan.
+            for (earlier, later) in zip(planned, planned.dropFirst()) {
+                #expect((4_500...5_500).contains(later - earlier))
+            }
+        }
+    }
+
+    @Test func anEarlierTimerShortensTheWait() async throws {
+        let clock = ManualClock()
+        let backend = GatedBackend()
+        let sink = StepStream()
+        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, logger: .quiet)
+        try await withRunningFleet(fleet) {
+            // A slow device first: the fleet sleeps towards its far first poll.
+            try await fleet.add(Self.resumed("slow", clock: clock, seed: 3, interval: .seconds(600)))
+            let far = try #require(await fleet.nextTimerDeadline)
+            // Then a fast one whose first poll comes much sooner.
+            try await fleet.add(Self.resumed("fast", clock: clock, seed: 3, interval: .seconds(1)))
+            let near = try #require(await fleet.nextTimerDeadline)
+            try #require(near < far)
+            clock.advance(to: near)
+            let call = await backend.nextCall()
+            #expect(call.device == "fast")
+            #expect(clock.now < far)
+            backend.answer(call, .success(.profile(nil)))
+        }
+    }
+
+    @Test func aRemovedDeviceNeverPolls() async throws {
+        let clock = ManualClock()
+        let backend = GatedBackend()
+        let sink = StepStream()
+        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, logger: .quiet)
+        try await withRunningFleet(fleet) {
+            try await fleet.add(Self.resumed("gone", clock: clock, seed: 1))
+            try await fleet.add(Self.resumed("kept", clock: clock, seed: 2))
+            await fleet.remove("gone")
+            clock.advance(by: .seconds(5))
+            let call = await backend.nextCall()
+            #expect(call.device == "kept")
+            backend.answer(call, .success(.profile(nil)))
+            let step = await sink.nextStep { !$0.polls.isEmpty }
+            #expect(step.device == "kept")
+            #expect(!sink.recorded.contains { $0.device == "gone" && !$0.polls.isEmpty })
+            // Both first polls were due in the same pass: had "gone" fired, its call would be outstanding or recorded.
+            #expect(await fleet.requestsOutstanding == 0)
+            #expect(backend.callCount == 1)
+        }
+    }
+
+    @Test func atMostTheConfiguredNumberOfCallsRunAndTheRestWaitInOrder() async throws {
+        let clock = ManualClock()
+        let backend = GatedBackend()
+        let sink = StepStream()
+        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, maxConcurrentRequests: 2, logger: .quiet)
+        try await withRunningFleet(fleet) {
+            let names = (1...5).map { "stb-\($0)" }
+            for (index, name) in names.enumerated() {
+                try await fleet.add(Self.resumed(name, clock: clock, seed: UInt64(index + 1)))
+            }
+            clock.advance(by: .seconds(5))
+            let first = await backend.nextCall()
+            let second = await backend.nextCall()
+            #expect(await fleet.requestsOutstanding == 5)
+            #expect(backend.running == 2)
+            var answered = [first.device, second.device]
+            var inFlight = [second]
+            backend.answer(first, .success(.profile(nil)))
+            while answered.count < 5 {
+                let next = await backend.nextCall()
+                #expect(backend.running <= 2)
+                answered.append(next.device)
+                inFlight.append(next)
+                backend.answer(inFlight.removeFirst(), .success(.profile(nil)))
+            }
+            for call in inFlight { backend.answer(call, .success(.profile(nil))) }
+            #expect(Set(answered) == Set(names))
+            #expect(backend.maximumRunning == 2)
+        }
+    }
+
+    @Test func gracefulShutdownStopsTimersAndStillRecordsTheAnswerInFlight() async throws {
+        let clock = ManualClock()
+        let backend = GatedBackend()
+        let sink = StepStream()
+        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, logger: .quiet)
+        try await testGracefulShutdown { trigger in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await fleet.run() }
+                try await fleet.add(Self.resumed("stb-1", clock: clock, seed: 5))
+                clock.advance(by: .seconds(5))
+                let call = await backend.nextCall()
+                trigger.triggerGracefulShutdown()
+                // The fleet stops (a bounded wait for the shutdown to reach it; no clock involved).
+                var turns = 0
+                while await !fleet.stopping, turns < 100_000 {
+                    await Task.yield()
+                    turns += 1
+                }
+                await #expect(throws: FleetError.stopped) { try await fleet.send(.checkAuthentication, to: "stb-1") }
+                // The call made before the shutdown still answers, and its poll is recorded.
+                backend.answer(call, .success(.profile(nil)))
+                try await group.waitForAll()
+                // run() returned after the answer: its poll is recorded, and no timer fires any more.
+                #expect(sink.recorded.flatMap(\.polls).map(\.outcome) == [.abandoned])
+                clock.advance(by: .seconds(600))
+                #expect(backend.callCount == 1)
+                #expect(await fleet.nextTimerDeadline == nil)
+            }
+        }
+    }
+
+    /// A device resuming a stored code (no DCR or configuration calls needed): it only polls.
+    static func resumed(_ name: String, clock: ManualClock, seed: UInt64, interval: Duration = .seconds(5)) -> TestFleet.DeviceSpec {
+        var settings = DeviceSettings(name: name, requestor: "REF30")
+        settings.softwareStatement = "statement"
+        settings.polling.interval = interval
+        var snapshot = DeviceSnapshot()
+        snapshot.mvpds = [MVPD(id: "Cablevision", displayName: "Optimum")]
+        snapshot.selectedMVPD = "Cablevision"
+        snapshot.credentials = ClientCredentials(clientID: "client", clientSecret: "secret")
+        let now = clock.epochMillisecondsNow
+        snapshot.accessToken = AccessToken(token: "token", expiresEpochMs: now + 86_400_000)
+        snapshot.code = IssuedCode(code: "CODE001", expiresEpochMs: now + 3_600_000, mvpd: "Cablevision")
+        return .init(settings: settings, deviceID: "id-\(name)", snapshot: snapshot, scenario: .idle, seed: seed)
+    }
+}
+
+/// A backend that holds every call until the test answers it, and tells the test when one arrives.
+final class GatedBackend: BackendExecutor {
+    struct Call: Sendable {
+        var id: Int
+        var device: String
+        var request: BackendRequest
+    }
+
+    private struct State {
+        var waiting: [Int: CheckedContinuation<Result<BackendResponse, BackendFailure>, Never>] = [:]
+        var callCount = 0
+        var running = 0
+        var maximumRunning = 0
+    }
+
+    private let state = Mutex(State())
+    private let arrivals: AsyncStream<Call>
+    private let arrival: AsyncStream<Call>.Continuation
+
+    init() {
+        (arrivals, arrival) = AsyncStream.makeStream()
+    }
+
+    var callCount: Int { state.withLock { $0.callCount } }
+    var running: Int { state.withLock { $0.running } }
+    var maximumRunning: Int { state.withLock { $0.maximumRunning } }
+
+    func execute(_ request: BackendRequest, context: RequestContext) async -> Result<BackendResponse, BackendFailure> {
+        await withCheckedContinuation { continuation in
+            let id = state.withLock { state in
+                state.callCount += 1
+                state.running += 1
+                state.maximumRunning = max(state.maximumRunning, state.running)
+                state.waiting[state.callCount] = continuation
+                return state.callCount
+            }
+            arrival.yield(Call(id: id, device: String(context.deviceID.dropFirst(3)), request: request))
+        }
+    }
+
+    /// The next call the fleet made (waits for it).
+    func nextCall() async -> Call {
+        var iterator = arrivals.makeAsyncIterator()
+        return await iterator.next()!
+    }
+
+    func answer(_ call: Call, _ result: Result<BackendResponse, BackendFailure>) {
+        let continuation = state.withLock { state in
+            state.running -= 1
+            return state.waiting.removeValue(forKey: call.id)
+        }
+        continuation?.resume(returning: result)
+    }
+}
+
+/// Records steps and hands them to the test one by one.
+final class StepStream: FleetSink {
+    private let steps = Mutex<[DeviceStep]>([])
+    private let stream: AsyncStream<DeviceStep>
+    private let continuation: AsyncStream<DeviceStep>.Continuation
+
+    init() {
+        (stream, continuation) = AsyncStream.makeStream()
+    }
+
+    func record(_ step: DeviceStep) {
+        steps.withLock { $0.append(step) }
+        continuation.yield(step)
+    }
+
+    var recorded: [DeviceStep] { steps.withLock { $0 } }
+
+    /// The next step recorded that matches `predicate` (waits for it).
+    func nextStep(where predicate: (DeviceStep) -> Bool = { _ in true }) async -> DeviceStep {
+        var iterator = stream.makeAsyncIterator()
+        while let step = await iterator.next() {
+            if predicate(step) { return step }
+        }
+        fatalError("the step stream never ends")
+    }
+}
+
+extension Logger {
+    static var quiet: Logger {
+        var logger = Logger(label: "scheduler-tests")
+        logger.logLevel = .critical
+        return logger
+    }
+}
+

@@ -211,7 +211,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RegcodeDaemonTests",
-            dependencies: ["RegcodeDaemon", "RegcodeEngine", "RegcodeSupport"],
+            dependencies: ["DeviceFleet", "RegcodeDaemon", "RegcodeEngine", "RegcodeStore", "RegcodeSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

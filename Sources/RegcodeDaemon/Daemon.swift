@@ -211,46 +211,43 @@ public final class Daemon: Sendable {
         }
     }
 
-    /// Matches configured devices with stored ones: stored identity, state and seed are kept;
-    /// new devices get a fresh identity; devices no longer configured are forgotten unless
-    /// they were added over the socket.
-    func reconcileDevices() throws -> [Fleet<SystemDeviceClock>.DeviceSpec] {
-        let stored = Dictionary(try store.loadDevices().map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        var specs: [Fleet<SystemDeviceClock>.DeviceSpec] = []
-        var configured = Set<String>()
-        for fleetConfiguration in catalog.fleets {
-            for name in fleetConfiguration.deviceNames {
-                configured.insert(name)
-                let settings = catalog.settings(for: name, fleet: fleetConfiguration)
-                if let existing = stored[name] {
-                    var device = existing
-                    device.settings = settings
-                    device.scenario = fleetConfiguration.scenario
-                    device.fleet = fleetConfiguration.name
-                    device.addedAtRuntime = false
-                    if existing.settings != Self.withoutSecrets(settings) || existing.scenario != device.scenario
-                        || existing.fleet != device.fleet || existing.addedAtRuntime
-                    {
-                        try store.saveDevice(device)
-                    }
-                    specs.append(device.spec(settings: settings, cycle: fleetConfiguration.cycle))
-                } else {
-                    let device = StoredDevice.fresh(name: name, settings: settings, scenario: fleetConfiguration.scenario, fleet: fleetConfiguration.name)
-                    try store.saveDevice(device)
-                    specs.append(device.spec(settings: settings, cycle: fleetConfiguration.cycle))
-                }
+    /// The devices the configuration lists.
+    func wantedDevices(_ catalog: DeviceCatalog) -> [WantedDevice] {
+        catalog.fleets.flatMap { fleet in
+            fleet.deviceNames.map { name in
+                WantedDevice(name: name, settings: catalog.settings(for: name, fleet: fleet), scenario: fleet.scenario, fleet: fleet.name, cycle: fleet.cycle)
             }
         }
-        for (name, device) in stored where !configured.contains(name) {
-            if device.addedAtRuntime {
-                let template = device.fleet.flatMap { catalog.fleet(named: $0) } ?? catalog.fleets.first
-                specs.append(device.spec(settings: runtimeSettings(for: device), cycle: template?.cycle))
-            } else {
+    }
+
+    /// Start-up: what to start for every configured and stored device (stored identity, state and
+    /// seed are kept; devices no longer configured are forgotten unless added over the socket).
+    func reconcileDevices() throws -> [Fleet<SystemDeviceClock>.DeviceSpec] {
+        let plans = DeviceReconciler().plan(
+            wanted: wantedDevices(catalog), stored: try store.loadDevices(), running: [:], runtimeSettings: runtimeSettingsAndCycle
+        )
+        var specs: [Fleet<SystemDeviceClock>.DeviceSpec] = []
+        for plan in plans {
+            switch plan {
+            case .start(let device, let settings, let cycle, let save):
+                if save { try store.saveDevice(device) }
+                specs.append(device.spec(settings: settings, cycle: cycle))
+            case .restart(let device, let settings, let cycle):
+                try store.saveDevice(device)
+                specs.append(device.spec(settings: settings, cycle: cycle))
+            case .keep:
+                continue
+            case .remove(let name):
                 _ = try store.removeDevice(named: name)
                 logger.info("device no longer configured; removed", metadata: ["device": "\(name)"])
             }
         }
         return specs
+    }
+
+    func runtimeSettingsAndCycle(_ device: StoredDevice) -> (DeviceSettings, CyclePlan?) {
+        let template = device.fleet.flatMap { catalog.fleet(named: $0) } ?? catalog.fleets.first
+        return (runtimeSettings(for: device), template?.cycle)
     }
 
     /// Stored settings of a device added over the socket, with its fleet's secrets restored.
@@ -288,46 +285,35 @@ public final class Daemon: Sendable {
             systemd.setStatusOverride("reload failed: \(error)")
             return
         }
-        let oldCatalog = catalogState.withLock { state -> DeviceCatalog in
-            defer { state = newCatalog }
-            return state
-        }
+        catalogState.withLock { $0 = newCatalog }
         var added = 0, removed = 0, changed = 0
         do {
-            let stored = Dictionary(try store.loadDevices().map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-            var wanted = Set<String>()
-            for fleetConfiguration in newCatalog.fleets {
-                for name in fleetConfiguration.deviceNames {
-                    wanted.insert(name)
-                    let settings = newCatalog.settings(for: name, fleet: fleetConfiguration)
-                    if let current = await fleet.settings(of: name), let existing = stored[name] {
-                        guard current != settings || existing.scenario != fleetConfiguration.scenario || existing.addedAtRuntime else { continue }
-                        var device = existing
-                        device.snapshot = await fleet.snapshot(of: name) ?? existing.snapshot
-                        device.settings = settings
-                        device.scenario = fleetConfiguration.scenario
-                        device.fleet = fleetConfiguration.name
-                        device.addedAtRuntime = false
-                        await fleet.remove(name)
-                        try store.saveDevice(device)
-                        try await fleet.add(device.spec(settings: settings, cycle: fleetConfiguration.cycle))
-                        changed += 1
-                    } else {
-                        var device = stored[name] ?? .fresh(name: name, settings: settings, scenario: fleetConfiguration.scenario, fleet: fleetConfiguration.name)
-                        device.settings = settings
-                        device.scenario = fleetConfiguration.scenario
-                        device.fleet = fleetConfiguration.name
-                        device.addedAtRuntime = false
-                        try store.saveDevice(device)
-                        try await fleet.add(device.spec(settings: settings, cycle: fleetConfiguration.cycle))
-                        added += 1
-                    }
+            var running: [String: (settings: DeviceSettings, snapshot: DeviceSnapshot)] = [:]
+            for name in await fleet.deviceNames {
+                if let settings = await fleet.settings(of: name), let snapshot = await fleet.snapshot(of: name) {
+                    running[name] = (settings, snapshot)
                 }
             }
-            let previouslyConfigured = Set(oldCatalog.fleets.flatMap(\.deviceNames))
-            for name in previouslyConfigured.subtracting(wanted) where stored[name]?.addedAtRuntime != true {
-                if await fleet.remove(name) { removed += 1 }
-                _ = try store.removeDevice(named: name)
+            let plans = DeviceReconciler().plan(
+                wanted: wantedDevices(newCatalog), stored: try store.loadDevices(), running: running, runtimeSettings: runtimeSettingsAndCycle
+            )
+            for plan in plans {
+                switch plan {
+                case .start(let device, let settings, let cycle, let save):
+                    if save { try store.saveDevice(device) }
+                    try await fleet.add(device.spec(settings: settings, cycle: cycle))
+                    added += 1
+                case .restart(let device, let settings, let cycle):
+                    await fleet.remove(device.name)
+                    try store.saveDevice(device)
+                    try await fleet.add(device.spec(settings: settings, cycle: cycle))
+                    changed += 1
+                case .keep:
+                    continue
+                case .remove(let name):
+                    if await fleet.remove(name) { removed += 1 }
+                    _ = try store.removeDevice(named: name)
+                }
             }
         } catch {
             logger.error("reload partly applied", metadata: ["error": "\(error)"])
@@ -338,127 +324,4 @@ public final class Daemon: Sendable {
         logger.info("configuration reloaded", metadata: ["added": "\(added)", "removed": "\(removed)", "changed": "\(changed)"])
     }
 
-    static func withoutSecrets(_ settings: DeviceSettings) -> DeviceSettings {
-        var settings = settings
-        settings.softwareStatement = nil
-        settings.signingKeys = nil
-        return settings
-    }
-}
-
-/// Waits for the backend address, then brings the devices up; stays until shutdown so the
-/// group treats it as a service like the others.
-struct Starter: Service {
-    let daemon: Daemon
-    let backendURLs: AsyncStream<String>
-
-    func run() async throws {
-        var iterator = backendURLs.makeAsyncIterator()
-        guard let url = await iterator.next() else { return }
-        try await daemon.start(backendURL: url)
-        try? await gracefulShutdown()
-    }
-}
-
-/// Reloads the configuration on SIGHUP.
-struct ReloadService: Service {
-    let daemon: Daemon
-
-    func run() async throws {
-        let signals = await UnixSignalsSequence(trapping: .sighup)
-        for await _ in signals.cancelOnGracefulShutdown() {
-            await daemon.reload()
-        }
-    }
-}
-
-/// Prunes the poll and event logs on a schedule, so week-long soaks stay bounded.
-struct RetentionService: Service {
-    let store: RegcodeStore
-    let retention: RetentionConfiguration
-    let logger: Logger
-    var period: Duration = .seconds(600)
-
-    func run() async throws {
-        guard retention.pollAttempts != nil || retention.events != nil else { return }
-        while !Task.isCancelled {
-            let now = Int64(Date().timeIntervalSince1970 * 1000)
-            do {
-                let store = self.store
-                let retention = self.retention
-                let removed = try await NIOThreadPool.singleton.runIfActive {
-                    try store.prune(
-                        pollAttemptsBefore: retention.pollAttempts.map { now - $0.milliseconds },
-                        eventsBefore: retention.events.map { now - $0.milliseconds }
-                    )
-                }
-                if removed.polls > 0 || removed.events > 0 {
-                    logger.info("pruned logs", metadata: ["poll_attempts": "\(removed.polls)", "events": "\(removed.events)"])
-                }
-            } catch {
-                logger.error("pruning failed", metadata: ["error": "\(error)"])
-            }
-            do {
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: period) }
-            } catch {
-                return
-            }
-        }
-    }
-}
-
-/// Human-readable lines on standard output: the activation page and each code.
-enum CodePrinter {
-    static func say(_ line: String) {
-        FileHandle.standardOutput.write(Data(("regcoded: " + line + "\n").utf8))
-    }
-
-    static func print(_ steps: [DeviceStep], activationURL: String?) {
-        for step in steps {
-            for event in step.events {
-                switch event {
-                case .status(let report) where report.id == .registrationCode:
-                    guard let code = report.message else { continue }
-                    let expires = report.extra["expires"]?.intValue.map { " (expires \(EventEncoding.timestamp($0)))" } ?? ""
-                    let url = activationURL.map { " — enter it at \($0)" } ?? ""
-                    say("\(step.device): code \(code)\(expires)\(url)")
-                case .status(let report) where report.level == .error:
-                    say("\(step.device): \(report.id) \(report.message ?? "")")
-                case .setAuthenticationStatus(AccessEnabler.statusSuccess, _):
-                    say("\(step.device): authenticated")
-                default:
-                    continue
-                }
-            }
-        }
-    }
-}
-
-/// A value shared between tasks and closures (a `Mutex` cannot be captured).
-final class SharedValue<Value: Sendable>: Sendable {
-    private let storage: Mutex<Value>
-
-    init(_ value: Value) {
-        storage = Mutex(value)
-    }
-
-    var value: Value {
-        get { storage.withLock { $0 } }
-        set { storage.withLock { $0 = newValue } }
-    }
-}
-
-extension StoredDevice {
-    /// A device seen for the first time: a fresh identity and jitter seed, no state yet.
-    static func fresh(name: String, settings: DeviceSettings, scenario: Scenario, fleet: String?, addedAtRuntime: Bool = false) -> StoredDevice {
-        StoredDevice(
-            name: name, deviceID: UUID().uuidString.lowercased(), settings: settings, scenario: scenario,
-            seed: UInt64.random(in: 1...UInt64.max), snapshot: DeviceSnapshot(), fleet: fleet, addedAtRuntime: addedAtRuntime
-        )
-    }
-
-    /// What the fleet runs for this device; `settings` carries the secrets the store never holds.
-    func spec(settings: DeviceSettings, cycle: CyclePlan?) -> Fleet<SystemDeviceClock>.DeviceSpec {
-        .init(settings: settings, deviceID: deviceID, snapshot: snapshot, scenario: scenario, seed: seed, cycle: cycle)
-    }
 }

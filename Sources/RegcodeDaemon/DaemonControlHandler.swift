@@ -235,11 +235,16 @@ struct DaemonControlHandler: ControlHandler {
         if await daemon.fleet.settings(of: name) != nil {
             throw .conflict("a device named '\(name)' already exists", data: ["device": .string(name)])
         }
-        let settings = daemon.catalog.settings(for: name, fleet: fleet)
-        let device = StoredDevice.fresh(name: name, settings: settings, scenario: fleet.scenario, fleet: template.name, addedAtRuntime: true)
+        let wanted = WantedDevice(
+            name: name, settings: daemon.catalog.settings(for: name, fleet: fleet), scenario: fleet.scenario, fleet: template.name,
+            cycle: fleet.cycle, addedAtRuntime: true
+        )
+        guard case .start(let device, let settings, let cycle, _) = DeviceReconciler().plan(for: wanted, stored: nil, running: nil) else {
+            throw .internalError("a new device must be started")
+        }
         try await storeCall { store in try store.saveDevice(device) }
         do {
-            try await daemon.fleet.add(device.spec(settings: settings, cycle: fleet.cycle))
+            try await daemon.fleet.add(device.spec(settings: settings, cycle: cycle))
         } catch {
             _ = try? await storeCall { store in try store.removeDevice(named: name) }
             throw Self.rpcError(error)
@@ -258,16 +263,15 @@ struct DaemonControlHandler: ControlHandler {
     private func resetDevice(_ name: String) async throws(RPCError) -> JSONValue {
         guard let settings = await daemon.fleet.settings(of: name) else { throw .unknownDevice(name) }
         let stored = try await storeCall { store in try store.loadDevices().first { $0.name == name } }
-        guard var device = stored else { throw .unknownDevice(name) }
+        guard let device = stored else { throw .unknownDevice(name) }
+        let cycle = daemon.catalog.fleet(named: device.fleet ?? "")?.cycle ?? daemon.catalog.fleet(forDevice: name)?.cycle
+        guard case .restart(let record, let settings, let cycle) = DeviceReconciler().reset(device, settings: settings, cycle: cycle) else {
+            throw .internalError("a reset must restart the device")
+        }
         await daemon.fleet.remove(name)
-        device.snapshot = DeviceSnapshot()
-        device.settings = settings
-        try await storeCall { [device] store in try store.saveDevice(device) }
+        try await storeCall { store in try store.saveDevice(record) }
         do {
-            try await daemon.fleet.add(device.spec(
-                settings: settings,
-                cycle: daemon.catalog.fleet(named: device.fleet ?? "")?.cycle ?? daemon.catalog.fleet(forDevice: name)?.cycle
-            ))
+            try await daemon.fleet.add(record.spec(settings: settings, cycle: cycle))
         } catch {
             throw Self.rpcError(error)
         }

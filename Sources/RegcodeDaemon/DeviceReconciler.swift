@@ -1,0 +1,122 @@
+import DeviceFleet
+import Foundation
+import RegcodeEngine
+import RegcodeStore
+
+/// A device the configuration (or a socket call) wants: its settings with secrets, scenario and fleet.
+struct WantedDevice: Sendable, Equatable {
+    var name: String
+    var settings: DeviceSettings
+    var scenario: Scenario
+    var fleet: String
+    var cycle: CyclePlan?
+    /// Added over the socket rather than listed by the configuration.
+    var addedAtRuntime = false
+}
+
+/// What to do with one device so that the store and the fleet match what is wanted.
+enum DevicePlan: Sendable, Equatable {
+    /// Store the record and start the device (new, or stored but not running). `save` is false when
+    /// the stored record is already exactly this one.
+    case start(StoredDevice, settings: DeviceSettings, cycle: CyclePlan?, save: Bool)
+    /// Running with other settings or scenario: store the record and start it again.
+    case restart(StoredDevice, settings: DeviceSettings, cycle: CyclePlan?)
+    /// Running as wanted.
+    case keep(String)
+    /// No longer wanted: stop it and forget it.
+    case remove(String)
+}
+
+/// Matches wanted devices with stored and running ones; pure, so start-up, reload, `devices.add`
+/// and `devices.reset` decide the same way and tests check it with plain values.
+///
+/// A stored device keeps its identity (device id, seed) and state; a new one gets a fresh identity
+/// from `identity`. Devices added over the socket stay unless removed over the socket.
+struct DeviceReconciler {
+    /// A fresh device id and jitter seed for a device seen for the first time.
+    var identity: @Sendable (String) -> (deviceID: String, seed: UInt64) = { _ in
+        (UUID().uuidString.lowercased(), UInt64.random(in: 1...UInt64.max))
+    }
+
+    /// The plan for the whole configuration: every wanted device, then the stored ones no longer wanted.
+    /// - Parameters:
+    ///   - stored: the store's devices (settings without secrets).
+    ///   - running: the fleet's devices and their current settings and state (empty at start-up).
+    ///   - runtimeSettings: settings of a device added over the socket, with its fleet's secrets restored.
+    func plan(
+        wanted: [WantedDevice],
+        stored: [StoredDevice],
+        running: [String: (settings: DeviceSettings, snapshot: DeviceSnapshot)],
+        runtimeSettings: (StoredDevice) -> (DeviceSettings, CyclePlan?)
+    ) -> [DevicePlan] {
+        let storedByName = Dictionary(stored.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        var plans: [DevicePlan] = []
+        var wantedNames = Set<String>()
+        for device in wanted {
+            wantedNames.insert(device.name)
+            plans.append(plan(for: device, stored: storedByName[device.name], running: running[device.name]))
+        }
+        for device in stored where !wantedNames.contains(device.name) {
+            if device.addedAtRuntime {
+                if running[device.name] != nil {
+                    plans.append(.keep(device.name))
+                } else {
+                    let (settings, cycle) = runtimeSettings(device)
+                    plans.append(.start(device, settings: settings, cycle: cycle, save: false))
+                }
+            } else {
+                plans.append(.remove(device.name))
+            }
+        }
+        return plans
+    }
+
+    /// The plan for one wanted device.
+    func plan(
+        for wanted: WantedDevice,
+        stored: StoredDevice?,
+        running: (settings: DeviceSettings, snapshot: DeviceSnapshot)?
+    ) -> DevicePlan {
+        let record = self.record(for: wanted, existing: stored, snapshot: running?.snapshot)
+        if let running {
+            let unchanged = running.settings == wanted.settings && stored?.scenario == wanted.scenario
+                && stored?.addedAtRuntime == wanted.addedAtRuntime
+            return unchanged ? .keep(wanted.name) : .restart(record, settings: wanted.settings, cycle: wanted.cycle)
+        }
+        return .start(record, settings: wanted.settings, cycle: wanted.cycle, save: record != stored)
+    }
+
+    /// `devices.reset`: the same identity, nothing learned (credentials, tokens, code, profile).
+    func reset(_ device: StoredDevice, settings: DeviceSettings, cycle: CyclePlan?) -> DevicePlan {
+        var record = device
+        record.snapshot = DeviceSnapshot()
+        record.settings = Self.withoutSecrets(settings)
+        return .restart(record, settings: settings, cycle: cycle)
+    }
+
+    /// The stored record of a wanted device: the stored identity and state (or the running state,
+    /// which is newer), with the wanted settings (secrets stripped), scenario and fleet.
+    func record(for wanted: WantedDevice, existing: StoredDevice?, snapshot: DeviceSnapshot?) -> StoredDevice {
+        var record = existing ?? {
+            let fresh = identity(wanted.name)
+            return StoredDevice(
+                name: wanted.name, deviceID: fresh.deviceID, settings: wanted.settings, scenario: wanted.scenario,
+                seed: fresh.seed, snapshot: DeviceSnapshot(), fleet: wanted.fleet, addedAtRuntime: wanted.addedAtRuntime
+            )
+        }()
+        if let snapshot { record.snapshot = snapshot }
+        record.settings = Self.withoutSecrets(wanted.settings)
+        record.scenario = wanted.scenario
+        record.fleet = wanted.fleet
+        record.addedAtRuntime = wanted.addedAtRuntime
+        return record
+    }
+
+    /// Settings as the store holds them: secrets come from the configuration on every start.
+    static func withoutSecrets(_ settings: DeviceSettings) -> DeviceSettings {
+        var settings = settings
+        settings.softwareStatement = nil
+        settings.signingKeys = nil
+        return settings
+    }
+}

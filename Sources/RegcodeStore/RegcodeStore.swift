@@ -25,9 +25,10 @@ public final class RegcodeStore: Sendable {
     /// The database file.
     public let path: String
 
-    // A pool rather than a queue: WAL lets the control socket's reads (event replay, summaries,
-    // poll reports) run concurrently with a long batched `apply` instead of queueing behind it.
-    let pool: DatabasePool
+    // The daemon opens a pool rather than a queue: WAL lets the control socket's reads (event
+    // replay, summaries, poll reports) run concurrently with a long batched `apply` instead of
+    // queueing behind it. Reports open a read-only queue.
+    let pool: any DatabaseWriter
     let logger: Logger
 
     /// Opens or creates the database at `path`.
@@ -54,13 +55,43 @@ public final class RegcodeStore: Sendable {
             // FULL would add an fsync to every batch of engine steps.
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
+        let pool: DatabasePool
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
         } catch {
             throw RegcodeStoreError.cannotOpen(path: path, reason: Self.describe(error))
         }
+        self.pool = pool
         let outcome = try Self.prepareSchema(pool, path: path)
         logger.info(outcome == .created ? "state database created" : "state database opened", metadata: ["schema": "\(Self.schemaVersion)"])
+    }
+
+    /// Opens an existing database for reading only (reports): nothing is created, migrated or
+    /// written, and SQLite refuses any write. The file must carry this build's schema version.
+    /// - Throws: ``RegcodeStoreError`` naming the path and the reason.
+    public init(readingOnly path: String, logger: Logger) throws {
+        self.path = path
+        var logger = logger
+        logger[metadataKey: "db"] = .string(path)
+        self.logger = logger
+        var configuration = Configuration()
+        configuration.label = "regcoded.store.readonly"
+        configuration.readonly = true
+        configuration.busyMode = .timeout(5)
+        do {
+            pool = try DatabaseQueue(path: path, configuration: configuration)
+        } catch {
+            throw RegcodeStoreError.cannotOpen(path: path, reason: Self.describe(error))
+        }
+        let (userVersion, applicationID) = try pool.read { db in
+            (try Int32.fetchOne(db, sql: "PRAGMA user_version") ?? 0, try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0)
+        }
+        guard applicationID == Self.applicationID else {
+            throw RegcodeStoreError.notARegcodeDatabase(path: path, reason: "application_id is \(applicationID), expected \(Self.applicationID)")
+        }
+        guard userVersion == Self.schemaVersion else {
+            throw RegcodeStoreError.unsupportedSchemaVersion(path: path, found: userVersion, supported: Self.schemaVersion)
+        }
     }
 
     // MARK: Opening
@@ -91,7 +122,7 @@ public final class RegcodeStore: Sendable {
     }
 
     /// Runs `schema.sql` on an empty database, or checks that an existing one is ours and current.
-    private static func prepareSchema(_ pool: DatabasePool, path: String) throws -> SchemaOutcome {
+    private static func prepareSchema(_ pool: any DatabaseWriter, path: String) throws -> SchemaOutcome {
         do {
             return try pool.writeWithoutTransaction { db in
                 var outcome = SchemaOutcome.existing

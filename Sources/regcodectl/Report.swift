@@ -67,7 +67,7 @@ struct Report: ParsableCommand {
 
         let report: SoakReport
         do {
-            let store = try RegcodeStore(path: path, logger: Logger(label: "regcodectl.report", factory: { _ in SwiftLogNoOpLogHandler() }))
+            let store = try RegcodeStore(readingOnly: path, logger: Logger(label: "regcodectl.report", factory: { _ in SwiftLogNoOpLogHandler() }))
             let polls = try loadPolls(store, sinceMs: sinceMs)
             let events = try loadStatusEvents(store, sinceMs: sinceMs)
             report = SoakReport(

@@ -42,6 +42,18 @@ struct ReportCommandTests {
         try Command.run(BuiltProducts.url("regcodectl"), ["report"] + arguments)
     }
 
+    @Test func theReportOpensTheDatabaseReadOnlyAndLeavesItByteForByteUntouched() throws {
+        let database = try Self.makeDatabase()
+        defer { try? FileManager.default.removeItem(at: database.directory) }
+        let before = try Data(contentsOf: URL(fileURLWithPath: database.path))
+        let filesBefore = try FileManager.default.contentsOfDirectory(atPath: database.directory.path).sorted()
+        let run = try Self.report(["--database", database.path, "--format", "json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: database.path)) == before)
+        // No write-ahead log or shared-memory file was made: the database was never switched to WAL.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: database.directory.path).sorted() == filesBefore)
+    }
+
     @Test func jsonReportOfTheWholeLog() throws {
         let database = try Self.makeDatabase()
         defer { try? FileManager.default.removeItem(at: database.directory) }

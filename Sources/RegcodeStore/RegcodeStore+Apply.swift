@@ -127,7 +127,7 @@ extension RegcodeStore {
         let pending: PendingCode? = try Row.fetchOne(
             db.cachedStatement(sql: "SELECT id, code, mvpd, expires_at FROM codes WHERE device = ? AND status = 'pending'"),
             arguments: [device]
-        ).map { PendingCode(id: $0[0], code: $0[1], mvpd: $0[2], expiresAt: $0[3]) }
+        ).map { PendingCode(id: $0["id"], code: $0["code"], mvpd: $0["mvpd"], expiresAt: $0["expires_at"]) }
         if let pending, let code = snapshot.code, pending.code == code.code {
             // The same code: only its details can have changed.
             if pending.mvpd != code.mvpd || pending.expiresAt != code.expiresEpochMs {

@@ -14,9 +14,9 @@ extension RegcodeStore {
                 SELECT d.name, d.device_id, d.scenario, d.settings, d.seed,
                        d.state, d.selected_mvpd, d.mvpds, d.options, d.renewals,
                        cc.client_id, cc.client_secret,
-                       t.token, t.expires_at,
-                       c.code, c.expires_at, c.mvpd,
-                       p.mvpd, p.user_id, p.expires_at,
+                       t.token, t.expires_at AS token_expires_at,
+                       c.code, c.expires_at AS code_expires_at, c.mvpd AS code_mvpd,
+                       p.mvpd AS profile_mvpd, p.user_id AS profile_user_id, p.expires_at AS profile_expires_at,
                        d.fleet, d.added_at_runtime
                 FROM devices d
                 LEFT JOIN client_credentials cc ON cc.device = d.name
@@ -27,42 +27,42 @@ extension RegcodeStore {
                 """)
             var devices: [StoredDevice] = []
             while let row = try rows.next() {
-                let name: String = row[0]
-                guard let scenario = Scenario(rawValue: row[2]) else {
-                    throw RegcodeStoreError.corruptRow(table: "devices", key: name, reason: "unknown scenario \(row[2] as String)")
+                let name: String = row["name"]
+                guard let scenario = Scenario(rawValue: row["scenario"]) else {
+                    throw RegcodeStoreError.corruptRow(table: "devices", key: name, reason: "unknown scenario \(row["scenario"] as String)")
                 }
-                guard let phase = DevicePhase(rawValue: row[5]) else {
-                    throw RegcodeStoreError.corruptRow(table: "devices", key: name, reason: "unknown state \(row[5] as String)")
+                guard let phase = DevicePhase(rawValue: row["state"]) else {
+                    throw RegcodeStoreError.corruptRow(table: "devices", key: name, reason: "unknown state \(row["state"] as String)")
                 }
                 var snapshot = DeviceSnapshot()
                 snapshot.phase = phase
-                snapshot.selectedMVPD = row[6]
-                if let mvpds: String = row[7] {
+                snapshot.selectedMVPD = row["selected_mvpd"]
+                if let mvpds: String = row["mvpds"] {
                     snapshot.mvpds = try json.value([MVPD].self, from: mvpds, table: "devices", key: name)
                 }
-                snapshot.options = try json.value([String: String].self, from: row[8], table: "devices", key: name)
-                snapshot.renewals = row[9]
-                if let clientID: String = row[10] {
-                    snapshot.credentials = ClientCredentials(clientID: clientID, clientSecret: row[11])
+                snapshot.options = try json.value([String: String].self, from: row["options"], table: "devices", key: name)
+                snapshot.renewals = row["renewals"]
+                if let clientID: String = row["client_id"] {
+                    snapshot.credentials = ClientCredentials(clientID: clientID, clientSecret: row["client_secret"])
                 }
-                if let token: String = row[12] {
-                    snapshot.accessToken = AccessToken(token: token, expiresEpochMs: row[13])
+                if let token: String = row["token"] {
+                    snapshot.accessToken = AccessToken(token: token, expiresEpochMs: row["token_expires_at"])
                 }
-                if let code: String = row[14] {
-                    snapshot.code = IssuedCode(code: code, expiresEpochMs: row[15], mvpd: row[16])
+                if let code: String = row["code"] {
+                    snapshot.code = IssuedCode(code: code, expiresEpochMs: row["code_expires_at"], mvpd: row["code_mvpd"])
                 }
-                if let mvpd: String = row[17] {
-                    snapshot.profile = AuthProfile(mvpd: mvpd, userID: row[18], expiresEpochMs: row[19])
+                if let mvpd: String = row["profile_mvpd"] {
+                    snapshot.profile = AuthProfile(mvpd: mvpd, userID: row["profile_user_id"], expiresEpochMs: row["profile_expires_at"])
                 }
                 devices.append(StoredDevice(
                     name: name,
-                    deviceID: row[1],
-                    settings: try json.value(DeviceSettings.self, from: row[3], table: "devices", key: name),
+                    deviceID: row["device_id"],
+                    settings: try json.value(DeviceSettings.self, from: row["settings"], table: "devices", key: name),
                     scenario: scenario,
-                    seed: UInt64(bitPattern: row[4] as Int64),
+                    seed: UInt64(bitPattern: row["seed"] as Int64),
                     snapshot: snapshot,
-                    fleet: row[20],
-                    addedAtRuntime: row[21]
+                    fleet: row["fleet"],
+                    addedAtRuntime: row["added_at_runtime"]
                 ))
             }
             return devices
@@ -150,12 +150,12 @@ extension RegcodeStore {
             let rows = try Row.fetchCursor(
                 db,
                 sql: """
-                    SELECT d.name, d.state, c.code, c.expires_at,
+                    SELECT d.name, d.state, c.code, c.expires_at AS code_expires_at,
                            CASE WHEN c.code IS NULL THEN 0 ELSE
                                (SELECT count(*) FROM poll_attempts p
                                 WHERE p.device = d.name AND p.sent_at >= c.issued_at - ? AND p.code = c.code)
-                           END,
-                           lp.http_status, lp.sent_at
+                           END AS polls_for_code,
+                           lp.http_status AS last_http_status, lp.sent_at AS last_sent_at
                     FROM devices d
                     LEFT JOIN codes c ON c.device = d.name AND c.status = 'pending'
                     LEFT JOIN poll_attempts lp ON lp.id =
@@ -166,18 +166,18 @@ extension RegcodeStore {
             )
             var summaries: [DeviceSummary] = []
             while let row = try rows.next() {
-                let name: String = row[0]
-                guard let state = DevicePhase(rawValue: row[1]) else {
-                    throw RegcodeStoreError.corruptRow(table: "devices", key: name, reason: "unknown state \(row[1] as String)")
+                let name: String = row["name"]
+                guard let state = DevicePhase(rawValue: row["state"]) else {
+                    throw RegcodeStoreError.corruptRow(table: "devices", key: name, reason: "unknown state \(row["state"] as String)")
                 }
                 summaries.append(DeviceSummary(
                     name: name,
                     state: state,
-                    pendingCode: row[2],
-                    codeExpiresEpochMs: row[3],
-                    pollsForCode: row[4],
-                    lastHTTPStatus: row[5],
-                    lastPollEpochMs: row[6]
+                    pendingCode: row["code"],
+                    codeExpiresEpochMs: row["code_expires_at"],
+                    pollsForCode: row["polls_for_code"],
+                    lastHTTPStatus: row["last_http_status"],
+                    lastPollEpochMs: row["last_sent_at"]
                 ))
             }
             return summaries

@@ -32,13 +32,13 @@ extension RegcodeStore {
             let rows = try Row.fetchCursor(db.cachedStatement(sql: finalSQL), arguments: finalArguments)
             var events: [StoredEvent] = []
             while let row = try rows.next() {
-                let seq: Int64 = row[0]
+                let seq: Int64 = row["seq"]
                 events.append(StoredEvent(
                     seq: seq,
-                    device: row[1],
-                    time: row[2],
-                    name: row[3],
-                    args: try json.value([String: JSONValue].self, from: row[4], table: "events", key: "\(seq)")
+                    device: row["device"],
+                    time: row["time"],
+                    name: row["name"],
+                    args: try json.value([String: JSONValue].self, from: row["args"], table: "events", key: "\(seq)")
                 ))
             }
             return events
@@ -75,18 +75,18 @@ extension RegcodeStore {
             let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: finalArguments)
             var attempts: [StoredPollAttempt] = []
             while let row = try rows.next() {
-                let device: String = row[0]
-                guard let outcome = PollOutcome(rawValue: row[6]) else {
-                    throw RegcodeStoreError.corruptRow(table: "poll_attempts", key: device, reason: "unknown outcome \(row[6] as String)")
+                let device: String = row["device"]
+                guard let outcome = PollOutcome(rawValue: row["outcome"]) else {
+                    throw RegcodeStoreError.corruptRow(table: "poll_attempts", key: device, reason: "unknown outcome \(row["outcome"] as String)")
                 }
                 attempts.append(StoredPollAttempt(device: device, attempt: PollAttempt(
-                    code: row[1],
-                    plannedEpochMs: row[2],
-                    sentEpochMs: row[3],
-                    latencyMs: row[5],
-                    httpStatus: row[4],
+                    code: row["code"],
+                    plannedEpochMs: row["planned_at"],
+                    sentEpochMs: row["sent_at"],
+                    latencyMs: row["latency_ms"],
+                    httpStatus: row["http_status"],
                     outcome: outcome,
-                    nextDelayMs: row[7]
+                    nextDelayMs: row["next_delay_ms"]
                 )))
             }
             return attempts

@@ -80,6 +80,7 @@ let package = Package(
         .target(
             name: "PassSimulator",
             dependencies: [
+                "RegcodeSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -172,6 +173,7 @@ let package = Package(
         .executableTarget(
             name: "pass-sim",
             dependencies: [
+                "RegcodeSupport",
                 "PassSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -14,3 +14,10 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
         return z ^ (z >> 31)
     }
 }
+
+extension SplitMix64 {
+    /// A uniform value in [0, 1) from the top 53 bits of the next output.
+    public mutating func unit() -> Double {
+        Double(next() >> 11) * 0x1.0p-53
+    }
+}

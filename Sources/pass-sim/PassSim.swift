@@ -12,6 +12,7 @@ import Darwin
 import Hummingbird
 import Logging
 import PassSimulator
+import RegcodeSupport
 
 @main
 struct PassSim: AsyncParsableCommand {
@@ -199,9 +200,10 @@ struct Seconds: ExpressibleByArgument {
         self.value = value
     }
 
+    /// Seconds (`2`, `2.5`) or any duration the project reads (`2s`, `500ms`, `30m`).
     init?(argument: String) {
-        guard let value = Double(argument), value.isFinite, value >= 0 else { return nil }
-        self.value = value
+        guard let milliseconds = DurationParser.milliseconds(argument) else { return nil }
+        self.value = Double(milliseconds) / 1000
     }
 
     var duration: Duration { .milliseconds(Int64((self.value * 1000).rounded())) }

@@ -22,10 +22,9 @@ extension EndToEnd {
 
             static func start(devices: Int = 1, extraArguments: [String] = [], simulatorArguments: [String] = []) async throws -> Lab {
                 let directory = try TemporaryDirectory()
-                let port = freePort()
-                let simulator = try ChildProcess("pass-sim", ["--listen", "127.0.0.1:\(port)"] + simulatorArguments)
-                #expect(await simulator.waitForOutput("127.0.0.1:\(port)"), "pass-sim did not start: \(simulator.text)")
-                let url = "http://127.0.0.1:\(port)"
+                let started = try await PassSimProcess.start(simulatorArguments)
+                let simulator = started.process
+                let url = started.url
                 let daemon = try Self.startDaemon(directory: directory, backend: url, devices: devices, extraArguments: extraArguments)
                 let lab = Lab(directory: directory, simulator: simulator, daemon: daemon, simulatorURL: url)
                 try await lab.waitUntilServing()

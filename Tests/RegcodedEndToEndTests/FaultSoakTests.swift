@@ -21,15 +21,11 @@ extension EndToEnd {
             let faults = directory.path("faults.json")
             let mix = #"{"error5xx":0.2,"throttle429":0.05,"throttle429RetryAfter":0.05,"retryAfterSeconds":3,"drop":0.05,"latencyMs":5,"latencySpreadMs":250}"#
             try #"{"poll":\#(mix),"sessions":\#(mix)}"#.write(toFile: faults, atomically: true, encoding: .utf8)
-            let port = freePort()
-            let simulator = try ChildProcess("pass-sim", [
-                "--listen", "127.0.0.1:\(port)", "--faults", faults, "--seed", "7", "--auto-approve-after", "8",
-            ])
-            #expect(await simulator.waitForOutput("127.0.0.1:\(port)"))
+            let started = try await PassSimProcess.start(["--faults", faults, "--seed", "7", "--auto-approve-after", "8s"])
             let config = directory.path("regcoded.yaml")
             // A deliberately fast client (0.5 s) so the 1 s floor after a 429 is really exercised.
             try """
-                backend: http://127.0.0.1:\(port)
+                backend: \(started.url)
                 fleets:
                   - name: soak
                     count: 4

@@ -108,7 +108,31 @@ final class ChildProcess: @unchecked Sendable {
     }
 }
 
-/// A free TCP port on loopback (bound then released).
+/// `pass-sim` started on an ephemeral port (`127.0.0.1:0`): the port is the one it reports as bound,
+/// so concurrent runs never race for a probed port.
+struct PassSimProcess {
+    let process: ChildProcess
+    let url: String
+
+    static func start(_ arguments: [String] = []) async throws -> PassSimProcess {
+        let process = try ChildProcess("pass-sim", ["--listen", "127.0.0.1:0"] + arguments)
+        let marker = "activation page: "
+        #expect(await process.waitForOutput("/activate"), "pass-sim did not start: \(process.text)")
+        guard let range = process.text.range(of: marker),
+            let end = process.text[range.upperBound...].range(of: "/activate")
+        else {
+            throw PassSimStartError(output: process.text)
+        }
+        return PassSimProcess(process: process, url: String(process.text[range.upperBound..<end.lowerBound]))
+    }
+}
+
+struct PassSimStartError: Error, CustomStringConvertible {
+    var output: String
+    var description: String { "pass-sim printed no address: \(output)" }
+}
+
+/// A free TCP port on loopback (bound then released), for listeners that do not report their port.
 func freePort() -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }

@@ -1,3 +1,4 @@
+import RegcodeSupport
 import Hummingbird
 import Logging
 
@@ -22,12 +23,12 @@ struct ActivationPages: Sendable {
         case .expired, .superseded:
             throw HTMLError(status: .badRequest, title: "Code expired", message: "The code \(session.code) has expired. Request a new one on your TV.")
         case .completed(let profile):
-            return HTML.response(.ok, successPage(profile: profile, configuration: configuration))
+            return HTMLPage.response(.ok, successPage(profile: profile, configuration: configuration))
         case .pending:
             guard let mvpd = session.mvpd else {
-                return HTML.response(.ok, pickerPage(session: session, configuration: configuration))
+                return HTMLPage.response(.ok, pickerPage(session: session, configuration: configuration))
             }
-            return HTML.redirect(to: loginURL(code: session.code, serviceProvider: session.serviceProvider, mvpd: mvpd))
+            return HTMLPage.redirect(to: loginURL(code: session.code, serviceProvider: session.serviceProvider, mvpd: mvpd))
         }
     }
 
@@ -39,7 +40,7 @@ struct ActivationPages: Sendable {
 
     @Sendable func showActivation(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         let query = request.uri.query.map { FormData.parse($0) } ?? [:]
-        return HTML.response(.ok, self.activationPage(code: query["code"] ?? "", error: nil))
+        return HTMLPage.response(.ok, self.activationPage(code: query["code"] ?? "", error: nil))
     }
 
     /// Validates the typed code, records a chosen MVPD (like a resume call), then hands over to the authenticate URL.
@@ -48,25 +49,25 @@ struct ActivationPages: Sendable {
         let code = (fields["code"] ?? "").trimmed.uppercased()
         let mvpd = fields["mvpd"].flatMap { $0.isEmpty ? nil : $0 }
         guard !code.isEmpty else {
-            return HTML.response(.badRequest, self.activationPage(code: code, error: "Enter the code shown on your TV."))
+            return HTMLPage.response(.badRequest, self.activationPage(code: code, error: "Enter the code shown on your TV."))
         }
         if let mvpd, self.configuration.mvpd(id: mvpd) == nil {
-            return HTML.response(.badRequest, self.activationPage(code: code, error: "Choose a TV provider from the list."))
+            return HTMLPage.response(.badRequest, self.activationPage(code: code, error: "Choose a TV provider from the list."))
         }
         guard
             let session = await self.state.resumeSession(code: code, serviceProvider: nil, mvpd: mvpd, domainName: nil, redirectUrl: nil)
         else {
-            return HTML.response(.badRequest, self.activationPage(code: code, error: "The code \(code) was not found. Check it on your TV."))
+            return HTMLPage.response(.badRequest, self.activationPage(code: code, error: "The code \(code) was not found. Check it on your TV."))
         }
         guard session.isLive else {
-            return HTML.response(.badRequest, self.activationPage(code: code, error: "The code \(code) has expired. Request a new one on your TV."))
+            return HTMLPage.response(.badRequest, self.activationPage(code: code, error: "The code \(code) has expired. Request a new one on your TV."))
         }
         switch session.api {
         case .v2:
-            return HTML.redirect(to: "/api/v2/authenticate/\(session.serviceProvider)/\(session.code)", status: .seeOther)
+            return HTMLPage.redirect(to: "/api/v2/authenticate/\(session.serviceProvider)/\(session.code)", status: .seeOther)
         case .v1:
             let query = FormData.query(["reg_code": session.code, "requestor_id": session.serviceProvider])
-            return HTML.redirect(to: "/api/v1/authenticate?" + query, status: .seeOther)
+            return HTMLPage.redirect(to: "/api/v1/authenticate?" + query, status: .seeOther)
         }
     }
 
@@ -75,19 +76,19 @@ struct ActivationPages: Sendable {
     @Sendable func mvpdLogout(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         let query = request.uri.query.map { FormData.parse($0) } ?? [:]
         if let target = query["redirect_url"], target.lowercased().hasPrefix("https://") || target.lowercased().hasPrefix("http://") {
-            return HTML.redirect(to: target)
+            return HTMLPage.redirect(to: target)
         }
         let provider = query["mso_id"].flatMap { self.configuration.mvpd(id: $0)?.displayName } ?? "your TV provider"
-        return HTML.response(
+        return HTMLPage.response(
             .ok,
-            HTML.page(title: "Signed out", body: "<h1>Signed out</h1><p>You are signed out of \(HTML.escape(provider)).</p>")
+            HTMLPage.page(title: "Signed out", body: "<h1>Signed out</h1><p>You are signed out of \(HTML.escape(provider)).</p>")
         )
     }
 
     @Sendable func showLogin(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         let query = request.uri.query.map { FormData.parse($0) } ?? [:]
         let (session, mvpd) = try await self.pendingSession(query)
-        return HTML.response(.ok, self.loginPage(session: session, mvpd: mvpd))
+        return HTMLPage.response(.ok, self.loginPage(session: session, mvpd: mvpd))
     }
 
     @Sendable func submitLogin(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
@@ -106,7 +107,7 @@ struct ActivationPages: Sendable {
             "code completed on login page",
             metadata: ["code": .string(session.code), "mvpd": .string(profile.mvpd), "sp": .string(session.serviceProvider)]
         )
-        return HTML.response(.ok, Self.successPage(profile: profile, configuration: self.configuration))
+        return HTMLPage.response(.ok, Self.successPage(profile: profile, configuration: self.configuration))
     }
 
     /// A generated badge so configured MVPDs have a logo without any external asset.
@@ -156,7 +157,7 @@ struct ActivationPages: Sendable {
 
     private func activationPage(code: String, error: String?) -> String {
         let errorBlock = error.map { "<div class=\"error\">\(HTML.escape($0))</div>" } ?? ""
-        return HTML.page(
+        return HTMLPage.page(
             title: "Activate your device",
             body: """
                 <div class="brand">TV Everywhere</div>
@@ -179,7 +180,7 @@ struct ActivationPages: Sendable {
         let buttons = configuration.mvpds.map { mvpd in
             "<button type=\"submit\" name=\"mvpd\" value=\"\(HTML.escape(mvpd.id))\">\(HTML.escape(mvpd.displayName))</button>"
         }.joined()
-        return HTML.page(
+        return HTMLPage.page(
             title: "Choose your TV provider",
             body: """
                 <div class="brand">TV Everywhere · code \(HTML.escape(session.code))</div>
@@ -195,7 +196,7 @@ struct ActivationPages: Sendable {
     }
 
     private func loginPage(session: AuthenticationSession, mvpd: SimulatedMVPD) -> String {
-        HTML.page(
+        HTMLPage.page(
             title: "\(mvpd.displayName) sign in",
             body: """
                 <div class="brand">\(HTML.escape(mvpd.displayName)) · simulated provider</div>
@@ -217,7 +218,7 @@ struct ActivationPages: Sendable {
 
     static func successPage(profile: SimulatedProfile, configuration: SimulatorConfiguration) -> String {
         let provider = configuration.mvpd(id: profile.mvpd)?.displayName ?? profile.mvpd
-        return HTML.page(
+        return HTMLPage.page(
             title: "Success",
             body: """
                 <p class="ok">✓</p>

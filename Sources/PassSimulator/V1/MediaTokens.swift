@@ -4,6 +4,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import RegcodeSupport
 
 /// Issues short media tokens: Base64 of `<signatureInfo>…</signatureInfo><authToken>…</authToken>`, the shape of
 /// Adobe's tokens (reference §4.12, §7.7), signed with HMAC-SHA256 under a key private to this simulator instance.

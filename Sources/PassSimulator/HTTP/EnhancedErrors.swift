@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import RegcodeSupport
 import Hummingbird
 
 /// A REST API v2 "Enhanced Error Code" response body (reference §9.2), thrown by route handlers.
@@ -127,7 +128,7 @@ struct HTMLError: Error, HTTPResponseError, Sendable {
     let message: String
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
-        HTML.response(self.status, HTML.page(title: self.title, body: "<h1>\(HTML.escape(self.title))</h1><p>\(HTML.escape(self.message))</p>"))
+        HTMLPage.response(self.status, HTMLPage.page(title: self.title, body: "<h1>\(HTML.escape(self.title))</h1><p>\(HTML.escape(self.message))</p>"))
     }
 }
 

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import RegcodeSupport
 import Hummingbird
 
 /// The request context of every simulator route: Hummingbird's core storage, the peer address (which the throttle
@@ -60,7 +61,7 @@ extension Data {
     }
 }
 
-enum HTML {
+enum HTMLPage {
     static func response(_ status: HTTPResponse.Status, _ html: String, headers: HTTPFields = [:]) -> Response {
         var headers = headers
         headers[.contentType] = "text/html;charset=utf-8"
@@ -72,29 +73,13 @@ enum HTML {
         Response(status: status, headers: [.location: location, .cacheControl: "no-store"])
     }
 
-    static func escape(_ text: String) -> String {
-        var escaped = ""
-        escaped.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
-    }
-
     /// A self-contained page: inline CSS only, so it works with no network beyond the simulator.
     static func page(title: String, body: String) -> String {
         """
         <!DOCTYPE html>
         <html lang="en"><head><meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>\(self.escape(title))</title>
+        <title>\(HTML.escape(title))</title>
         <style>
         :root { color-scheme: light dark; --accent: #e4002b; --card: #ffffff; --bg: #f1f2f5; --fg: #1d1f24; --muted: #6b7079; }
         @media (prefers-color-scheme: dark) { :root { --card: #23262d; --bg: #14161a; --fg: #eceef2; --muted: #9aa0aa; } }

@@ -4,6 +4,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import RegcodeSupport
 import Hummingbird
 
 /// The body format of a REST API v1 answer (reference §2.1).

@@ -1,0 +1,19 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A client application registered through DCR (`POST /o/client/register`).
+public struct RegisteredClient: Sendable {
+    /// The issued `client_id`.
+    public let clientId: String
+    /// The issued `client_secret`; never logged.
+    let clientSecret: String
+    /// `software_id` of the software statement the client registered with.
+    public let softwareId: String
+    /// Redirect URIs echoed in the registration answer.
+    public let redirectURIs: [String]
+    /// `client_id_issued_at`, in epoch seconds.
+    public let issuedAtSeconds: Int64
+}

@@ -1,0 +1,33 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Hummingbird
+import Logging
+import Synchronization
+
+/// The groups of endpoints fault injection is configured and counted by.
+public enum EndpointClass: String, Sendable, CaseIterable, Codable, CodingKeyRepresentable {
+    /// `/o/client/*` (DCR registration and tokens).
+    case dcr
+    /// Code creation and lookup: v2 `sessions`, v1 `reggie/…/regcode` (alias `regcode`).
+    case sessions
+    /// What a device polls: v2 `profiles/code/{code}`, v1 `tokens/authn` and `authenticate/{code}`.
+    case poll
+    /// v2 `decisions/*`, v1 `authorize`, `preauthorize`, `tokens/authz`, `tokens/media`, `mediatoken` (alias `authorize`).
+    case decisions
+    /// v2 `configuration`, v1 `config/{requestor}`.
+    case config
+    /// Every other API endpoint.
+    case other
+
+    /// The class named `name`, accepting the aliases `regcode` and `authorize`.
+    public init?(name: String) {
+        switch name {
+        case "regcode": self = .sessions
+        case "authorize": self = .decisions
+        default: self.init(rawValue: name)
+        }
+    }
+}

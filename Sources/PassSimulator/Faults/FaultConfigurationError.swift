@@ -1,0 +1,18 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Hummingbird
+import Logging
+import Synchronization
+
+/// An invalid ``FaultConfiguration``.
+public struct FaultConfigurationError: Error, Sendable, CustomStringConvertible {
+    /// What is wrong.
+    public let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}

@@ -1,0 +1,28 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Hummingbird
+import Logging
+import Synchronization
+
+/// The kinds of injected faults, as counted by `GET /_sim/stats`.
+public enum FaultKind: String, Sendable, CaseIterable, Codable, CodingKeyRepresentable {
+    /// A 5xx answer with an openresty-style HTML body; the request is not processed.
+    case error5xx
+    /// Adobe's throttling answer (429, no `Retry-After`); the request is not processed.
+    case throttle429
+    /// A 429 carrying `Retry-After: N`; the request is not processed.
+    case throttle429RetryAfter
+    /// The connection is closed without any response; the request is not processed.
+    case drop
+    /// The request is processed, then answered 200 with a truncated body.
+    case malformed
+    /// A protected call is answered 401 as if its access token had expired; the request is not processed.
+    case tokenExpiry
+    /// A new code dies before its published expiry.
+    case earlyExpiry
+    /// The response was delayed.
+    case latency
+}

@@ -1,0 +1,138 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Hummingbird
+import Logging
+import Synchronization
+
+/// Applies fault injection and counts every API request by class and status.
+///
+/// It runs outside the throttle, so a throttled answer is counted and an injected fault never consumes a token.
+struct FaultMiddleware: RouterMiddleware {
+    typealias Context = SimulatorRequestContext
+
+    let injector: FaultInjector
+    let clock: SimulatorClock
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let route = RouteClassification(method: request.method, path: request.uri.path)
+        let plan = self.injector.plan(for: route.endpointClass, protected: route.protected)
+        if let latency = plan.latency {
+            try await self.clock.sleep(for: latency)
+        }
+        if let outcome = plan.outcome {
+            context.logger.debug(
+                "fault injected",
+                metadata: ["fault.kind": .string("\(outcome)"), "fault.class": .string(route.endpointClass.rawValue)]
+            )
+        }
+        switch plan.outcome {
+        case .drop:
+            self.injector.record(route.endpointClass, status: "dropped")
+            await context.closeConnection()
+            // Never delivered over a real connection (it is closed); in-process router tests, which have no
+            // connection, see this empty 500 instead.
+            return Response(status: .internalServerError)
+        case .error5xx(let code):
+            self.injector.record(route.endpointClass, status: String(code))
+            return Self.serverError(code)
+        case .throttle429(let retryAfter):
+            self.injector.record(route.endpointClass, status: "429")
+            var response = Throttle.tooManyRequestsResponse()
+            if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+            return response
+        case .tokenExpiry:
+            self.injector.record(route.endpointClass, status: "401")
+            if route.api == .v1 {
+                return try V1Error.notAuthorized("access token expired").response(from: request, context: context)
+            }
+            return try EnhancedError.invalidAccessToken.response(from: request, context: context)
+        case .malformed, nil:
+            break
+        }
+
+        let response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as any HTTPResponseError {
+            if plan.outcome == .malformed {
+                self.injector.record(route.endpointClass, status: "200")
+                return await Self.truncated(try error.response(from: request, context: context))
+            }
+            self.injector.record(route.endpointClass, status: String(error.status.code))
+            throw error
+        } catch {
+            self.injector.record(route.endpointClass, status: "500")
+            throw error
+        }
+        if plan.outcome == .malformed {
+            self.injector.record(route.endpointClass, status: "200")
+            return await Self.truncated(response)
+        }
+        self.injector.record(route.endpointClass, status: String(response.status.code))
+        return response
+    }
+
+    /// A gateway-style error page, like the openresty pages Adobe's edge serves.
+    static func serverError(_ code: Int) -> Response {
+        // nginx/openresty's own wording for the statuses a gateway produces.
+        let phrases = [
+            500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Temporarily Unavailable",
+            504: "Gateway Time-out", 505: "HTTP Version Not Supported", 507: "Insufficient Storage",
+        ]
+        let phrase = phrases[code] ?? "Server Error"
+        let status = HTTPResponse.Status(code: code, reasonPhrase: phrase)
+        let title = "\(code) \(phrase)"
+        let body = "<html><head><title>\(title)</title></head><body><center><h1>\(title)</h1></center><hr><center>openresty</center></body></html>"
+        return Response(
+            status: status,
+            headers: [.contentType: "text/html", .server: "openresty"],
+            body: .init(byteBuffer: ByteBuffer(string: body))
+        )
+    }
+
+    /// The same answer as 200 with only the first half of its body (at least a dangling `{"`), so it cannot parse.
+    static func truncated(_ response: Response) async -> Response {
+        let collector = BodyCollector()
+        var body = response.body
+        do {
+            try await body.write(CollectingWriter(collector: collector))
+        } catch {
+            collector.buffer.clear()
+        }
+        var bytes = collector.buffer
+        let kept = bytes.readableBytes / 2
+        var truncated = bytes.readSlice(length: kept) ?? ByteBuffer()
+        if truncated.readableBytes < 2 {
+            truncated = ByteBuffer(string: #"{""#)
+        }
+        var headers = response.headers
+        headers[.contentLength] = nil
+        headers[.contentType] = headers[.contentType] ?? "application/json;charset=utf-8"
+        body = .init(byteBuffer: truncated)
+        return Response(status: .ok, headers: headers, body: body)
+    }
+
+    private final class BodyCollector {
+        var buffer = ByteBuffer()
+    }
+
+    private struct CollectingWriter: ResponseBodyWriter {
+        let collector: BodyCollector
+
+        mutating func write(_ buffer: ByteBuffer) async throws {
+            var buffer = buffer
+            self.collector.buffer.writeBuffer(&buffer)
+        }
+
+        mutating func write(contentsOf buffers: some Sequence<ByteBuffer>) async throws {
+            for buffer in buffers {
+                try await self.write(buffer)
+            }
+        }
+
+        consuming func finish(_ trailingHeaders: HTTPFields?) async throws {}
+    }
+}

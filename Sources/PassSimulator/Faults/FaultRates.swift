@@ -1,0 +1,144 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Hummingbird
+import Logging
+import Synchronization
+
+/// Fault probabilities and latency for one endpoint class. `nil` fields inherit from the overall default (and are 0
+/// there).
+///
+/// The response faults (`error5xx`, `throttle429`, `throttle429RetryAfter`, `drop`, `malformed`, `tokenExpiry`) share
+/// one draw per request, so each probability is exact and together they may not exceed 1.
+public struct FaultRates: Sendable, Equatable {
+    /// Probability of a 5xx answer.
+    public var error5xx: Double?
+    /// Statuses a 5xx answer picks from uniformly (default 500, 502, 503).
+    public var error5xxStatuses: [Int]?
+    /// Probability of a 429 without `Retry-After`.
+    public var throttle429: Double?
+    /// Probability of a 429 with `Retry-After`.
+    public var throttle429RetryAfter: Double?
+    /// The `Retry-After` value, in seconds (default 1).
+    public var retryAfterSeconds: Int?
+    /// Probability that the connection is closed without a response.
+    public var drop: Double?
+    /// Probability of a 200 with a truncated body.
+    public var malformed: Double?
+    /// Probability that a protected call (one that needs a bearer token or v1 signature) is answered 401 as if the
+    /// token expired; elsewhere it has no effect.
+    public var tokenExpiry: Double?
+    /// Probability that a new code expires at issue time plus a random fraction of its TTL. Codes are created by the
+    /// `sessions` class, so only its effective value counts.
+    public var earlyExpiry: Double?
+    /// Fixed latency added to every response, in milliseconds.
+    public var latencyMs: Int?
+    /// Extra latency drawn uniformly from 0…`latencySpreadMs` milliseconds.
+    public var latencySpreadMs: Int?
+
+    /// No faults.
+    public init(
+        error5xx: Double? = nil,
+        error5xxStatuses: [Int]? = nil,
+        throttle429: Double? = nil,
+        throttle429RetryAfter: Double? = nil,
+        retryAfterSeconds: Int? = nil,
+        drop: Double? = nil,
+        malformed: Double? = nil,
+        tokenExpiry: Double? = nil,
+        earlyExpiry: Double? = nil,
+        latencyMs: Int? = nil,
+        latencySpreadMs: Int? = nil
+    ) {
+        self.error5xx = error5xx
+        self.error5xxStatuses = error5xxStatuses
+        self.throttle429 = throttle429
+        self.throttle429RetryAfter = throttle429RetryAfter
+        self.retryAfterSeconds = retryAfterSeconds
+        self.drop = drop
+        self.malformed = malformed
+        self.tokenExpiry = tokenExpiry
+        self.earlyExpiry = earlyExpiry
+        self.latencyMs = latencyMs
+        self.latencySpreadMs = latencySpreadMs
+    }
+
+    /// Each field of `self`, or of `fallback` where `self` has none.
+    func over(_ fallback: FaultRates) -> FaultRates {
+        FaultRates(
+            error5xx: self.error5xx ?? fallback.error5xx,
+            error5xxStatuses: self.error5xxStatuses ?? fallback.error5xxStatuses,
+            throttle429: self.throttle429 ?? fallback.throttle429,
+            throttle429RetryAfter: self.throttle429RetryAfter ?? fallback.throttle429RetryAfter,
+            retryAfterSeconds: self.retryAfterSeconds ?? fallback.retryAfterSeconds,
+            drop: self.drop ?? fallback.drop,
+            malformed: self.malformed ?? fallback.malformed,
+            tokenExpiry: self.tokenExpiry ?? fallback.tokenExpiry,
+            earlyExpiry: self.earlyExpiry ?? fallback.earlyExpiry,
+            latencyMs: self.latencyMs ?? fallback.latencyMs,
+            latencySpreadMs: self.latencySpreadMs ?? fallback.latencySpreadMs
+        )
+    }
+
+    /// The response faults in draw order, with their probabilities (0 when unset).
+    var responseFaults: [(FaultKind, Double)] {
+        [
+            (.drop, self.drop ?? 0),
+            (.error5xx, self.error5xx ?? 0),
+            (.throttle429, self.throttle429 ?? 0),
+            (.throttle429RetryAfter, self.throttle429RetryAfter ?? 0),
+            (.malformed, self.malformed ?? 0),
+            (.tokenExpiry, self.tokenExpiry ?? 0),
+        ]
+    }
+}
+
+extension FaultRates: Codable {
+    private enum CodingKeys: String, CodingKey, CaseIterable {
+        case error5xx, error5xxStatuses, throttle429, throttle429RetryAfter, retryAfterSeconds, drop, malformed
+        case tokenExpiry, earlyExpiry, latencyMs, latencySpreadMs
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let names = try decoder.container(keyedBy: AnyCodingKey.self)
+        // Unknown keys are refused: a misspelt probability in a soak configuration must not silently mean 0.
+        for key in names.allKeys where CodingKeys(rawValue: key.stringValue) == nil {
+            throw DecodingError.dataCorruptedError(
+                forKey: key,
+                in: names,
+                debugDescription: "unknown fault setting \"\(key.stringValue)\""
+            )
+        }
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            error5xx: try container.decodeIfPresent(Double.self, forKey: .error5xx),
+            error5xxStatuses: try container.decodeIfPresent([Int].self, forKey: .error5xxStatuses),
+            throttle429: try container.decodeIfPresent(Double.self, forKey: .throttle429),
+            throttle429RetryAfter: try container.decodeIfPresent(Double.self, forKey: .throttle429RetryAfter),
+            retryAfterSeconds: try container.decodeIfPresent(Int.self, forKey: .retryAfterSeconds),
+            drop: try container.decodeIfPresent(Double.self, forKey: .drop),
+            malformed: try container.decodeIfPresent(Double.self, forKey: .malformed),
+            tokenExpiry: try container.decodeIfPresent(Double.self, forKey: .tokenExpiry),
+            earlyExpiry: try container.decodeIfPresent(Double.self, forKey: .earlyExpiry),
+            latencyMs: try container.decodeIfPresent(Int.self, forKey: .latencyMs),
+            latencySpreadMs: try container.decodeIfPresent(Int.self, forKey: .latencySpreadMs)
+        )
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(self.error5xx, forKey: .error5xx)
+        try container.encodeIfPresent(self.error5xxStatuses, forKey: .error5xxStatuses)
+        try container.encodeIfPresent(self.throttle429, forKey: .throttle429)
+        try container.encodeIfPresent(self.throttle429RetryAfter, forKey: .throttle429RetryAfter)
+        try container.encodeIfPresent(self.retryAfterSeconds, forKey: .retryAfterSeconds)
+        try container.encodeIfPresent(self.drop, forKey: .drop)
+        try container.encodeIfPresent(self.malformed, forKey: .malformed)
+        try container.encodeIfPresent(self.tokenExpiry, forKey: .tokenExpiry)
+        try container.encodeIfPresent(self.earlyExpiry, forKey: .earlyExpiry)
+        try container.encodeIfPresent(self.latencyMs, forKey: .latencyMs)
+        try container.encodeIfPresent(self.latencySpreadMs, forKey: .latencySpreadMs)
+    }
+}

@@ -1,0 +1,61 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// All mutable simulator state: DCR clients and tokens, codes (v2 sessions and v1 regcodes), v2 profiles, v1 AuthN
+/// and AuthZ tokens, and the deny lists.
+///
+/// Keys follow reference §10: v2 profiles by (service provider, device identifier, client id); v1 tokens by
+/// (requestor, deviceId); codes by code, with the creating device captured. Everything that expires is purged by a
+/// sweep that runs at most once per ``sweepInterval`` of simulated time, piggybacking on requests, so memory stays
+/// bounded without a timer.
+public actor SimulatorState {
+    struct DeviceKey: Hashable {
+        let serviceProvider: String
+        let deviceIdentifier: String
+    }
+
+    struct ProfileKey: Hashable {
+        let serviceProvider: String
+        let deviceIdentifier: String
+        let clientId: String
+    }
+
+    /// Live access tokens kept per client; older ones are revoked so a client refreshing in a loop cannot grow memory.
+    static let maxTokensPerClient = 16
+    /// v1 codes remembered per device; older ones are still valid but no longer observed by device polls.
+    static let maxV1CodesPerDevice = 16
+    /// How often (in simulated time) expired records are purged.
+    static let sweepInterval: Int64 = 30_000
+    /// How long expired profiles and tokens are kept, so the device is told "expired" (v1 410, v2
+    /// `authenticated_profile_expired`) rather than "never authenticated".
+    static let expiredRetention: Int64 = 24 * 3_600_000
+    static let codeAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789".utf8)
+
+    /// The configuration the state was created with.
+    public nonisolated let configuration: SimulatorConfiguration
+
+    var clients: [String: RegisteredClient] = [:]
+    var tokens: [String: AccessTokenGrant] = [:]
+    var tokensByClient: [String: [String]] = [:]
+    var sessions: [String: AuthenticationSession] = [:]
+    var liveCodeByDevice: [DeviceKey: String] = [:]
+    var v1CodesByDevice: [DeviceKey: [String]] = [:]
+    var profiles: [ProfileKey: [String: SimulatedProfile]] = [:]
+    var v1Tokens: [DeviceKey: SimulatedProfile] = [:]
+    var v1Authorizations: [DeviceKey: [String: AuthorizationGrant]] = [:]
+    var deny: DenyLists
+    var lastSweep: Int64
+    var generator = SystemRandomNumberGenerator()
+
+    /// Creates empty state governed by `configuration` (TTLs, MVPDs, deny lists, clock).
+    public init(configuration: SimulatorConfiguration = .init()) {
+        self.configuration = configuration
+        self.deny = DenyLists(resources: configuration.denyResources, mvpds: configuration.denyMVPDs)
+        self.lastSweep = configuration.clock.nowMillis
+    }
+
+    var now: Int64 { self.configuration.clock.nowMillis }
+}

@@ -173,7 +173,7 @@ public final class Daemon: Sendable {
             activationURL.value = url
             CodePrinter.say("activation page: \(url)")
         }
-        let specs = try reconcileDevices()
+        let specs = try await reconcileDevices()
         var ramps: [String: (ramp: Duration, specs: [Fleet<SystemDeviceClock>.DeviceSpec])] = [:]
         var started = 0
         for spec in specs {
@@ -222,23 +222,23 @@ public final class Daemon: Sendable {
 
     /// Start-up: what to start for every configured and stored device (stored identity, state and
     /// seed are kept; devices no longer configured are forgotten unless added over the socket).
-    func reconcileDevices() throws -> [Fleet<SystemDeviceClock>.DeviceSpec] {
+    func reconcileDevices() async throws -> [Fleet<SystemDeviceClock>.DeviceSpec] {
         let plans = DeviceReconciler().plan(
-            wanted: wantedDevices(catalog), stored: try store.loadDevices(), running: [:], runtimeSettings: runtimeSettingsAndCycle
+            wanted: wantedDevices(catalog), stored: try await store.loadDevices(), running: [:], runtimeSettings: runtimeSettingsAndCycle
         )
         var specs: [Fleet<SystemDeviceClock>.DeviceSpec] = []
         for plan in plans {
             switch plan {
             case .start(let device, let settings, let cycle, let save):
-                if save { try store.saveDevice(device) }
+                if save { try await store.saveDevice(device) }
                 specs.append(device.spec(settings: settings, cycle: cycle))
             case .restart(let device, let settings, let cycle):
-                try store.saveDevice(device)
+                try await store.saveDevice(device)
                 specs.append(device.spec(settings: settings, cycle: cycle))
             case .keep:
                 continue
             case .remove(let name):
-                _ = try store.removeDevice(named: name)
+                _ = try await store.removeDevice(named: name)
                 logger.info("device no longer configured; removed", metadata: ["device": "\(name)"])
             }
         }
@@ -295,24 +295,24 @@ public final class Daemon: Sendable {
                 }
             }
             let plans = DeviceReconciler().plan(
-                wanted: wantedDevices(newCatalog), stored: try store.loadDevices(), running: running, runtimeSettings: runtimeSettingsAndCycle
+                wanted: wantedDevices(newCatalog), stored: try await store.loadDevices(), running: running, runtimeSettings: runtimeSettingsAndCycle
             )
             for plan in plans {
                 switch plan {
                 case .start(let device, let settings, let cycle, let save):
-                    if save { try store.saveDevice(device) }
+                    if save { try await store.saveDevice(device) }
                     try await fleet.add(device.spec(settings: settings, cycle: cycle))
                     added += 1
                 case .restart(let device, let settings, let cycle):
                     await fleet.remove(device.name)
-                    try store.saveDevice(device)
+                    try await store.saveDevice(device)
                     try await fleet.add(device.spec(settings: settings, cycle: cycle))
                     changed += 1
                 case .keep:
                     continue
                 case .remove(let name):
                     if await fleet.remove(name) { removed += 1 }
-                    _ = try store.removeDevice(named: name)
+                    _ = try await store.removeDevice(named: name)
                 }
             }
         } catch {

@@ -164,7 +164,7 @@ struct DaemonControlHandler: ControlHandler {
     // MARK: Devices
 
     private func devicesList() async throws(RPCError) -> JSONValue {
-        let summaries = try await storeCall { store in try store.deviceSummaries() }
+        let summaries = try await storeCall { store in try await store.deviceSummaries() }
         let live = await daemon.fleet.deviceNames
         let byName = Dictionary(summaries.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         var devices: [JSONValue] = []
@@ -193,8 +193,8 @@ struct DaemonControlHandler: ControlHandler {
         guard let snapshot = await daemon.fleet.snapshot(of: name), let settings = await daemon.fleet.settings(of: name) else {
             throw .unknownDevice(name)
         }
-        let summaries = try await storeCall { store in try store.deviceSummaries() }
-        let deviceID = try await storeCall { store in try store.deviceID(named: name) }
+        let summaries = try await storeCall { store in try await store.deviceSummaries() }
+        let deviceID = try await storeCall { store in try await store.deviceID(named: name) }
         var detail = Self.summaryJSON(name: name, summary: summaries.first { $0.name == name }, snapshot: snapshot).objectValue ?? [:]
         detail["deviceId"] = deviceID.map(JSONValue.string) ?? .null
         detail["requestor"] = .string(settings.requestor)
@@ -242,11 +242,11 @@ struct DaemonControlHandler: ControlHandler {
         guard case .start(let device, let settings, let cycle, _) = DeviceReconciler().plan(for: wanted, stored: nil, running: nil) else {
             throw .internalError("a new device must be started")
         }
-        try await storeCall { store in try store.saveDevice(device) }
+        try await storeCall { store in try await store.saveDevice(device) }
         do {
             try await daemon.fleet.add(device.spec(settings: settings, cycle: cycle))
         } catch {
-            _ = try? await storeCall { store in try store.removeDevice(named: name) }
+            _ = try? await storeCall { store in try await store.removeDevice(named: name) }
             throw Self.rpcError(error)
         }
         return try await deviceDetail(name)
@@ -254,7 +254,7 @@ struct DaemonControlHandler: ControlHandler {
 
     private func removeDevice(_ name: String) async throws(RPCError) -> JSONValue {
         guard await daemon.fleet.remove(name) else { throw .unknownDevice(name) }
-        _ = try await storeCall { store in try store.removeDevice(named: name) }
+        _ = try await storeCall { store in try await store.removeDevice(named: name) }
         return ["device": .string(name), "removed": true]
     }
 
@@ -262,14 +262,14 @@ struct DaemonControlHandler: ControlHandler {
     /// identity, then starts its scenario again.
     private func resetDevice(_ name: String) async throws(RPCError) -> JSONValue {
         guard let settings = await daemon.fleet.settings(of: name) else { throw .unknownDevice(name) }
-        let stored = try await storeCall { store in try store.loadDevices().first { $0.name == name } }
+        let stored = try await storeCall { store in try await store.loadDevices().first { $0.name == name } }
         guard let device = stored else { throw .unknownDevice(name) }
         let cycle = daemon.catalog.fleet(named: device.fleet ?? "")?.cycle ?? daemon.catalog.fleet(forDevice: name)?.cycle
         guard case .restart(let record, let settings, let cycle) = DeviceReconciler().reset(device, settings: settings, cycle: cycle) else {
             throw .internalError("a reset must restart the device")
         }
         await daemon.fleet.remove(name)
-        try await storeCall { store in try store.saveDevice(record) }
+        try await storeCall { store in try await store.saveDevice(record) }
         do {
             try await daemon.fleet.add(record.spec(settings: settings, cycle: cycle))
         } catch {
@@ -285,7 +285,7 @@ struct DaemonControlHandler: ControlHandler {
         for (phase, count) in await daemon.fleet.phaseCounts() {
             byState[phase.rawValue] = .int(Int64(count))
         }
-        let lastSeq = try await storeCall { store in try store.lastEventSequence() }
+        let lastSeq = try await storeCall { store in try await store.lastEventSequence() }
         return [
             "version": .string(RegcodedVersion.current),
             "pid": .int(Int64(getpid())),
@@ -319,7 +319,7 @@ struct DaemonControlHandler: ControlHandler {
             if let names, let name = event["name"]?.stringValue, !names.contains(name) { return false }
             return true
         }
-        let lastSeq = try await storeCall { store in try store.lastEventSequence() }
+        let lastSeq = try await storeCall { store in try await store.lastEventSequence() }
         let result: JSONValue = ["subscribed": true, "lastSeq": .int(lastSeq), "since": since.map(JSONValue.int) ?? .null]
         guard let since else {
             return Subscription(result: result, live: live)
@@ -330,10 +330,9 @@ struct DaemonControlHandler: ControlHandler {
 
     // MARK: Helpers
 
-    private func storeCall<T: Sendable>(_ body: @escaping @Sendable (RegcodeStore) throws -> T) async throws(RPCError) -> T {
-        let store = daemon.store
+    private func storeCall<T: Sendable>(_ body: (RegcodeStore) async throws -> T) async throws(RPCError) -> T {
         do {
-            return try await NIOThreadPool.singleton.runIfActive { try body(store) }
+            return try await body(daemon.store)
         } catch {
             throw .internalError("database: \(error)")
         }
@@ -370,9 +369,7 @@ struct StoredEventReplay: AsyncSequence, Sendable {
             if index == page.count {
                 guard !exhausted else { return nil }
                 let (store, cursor, devices, names) = (self.store, self.cursor, self.devices, self.names)
-                page = try await NIOThreadPool.singleton.runIfActive {
-                    try store.events(after: cursor, devices: devices, names: names, limit: 500)
-                }
+                page = try await store.events(after: cursor, devices: devices, names: names, limit: 500)
                 index = 0
                 if page.count < 500 { exhausted = true }
                 guard !page.isEmpty else { return nil }

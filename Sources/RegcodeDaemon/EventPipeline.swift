@@ -1,7 +1,6 @@
 import DeviceFleet
 import Foundation
 import Logging
-import NIOPosix
 import RegcodeEngine
 import RegcodeStore
 import ServiceLifecycle
@@ -27,14 +26,12 @@ final class EventPipeline: FleetSink, Service {
     private let broadcaster: EventBroadcaster<JSONValue>
     private let observers: [@Sendable ([DeviceStep], [StoredEvent]) -> Void]
     private let logger: Logger
-    private let threadPool: NIOThreadPool
 
     init(store: RegcodeStore, broadcaster: EventBroadcaster<JSONValue>, observers: [@Sendable ([DeviceStep], [StoredEvent]) -> Void], logger: Logger) {
         self.store = store
         self.broadcaster = broadcaster
         self.observers = observers
         self.logger = logger
-        self.threadPool = NIOThreadPool.singleton
         (wakeups, wake) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -80,7 +77,7 @@ final class EventPipeline: FleetSink, Service {
             }
             do {
                 let store = self.store
-                let stored = try await threadPool.runIfActive { try store.apply(records) }
+                let stored = try await store.apply(records)
                 if !stored.isEmpty {
                     broadcaster.publish(stored.map(EventEncoding.params))
                 }

@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import NIOPosix
 import RegcodeStore
 import RegcodeSupport
 import ServiceLifecycle
@@ -19,12 +18,10 @@ struct RetentionService: Service {
             do {
                 let store = self.store
                 let retention = self.retention
-                let removed = try await NIOThreadPool.singleton.runIfActive {
-                    try store.prune(
-                        pollAttemptsBefore: retention.pollAttempts.map { now - $0.milliseconds },
-                        eventsBefore: retention.events.map { now - $0.milliseconds }
-                    )
-                }
+                let removed = try await store.prune(
+                    pollAttemptsBefore: retention.pollAttempts.map { now - $0.milliseconds },
+                    eventsBefore: retention.events.map { now - $0.milliseconds }
+                )
                 if removed.polls > 0 || removed.events > 0 {
                     logger.info("pruned logs", metadata: ["poll_attempts": "\(removed.polls)", "events": "\(removed.events)"])
                 }

@@ -7,8 +7,8 @@ extension RegcodeStore {
     /// Every stored device with its reconstructed snapshot, oldest first.
     ///
     /// Settings come back without `softwareStatement` and `signingKeys` (never stored).
-    public func loadDevices() throws -> [StoredDevice] {
-        try pool.read { db in
+    public func loadDevices() async throws -> [StoredDevice] {
+        try await pool.read { db in
             let json = JSONColumns()
             let rows = try Row.fetchCursor(db, sql: """
                 SELECT d.name, d.device_id, d.scenario, d.settings, d.seed,
@@ -75,12 +75,12 @@ extension RegcodeStore {
     /// becomes `device.snapshot` (a pending code that is not in it ends as `cancelled`), so save a
     /// device only while no engine step for it is queued: when adding it, when reconciling at
     /// start, when resetting it. Secrets in the settings are not stored (see ``loadDevices()``).
-    public func saveDevice(_ device: StoredDevice) throws {
+    public func saveDevice(_ device: StoredDevice) async throws {
         let json = JSONColumns()
         let settings = try json.settingsText(device.settings)
         let deviceInfo = try json.text(device.settings.deviceInfo)
         let now = Self.wallClockMs()
-        let keptID: String? = try pool.write { db in
+        let keptID: String? = try await pool.write { db in
             let existing = try String.fetchOne(db, sql: "SELECT device_id FROM devices WHERE name = ?", arguments: [device.name])
             if existing != nil {
                 try db.execute(
@@ -124,8 +124,8 @@ extension RegcodeStore {
     /// Its poll attempts and events stay: they are history, and event sequence numbers already
     /// handed to subscribers must stay resolvable until retention prunes them.
     /// - Returns: whether the device existed.
-    public func removeDevice(named name: String) throws -> Bool {
-        let removed = try pool.write { db in
+    public func removeDevice(named name: String) async throws -> Bool {
+        let removed = try await pool.write { db in
             try db.execute(sql: "DELETE FROM devices WHERE name = ?", arguments: [name])
             return db.changesCount > 0
         }
@@ -134,16 +134,16 @@ extension RegcodeStore {
     }
 
     /// The stable device id of a stored device.
-    public func deviceID(named name: String) throws -> String? {
-        try pool.read { db in
+    public func deviceID(named name: String) async throws -> String? {
+        try await pool.read { db in
             try String.fetchOne(db, sql: "SELECT device_id FROM devices WHERE name = ?", arguments: [name])
         }
     }
 
     /// One overview line per device, oldest first: state, pending code, polls for that code and the
     /// latest poll.
-    public func deviceSummaries() throws -> [DeviceSummary] {
-        try pool.read { db in
+    public func deviceSummaries() async throws -> [DeviceSummary] {
+        try await pool.read { db in
             // Polls for a code are sent after the code was stored; the lower bound on sent_at keeps
             // the count on the (device, sent_at) index instead of the device's whole poll history.
             // The slack covers the step time being taken slightly after a poll's send time.

@@ -9,7 +9,7 @@ extension RegcodeStore {
     ///
     /// `devices` / `names` restrict the device names and callback names; `nil` means any, an
     /// empty set means none.
-    public func events(after seq: Int64, devices: Set<String>?, names: Set<String>?, limit: Int) throws -> [StoredEvent] {
+    public func events(after seq: Int64, devices: Set<String>?, names: Set<String>?, limit: Int) async throws -> [StoredEvent] {
         guard limit > 0, devices?.isEmpty != true, names?.isEmpty != true else { return [] }
         let json = JSONColumns()
         // Sets are bound as one JSON array and expanded with json_each, so a filter of thousands
@@ -28,7 +28,7 @@ extension RegcodeStore {
         arguments += [limit]
         let finalSQL = sql
         let finalArguments = arguments
-        return try pool.read { db in
+        return try await pool.read { db in
             let rows = try Row.fetchCursor(db.cachedStatement(sql: finalSQL), arguments: finalArguments)
             var events: [StoredEvent] = []
             while let row = try rows.next() {
@@ -46,15 +46,15 @@ extension RegcodeStore {
     }
 
     /// The highest sequence number ever assigned (0 before the first event), including pruned ones.
-    public func lastEventSequence() throws -> Int64 {
-        try pool.read { db in
+    public func lastEventSequence() async throws -> Int64 {
+        try await pool.read { db in
             // sqlite_sequence, not MAX(seq): it still knows the last number after pruning.
             try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'events'") ?? 0
         }
     }
 
     /// Logged polls, in send order; optionally of one device and/or sent at or after a time.
-    public func pollAttempts(device: String?, sinceEpochMs: Int64?) throws -> [StoredPollAttempt] {
+    public func pollAttempts(device: String?, sinceEpochMs: Int64?) async throws -> [StoredPollAttempt] {
         var conditions: [String] = []
         var arguments: StatementArguments = []
         if let device {
@@ -71,7 +71,7 @@ extension RegcodeStore {
             FROM poll_attempts\(filter) ORDER BY sent_at, id
             """
         let finalArguments = arguments
-        return try pool.read { db in
+        return try await pool.read { db in
             let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: finalArguments)
             var attempts: [StoredPollAttempt] = []
             while let row = try rows.next() {
@@ -99,17 +99,17 @@ extension RegcodeStore {
     /// Deletes in bounded batches, one transaction each, so `apply` and readers are never held up
     /// for long. Event sequence numbers are never reused.
     /// - Returns: how many rows were deleted from each log.
-    public func prune(pollAttemptsBefore: Int64?, eventsBefore: Int64?) throws -> (polls: Int, events: Int) {
+    public func prune(pollAttemptsBefore: Int64?, eventsBefore: Int64?) async throws -> (polls: Int, events: Int) {
         var polls = 0
         var events = 0
         if let cutoff = pollAttemptsBefore {
-            polls = try deleteInBatches(
+            polls = try await deleteInBatches(
                 "DELETE FROM poll_attempts WHERE id IN (SELECT id FROM poll_attempts WHERE sent_at < ? LIMIT ?)",
                 cutoff: cutoff
             )
         }
         if let cutoff = eventsBefore {
-            events = try deleteInBatches(
+            events = try await deleteInBatches(
                 "DELETE FROM events WHERE seq IN (SELECT seq FROM events WHERE time < ? LIMIT ?)",
                 cutoff: cutoff
             )
@@ -122,10 +122,10 @@ extension RegcodeStore {
 
     static let pruneBatchSize = 5_000
 
-    private func deleteInBatches(_ sql: String, cutoff: Int64) throws -> Int {
+    private func deleteInBatches(_ sql: String, cutoff: Int64) async throws -> Int {
         var total = 0
         while true {
-            let deleted = try pool.write { db in
+            let deleted = try await pool.write { db in
                 try db.cachedStatement(sql: sql).execute(arguments: [cutoff, Self.pruneBatchSize])
                 return db.changesCount
             }

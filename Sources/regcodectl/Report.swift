@@ -7,7 +7,7 @@ import RegcodeStore
 import SoakReport
 
 /// `regcodectl report`: soak figures straight from the state database (no daemon needed).
-struct Report: ParsableCommand {
+struct Report: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print a soak report from the poll and event logs: intervals, lateness, 429s, backoffs, logins, expiries.",
         discussion: """
@@ -47,7 +47,7 @@ struct Report: ParsableCommand {
         return "./regcoded.sqlite"
     }
 
-    func run() throws {
+    func run() async throws {
         let nowMs = Int64((Date().timeIntervalSince1970 * 1000).rounded())
         var sinceMs: Int64?
         if let since {
@@ -68,8 +68,8 @@ struct Report: ParsableCommand {
         let report: SoakReport
         do {
             let store = try RegcodeStore(readingOnly: path, logger: Logger(label: "regcodectl.report", factory: { _ in SwiftLogNoOpLogHandler() }))
-            let polls = try loadPolls(store, sinceMs: sinceMs)
-            let events = try loadStatusEvents(store, sinceMs: sinceMs)
+            let polls = try await loadPolls(store, sinceMs: sinceMs)
+            let events = try await loadStatusEvents(store, sinceMs: sinceMs)
             report = SoakReport(
                 polls: polls,
                 statusEvents: events,
@@ -99,12 +99,14 @@ struct Report: ParsableCommand {
         }
     }
 
-    private func loadPolls(_ store: RegcodeStore, sinceMs: Int64?) throws -> [PollRecord] {
+    private func loadPolls(_ store: RegcodeStore, sinceMs: Int64?) async throws -> [PollRecord] {
         let attempts: [StoredPollAttempt]
         if device.isEmpty {
-            attempts = try store.pollAttempts(device: nil, sinceEpochMs: sinceMs)
+            attempts = try await store.pollAttempts(device: nil, sinceEpochMs: sinceMs)
         } else {
-            attempts = try Set(device).sorted().flatMap { try store.pollAttempts(device: $0, sinceEpochMs: sinceMs) }
+            var all: [StoredPollAttempt] = []
+            for name in Set(device).sorted() { all += try await store.pollAttempts(device: name, sinceEpochMs: sinceMs) }
+            attempts = all
         }
         return attempts.map { stored in
             let attempt = stored.attempt
@@ -122,13 +124,13 @@ struct Report: ParsableCommand {
     }
 
     /// The `REG410` / `REG500` status events of the window, read page by page.
-    private func loadStatusEvents(_ store: RegcodeStore, sinceMs: Int64?) throws -> [StatusEventRecord] {
+    private func loadStatusEvents(_ store: RegcodeStore, sinceMs: Int64?) async throws -> [StatusEventRecord] {
         let pageSize = 10_000
         let devices = device.isEmpty ? nil : Set(device)
         var records: [StatusEventRecord] = []
         var after: Int64 = 0
         while true {
-            let page = try store.events(after: after, devices: devices, names: [Callback.status.rawValue], limit: pageSize)
+            let page = try await store.events(after: after, devices: devices, names: [Callback.status.rawValue], limit: pageSize)
             for event in page {
                 if let sinceMs, event.time < sinceMs { continue }
                 let dictionary = event.args["statusDictionary"]

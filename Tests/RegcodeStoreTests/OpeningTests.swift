@@ -4,7 +4,7 @@ import RegcodeStore
 import Testing
 
 @Suite struct OpeningTests {
-    @Test func createdSchemaEqualsSchemaFile() throws {
+    @Test func createdSchemaEqualsSchemaFile() async throws {
         let dir = try TempDirectory()
         let daemonDB = dir.path("daemon.db")
         let shellDB = dir.path("shell.db")
@@ -28,11 +28,11 @@ import Testing
         _ = store
     }
 
-    @Test func filesArePrivateAndWALIsOn() throws {
+    @Test func filesArePrivateAndWALIsOn() async throws {
         let dir = try TempDirectory()
         let path = dir.path("state.db")
         let store = try openStore(path)
-        try store.saveDevice(makeDevice("stb-1"))
+        try await store.saveDevice(makeDevice("stb-1"))
 
         for file in [path, path + "-wal", path + "-shm"] {
             #expect(FileManager.default.fileExists(atPath: file), "\(file)")
@@ -42,18 +42,18 @@ import Testing
         #expect(store.path == path)
     }
 
-    @Test func reopensExistingDatabase() throws {
+    @Test func reopensExistingDatabase() async throws {
         let dir = try TempDirectory()
         let path = dir.path("state.db")
         do {
             let store = try openStore(path)
-            try store.saveDevice(makeDevice("stb-1"))
+            try await store.saveDevice(makeDevice("stb-1"))
         }
         let reopened = try openStore(path)
-        #expect(try reopened.loadDevices().map(\.name) == ["stb-1"])
+        #expect(try await reopened.loadDevices().map(\.name) == ["stb-1"])
     }
 
-    @Test func refusesNewerSchemaVersion() throws {
+    @Test func refusesNewerSchemaVersion() async throws {
         let dir = try TempDirectory()
         let path = dir.path("state.db")
         do { _ = try openStore(path) }
@@ -65,7 +65,7 @@ import Testing
         #expect(error?.description.contains(path) == true)
     }
 
-    @Test func refusesForeignDatabase() throws {
+    @Test func refusesForeignDatabase() async throws {
         let dir = try TempDirectory()
         let path = dir.path("other.db")
         try sqlite3(path, "CREATE TABLE notes (text TEXT)")
@@ -78,7 +78,7 @@ import Testing
         #expect(reportedPath == path)
     }
 
-    @Test func unopenableFileNamesPathAndReason() throws {
+    @Test func unopenableFileNamesPathAndReason() async throws {
         let dir = try TempDirectory()
         let missingDirectory = dir.path("missing/state.db")
         let error = #expect(throws: RegcodeStoreError.self) { try openStore(missingDirectory) }

@@ -213,7 +213,10 @@ let package = Package(
         ),
         .testTarget(
             name: "RegcodeDaemonTests",
-            dependencies: ["DeviceFleet", "RegcodeDaemon", "RegcodeEngine", "RegcodeStore", "RegcodeSupport"],
+            dependencies: [
+                "AccessEnablerAPI", "DeviceFleet", "RegcodeDaemon", "RegcodeEngine", "RegcodeStore", "RegcodeSupport",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

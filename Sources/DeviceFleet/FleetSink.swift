@@ -12,6 +12,22 @@ public struct DeviceStep: Sendable {
     /// Wall-clock time of the step, milliseconds since the epoch.
     public var epochMs: Int64
 
+    public init(
+        device: String,
+        snapshot: DeviceSnapshot? = nil,
+        endedCodes: [CodeEnding] = [],
+        polls: [PollAttempt] = [],
+        events: [DeviceEvent] = [],
+        epochMs: Int64
+    ) {
+        self.device = device
+        self.snapshot = snapshot
+        self.endedCodes = endedCodes
+        self.polls = polls
+        self.events = events
+        self.epochMs = epochMs
+    }
+
     public var isEmpty: Bool { snapshot == nil && polls.isEmpty && events.isEmpty }
 }
 

@@ -18,8 +18,9 @@ import RegcodeSupport
 /// Poll figures come from the stored steps (so they match the poll log); device states are
 /// sampled from the fleet; subscriber counts from the broadcaster.
 final class RegcodeMetrics: Sendable {
-    let registry: PrometheusCollectorRegistry
-    private let factory: PrometheusMetricsFactory
+    /// The registry `/metrics` renders; nil when recording into another factory (tests).
+    let registry: PrometheusCollectorRegistry?
+    private let factory: any MetricsFactory
     private let pollLatency: Metrics.Timer
     private let pollLateness: Metrics.Timer
     private let timeToAuthenticate: Metrics.Timer
@@ -31,8 +32,9 @@ final class RegcodeMetrics: Sendable {
     /// When each device showed its current code, to measure time to authenticate.
     private let codeShownAt = Mutex<[String: Int64]>([:])
 
-    init() {
-        registry = PrometheusCollectorRegistry()
+    /// Metrics exposed in Prometheus text format, with histogram buckets suited to polls and logins.
+    convenience init() {
+        let registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.durationHistogramBuckets["regcoded_poll_lateness_seconds"] = [
             .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
@@ -42,6 +44,12 @@ final class RegcodeMetrics: Sendable {
             .seconds(1), .seconds(5), .seconds(10), .seconds(30), .seconds(60), .seconds(120), .seconds(300),
             .seconds(600), .seconds(1200), .seconds(1800), .seconds(3600),
         ]
+        self.init(factory: factory, registry: registry)
+    }
+
+    /// Metrics recorded into `factory` (`registry` is what ``exposition()`` renders).
+    init(factory: any MetricsFactory, registry: PrometheusCollectorRegistry? = nil) {
+        self.registry = registry
         self.factory = factory
         pollLatency = Metrics.Timer(label: "regcoded_poll_latency_seconds", dimensions: [], factory: factory)
         pollLateness = Metrics.Timer(label: "regcoded_poll_lateness_seconds", dimensions: [], factory: factory)
@@ -100,7 +108,7 @@ final class RegcodeMetrics: Sendable {
 
     /// The Prometheus text exposition.
     func exposition() -> String {
-        registry.emitToString()
+        registry?.emitToString() ?? ""
     }
 }
 

@@ -215,7 +215,11 @@ let package = Package(
             name: "RegcodeDaemonTests",
             dependencies: [
                 "AccessEnablerAPI", "DeviceFleet", "RegcodeDaemon", "RegcodeEngine", "RegcodeStore", "RegcodeSupport",
+                "ControlSocket",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -266,8 +266,12 @@ public enum AdobePassResponseParser {
             let userAttribute = value["attributes"]?["userID"]
             // Encrypted attribute values are opaque without the programmer's private key.
             let userID = userAttribute?["state"]?.stringValue == "enc" ? nil : userAttribute?["value"]?.stringValue
-            candidates.append((key, AuthProfile(mvpd: key, userID: userID, expiresEpochMs: notAfter),
-                               value["type"]?.stringValue == "regular"))
+            candidates.append(
+                (
+                    key, AuthProfile(mvpd: key, userID: userID, expiresEpochMs: notAfter),
+                    value["type"]?.stringValue == "regular"
+                )
+            )
         }
         // Normally one code yields one profile; with several, a regular MVPD profile beats temporary/degraded
         // ones, then the longest-lived wins, then the key order keeps the choice deterministic.
@@ -375,7 +379,11 @@ public enum AdobePassResponseParser {
         }
         return .success(
             .mediaToken(
-                MediaToken(resource: json["resource"]?.stringValue ?? resource, serializedToken: serialized, expiresEpochMs: json["expires"]?.int64Value)
+                MediaToken(
+                    resource: json["resource"]?.stringValue ?? resource,
+                    serializedToken: serialized,
+                    expiresEpochMs: json["expires"]?.int64Value
+                )
             )
         )
     }

@@ -135,7 +135,10 @@ enum V1Requests {
     /// `GET /api/v1/preauthorize?resource=a,b`: resources are comma-delimited, as Adobe documents.
     static func preauthorize(resources: [String], context: RequestContext, configuration: AdobePassClientConfiguration) -> HTTPCall {
         deviceCall(
-            .get, "/api/v1/preauthorize", parameters: [("resource", resources.joined(separator: ","))], context: context,
+            .get,
+            "/api/v1/preauthorize",
+            parameters: [("resource", resources.joined(separator: ","))],
+            context: context,
             configuration: configuration
         )
     }

@@ -1,3 +1,10 @@
+import DequeModule
+import NIOCore
+import NIOPosix
+import RegcodeEngine
+import RegcodeSupport
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -5,12 +12,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import DequeModule
-import NIOCore
-import NIOPosix
-import RegcodeEngine
-import Synchronization
-import RegcodeSupport
 
 /// Why talking to the daemon failed (error replies arrive as ``RPCError`` instead).
 public enum ControlClientError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -196,7 +197,11 @@ public final class ControlClient: Sendable {
 
     // MARK: Reading
 
-    private static func connect(path: String, eventLoopGroup: any EventLoopGroup, maxLineLength: Int) async throws -> NIOAsyncChannel<LineFrame, Never> {
+    private static func connect(
+        path: String,
+        eventLoopGroup: any EventLoopGroup,
+        maxLineLength: Int
+    ) async throws -> NIOAsyncChannel<LineFrame, Never> {
         guard UnixSocketFile.fitsSocketAddress(path) else {
             throw ControlClientError.connectFailed(path: path, reason: "path too long for a Unix-domain socket address")
         }

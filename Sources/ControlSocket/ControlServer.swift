@@ -1,3 +1,11 @@
+import Logging
+import NIOCore
+import NIOPosix
+import RegcodeEngine
+import RegcodeSupport
+import ServiceLifecycle
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -5,13 +13,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Logging
-import NIOCore
-import NIOPosix
-import RegcodeEngine
-import ServiceLifecycle
-import Synchronization
-import RegcodeSupport
 
 /// Why the control server could not start.
 public enum ControlServerError: Error, Sendable, Hashable, CustomStringConvertible {

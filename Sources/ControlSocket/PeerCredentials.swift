@@ -1,3 +1,5 @@
+import NIOCore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -5,7 +7,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import NIOCore
 
 /// Who is on the other end of a control connection, as the kernel reports it at `connect()` time.
 public struct PeerCredentials: Sendable, Hashable, CustomStringConvertible {

@@ -27,7 +27,12 @@ enum UnixSocketFile {
     }
 
     /// Creates a listening socket at `path` with `mode` (and `group`, when given), replacing a stale socket file.
-    static func createListener(path: String, mode: mode_t, group: gid_t?, backlog: CInt) throws(ControlServerError) -> (fd: CInt, identity: Identity, replacedStale: Bool) {
+    static func createListener(
+        path: String,
+        mode: mode_t,
+        group: gid_t?,
+        backlog: CInt
+    ) throws(ControlServerError) -> (fd: CInt, identity: Identity, replacedStale: Bool) {
         guard self.fitsSocketAddress(path) else { throw .pathTooLong(path) }
         var replacedStale = false
         switch self.probe(path: path) {

@@ -4,6 +4,9 @@ import RegcodeEngine
 /// in order; an answer goes back to the engine that asked, unless the device was removed since.
 extension Fleet {
     func enqueueCall(_ call: PendingCall) {
+        // A stopping fleet makes no new calls (an answer delivered while stopping may ask for a
+        // follow-up, e.g. the token after a registration); only calls already made are awaited.
+        guard !stopping else { return }
         if activeCalls < maxConcurrentRequests {
             start(call)
         } else {

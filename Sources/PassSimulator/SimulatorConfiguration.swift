@@ -1,9 +1,10 @@
+import Synchronization
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 
 /// An MVPD (TV provider) the simulator offers in its configuration and accepts in sessions.
 public struct SimulatedMVPD: Sendable, Hashable, Codable {

@@ -1,8 +1,8 @@
 import Foundation
 import Logging
 import RegcodeEngine
-import Yams
 import RegcodeSupport
+import Yams
 
 /// Reads the YAML configuration file. Unknown keys are errors (a typo must not silently fall
 /// back to a default), and every error names the file, the key path and the reason.
@@ -17,7 +17,11 @@ public enum ConfigurationFile {
         return try parse(text, file: path, into: base)
     }
 
-    public static func parse(_ text: String, file: String?, into base: DaemonConfiguration = DaemonConfiguration()) throws(ConfigurationError) -> DaemonConfiguration {
+    public static func parse(
+        _ text: String,
+        file: String?,
+        into base: DaemonConfiguration = DaemonConfiguration()
+    ) throws(ConfigurationError) -> DaemonConfiguration {
         let root: Node?
         do {
             root = try Yams.compose(yaml: text)

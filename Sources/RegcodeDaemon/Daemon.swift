@@ -10,10 +10,10 @@ import NIOPosix
 import PassSimulator
 import RegcodeEngine
 import RegcodeStore
-import ServiceLifecycle
-import UnixSignals
-import Synchronization
 import RegcodeSupport
+import ServiceLifecycle
+import Synchronization
+import UnixSignals
 
 /// The assembled daemon: store, fleet, event pipeline, control socket and (when no backend is
 /// configured) the in-process simulator, run as one swift-service-lifecycle `ServiceGroup`.
@@ -107,7 +107,7 @@ public final class Daemon: Sendable {
     public func run() async throws {
         let ready = AsyncStream<String>.makeStream()
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: pipeline),
+            .init(service: pipeline)
         ]
         if let simulator {
             let host = configuration.simulatorHost
@@ -146,7 +146,9 @@ public final class Daemon: Sendable {
         services.append(.init(service: RetentionService(store: store, retention: configuration.retention, logger: logger)))
         services.append(.init(service: ReloadService(daemon: self)))
         if let metrics, let address = configuration.metrics.flatMap(HostPort.parse) {
-            services.append(.init(service: MetricsService(metrics: metrics, address: address, fleet: fleet, broadcaster: broadcaster, logger: logger)))
+            services.append(
+                .init(service: MetricsService(metrics: metrics, address: address, fleet: fleet, broadcaster: broadcaster, logger: logger))
+            )
         }
         // Last: shut down first, so STOPPING=1 goes out before anything else stops.
         services.append(.init(service: systemd))
@@ -188,10 +190,13 @@ public final class Daemon: Sendable {
             }
         }
         await systemd.reached(.devicesResumed)
-        logger.info("regcoded ready", metadata: [
-            "devices": "\(started)", "ramping": "\(specs.count - started)", "socket": "\(configuration.socket)",
-            "database": "\(configuration.database)", "backend": "\(backendURL)",
-        ])
+        logger.info(
+            "regcoded ready",
+            metadata: [
+                "devices": "\(started)", "ramping": "\(specs.count - started)", "socket": "\(configuration.socket)",
+                "database": "\(configuration.database)", "backend": "\(backendURL)",
+            ]
+        )
         // Ramps start their devices evenly over their duration, fleets side by side.
         await withDiscardingTaskGroup { group in
             for (name, plan) in ramps {
@@ -215,7 +220,13 @@ public final class Daemon: Sendable {
     func wantedDevices(_ catalog: DeviceCatalog) -> [WantedDevice] {
         catalog.fleets.flatMap { fleet in
             fleet.deviceNames.map { name in
-                WantedDevice(name: name, settings: catalog.settings(for: name, fleet: fleet), scenario: fleet.scenario, fleet: fleet.name, cycle: fleet.cycle)
+                WantedDevice(
+                    name: name,
+                    settings: catalog.settings(for: name, fleet: fleet),
+                    scenario: fleet.scenario,
+                    fleet: fleet.name,
+                    cycle: fleet.cycle
+                )
             }
         }
     }
@@ -224,7 +235,10 @@ public final class Daemon: Sendable {
     /// seed are kept; devices no longer configured are forgotten unless added over the socket).
     func reconcileDevices() async throws -> [Fleet<SystemDeviceClock>.DeviceSpec] {
         let plans = DeviceReconciler().plan(
-            wanted: wantedDevices(catalog), stored: try await store.loadDevices(), running: [:], runtimeSettings: runtimeSettingsAndCycle
+            wanted: wantedDevices(catalog),
+            stored: try await store.loadDevices(),
+            running: [:],
+            runtimeSettings: runtimeSettingsAndCycle
         )
         var specs: [Fleet<SystemDeviceClock>.DeviceSpec] = []
         for plan in plans {
@@ -286,7 +300,9 @@ public final class Daemon: Sendable {
             return
         }
         catalogState.withLock { $0 = newCatalog }
-        var added = 0, removed = 0, changed = 0
+        var added = 0
+        var removed = 0
+        var changed = 0
         do {
             var running: [String: (settings: DeviceSettings, snapshot: DeviceSnapshot)] = [:]
             for name in await fleet.deviceNames {
@@ -295,7 +311,10 @@ public final class Daemon: Sendable {
                 }
             }
             let plans = DeviceReconciler().plan(
-                wanted: wantedDevices(newCatalog), stored: try await store.loadDevices(), running: running, runtimeSettings: runtimeSettingsAndCycle
+                wanted: wantedDevices(newCatalog),
+                stored: try await store.loadDevices(),
+                running: running,
+                runtimeSettings: runtimeSettingsAndCycle
             )
             for plan in plans {
                 switch plan {

@@ -101,7 +101,11 @@ public struct DaemonConfiguration: Sendable {
                 throw ConfigurationError(file: configFile, key: "\(key).poll", reason: problem)
             }
             if fleet.profile == .v1, fleet.softwareStatementFile == nil, fleet.publicKey == nil, backend != nil {
-                throw ConfigurationError(file: configFile, key: "\(key).profile", reason: "v1 needs a software statement (DCR) or public_key + signing_secret_file")
+                throw ConfigurationError(
+                    file: configFile,
+                    key: "\(key).profile",
+                    reason: "v1 needs a software statement (DCR) or public_key + signing_secret_file"
+                )
             }
             if (fleet.publicKey == nil) != (fleet.signingSecretFile == nil) {
                 throw ConfigurationError(file: configFile, key: "\(key).public_key", reason: "public_key and signing_secret_file go together")

@@ -65,7 +65,10 @@ struct DaemonControlHandler: ControlHandler {
         switch method {
         case "setRequestor":
             if let requestor = try params.optionalString("requestor"), requestor != settings.requestor {
-                throw .invalidParams("device '\(device)' is configured for requestor '\(settings.requestor)'", data: ["requestor": .string(settings.requestor)])
+                throw .invalidParams(
+                    "device '\(device)' is configured for requestor '\(settings.requestor)'",
+                    data: ["requestor": .string(settings.requestor)]
+                )
             }
             command = .setRequestor(signingKeys: try Self.signingKeys(params))
         case "setOptions":
@@ -203,9 +206,10 @@ struct DaemonControlHandler: ControlHandler {
         detail["pollInterval"] = .double(settings.polling.interval.seconds)
         detail["registered"] = .bool(snapshot.credentials != nil)
         detail["accessTokenExpires"] = snapshot.accessToken.map { .int($0.expiresEpochMs) } ?? .null
-        detail["authenticated"] = snapshot.profile.map { profile in
-            ["mvpd": .string(profile.mvpd), "userId": profile.userID.map(JSONValue.string) ?? .null, "expires": .int(profile.expiresEpochMs)]
-        } ?? .null
+        detail["authenticated"] =
+            snapshot.profile.map { profile in
+                ["mvpd": .string(profile.mvpd), "userId": profile.userID.map(JSONValue.string) ?? .null, "expires": .int(profile.expiresEpochMs)]
+            } ?? .null
         detail["mvpds"] = snapshot.mvpds.map { .array($0.map(\.jsonValue)) } ?? .null
         return .object(detail)
     }
@@ -236,8 +240,12 @@ struct DaemonControlHandler: ControlHandler {
             throw .conflict("a device named '\(name)' already exists", data: ["device": .string(name)])
         }
         let wanted = WantedDevice(
-            name: name, settings: daemon.catalog.settings(for: name, fleet: fleet), scenario: fleet.scenario, fleet: template.name,
-            cycle: fleet.cycle, addedAtRuntime: true
+            name: name,
+            settings: daemon.catalog.settings(for: name, fleet: fleet),
+            scenario: fleet.scenario,
+            fleet: template.name,
+            cycle: fleet.cycle,
+            addedAtRuntime: true
         )
         guard case .start(let device, let settings, let cycle, _) = DeviceReconciler().plan(for: wanted, stored: nil, running: nil) else {
             throw .internalError("a new device must be started")

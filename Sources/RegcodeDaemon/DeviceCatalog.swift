@@ -25,7 +25,11 @@ struct DeviceCatalog: Sendable {
         for (index, fleet) in configuration.fleets.enumerated() {
             var fleetSecrets = FleetSecrets()
             if let file = fleet.softwareStatementFile {
-                fleetSecrets.softwareStatement = try readSecret(file, key: "fleets[\(index)].software_statement_file", configFile: configuration.configFile)
+                fleetSecrets.softwareStatement = try readSecret(
+                    file,
+                    key: "fleets[\(index)].software_statement_file",
+                    configFile: configuration.configFile
+                )
             } else if let credentials, let value = try? readSecret("\(credentials)/software-statement", key: "", configFile: nil) {
                 fleetSecrets.softwareStatement = value
             } else if fleet.profile == .v2 || fleet.publicKey == nil {

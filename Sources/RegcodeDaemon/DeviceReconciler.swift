@@ -79,7 +79,8 @@ struct DeviceReconciler {
     ) -> DevicePlan {
         let record = self.record(for: wanted, existing: stored, snapshot: running?.snapshot)
         if let running {
-            let unchanged = running.settings == wanted.settings && stored?.scenario == wanted.scenario
+            let unchanged =
+                running.settings == wanted.settings && stored?.scenario == wanted.scenario
                 && stored?.addedAtRuntime == wanted.addedAtRuntime
             return unchanged ? .keep(wanted.name) : .restart(record, settings: wanted.settings, cycle: wanted.cycle)
         }
@@ -97,13 +98,21 @@ struct DeviceReconciler {
     /// The stored record of a wanted device: the stored identity and state (or the running state,
     /// which is newer), with the wanted settings (secrets stripped), scenario and fleet.
     func record(for wanted: WantedDevice, existing: StoredDevice?, snapshot: DeviceSnapshot?) -> StoredDevice {
-        var record = existing ?? {
-            let fresh = identity(wanted.name)
-            return StoredDevice(
-                name: wanted.name, deviceID: fresh.deviceID, settings: wanted.settings, scenario: wanted.scenario,
-                seed: fresh.seed, snapshot: DeviceSnapshot(), fleet: wanted.fleet, addedAtRuntime: wanted.addedAtRuntime
-            )
-        }()
+        var record =
+            existing
+            ?? {
+                let fresh = identity(wanted.name)
+                return StoredDevice(
+                    name: wanted.name,
+                    deviceID: fresh.deviceID,
+                    settings: wanted.settings,
+                    scenario: wanted.scenario,
+                    seed: fresh.seed,
+                    snapshot: DeviceSnapshot(),
+                    fleet: wanted.fleet,
+                    addedAtRuntime: wanted.addedAtRuntime
+                )
+            }()
         if let snapshot { record.snapshot = snapshot }
         record.settings = Self.withoutSecrets(wanted.settings)
         record.scenario = wanted.scenario

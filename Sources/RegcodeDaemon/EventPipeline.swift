@@ -1,12 +1,12 @@
+import ControlSocket
 import DeviceFleet
 import Foundation
 import Logging
 import RegcodeEngine
 import RegcodeStore
+import RegcodeSupport
 import ServiceLifecycle
 import Synchronization
-import ControlSocket
-import RegcodeSupport
 
 /// Takes the fleet's steps, stores them in batches (one transaction each) and only then
 /// publishes the stored events, so a subscriber never sees an event the database lacks.
@@ -27,7 +27,8 @@ final class EventPipeline: FleetSink, Service {
     private let observers: [@Sendable ([DeviceStep], [StoredEvent]) -> Void]
     private let logger: Logger
 
-    init(store: RegcodeStore, broadcaster: EventBroadcaster<JSONValue>, observers: [@Sendable ([DeviceStep], [StoredEvent]) -> Void], logger: Logger) {
+    init(store: RegcodeStore, broadcaster: EventBroadcaster<JSONValue>, observers: [@Sendable ([DeviceStep], [StoredEvent]) -> Void], logger: Logger)
+    {
         self.store = store
         self.broadcaster = broadcaster
         self.observers = observers
@@ -73,7 +74,14 @@ final class EventPipeline: FleetSink, Service {
             }
             guard !steps.isEmpty else { return }
             let records = steps.map {
-                StepRecord(device: $0.device, snapshot: $0.snapshot, endedCodes: $0.endedCodes, polls: $0.polls, events: $0.events, epochMs: $0.epochMs)
+                StepRecord(
+                    device: $0.device,
+                    snapshot: $0.snapshot,
+                    endedCodes: $0.endedCodes,
+                    polls: $0.polls,
+                    events: $0.events,
+                    epochMs: $0.epochMs
+                )
             }
             do {
                 let store = self.store

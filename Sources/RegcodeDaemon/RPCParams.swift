@@ -63,7 +63,10 @@ struct RPCParams {
     /// Refuses members the method does not know, so a typo is not silently ignored.
     func allowOnly(_ keys: Set<String>) throws(RPCError) {
         if let unknown = object.keys.sorted().first(where: { !keys.contains($0) }) {
-            throw .invalidParams("unknown member '\(unknown)'", data: ["member": .string(unknown), "allowed": .array(keys.sorted().map { .string($0) })])
+            throw .invalidParams(
+                "unknown member '\(unknown)'",
+                data: ["member": .string(unknown), "allowed": .array(keys.sorted().map { .string($0) })]
+            )
         }
     }
 }

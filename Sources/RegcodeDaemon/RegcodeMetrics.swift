@@ -9,9 +9,9 @@ import Metrics
 import Prometheus
 import RegcodeEngine
 import RegcodeStore
+import RegcodeSupport
 import ServiceLifecycle
 import Synchronization
-import RegcodeSupport
 
 /// The daemon's metrics, recorded through swift-metrics into a Prometheus registry.
 ///

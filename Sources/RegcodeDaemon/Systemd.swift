@@ -1,10 +1,11 @@
+import Foundation
+import Logging
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Foundation
-import Logging
 
 /// sd_notify(3) without libsystemd: one datagram per message to `$NOTIFY_SOCKET` (a path, or
 /// `@name` for the abstract namespace). The protocol is stable and tiny, which is why it is

@@ -79,7 +79,10 @@ extension DeviceEngine {
                 return enqueue(.mediaToken(resource: resource, mvpd: mvpd))
             }
             return authorizationFailed(
-                .malformed(status: 200, reason: "authorized decision without a media token"), resource: resource, mvpd: mvpd, stage: stage
+                .malformed(status: 200, reason: "authorized decision without a media token"),
+                resource: resource,
+                mvpd: mvpd,
+                stage: stage
             )
         case .success(.authorization(let decision)):
             authorizationExpiry[resource] = nil
@@ -88,7 +91,10 @@ extension DeviceEngine {
             return granted(token, resource: resource, mvpd: mvpd)
         case .success:
             return authorizationFailed(
-                .malformed(status: 200, reason: "unexpected answer to authorization request"), resource: resource, mvpd: mvpd, stage: stage
+                .malformed(status: 200, reason: "unexpected answer to authorization request"),
+                resource: resource,
+                mvpd: mvpd,
+                stage: stage
             )
         case .failure(let failure):
             return authorizationFailed(failure, resource: resource, mvpd: mvpd, stage: stage)
@@ -108,10 +114,12 @@ extension DeviceEngine {
         return [
             .emit(.status(.authorizationDenied, message: details, extra: ["resource": .string(resource)])),
             .emit(.tokenRequestFailed(resource, errorCode: .userNotAuthorized, errorDescription: details)),
-            .emit(.sendTrackingData(
-                .authorizationDetection,
-                authorizationTracking(success: false, mvpd: mvpd, error: ErrorCode.userNotAuthorized.rawValue, details: details)
-            )),
+            .emit(
+                .sendTrackingData(
+                    .authorizationDetection,
+                    authorizationTracking(success: false, mvpd: mvpd, error: ErrorCode.userNotAuthorized.rawValue, details: details)
+                )
+            ),
         ]
     }
 
@@ -136,10 +144,12 @@ extension DeviceEngine {
         return [
             status,
             .emit(.tokenRequestFailed(resource, errorCode: .genericAuthorization, errorDescription: description)),
-            .emit(.sendTrackingData(
-                .authorizationDetection,
-                authorizationTracking(success: false, mvpd: mvpd, error: ErrorCode.genericAuthorization.rawValue, details: description)
-            )),
+            .emit(
+                .sendTrackingData(
+                    .authorizationDetection,
+                    authorizationTracking(success: false, mvpd: mvpd, error: ErrorCode.genericAuthorization.rawValue, details: description)
+                )
+            ),
         ]
     }
 
@@ -169,8 +179,13 @@ extension DeviceEngine {
             return profileRejected() + [.emit(.preauthorizedResources([]))]
         default:
             let failure: BackendFailure
-            if case .failure(let error) = result { failure = error } else { failure = .malformed(status: 200, reason: "unexpected answer to preauthorization request") }
-            let status = stage == .call && isSignatureRefusal(failure)
+            if case .failure(let error) = result {
+                failure = error
+            } else {
+                failure = .malformed(status: 200, reason: "unexpected answer to preauthorization request")
+            }
+            let status =
+                stage == .call && isSignatureRefusal(failure)
                 ? signatureRefusedStatus(failure)
                 : .emit(.status(.preauthorizationFailed, message: FailureMapping.describe(failure)))
             return [status, .emit(.preauthorizedResources([]))]
@@ -209,7 +224,9 @@ extension DeviceEngine {
         let opCode = AccessEnabler.MetadataOpCode.userMetadata.rawValue
         switch result {
         case .success(.userMetadata(let metadata?)):
-            return [.emit(.setMetadataStatus(metadata.values[name] ?? .null, encrypted: metadata.encrypted.contains(name), key: opCode, arguments: key))]
+            return [
+                .emit(.setMetadataStatus(metadata.values[name] ?? .null, encrypted: metadata.encrypted.contains(name), key: opCode, arguments: key))
+            ]
         case .success(.userMetadata(nil)):
             return profileRejected() + [.emit(.setMetadataStatus(.null, encrypted: false, key: opCode, arguments: key))]
         case .failure(let failure) where Self.isProfileRejection(failure):

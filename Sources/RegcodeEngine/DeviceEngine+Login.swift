@@ -97,7 +97,11 @@ extension DeviceEngine {
             return enqueue(.fetchProfile(mvpd: mvpd, login: id))
         default:
             let failure: BackendFailure
-            if case .failure(let error) = result { failure = error } else { failure = .malformed(status: 200, reason: "unexpected answer to session request") }
+            if case .failure(let error) = result {
+                failure = error
+            } else {
+                failure = .malformed(status: 200, reason: "unexpected answer to session request")
+            }
             if stage == .call, FailureMapping.isTransient(failure), attempt < settings.polling.codeRequestRetries {
                 let delay = settings.polling.backoffDelay(consecutiveErrors: attempt + 1, using: &rng)
                 request.attempt = attempt + 1

@@ -70,7 +70,11 @@ extension DeviceEngine {
             return actions
         }
         let failure: BackendFailure
-        if case .failure(let error) = result { failure = error } else { failure = .malformed(status: 200, reason: "unexpected answer to configuration request") }
+        if case .failure(let error) = result {
+            failure = error
+        } else {
+            failure = .malformed(status: 200, reason: "unexpected answer to configuration request")
+        }
         let id: StatusID
         switch stage {
         case .registration: id = .registrationFailed

@@ -105,7 +105,13 @@ extension DeviceEngine {
         }
         let willPoll = next < loop.expiry
         if let timing {
-            actions += recordPoll(operation, result: result, timing: timing, outcome: outcome, nextDelay: willPoll ? clock.now.duration(to: next) : nil)
+            actions += recordPoll(
+                operation,
+                result: result,
+                timing: timing,
+                outcome: outcome,
+                nextDelay: willPoll ? clock.now.duration(to: next) : nil
+            )
         }
         actions += schedulePoll(at: next, loop: &loop)
         login = .polling(loop)
@@ -153,9 +159,15 @@ extension DeviceEngine {
             return actions
         }
         login = .idle
-        actions.append(.emit(.status(
-            .registrationCodeExpired, message: reason, extra: ["code": .string(loop.code.code), "expires": .int(loop.code.expiresEpochMs)]
-        )))
+        actions.append(
+            .emit(
+                .status(
+                    .registrationCodeExpired,
+                    message: reason,
+                    extra: ["code": .string(loop.code.code), "expires": .int(loop.code.expiresEpochMs)]
+                )
+            )
+        )
         actions.append(.emit(.setAuthenticationStatus(AccessEnabler.statusError, .genericAuthentication)))
         actions += failPendingAuthorizations()
         return actions

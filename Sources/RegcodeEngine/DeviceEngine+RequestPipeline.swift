@@ -120,7 +120,9 @@ extension DeviceEngine {
             guard let credentials = snapshot.credentials else {
                 guard let statement = settings.softwareStatement else {
                     let failure = BackendFailure.http(
-                        status: 400, retryAfter: nil, error: EnhancedError(code: "invalid_software_statement", message: "no software statement configured")
+                        status: 400,
+                        retryAfter: nil,
+                        error: EnhancedError(code: "invalid_software_statement", message: "no software statement configured")
                     )
                     return complete(.operation(operation, retriedAfterUnauthorized: true), with: .failure(failure), timing: nil)
                 }
@@ -183,7 +185,8 @@ extension DeviceEngine {
     /// The `status` SEC403 a refused signature is reported with.
     func signatureRefusedStatus(_ failure: BackendFailure) -> Action {
         let keys = runtimeSigningKeys ?? settings.signingKeys
-        let reason = keys == nil
+        let reason =
+            keys == nil
             ? "no signing keys: setRequestor needs a secret and public key"
             : "request signature refused (\(FailureMapping.describe(failure)))"
         return .emit(.status(.signatureRefused, message: reason))
@@ -201,7 +204,12 @@ extension DeviceEngine {
                 snapshot.credentials = credentials
                 return dispatch(operation)
             case .success:
-                return finish(operation, with: .failure(.malformed(status: 200, reason: "unexpected answer to client registration")), timing: nil, stage: .registration)
+                return finish(
+                    operation,
+                    with: .failure(.malformed(status: 200, reason: "unexpected answer to client registration")),
+                    timing: nil,
+                    stage: .registration
+                )
             case .failure(let failure):
                 return finish(operation, with: .failure(failure), timing: nil, stage: .registration)
             }
@@ -211,7 +219,12 @@ extension DeviceEngine {
                 snapshot.accessToken = AccessToken(token: token, expiresEpochMs: clock.epochMillisecondsNow + expiresIn.milliseconds)
                 return send(backendRequest(for: operation), purpose: .operation(operation, retriedAfterUnauthorized: afterUnauthorized))
             case .success:
-                return finish(operation, with: .failure(.malformed(status: 200, reason: "unexpected answer to token request")), timing: nil, stage: .token)
+                return finish(
+                    operation,
+                    with: .failure(.malformed(status: 200, reason: "unexpected answer to token request")),
+                    timing: nil,
+                    stage: .token
+                )
             case .failure(let failure):
                 return finish(operation, with: .failure(failure), timing: nil, stage: .token)
             }

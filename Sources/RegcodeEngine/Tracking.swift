@@ -24,7 +24,14 @@ enum Tracking {
     }
 
     /// `authorizationDetection`: `[success, mvpd, guid, cached, error, details, …device]`.
-    static func authorization(success: Bool, mvpd: String, profile: AuthProfile?, error: String, details: String, settings: DeviceSettings) -> [String] {
+    static func authorization(
+        success: Bool,
+        mvpd: String,
+        profile: AuthProfile?,
+        error: String,
+        details: String,
+        settings: DeviceSettings
+    ) -> [String] {
         [
             success ? AccessEnabler.trackingYes : AccessEnabler.trackingNo,
             mvpd.isEmpty ? AccessEnabler.trackingNone : mvpd,

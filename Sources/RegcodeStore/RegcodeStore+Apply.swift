@@ -18,10 +18,12 @@ extension RegcodeStore {
             var unknown: Set<String> = []
             var polls = 0
             // Cached statements: a batch repeats the same few statements thousands of times.
-            let insertPoll = try db.cachedStatement(sql: """
-                INSERT INTO poll_attempts (device, code, planned_at, sent_at, http_status, latency_ms, outcome, next_delay_ms)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """)
+            let insertPoll = try db.cachedStatement(
+                sql: """
+                    INSERT INTO poll_attempts (device, code, planned_at, sent_at, http_status, latency_ms, outcome, next_delay_ms)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """
+            )
             let insertEvent = try db.cachedStatement(sql: "INSERT INTO events (device, time, name, args) VALUES (?, ?, ?, ?)")
             for step in steps {
                 if let snapshot = step.snapshot {
@@ -38,9 +40,15 @@ extension RegcodeStore {
                 polls += step.polls.count
                 for event in step.events {
                     try insertEvent.execute(arguments: [step.device, step.epochMs, event.name, try json.argsText(event.args)])
-                    stored.append(StoredEvent(
-                        seq: db.lastInsertedRowID, device: step.device, time: step.epochMs, name: event.name, args: event.args
-                    ))
+                    stored.append(
+                        StoredEvent(
+                            seq: db.lastInsertedRowID,
+                            device: step.device,
+                            time: step.epochMs,
+                            name: event.name,
+                            args: event.args
+                        )
+                    )
                 }
             }
             return (stored, unknown, polls)
@@ -65,10 +73,12 @@ extension RegcodeStore {
         json: JSONColumns,
         db: Database
     ) throws -> Bool {
-        let update = try db.cachedStatement(sql: """
-            UPDATE devices SET state = ?, selected_mvpd = ?, mvpds = ?, options = ?, renewals = ?, updated_at = ?
-            WHERE name = ?
-            """)
+        let update = try db.cachedStatement(
+            sql: """
+                UPDATE devices SET state = ?, selected_mvpd = ?, mvpds = ?, options = ?, renewals = ?, updated_at = ?
+                WHERE name = ?
+                """
+        )
         try update.execute(arguments: [
             snapshot.phase.rawValue, snapshot.selectedMVPD, try snapshot.mvpds.map { try json.text($0) },
             try json.text(snapshot.options), snapshot.renewals, time, device,
@@ -83,23 +93,27 @@ extension RegcodeStore {
         // The upserts leave an identical row untouched, so registered_at / obtained_at /
         // authenticated_at keep the time the value first appeared (and no page is rewritten).
         if let credentials = snapshot.credentials {
-            try db.cachedStatement(sql: """
-                INSERT INTO client_credentials (device, client_id, client_secret, registered_at) VALUES (?, ?, ?, ?)
-                ON CONFLICT (device) DO UPDATE SET
-                    client_id = excluded.client_id, client_secret = excluded.client_secret, registered_at = excluded.registered_at
-                WHERE client_id IS NOT excluded.client_id OR client_secret IS NOT excluded.client_secret
-                """).execute(arguments: [device, credentials.clientID, credentials.clientSecret, time])
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO client_credentials (device, client_id, client_secret, registered_at) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (device) DO UPDATE SET
+                        client_id = excluded.client_id, client_secret = excluded.client_secret, registered_at = excluded.registered_at
+                    WHERE client_id IS NOT excluded.client_id OR client_secret IS NOT excluded.client_secret
+                    """
+            ).execute(arguments: [device, credentials.clientID, credentials.clientSecret, time])
         } else {
             try db.cachedStatement(sql: "DELETE FROM client_credentials WHERE device = ?").execute(arguments: [device])
         }
 
         if let token = snapshot.accessToken {
-            try db.cachedStatement(sql: """
-                INSERT INTO access_tokens (device, token, expires_at, obtained_at) VALUES (?, ?, ?, ?)
-                ON CONFLICT (device) DO UPDATE SET
-                    token = excluded.token, expires_at = excluded.expires_at, obtained_at = excluded.obtained_at
-                WHERE token IS NOT excluded.token OR expires_at IS NOT excluded.expires_at
-                """).execute(arguments: [device, token.token, token.expiresEpochMs, time])
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO access_tokens (device, token, expires_at, obtained_at) VALUES (?, ?, ?, ?)
+                    ON CONFLICT (device) DO UPDATE SET
+                        token = excluded.token, expires_at = excluded.expires_at, obtained_at = excluded.obtained_at
+                    WHERE token IS NOT excluded.token OR expires_at IS NOT excluded.expires_at
+                    """
+            ).execute(arguments: [device, token.token, token.expiresEpochMs, time])
         } else {
             try db.cachedStatement(sql: "DELETE FROM access_tokens WHERE device = ?").execute(arguments: [device])
         }
@@ -107,13 +121,15 @@ extension RegcodeStore {
         try writeCode(of: snapshot, endedCodes: endedCodes, device: device, at: time, db: db)
 
         if let profile = snapshot.profile {
-            try db.cachedStatement(sql: """
-                INSERT INTO auth_profiles (device, mvpd, user_id, expires_at, authenticated_at) VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT (device) DO UPDATE SET
-                    mvpd = excluded.mvpd, user_id = excluded.user_id, expires_at = excluded.expires_at,
-                    authenticated_at = excluded.authenticated_at
-                WHERE mvpd IS NOT excluded.mvpd OR user_id IS NOT excluded.user_id OR expires_at IS NOT excluded.expires_at
-                """).execute(arguments: [device, profile.mvpd, profile.userID, profile.expiresEpochMs, time])
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO auth_profiles (device, mvpd, user_id, expires_at, authenticated_at) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (device) DO UPDATE SET
+                        mvpd = excluded.mvpd, user_id = excluded.user_id, expires_at = excluded.expires_at,
+                        authenticated_at = excluded.authenticated_at
+                    WHERE mvpd IS NOT excluded.mvpd OR user_id IS NOT excluded.user_id OR expires_at IS NOT excluded.expires_at
+                    """
+            ).execute(arguments: [device, profile.mvpd, profile.userID, profile.expiresEpochMs, time])
         } else {
             try db.cachedStatement(sql: "DELETE FROM auth_profiles WHERE device = ?").execute(arguments: [device])
         }
@@ -143,9 +159,11 @@ extension RegcodeStore {
                 .execute(arguments: [status, time, pending.id])
         }
         if let code = snapshot.code {
-            try db.cachedStatement(sql: """
-                INSERT INTO codes (device, code, mvpd, issued_at, expires_at, status) VALUES (?, ?, ?, ?, ?, 'pending')
-                """).execute(arguments: [device, code.code, code.mvpd, time, code.expiresEpochMs])
+            try db.cachedStatement(
+                sql: """
+                    INSERT INTO codes (device, code, mvpd, issued_at, expires_at, status) VALUES (?, ?, ?, ?, ?, 'pending')
+                    """
+            ).execute(arguments: [device, code.code, code.mvpd, time, code.expiresEpochMs])
         }
     }
 

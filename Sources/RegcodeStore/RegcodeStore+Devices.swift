@@ -10,21 +10,24 @@ extension RegcodeStore {
     public func loadDevices() async throws -> [StoredDevice] {
         try await pool.read { db in
             let json = JSONColumns()
-            let rows = try Row.fetchCursor(db, sql: """
-                SELECT d.name, d.device_id, d.scenario, d.settings, d.seed,
-                       d.state, d.selected_mvpd, d.mvpds, d.options, d.renewals,
-                       cc.client_id, cc.client_secret,
-                       t.token, t.expires_at AS token_expires_at,
-                       c.code, c.expires_at AS code_expires_at, c.mvpd AS code_mvpd,
-                       p.mvpd AS profile_mvpd, p.user_id AS profile_user_id, p.expires_at AS profile_expires_at,
-                       d.fleet, d.added_at_runtime
-                FROM devices d
-                LEFT JOIN client_credentials cc ON cc.device = d.name
-                LEFT JOIN access_tokens t ON t.device = d.name
-                LEFT JOIN codes c ON c.device = d.name AND c.status = 'pending'
-                LEFT JOIN auth_profiles p ON p.device = d.name
-                ORDER BY d.created_at, d.name
-                """)
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT d.name, d.device_id, d.scenario, d.settings, d.seed,
+                           d.state, d.selected_mvpd, d.mvpds, d.options, d.renewals,
+                           cc.client_id, cc.client_secret,
+                           t.token, t.expires_at AS token_expires_at,
+                           c.code, c.expires_at AS code_expires_at, c.mvpd AS code_mvpd,
+                           p.mvpd AS profile_mvpd, p.user_id AS profile_user_id, p.expires_at AS profile_expires_at,
+                           d.fleet, d.added_at_runtime
+                    FROM devices d
+                    LEFT JOIN client_credentials cc ON cc.device = d.name
+                    LEFT JOIN access_tokens t ON t.device = d.name
+                    LEFT JOIN codes c ON c.device = d.name AND c.status = 'pending'
+                    LEFT JOIN auth_profiles p ON p.device = d.name
+                    ORDER BY d.created_at, d.name
+                    """
+            )
             var devices: [StoredDevice] = []
             while let row = try rows.next() {
                 let name: String = row["name"]
@@ -54,16 +57,18 @@ extension RegcodeStore {
                 if let mvpd: String = row["profile_mvpd"] {
                     snapshot.profile = AuthProfile(mvpd: mvpd, userID: row["profile_user_id"], expiresEpochMs: row["profile_expires_at"])
                 }
-                devices.append(StoredDevice(
-                    name: name,
-                    deviceID: row["device_id"],
-                    settings: try json.value(DeviceSettings.self, from: row["settings"], table: "devices", key: name),
-                    scenario: scenario,
-                    seed: UInt64(bitPattern: row["seed"] as Int64),
-                    snapshot: snapshot,
-                    fleet: row["fleet"],
-                    addedAtRuntime: row["added_at_runtime"]
-                ))
+                devices.append(
+                    StoredDevice(
+                        name: name,
+                        deviceID: row["device_id"],
+                        settings: try json.value(DeviceSettings.self, from: row["settings"], table: "devices", key: name),
+                        scenario: scenario,
+                        seed: UInt64(bitPattern: row["seed"] as Int64),
+                        snapshot: snapshot,
+                        fleet: row["fleet"],
+                        addedAtRuntime: row["added_at_runtime"]
+                    )
+                )
             }
             return devices
         }
@@ -170,15 +175,17 @@ extension RegcodeStore {
                 guard let state = DevicePhase(rawValue: row["state"]) else {
                     throw RegcodeStoreError.corruptRow(table: "devices", key: name, reason: "unknown state \(row["state"] as String)")
                 }
-                summaries.append(DeviceSummary(
-                    name: name,
-                    state: state,
-                    pendingCode: row["code"],
-                    codeExpiresEpochMs: row["code_expires_at"],
-                    pollsForCode: row["polls_for_code"],
-                    lastHTTPStatus: row["last_http_status"],
-                    lastPollEpochMs: row["last_sent_at"]
-                ))
+                summaries.append(
+                    DeviceSummary(
+                        name: name,
+                        state: state,
+                        pendingCode: row["code"],
+                        codeExpiresEpochMs: row["code_expires_at"],
+                        pollsForCode: row["polls_for_code"],
+                        lastHTTPStatus: row["last_http_status"],
+                        lastPollEpochMs: row["last_sent_at"]
+                    )
+                )
             }
             return summaries
         }

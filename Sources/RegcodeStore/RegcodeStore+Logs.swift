@@ -33,13 +33,15 @@ extension RegcodeStore {
             var events: [StoredEvent] = []
             while let row = try rows.next() {
                 let seq: Int64 = row["seq"]
-                events.append(StoredEvent(
-                    seq: seq,
-                    device: row["device"],
-                    time: row["time"],
-                    name: row["name"],
-                    args: try json.value([String: JSONValue].self, from: row["args"], table: "events", key: "\(seq)")
-                ))
+                events.append(
+                    StoredEvent(
+                        seq: seq,
+                        device: row["device"],
+                        time: row["time"],
+                        name: row["name"],
+                        args: try json.value([String: JSONValue].self, from: row["args"], table: "events", key: "\(seq)")
+                    )
+                )
             }
             return events
         }
@@ -79,15 +81,20 @@ extension RegcodeStore {
                 guard let outcome = PollOutcome(rawValue: row["outcome"]) else {
                     throw RegcodeStoreError.corruptRow(table: "poll_attempts", key: device, reason: "unknown outcome \(row["outcome"] as String)")
                 }
-                attempts.append(StoredPollAttempt(device: device, attempt: PollAttempt(
-                    code: row["code"],
-                    plannedEpochMs: row["planned_at"],
-                    sentEpochMs: row["sent_at"],
-                    latencyMs: row["latency_ms"],
-                    httpStatus: row["http_status"],
-                    outcome: outcome,
-                    nextDelayMs: row["next_delay_ms"]
-                )))
+                attempts.append(
+                    StoredPollAttempt(
+                        device: device,
+                        attempt: PollAttempt(
+                            code: row["code"],
+                            plannedEpochMs: row["planned_at"],
+                            sentEpochMs: row["sent_at"],
+                            latencyMs: row["latency_ms"],
+                            httpStatus: row["http_status"],
+                            outcome: outcome,
+                            nextDelayMs: row["next_delay_ms"]
+                        )
+                    )
+                )
             }
             return attempts
         }

@@ -1,4 +1,5 @@
 import RegcodeSupport
+
 // The self-contained HTML page: inline CSS and SVG only, nothing fetched from anywhere.
 
 extension SoakReport {
@@ -48,21 +49,48 @@ extension SoakReport {
         let f = fleet
         var cards: [(label: String, value: String, sub: String, warn: Bool)] = []
         cards.append(("Devices", String(devices.count), "\(f.codes) code\(f.codes == 1 ? "" : "s") polled", false))
-        let perCode = f.pollsPerCode.mean.map { "\(NumberText.fixed($0, maxDecimals: 2)) per code, max \(NumberText.fixed(f.pollsPerCode.max ?? 0, maxDecimals: 0))" } ?? "no codes"
+        let perCode =
+            f.pollsPerCode.mean.map {
+                "\(NumberText.fixed($0, maxDecimals: 2)) per code, max \(NumberText.fixed(f.pollsPerCode.max ?? 0, maxDecimals: 0))"
+            } ?? "no codes"
         cards.append(("Polls", String(f.polls), perCode, false))
-        cards.append(("Authenticated", String(f.authenticatedCodes), "time to authenticate p50 \(NumberText.duration(f.timeToAuthenticate.p50)), p95 \(NumberText.duration(f.timeToAuthenticate.p95))", false))
-        let expirySub = eventsLoaded
+        cards.append(
+            (
+                "Authenticated", String(f.authenticatedCodes),
+                "time to authenticate p50 \(NumberText.duration(f.timeToAuthenticate.p50)), p95 \(NumberText.duration(f.timeToAuthenticate.p95))",
+                false
+            )
+        )
+        let expirySub =
+            eventsLoaded
             ? "REG410 events \(f.expiryEvents ?? 0) · REG500 events \(f.failureEvents ?? 0)"
             : "from the poll log (events not read)"
         cards.append(("Expired / failed codes", String(f.expiredCodes), expirySub, false))
         let lateWarn = (f.lateness.p99 ?? 0) > Self.latenessTargetMs || (f.lateness.min ?? 0) < 0
-        cards.append(("Lateness p99", NumberText.duration(f.lateness.p99), "p50 \(NumberText.duration(f.lateness.p50)) · max \(NumberText.duration(f.lateness.max)) · min \(NumberText.duration(f.lateness.min))", lateWarn))
-        cards.append(("Interval p50", NumberText.duration(f.achievedInterval.p50), "planned p50 \(NumberText.duration(f.plannedInterval.p50)) · achieved p99 \(NumberText.duration(f.achievedInterval.p99))", false))
+        cards.append(
+            (
+                "Lateness p99", NumberText.duration(f.lateness.p99),
+                "p50 \(NumberText.duration(f.lateness.p50)) · max \(NumberText.duration(f.lateness.max)) · min \(NumberText.duration(f.lateness.min))",
+                lateWarn
+            )
+        )
+        cards.append(
+            (
+                "Interval p50", NumberText.duration(f.achievedInterval.p50),
+                "planned p50 \(NumberText.duration(f.plannedInterval.p50)) · achieved p99 \(NumberText.duration(f.achievedInterval.p99))", false
+            )
+        )
         cards.append(("429s", String(f.throttled), "backoffs \(f.backoffs)", false))
-        cards.append(("Latency p99", NumberText.duration(f.latency.p99), "p50 \(NumberText.duration(f.latency.p50)) · max \(NumberText.duration(f.latency.max))", false))
+        cards.append(
+            (
+                "Latency p99", NumberText.duration(f.latency.p99),
+                "p50 \(NumberText.duration(f.latency.p50)) · max \(NumberText.duration(f.latency.max))", false
+            )
+        )
         var html = "<div class=\"cards\">\n"
         for card in cards {
-            html += "<div class=\"card\(card.warn ? " warn" : "")\"><div class=\"label\">\(HTML.escape(card.label))</div><div class=\"value\">\(HTML.escape(card.value))</div><div class=\"sub\">\(HTML.escape(card.sub))</div></div>\n"
+            html +=
+                "<div class=\"card\(card.warn ? " warn" : "")\"><div class=\"label\">\(HTML.escape(card.label))</div><div class=\"value\">\(HTML.escape(card.value))</div><div class=\"sub\">\(HTML.escape(card.sub))</div></div>\n"
         }
         return html + "</div>\n"
     }
@@ -107,8 +135,10 @@ extension SoakReport {
         let yLabels = stride(from: 0.0, through: yTop, by: yStep).map { ($0, NumberText.fixed($0, maxDecimals: 0)) }
         var svg = frame.open(label: "Histogram of achieved intervals between polls of one code, with the planned intervals")
         svg += frame.axes(
-            xTicks: xTicks, yTicks: yLabels,
-            xTitle: "interval between consecutive polls of one code (\(inSeconds ? "s" : "ms"))", yTitle: "polls"
+            xTicks: xTicks,
+            yTicks: yLabels,
+            xTitle: "interval between consecutive polls of one code (\(inSeconds ? "s" : "ms"))",
+            yTitle: "polls"
         )
         for (index, count) in achievedBins.bins.enumerated() where count > 0 {
             let x0 = frame.x(start + Double(index) * binWidth)
@@ -116,7 +146,8 @@ extension SoakReport {
             let y = frame.y(Double(count))
             let from = NumberText.duration(start + Double(index) * binWidth)
             let to = NumberText.duration(start + Double(index + 1) * binWidth)
-            svg += "<rect class=\"bar\" x=\"\(Markup.coordinate(x0 + 0.5))\" y=\"\(Markup.coordinate(y))\" width=\"\(Markup.coordinate(max(x1 - x0 - 1, 0.5)))\" height=\"\(Markup.coordinate(frame.y(0) - y))\"><title>\(HTML.escape("\(from) to \(to): \(count) achieved, \(plannedBins.bins[index]) planned"))</title></rect>"
+            svg +=
+                "<rect class=\"bar\" x=\"\(Markup.coordinate(x0 + 0.5))\" y=\"\(Markup.coordinate(y))\" width=\"\(Markup.coordinate(max(x1 - x0 - 1, 0.5)))\" height=\"\(Markup.coordinate(frame.y(0) - y))\"><title>\(HTML.escape("\(from) to \(to): \(count) achieved, \(plannedBins.bins[index]) planned"))</title></rect>"
         }
         if !planned.isEmpty {
             // The planned distribution as a step outline over the bars.
@@ -129,18 +160,23 @@ extension SoakReport {
             svg += "<path class=\"planned\" d=\"\(path)\"/>"
             if let p50 = fleet.plannedInterval.p50 {
                 let x = Markup.coordinate(frame.x(p50))
-                svg += "<line class=\"marker\" x1=\"\(x)\" x2=\"\(x)\" y1=\"\(Markup.coordinate(frame.top))\" y2=\"\(Markup.coordinate(frame.y(0)))\"/>"
+                svg +=
+                    "<line class=\"marker\" x1=\"\(x)\" x2=\"\(x)\" y1=\"\(Markup.coordinate(frame.top))\" y2=\"\(Markup.coordinate(frame.y(0)))\"/>"
                 let anchor = frame.x(p50) > frame.left + frame.plotWidth * 0.75 ? "end" : "start"
                 let dx = anchor == "end" ? -4.0 : 4.0
-                svg += "<text class=\"marker-label\" x=\"\(Markup.coordinate(frame.x(p50) + dx))\" y=\"\(Markup.coordinate(frame.top + 10))\" text-anchor=\"\(anchor)\">planned p50 \(HTML.escape(NumberText.duration(p50)))</text>"
+                svg +=
+                    "<text class=\"marker-label\" x=\"\(Markup.coordinate(frame.x(p50) + dx))\" y=\"\(Markup.coordinate(frame.top + 10))\" text-anchor=\"\(anchor)\">planned p50 \(HTML.escape(NumberText.duration(p50)))</text>"
             }
         }
         svg += "</svg>\n"
-        var html = "<div class=\"legend\"><span><span class=\"swatch\" style=\"background:var(--accent)\"></span>achieved (sent − previous sent)</span><span><span class=\"swatch\" style=\"background:var(--planned)\"></span>planned (the wait chosen after the previous poll), outline and p50</span></div>\n"
+        var html =
+            "<div class=\"legend\"><span><span class=\"swatch\" style=\"background:var(--accent)\"></span>achieved (sent − previous sent)</span><span><span class=\"swatch\" style=\"background:var(--planned)\"></span>planned (the wait chosen after the previous poll), outline and p50</span></div>\n"
         html += svg
         var notes = ["\(achieved.count) intervals, bins of \(NumberText.duration(binWidth))."]
         if achievedBins.above + plannedBins.above > 0 {
-            notes.append("Above \(NumberText.duration(end)) and not drawn: \(achievedBins.above) achieved, \(plannedBins.above) planned (longest achieved \(NumberText.duration(achieved.last)), e.g. backoffs and 429 waits).")
+            notes.append(
+                "Above \(NumberText.duration(end)) and not drawn: \(achievedBins.above) achieved, \(plannedBins.above) planned (longest achieved \(NumberText.duration(achieved.last)), e.g. backoffs and 429 waits)."
+            )
         }
         return html + "<p class=\"note\">\(HTML.escape(notes.joined(separator: " ")))</p>\n"
     }
@@ -153,12 +189,16 @@ extension SoakReport {
     private func latenessChart() -> String {
         let points = series.lateness
         guard let first = points.first, let last = points.last,
-              let p99 = fleet.lateness.p99, let latest = fleet.lateness.max, let earliest = fleet.lateness.min else {
+            let p99 = fleet.lateness.p99, let latest = fleet.lateness.max, let earliest = fleet.lateness.min
+        else {
             return "<p class=\"note\">No polls in this window.</p>\n"
         }
         var xLow = Double(first.sentMs)
         var xHigh = Double(last.sentMs)
-        if xHigh - xLow < 1000 { xLow -= 500; xHigh += 500 }
+        if xHigh - xLow < 1000 {
+            xLow -= 500
+            xHigh += 500
+        }
         // A few very late polls would flatten everything else; they are pinned to the top edge.
         var yHigh = min(latest, max(p99 * 3, p99 + 20))
         let yLow = min(0, earliest)
@@ -173,7 +213,10 @@ extension SoakReport {
         svg += frame.axes(xTicks: xTicks, yTicks: yLabels, xTitle: "time sent (UTC)", yTitle: "lateness, sent − planned (ms)")
         var clipped = 0
         func clampedY(_ lateness: Double) -> Double {
-            if lateness > yHigh { clipped += 1; return frame.y(yHigh) }
+            if lateness > yHigh {
+                clipped += 1
+                return frame.y(yHigh)
+            }
             return frame.y(lateness)
         }
         let legend: String
@@ -202,7 +245,10 @@ extension SoakReport {
             var high = ""
             var previousFilled = false
             for (index, bucket) in buckets.enumerated() {
-                guard !bucket.isEmpty else { previousFilled = false; continue }
+                guard !bucket.isEmpty else {
+                    previousFilled = false
+                    continue
+                }
                 let sorted = bucket.sorted()
                 let x = Markup.coordinate(frame.left + (Double(index) + 0.5) * frame.plotWidth / Double(columns))
                 let command = previousFilled ? "L" : "M"
@@ -213,18 +259,25 @@ extension SoakReport {
             clipped = points.filter { Double($0.latenessMs) > yHigh }.count
             svg += "<path class=\"line-high\" d=\"\(high)\"/><path class=\"line-median\" d=\"\(median)\"/>"
             let width = HTML.escape(NumberText.duration((xHigh - xLow) / Double(columns)))
-            legend = "<span><span class=\"swatch\" style=\"background:var(--accent)\"></span>median per \(width) column</span><span><span class=\"swatch\" style=\"background:var(--planned)\"></span>p99 per column</span>"
+            legend =
+                "<span><span class=\"swatch\" style=\"background:var(--accent)\"></span>median per \(width) column</span><span><span class=\"swatch\" style=\"background:var(--planned)\"></span>p99 per column</span>"
         }
         if Self.latenessTargetMs <= yHigh {
             let y = Markup.coordinate(frame.y(Self.latenessTargetMs))
-            svg += "<line class=\"target\" x1=\"\(Markup.coordinate(frame.left))\" x2=\"\(Markup.coordinate(frame.left + frame.plotWidth))\" y1=\"\(y)\" y2=\"\(y)\"/>"
-            svg += "<text class=\"tick\" x=\"\(Markup.coordinate(frame.left + 4))\" y=\"\(Markup.coordinate(frame.y(Self.latenessTargetMs) - 4))\">target p99 50 ms</text>"
+            svg +=
+                "<line class=\"target\" x1=\"\(Markup.coordinate(frame.left))\" x2=\"\(Markup.coordinate(frame.left + frame.plotWidth))\" y1=\"\(y)\" y2=\"\(y)\"/>"
+            svg +=
+                "<text class=\"tick\" x=\"\(Markup.coordinate(frame.left + 4))\" y=\"\(Markup.coordinate(frame.y(Self.latenessTargetMs) - 4))\">target p99 50 ms</text>"
         }
         let p99Y = frame.y(min(p99, yHigh))
-        svg += "<line class=\"p99\" x1=\"\(Markup.coordinate(frame.left))\" x2=\"\(Markup.coordinate(frame.left + frame.plotWidth))\" y1=\"\(Markup.coordinate(p99Y))\" y2=\"\(Markup.coordinate(p99Y))\"/>"
-        svg += "<text class=\"p99-label\" x=\"\(Markup.coordinate(frame.left + frame.plotWidth - 4))\" y=\"\(Markup.coordinate(p99Y - 4))\" text-anchor=\"end\">p99 \(HTML.escape(NumberText.duration(p99)))</text>"
+        svg +=
+            "<line class=\"p99\" x1=\"\(Markup.coordinate(frame.left))\" x2=\"\(Markup.coordinate(frame.left + frame.plotWidth))\" y1=\"\(Markup.coordinate(p99Y))\" y2=\"\(Markup.coordinate(p99Y))\"/>"
+        svg +=
+            "<text class=\"p99-label\" x=\"\(Markup.coordinate(frame.left + frame.plotWidth - 4))\" y=\"\(Markup.coordinate(p99Y - 4))\" text-anchor=\"end\">p99 \(HTML.escape(NumberText.duration(p99)))</text>"
         svg += "</svg>\n"
-        var html = "<div class=\"legend\">\(legend)<span><span class=\"swatch\" style=\"background:var(--bad)\"></span>p99 of all polls (dashed)</span></div>\n" + svg
+        var html =
+            "<div class=\"legend\">\(legend)<span><span class=\"swatch\" style=\"background:var(--bad)\"></span>p99 of all polls (dashed)</span></div>\n"
+            + svg
         var note = "\(points.count) polls; lateness min \(NumberText.duration(earliest)), max \(NumberText.duration(latest))."
         if clipped > 0 { note += " \(clipped) poll\(clipped == 1 ? "" : "s") later than \(NumberText.duration(yHigh)) drawn at the top edge." }
         html += "<p class=\"note\">\(HTML.escape(note))</p>\n"
@@ -266,9 +319,11 @@ extension SoakReport {
         for (row, device) in shown.enumerated() {
             let top = frame.top + Double(row) * rowHeight
             let name = device.count > 24 ? String(device.prefix(23)) + "…" : device
-            svg += "<text class=\"row-label\" x=\"\(Markup.coordinate(frame.left - 6))\" y=\"\(Markup.coordinate(top + rowHeight / 2))\" text-anchor=\"end\" dominant-baseline=\"middle\">\(HTML.escape(name))<title>\(HTML.escape(device))</title></text>"
+            svg +=
+                "<text class=\"row-label\" x=\"\(Markup.coordinate(frame.left - 6))\" y=\"\(Markup.coordinate(top + rowHeight / 2))\" text-anchor=\"end\" dominant-baseline=\"middle\">\(HTML.escape(name))<title>\(HTML.escape(device))</title></text>"
             for segment in segments(for: codesByDevice[device] ?? [], frame: frame, endMs: endMs) {
-                svg += "<rect class=\"seg-\(segment.kind)\" x=\"\(Markup.coordinate(segment.x0))\" y=\"\(Markup.coordinate(top + 2))\" width=\"\(Markup.coordinate(max(segment.x1 - segment.x0, 1.5)))\" height=\"\(Markup.coordinate(rowHeight - 4))\"><title>\(HTML.escape(title(device: device, segment: segment)))</title></rect>"
+                svg +=
+                    "<rect class=\"seg-\(segment.kind)\" x=\"\(Markup.coordinate(segment.x0))\" y=\"\(Markup.coordinate(top + 2))\" width=\"\(Markup.coordinate(max(segment.x1 - segment.x0, 1.5)))\" height=\"\(Markup.coordinate(rowHeight - 4))\"><title>\(HTML.escape(title(device: device, segment: segment)))</title></rect>"
             }
         }
         svg += "</svg>\n"
@@ -280,7 +335,8 @@ extension SoakReport {
             """
         html += svg
         if omitted > 0 {
-            html += "<p class=\"note\">\(omitted) more device\(omitted == 1 ? "" : "s") not drawn (the timeline shows the first \(shown.count) in name order).</p>\n"
+            html +=
+                "<p class=\"note\">\(omitted) more device\(omitted == 1 ? "" : "s") not drawn (the timeline shows the first \(shown.count) in name order).</p>\n"
         } else {
             html += "<p class=\"note\">Hover a segment for its code.</p>\n"
         }
@@ -292,10 +348,17 @@ extension SoakReport {
     private func segments(for deviceCodes: [CodeSummary], frame: PlotFrame, endMs: Int64) -> [Segment] {
         var raw: [Segment] = []
         for (index, code) in deviceCodes.enumerated() {
-            raw.append(Segment(
-                x0: frame.x(Double(code.firstSentMs)), x1: frame.x(Double(code.lastSentMs)), kind: "polling",
-                codes: [code.code], polls: code.polls, fromMs: code.firstSentMs, toMs: code.lastSentMs
-            ))
+            raw.append(
+                Segment(
+                    x0: frame.x(Double(code.firstSentMs)),
+                    x1: frame.x(Double(code.lastSentMs)),
+                    kind: "polling",
+                    codes: [code.code],
+                    polls: code.polls,
+                    fromMs: code.firstSentMs,
+                    toMs: code.lastSentMs
+                )
+            )
             let after: String
             switch code.fate {
             case .authenticated: after = "authenticated"
@@ -303,10 +366,17 @@ extension SoakReport {
             case .ended, .open: continue
             }
             let untilMs = index + 1 < deviceCodes.count ? deviceCodes[index + 1].firstSentMs : endMs
-            raw.append(Segment(
-                x0: frame.x(Double(code.lastSentMs)), x1: frame.x(Double(max(untilMs, code.lastSentMs))), kind: after,
-                codes: [code.code], polls: 0, fromMs: code.lastSentMs, toMs: max(untilMs, code.lastSentMs)
-            ))
+            raw.append(
+                Segment(
+                    x0: frame.x(Double(code.lastSentMs)),
+                    x1: frame.x(Double(max(untilMs, code.lastSentMs))),
+                    kind: after,
+                    codes: [code.code],
+                    polls: 0,
+                    fromMs: code.lastSentMs,
+                    toMs: max(untilMs, code.lastSentMs)
+                )
+            )
         }
         var merged: [Segment] = []
         for segment in raw {
@@ -325,7 +395,10 @@ extension SoakReport {
 
     private func title(device: String, segment: Segment) -> String {
         let span = "\(UTCText.readable(segment.fromMs)) to \(UTCText.readable(segment.toMs))"
-        let codesText = segment.codes.count == 1 ? "code \(segment.codes[0])" : "\(segment.codes.count) codes (\(segment.codes.prefix(5).joined(separator: ", "))\(segment.codes.count > 5 ? ", …" : ""))"
+        let codesText =
+            segment.codes.count == 1
+            ? "code \(segment.codes[0])"
+            : "\(segment.codes.count) codes (\(segment.codes.prefix(5).joined(separator: ", "))\(segment.codes.count > 5 ? ", …" : ""))"
         switch segment.kind {
         case "polling": return "\(device): polling \(codesText), \(segment.polls) poll\(segment.polls == 1 ? "" : "s"), \(span)"
         case "authenticated": return "\(device): authenticated with \(codesText), \(span)"
@@ -337,10 +410,13 @@ extension SoakReport {
 
     private func deviceTable() -> String {
         guard !devices.isEmpty else { return "<p class=\"note\">No devices in this window.</p>\n" }
-        let headers = ["Device", "Polls", "Codes", "Polls/code max", "Auth", "Time to auth p50", "Expired", "Interval p50",
-                       "Planned p50", "Lateness p50", "Lateness p99", "Lateness max", "Lateness min", "429s", "Backoffs",
-                       StatusEventRecord.expired, StatusEventRecord.failed]
-        var html = "<div class=\"table-wrap\"><table>\n<thead><tr>" + headers.map { "<th>\(HTML.escape($0))</th>" }.joined() + "</tr></thead>\n<tbody>\n"
+        let headers = [
+            "Device", "Polls", "Codes", "Polls/code max", "Auth", "Time to auth p50", "Expired", "Interval p50",
+            "Planned p50", "Lateness p50", "Lateness p99", "Lateness max", "Lateness min", "429s", "Backoffs",
+            StatusEventRecord.expired, StatusEventRecord.failed,
+        ]
+        var html =
+            "<div class=\"table-wrap\"><table>\n<thead><tr>" + headers.map { "<th>\(HTML.escape($0))</th>" }.joined() + "</tr></thead>\n<tbody>\n"
         for device in devices {
             let f = device.figures
             let cells: [(String, Bool)] = [

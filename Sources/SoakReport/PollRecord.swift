@@ -11,7 +11,16 @@ public struct PollRecord: Sendable, Equatable {
     public var outcome: String
     public var nextDelayMs: Int64?
 
-    public init(device: String, code: String, plannedMs: Int64, sentMs: Int64, latencyMs: Double, httpStatus: Int?, outcome: String, nextDelayMs: Int64?) {
+    public init(
+        device: String,
+        code: String,
+        plannedMs: Int64,
+        sentMs: Int64,
+        latencyMs: Double,
+        httpStatus: Int?,
+        outcome: String,
+        nextDelayMs: Int64?
+    ) {
         self.device = device
         self.code = code
         self.plannedMs = plannedMs

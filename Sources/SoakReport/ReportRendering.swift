@@ -10,21 +10,28 @@ extension SoakReport {
     public func json(pretty: Bool = true) -> String {
         var json = JSONWriter(layout: pretty ? .indented(2) : .compact)
         json.object { json in
-            json.key("generated_at_ms"); json.int(generatedAtMs)
-            json.key("generated_at"); json.string(UTCText.iso(generatedAtMs))
-            json.key("since_ms"); json.optional(sinceMs)
-            json.key("events_loaded"); json.bool(eventsLoaded)
-            json.key("percentile_method"); json.string("nearest-rank")
+            json.key("generated_at_ms")
+            json.int(generatedAtMs)
+            json.key("generated_at")
+            json.string(UTCText.iso(generatedAtMs))
+            json.key("since_ms")
+            json.optional(sinceMs)
+            json.key("events_loaded")
+            json.bool(eventsLoaded)
+            json.key("percentile_method")
+            json.string("nearest-rank")
             json.key("fleet")
             json.object { json in
-                json.key("devices"); json.int(Int64(devices.count))
+                json.key("devices")
+                json.int(Int64(devices.count))
                 Self.writeMembers(fleet, to: &json)
             }
             json.key("devices")
             json.array { json in
                 for device in devices {
                     json.object { json in
-                        json.key("device"); json.string(device.device)
+                        json.key("device")
+                        json.string(device.device)
                         Self.writeMembers(device.figures, to: &json)
                     }
                 }
@@ -35,18 +42,26 @@ extension SoakReport {
 
     private static func writeMembers(_ figures: PollFigures, to json: inout JSONWriter) {
         func count(_ key: String, _ value: Int) {
-            json.key(key); json.int(Int64(value))
+            json.key(key)
+            json.int(Int64(value))
         }
         func distribution(_ key: String, _ d: Distribution) {
             json.key(key)
             json.object { json in
-                json.key("count"); json.int(Int64(d.count))
-                json.key("min"); json.optional(d.min)
-                json.key("p50"); json.optional(d.p50)
-                json.key("p95"); json.optional(d.p95)
-                json.key("p99"); json.optional(d.p99)
-                json.key("max"); json.optional(d.max)
-                json.key("mean"); json.optional(d.mean)
+                json.key("count")
+                json.int(Int64(d.count))
+                json.key("min")
+                json.optional(d.min)
+                json.key("p50")
+                json.optional(d.p50)
+                json.key("p95")
+                json.optional(d.p95)
+                json.key("p99")
+                json.optional(d.p99)
+                json.key("max")
+                json.optional(d.max)
+                json.key("mean")
+                json.optional(d.mean)
             }
         }
         count("polls", figures.polls)
@@ -61,36 +76,49 @@ extension SoakReport {
         json.key("outcomes")
         json.object { json in
             for (outcome, value) in orderedOutcomes(figures) {
-                json.key(outcome); json.int(Int64(value))
+                json.key(outcome)
+                json.int(Int64(value))
             }
         }
         json.key("http_statuses")
         json.object { json in
             for status in figures.httpStatuses.keys.sorted() {
-                json.key(String(status)); json.int(Int64(figures.httpStatuses[status] ?? 0))
+                json.key(String(status))
+                json.int(Int64(figures.httpStatuses[status] ?? 0))
             }
             if figures.withoutHTTPStatus > 0 {
-                json.key("none"); json.int(Int64(figures.withoutHTTPStatus))
+                json.key("none")
+                json.int(Int64(figures.withoutHTTPStatus))
             }
         }
         json.key("code_fates")
         json.object { json in
-            json.key("authenticated"); json.int(Int64(figures.authenticatedCodes))
-            json.key("expired"); json.int(Int64(figures.expiredCodes))
-            json.key("ended"); json.int(Int64(figures.endedCodes))
-            json.key("open"); json.int(Int64(figures.openCodes))
+            json.key("authenticated")
+            json.int(Int64(figures.authenticatedCodes))
+            json.key("expired")
+            json.int(Int64(figures.expiredCodes))
+            json.key("ended")
+            json.int(Int64(figures.endedCodes))
+            json.key("open")
+            json.int(Int64(figures.openCodes))
         }
         count("authenticated_codes", figures.authenticatedCodes)
         distribution("time_to_authenticate_ms", figures.timeToAuthenticate)
         json.key("expiries")
         json.object { json in
-            json.key("expired_codes"); json.int(Int64(figures.expiredCodes))
-            json.key("code_invalid_polls"); json.int(Int64(figures.codeInvalid))
-            json.key("reg410_events"); json.optional(figures.expiryEvents)
-            json.key("reg500_events"); json.optional(figures.failureEvents)
+            json.key("expired_codes")
+            json.int(Int64(figures.expiredCodes))
+            json.key("code_invalid_polls")
+            json.int(Int64(figures.codeInvalid))
+            json.key("reg410_events")
+            json.optional(figures.expiryEvents)
+            json.key("reg500_events")
+            json.optional(figures.failureEvents)
         }
-        json.key("first_sent_ms"); json.optional(figures.firstSentMs)
-        json.key("last_sent_ms"); json.optional(figures.lastSentMs)
+        json.key("first_sent_ms")
+        json.optional(figures.firstSentMs)
+        json.key("last_sent_ms")
+        json.optional(figures.lastSentMs)
     }
 
     /// Known outcomes first (in ``outcomeKinds`` order), then any others alphabetically.
@@ -185,8 +213,10 @@ extension SoakReport {
         lines += Self.textBlock(fleet, eventsLoaded: eventsLoaded).map { "  " + $0 }
         lines.append("")
         lines.append("DEVICES")
-        let header = ["DEVICE", "POLLS", "CODES", "AUTH", "EXPIRED", "TTA P50", "INTERVAL P50", "PLANNED P50",
-                      "LATE P50", "LATE P99", "LATE MAX", "429", "BACKOFFS", StatusEventRecord.expired, StatusEventRecord.failed]
+        let header = [
+            "DEVICE", "POLLS", "CODES", "AUTH", "EXPIRED", "TTA P50", "INTERVAL P50", "PLANNED P50",
+            "LATE P50", "LATE P99", "LATE MAX", "429", "BACKOFFS", StatusEventRecord.expired, StatusEventRecord.failed,
+        ]
         let rows = devices.map { device -> [String] in
             let f = device.figures
             return [
@@ -206,12 +236,16 @@ extension SoakReport {
             guard d.count > 0 else { return "n=0" }
             var parts = ["n=\(d.count)"]
             if withMin { parts.append("min \(NumberText.duration(d.min))") }
-            parts += ["p50 \(NumberText.duration(d.p50))", "p95 \(NumberText.duration(d.p95))",
-                      "p99 \(NumberText.duration(d.p99))", "max \(NumberText.duration(d.max))"]
+            parts += [
+                "p50 \(NumberText.duration(d.p50))", "p95 \(NumberText.duration(d.p95))",
+                "p99 \(NumberText.duration(d.p99))", "max \(NumberText.duration(d.max))",
+            ]
             return parts.joined(separator: "  ")
         }
-        let perCode = f.codes == 0 ? "" :
-            " (\(f.codes) codes; per code mean \(NumberText.fixed(f.pollsPerCode.mean ?? 0, maxDecimals: 2)), max \(NumberText.fixed(f.pollsPerCode.max ?? 0, maxDecimals: 0)))"
+        let perCode =
+            f.codes == 0
+            ? ""
+            : " (\(f.codes) codes; per code mean \(NumberText.fixed(f.pollsPerCode.mean ?? 0, maxDecimals: 2)), max \(NumberText.fixed(f.pollsPerCode.max ?? 0, maxDecimals: 0)))"
         var statuses = f.httpStatuses.keys.sorted().map { "\($0) \(f.httpStatuses[$0] ?? 0)" }
         if f.withoutHTTPStatus > 0 { statuses.append("none \(f.withoutHTTPStatus)") }
         let outcomes = orderedOutcomes(f).filter { $0.1 > 0 }.map { "\($0.0) \($0.1)" }
@@ -227,9 +261,15 @@ extension SoakReport {
             ("latency", spread(f.latency)),
             ("429s", String(f.throttled)),
             ("backoffs", String(f.backoffs)),
-            ("authenticated", "\(f.authenticatedCodes) code\(f.authenticatedCodes == 1 ? "" : "s"); time to authenticate \(spread(f.timeToAuthenticate))"),
+            (
+                "authenticated",
+                "\(f.authenticatedCodes) code\(f.authenticatedCodes == 1 ? "" : "s"); time to authenticate \(spread(f.timeToAuthenticate))"
+            ),
             ("expiries", expiries),
-            ("codes", "\(f.authenticatedCodes) authenticated, \(f.expiredCodes) expired, \(f.endedCodes) ended otherwise, \(f.openCodes) still polling"),
+            (
+                "codes",
+                "\(f.authenticatedCodes) authenticated, \(f.expiredCodes) expired, \(f.endedCodes) ended otherwise, \(f.openCodes) still polling"
+            ),
             ("outcomes", outcomes.isEmpty ? "-" : outcomes.joined(separator: ", ")),
             ("HTTP statuses", statuses.isEmpty ? "-" : statuses.joined(separator: ", ")),
         ]

@@ -71,9 +71,13 @@ enum UTCText {
         let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
         return Parts(
-            year: year, month: month, day: day,
-            hour: msOfDay / 3_600_000, minute: msOfDay % 3_600_000 / 60_000,
-            second: msOfDay % 60_000 / 1000, millisecond: msOfDay % 1000
+            year: year,
+            month: month,
+            day: day,
+            hour: msOfDay / 3_600_000,
+            minute: msOfDay % 3_600_000 / 60_000,
+            second: msOfDay % 60_000 / 1000,
+            millisecond: msOfDay % 1000
         )
     }
 

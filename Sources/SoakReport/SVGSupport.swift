@@ -90,19 +90,25 @@ struct PlotFrame {
         for (value, label) in yTicks {
             let py = Markup.coordinate(y(value))
             svg += "<line class=\"grid\" x1=\"\(Markup.coordinate(left))\" x2=\"\(Markup.coordinate(left + plotWidth))\" y1=\"\(py)\" y2=\"\(py)\"/>"
-            svg += "<text class=\"tick\" x=\"\(Markup.coordinate(left - 6))\" y=\"\(py)\" text-anchor=\"end\" dominant-baseline=\"middle\">\(HTML.escape(label))</text>"
+            svg +=
+                "<text class=\"tick\" x=\"\(Markup.coordinate(left - 6))\" y=\"\(py)\" text-anchor=\"end\" dominant-baseline=\"middle\">\(HTML.escape(label))</text>"
         }
         for (value, label) in xTicks {
             let px = Markup.coordinate(x(value))
             svg += "<line class=\"grid\" x1=\"\(px)\" x2=\"\(px)\" y1=\"\(Markup.coordinate(top))\" y2=\"\(bottomY)\"/>"
-            svg += "<text class=\"tick\" x=\"\(px)\" y=\"\(Markup.coordinate(top + plotHeight + 16))\" text-anchor=\"middle\">\(HTML.escape(label))</text>"
+            svg +=
+                "<text class=\"tick\" x=\"\(px)\" y=\"\(Markup.coordinate(top + plotHeight + 16))\" text-anchor=\"middle\">\(HTML.escape(label))</text>"
         }
-        svg += "<line class=\"axis\" x1=\"\(Markup.coordinate(left))\" x2=\"\(Markup.coordinate(left + plotWidth))\" y1=\"\(bottomY)\" y2=\"\(bottomY)\"/>"
-        svg += "<line class=\"axis\" x1=\"\(Markup.coordinate(left))\" x2=\"\(Markup.coordinate(left))\" y1=\"\(Markup.coordinate(top))\" y2=\"\(bottomY)\"/>"
-        svg += "<text class=\"title\" x=\"\(Markup.coordinate(left + plotWidth / 2))\" y=\"\(Markup.coordinate(height - 8))\" text-anchor=\"middle\">\(HTML.escape(xTitle))</text>"
+        svg +=
+            "<line class=\"axis\" x1=\"\(Markup.coordinate(left))\" x2=\"\(Markup.coordinate(left + plotWidth))\" y1=\"\(bottomY)\" y2=\"\(bottomY)\"/>"
+        svg +=
+            "<line class=\"axis\" x1=\"\(Markup.coordinate(left))\" x2=\"\(Markup.coordinate(left))\" y1=\"\(Markup.coordinate(top))\" y2=\"\(bottomY)\"/>"
+        svg +=
+            "<text class=\"title\" x=\"\(Markup.coordinate(left + plotWidth / 2))\" y=\"\(Markup.coordinate(height - 8))\" text-anchor=\"middle\">\(HTML.escape(xTitle))</text>"
         guard !yTitle.isEmpty else { return svg }
         let middle = Markup.coordinate(top + plotHeight / 2)
-        svg += "<text class=\"title\" x=\"16\" y=\"\(middle)\" text-anchor=\"middle\" transform=\"rotate(-90 16 \(middle))\">\(HTML.escape(yTitle))</text>"
+        svg +=
+            "<text class=\"title\" x=\"16\" y=\"\(middle)\" text-anchor=\"middle\" transform=\"rotate(-90 16 \(middle))\">\(HTML.escape(yTitle))</text>"
         return svg
     }
 }

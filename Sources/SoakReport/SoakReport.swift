@@ -300,7 +300,14 @@ struct FigureAccumulator {
             fate = .open
         }
         fates[fate, default: 0] += 1
-        return CodeSummary(device: first.device, code: first.code, firstSentMs: first.sentMs, lastSentMs: last.sentMs, polls: codePolls.count, fate: fate)
+        return CodeSummary(
+            device: first.device,
+            code: first.code,
+            firstSentMs: first.sentMs,
+            lastSentMs: last.sentMs,
+            polls: codePolls.count,
+            fate: fate
+        )
     }
 
     mutating func merge(_ other: FigureAccumulator) {

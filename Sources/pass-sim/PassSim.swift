@@ -1,4 +1,9 @@
 import ArgumentParser
+import Hummingbird
+import Logging
+import PassSimulator
+import RegcodeSupport
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -9,16 +14,13 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Hummingbird
-import Logging
-import PassSimulator
-import RegcodeSupport
 
 @main
 struct PassSim: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pass-sim",
-        abstract: "A simulated Adobe Pass backend (DCR, REST API v2, legacy REST API v1) with a second-screen activation page, fault injection and an admin API."
+        abstract:
+            "A simulated Adobe Pass backend (DCR, REST API v2, legacy REST API v1) with a second-screen activation page, fault injection and an admin API."
     )
 
     @Option(name: .long, help: ArgumentHelp("Address to listen on.", valueName: "host:port"))
@@ -38,20 +40,38 @@ struct PassSim: AsyncParsableCommand {
 
     @Option(
         name: .customLong("signing-key"),
-        help: ArgumentHelp("Accept v1 requests signed with this key pair (repeatable; the lab pair samplePublicKey:sampleSecretKey is always accepted).", valueName: "public:secret")
+        help: ArgumentHelp(
+            "Accept v1 requests signed with this key pair (repeatable; the lab pair samplePublicKey:sampleSecretKey is always accepted).",
+            valueName: "public:secret"
+        )
     )
     var signingKeys: [SigningKey] = []
 
-    @Option(name: .customLong("deny-resource"), help: ArgumentHelp("Deny authorization of a resource, with an optional details text (repeatable).", valueName: "resource[=details]"))
+    @Option(
+        name: .customLong("deny-resource"),
+        help: ArgumentHelp("Deny authorization of a resource, with an optional details text (repeatable).", valueName: "resource[=details]")
+    )
     var denyResources: [Denial] = []
 
-    @Option(name: .customLong("deny-mvpd"), help: ArgumentHelp("Deny every resource to users of an MVPD, with an optional details text (repeatable).", valueName: "mvpd[=details]"))
+    @Option(
+        name: .customLong("deny-mvpd"),
+        help: ArgumentHelp("Deny every resource to users of an MVPD, with an optional details text (repeatable).", valueName: "mvpd[=details]")
+    )
     var denyMVPDs: [Denial] = []
 
-    @Option(name: .long, help: ArgumentHelp("Script every new code: approve after SECONDS, deny after SECONDS, or never complete.", valueName: "approve[:s]|deny[:s]|never"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Script every new code: approve after SECONDS, deny after SECONDS, or never complete.",
+            valueName: "approve[:s]|deny[:s]|never"
+        )
+    )
     var script: Script?
 
-    @Option(name: .long, help: ArgumentHelp("JSON fault configuration, the shape PUT /_sim/faults takes; the --fault-* flags override its default.", valueName: "file"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("JSON fault configuration, the shape PUT /_sim/faults takes; the --fault-* flags override its default.", valueName: "file")
+    )
     var faults: String?
 
     @Option(name: .customLong("fault-5xx"), help: ArgumentHelp("Probability of a 5xx answer (500, 502 or 503).", valueName: "p"))
@@ -72,13 +92,22 @@ struct PassSim: AsyncParsableCommand {
     @Option(name: .customLong("fault-malformed"), help: ArgumentHelp("Probability of a 200 with a truncated body.", valueName: "p"))
     var faultMalformed: Probability?
 
-    @Option(name: .customLong("fault-token-expiry"), help: ArgumentHelp("Probability that a protected call is answered 401 as if its token expired.", valueName: "p"))
+    @Option(
+        name: .customLong("fault-token-expiry"),
+        help: ArgumentHelp("Probability that a protected call is answered 401 as if its token expired.", valueName: "p")
+    )
     var faultTokenExpiry: Probability?
 
-    @Option(name: .customLong("fault-early-expiry"), help: ArgumentHelp("Probability that a new code dies at a random point of its TTL.", valueName: "p"))
+    @Option(
+        name: .customLong("fault-early-expiry"),
+        help: ArgumentHelp("Probability that a new code dies at a random point of its TTL.", valueName: "p")
+    )
     var faultEarlyExpiry: Probability?
 
-    @Option(name: .long, help: ArgumentHelp("Latency added to every API answer: fixed milliseconds plus a uniform random spread.", valueName: "ms[+spread]"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Latency added to every API answer: fixed milliseconds plus a uniform random spread.", valueName: "ms[+spread]")
+    )
     var latency: Latency?
 
     @Option(name: .long, help: ArgumentHelp("Seed of the fault-injection random generator, for reproducible runs.", valueName: "n"))

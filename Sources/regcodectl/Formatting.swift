@@ -63,6 +63,10 @@ enum EventLine {
 
     static func clock(_ epochMs: Int64) -> String {
         let date = Date(timeIntervalSince1970: Double(epochMs) / 1000)
-        return date.formatted(Date.ISO8601FormatStyle(timeZone: .gmt).year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: false).timeSeparator(.colon))
+        return date.formatted(
+            Date.ISO8601FormatStyle(timeZone: .gmt).year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: false).timeSeparator(
+                .colon
+            )
+        )
     }
 }

@@ -120,7 +120,12 @@ struct Watch: AsyncParsableCommand {
                     if let count, seen >= count { return }
                 case "cutoff":
                     let lastSeq = notification.params?["lastSeq"]?.intValue.map(String.init) ?? "none"
-                    FileHandle.standardError.write(Data("regcodectl: cut off by the daemon (\(notification.params?["reason"]?.stringValue ?? "?")); resume with --since \(lastSeq)\n".utf8))
+                    FileHandle.standardError.write(
+                        Data(
+                            "regcodectl: cut off by the daemon (\(notification.params?["reason"]?.stringValue ?? "?")); resume with --since \(lastSeq)\n"
+                                .utf8
+                        )
+                    )
                     throw ExitCode(4)
                 default:
                     continue

@@ -23,7 +23,10 @@ struct Report: AsyncParsableCommand {
         case text, json, csv
     }
 
-    @Option(name: .long, help: "State database (default: $REGCODED_DATABASE, else /var/lib/regcoded/regcoded.sqlite if present, else ./regcoded.sqlite).")
+    @Option(
+        name: .long,
+        help: "State database (default: $REGCODED_DATABASE, else /var/lib/regcoded/regcoded.sqlite if present, else ./regcoded.sqlite)."
+    )
     var database: String?
 
     @Option(name: .long, help: "Only polls and events from this time on: 30m, 2h, 7d, an ISO-8601 time or epoch ms.")
@@ -135,7 +138,8 @@ struct Report: AsyncParsableCommand {
                 if let sinceMs, event.time < sinceMs { continue }
                 let dictionary = event.args["statusDictionary"]
                 guard let errorId = dictionary?["errorId"]?.stringValue,
-                      errorId == StatusEventRecord.expired || errorId == StatusEventRecord.failed else { continue }
+                    errorId == StatusEventRecord.expired || errorId == StatusEventRecord.failed
+                else { continue }
                 records.append(StatusEventRecord(device: event.device, timeMs: event.time, errorId: errorId, code: dictionary?["code"]?.stringValue))
             }
             guard page.count == pageSize, let last = page.last else { return records }

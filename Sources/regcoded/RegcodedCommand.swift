@@ -73,10 +73,22 @@ struct RegcodedCommand: AsyncParsableCommand {
     /// The flags as plain values, so a SIGHUP reload can apply them again from any task.
     var overrides: FlagOverrides {
         FlagOverrides(
-            config: config, database: database, socket: socket, socketGroup: socketGroup, backend: backend,
-            simulatorListen: simulatorListen, simulatorAutoApproveAfter: simulatorAutoApproveAfter, profile: profile,
-            requestor: requestor, mvpd: mvpd, softwareStatement: softwareStatement, devices: devices,
-            pollInterval: pollInterval, metrics: metrics, logLevel: logLevel, subscriberBuffer: subscriberBuffer,
+            config: config,
+            database: database,
+            socket: socket,
+            socketGroup: socketGroup,
+            backend: backend,
+            simulatorListen: simulatorListen,
+            simulatorAutoApproveAfter: simulatorAutoApproveAfter,
+            profile: profile,
+            requestor: requestor,
+            mvpd: mvpd,
+            softwareStatement: softwareStatement,
+            devices: devices,
+            pollInterval: pollInterval,
+            metrics: metrics,
+            logLevel: logLevel,
+            subscriberBuffer: subscriberBuffer,
             printCodes: printCodes
         )
     }
@@ -180,7 +192,11 @@ struct FlagOverrides: Sendable {
         }
         if let logLevel {
             guard let level = Logger.Level(rawValue: logLevel.lowercased()) else {
-                throw ConfigurationError(file: nil, key: "--log-level", reason: "'\(logLevel)' is not one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw ConfigurationError(
+                    file: nil,
+                    key: "--log-level",
+                    reason: "'\(logLevel)' is not one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
             }
             configuration.logLevel = level
         }

@@ -16,7 +16,8 @@ struct EntitlementWireTests {
             let path = request.path
             if path.contains("/decisions/") {
                 return CaptureServer.json(
-                    .ok, #"{"decisions":[{"resource":"Live","authorized":true,"token":{"serializedToken":"tok","notAfter":5},"notAfter":9}]}"#
+                    .ok,
+                    #"{"decisions":[{"resource":"Live","authorized":true,"token":{"serializedToken":"tok","notAfter":5},"notAfter":9}]}"#
                 )
             }
             if path.contains("/logout") {
@@ -31,7 +32,8 @@ struct EntitlementWireTests {
             case "/api/v1/tokens/authn": return CaptureServer.json(.ok, #"{"mvpd":"Cablevision","userId":"u","expires":"9"}"#)
             default:
                 return CaptureServer.json(
-                    .ok, #"{"profiles":{"Cablevision":{"notBefore":1,"notAfter":9,"type":"regular","attributes":{"zip":{"value":"1","state":"plain"}}}}}"#
+                    .ok,
+                    #"{"profiles":{"Cablevision":{"notBefore":1,"notAfter":9,"type":"regular","attributes":{"zip":{"value":"1","state":"plain"}}}}}"#
                 )
             }
         }
@@ -57,26 +59,30 @@ struct EntitlementWireTests {
             return results
         }
         let token = MediaToken(resource: "Live", serializedToken: "tok", expiresEpochMs: 5)
-        #expect(results == [
-            .success(.authorization(AuthorizationDecision(resource: "Live", authorized: true, expiresEpochMs: 9, token: token))),
-            .success(.mediaToken(token)),
-            .success(.preauthorization([AuthorizationDecision(resource: "Live", authorized: true, expiresEpochMs: 9, token: token)])),
-            .success(.authenticationStatus(true)),
-            .success(.profile(AuthProfile(mvpd: "Cablevision", userID: nil, expiresEpochMs: 9))),
-            .success(.userMetadata(UserMetadata(values: ["zip": "1"]))),
-            .success(.loggedOut),
-        ])
+        #expect(
+            results == [
+                .success(.authorization(AuthorizationDecision(resource: "Live", authorized: true, expiresEpochMs: 9, token: token))),
+                .success(.mediaToken(token)),
+                .success(.preauthorization([AuthorizationDecision(resource: "Live", authorized: true, expiresEpochMs: 9, token: token)])),
+                .success(.authenticationStatus(true)),
+                .success(.profile(AuthProfile(mvpd: "Cablevision", userID: nil, expiresEpochMs: 9))),
+                .success(.userMetadata(UserMetadata(values: ["zip": "1"]))),
+                .success(.loggedOut),
+            ]
+        )
         let requests = server.requests
         #expect(requests.map(\.method) == ["POST", "POST", "POST", "GET", "GET", "GET", "GET"])
-        #expect(requests.map(\.target) == [
-            "/api/v2/REF30/decisions/authorize/Cable%20Co",
-            "/api/v2/REF30/decisions/authorize/Cable%20Co",
-            "/api/v2/REF30/decisions/preauthorize/Cable%20Co",
-            "/api/v2/REF30/profiles",
-            "/api/v2/REF30/profiles/Cablevision",
-            "/api/v2/REF30/profiles/Cablevision",
-            "/api/v2/REF30/logout/Cable%20Co?redirectUrl=https%3A%2F%2Fadobe.com",
-        ])
+        #expect(
+            requests.map(\.target) == [
+                "/api/v2/REF30/decisions/authorize/Cable%20Co",
+                "/api/v2/REF30/decisions/authorize/Cable%20Co",
+                "/api/v2/REF30/decisions/preauthorize/Cable%20Co",
+                "/api/v2/REF30/profiles",
+                "/api/v2/REF30/profiles/Cablevision",
+                "/api/v2/REF30/profiles/Cablevision",
+                "/api/v2/REF30/logout/Cable%20Co?redirectUrl=https%3A%2F%2Fadobe.com",
+            ]
+        )
         #expect(requests[0].body == #"{"resources":["Live"]}"#)
         #expect(requests[2].body == #"{"resources":["Live","a/b"]}"#)
         #expect(requests.prefix(3).allSatisfy { $0.values("Content-Type") == ["application/json"] })
@@ -107,27 +113,31 @@ struct EntitlementWireTests {
             }
             return results
         }
-        #expect(results == [
-            .success(.authenticationStatus(true)),
-            .success(.profile(AuthProfile(mvpd: "Cablevision", userID: "u", expiresEpochMs: 9))),
-            .success(.authorization(AuthorizationDecision(resource: "Live", authorized: true, expiresEpochMs: 9))),
-            .success(.mediaToken(MediaToken(resource: "Live", serializedToken: "tok", expiresEpochMs: 5))),
-            .success(.preauthorization([AuthorizationDecision(resource: "Live", authorized: true)])),
-            .success(.userMetadata(UserMetadata(values: ["zip": "1"]))),
-            .success(.loggedOut),
-        ])
+        #expect(
+            results == [
+                .success(.authenticationStatus(true)),
+                .success(.profile(AuthProfile(mvpd: "Cablevision", userID: "u", expiresEpochMs: 9))),
+                .success(.authorization(AuthorizationDecision(resource: "Live", authorized: true, expiresEpochMs: 9))),
+                .success(.mediaToken(MediaToken(resource: "Live", serializedToken: "tok", expiresEpochMs: 5))),
+                .success(.preauthorization([AuthorizationDecision(resource: "Live", authorized: true)])),
+                .success(.userMetadata(UserMetadata(values: ["zip": "1"]))),
+                .success(.loggedOut),
+            ]
+        )
         let device = "requestor=REF30&deviceId=\(Self.deviceIDParameter)"
         let requests = server.requests
         #expect(requests.map(\.method) == ["GET", "GET", "GET", "GET", "GET", "GET", "DELETE"])
-        #expect(requests.map(\.target) == [
-            "/api/v1/checkauthn?\(device)&format=json",
-            "/api/v1/tokens/authn?\(device)&format=json",
-            "/api/v1/authorize?\(device)&resource=Live&format=json",
-            "/api/v1/tokens/media?\(device)&resource=Live&format=json",
-            "/api/v1/preauthorize?\(device)&resource=Live%2CMovies&format=json",
-            "/api/v1/tokens/usermetadata?\(device)&format=json",
-            "/api/v1/logout?\(device)&format=json",
-        ])
+        #expect(
+            requests.map(\.target) == [
+                "/api/v1/checkauthn?\(device)&format=json",
+                "/api/v1/tokens/authn?\(device)&format=json",
+                "/api/v1/authorize?\(device)&resource=Live&format=json",
+                "/api/v1/tokens/media?\(device)&resource=Live&format=json",
+                "/api/v1/preauthorize?\(device)&resource=Live%2CMovies&format=json",
+                "/api/v1/tokens/usermetadata?\(device)&format=json",
+                "/api/v1/logout?\(device)&format=json",
+            ]
+        )
         for request in requests {
             let header = try #require(request.header("Authorization"))
             let signed = try SignedHeader(header)
@@ -135,8 +145,13 @@ struct EntitlementWireTests {
             #expect(signed.fields["request_uri"] == request.path)
             #expect(signed.fields["requestor_id"] == "REF30")
             let expected = AdobeRequestSigner.authorizationHeader(
-                method: request.method, requestor: "REF30", requestURI: request.path, publicKey: Self.keys.publicKey,
-                secret: Self.keys.secret, nonce: signed.nonce, requestTime: signed.requestTime
+                method: request.method,
+                requestor: "REF30",
+                requestURI: request.path,
+                publicKey: Self.keys.publicKey,
+                secret: Self.keys.secret,
+                nonce: signed.nonce,
+                requestTime: signed.requestTime
             )
             #expect(header == expected)
             #expect(request.values("Accept") == ["application/json"])
@@ -151,7 +166,9 @@ struct EntitlementWireTests {
         let server = Self.server()
         try await server.run { baseURL in
             let client = AdobePassClient(
-                configuration: AdobePassClientConfiguration(baseURL: baseURL, signatureFault: fault), httpClient: .shared, logger: Fixtures.quietLogger
+                configuration: AdobePassClientConfiguration(baseURL: baseURL, signatureFault: fault),
+                httpClient: .shared,
+                logger: Fixtures.quietLogger
             )
             _ = await client.execute(.checkAuthentication, context: Fixtures.context(profile: .v1, signingKeys: Self.keys))
         }
@@ -164,20 +181,40 @@ struct EntitlementWireTests {
         }
         // Still a well-formed, correctly computed signature over what it claims: only the time is wrong.
         let header = try #require(server.requests.first?.header("Authorization"))
-        #expect(header == AdobeRequestSigner.authorizationHeader(
-            method: "GET", requestor: "REF30", requestURI: "/api/v1/checkauthn", publicKey: Self.keys.publicKey,
-            secret: Self.keys.secret, nonce: signed.nonce, requestTime: signed.requestTime
-        ))
+        #expect(
+            header
+                == AdobeRequestSigner.authorizationHeader(
+                    method: "GET",
+                    requestor: "REF30",
+                    requestURI: "/api/v1/checkauthn",
+                    publicKey: Self.keys.publicKey,
+                    secret: Self.keys.secret,
+                    nonce: signed.nonce,
+                    requestTime: signed.requestTime
+                )
+        )
     }
 }
 
 extension AdobeRequestSigner {
     /// The deterministic overload with the parsed header's fields.
     static func authorizationHeader(
-        method: String, requestor: String, requestURI: String, publicKey: String, secret: String, nonce: String, requestTime: Int64
+        method: String,
+        requestor: String,
+        requestURI: String,
+        publicKey: String,
+        secret: String,
+        nonce: String,
+        requestTime: Int64
     ) -> String {
         authorizationHeader(
-            method: method, requestor: requestor, requestURI: requestURI, publicKey: publicKey, secret: secret, nonce: nonce, requestTimeMs: requestTime
+            method: method,
+            requestor: requestor,
+            requestURI: requestURI,
+            publicKey: publicKey,
+            secret: secret,
+            nonce: nonce,
+            requestTimeMs: requestTime
         )
     }
 }

@@ -45,10 +45,22 @@ struct RequestSignerTests {
 
     @Test func upperCasesTheMethod() {
         let lower = AdobeRequestSigner.authorizationHeader(
-            method: "post", requestor: "r", requestURI: "/x", publicKey: "p", secret: "s", nonce: "n", requestTimeMs: 1
+            method: "post",
+            requestor: "r",
+            requestURI: "/x",
+            publicKey: "p",
+            secret: "s",
+            nonce: "n",
+            requestTimeMs: 1
         )
         let upper = AdobeRequestSigner.authorizationHeader(
-            method: "POST", requestor: "r", requestURI: "/x", publicKey: "p", secret: "s", nonce: "n", requestTimeMs: 1
+            method: "POST",
+            requestor: "r",
+            requestURI: "/x",
+            publicKey: "p",
+            secret: "s",
+            nonce: "n",
+            requestTimeMs: 1
         )
         #expect(lower == upper)
         #expect(lower.hasPrefix("POST requestor_id=r, "))
@@ -57,12 +69,18 @@ struct RequestSignerTests {
     @Test func convenienceOverloadDrawsAFreshNonceAndMillisecondTime() throws {
         let before = Int64(Date().timeIntervalSince1970 * 1000)
         let first = AdobeRequestSigner.authorizationHeader(
-            method: "GET", requestor: "sampleRequestorId", requestURI: "/api/v1/tokens/authn",
-            publicKey: "samplePublicKey", secret: "sampleSecretKey"
+            method: "GET",
+            requestor: "sampleRequestorId",
+            requestURI: "/api/v1/tokens/authn",
+            publicKey: "samplePublicKey",
+            secret: "sampleSecretKey"
         )
         let second = AdobeRequestSigner.authorizationHeader(
-            method: "GET", requestor: "sampleRequestorId", requestURI: "/api/v1/tokens/authn",
-            publicKey: "samplePublicKey", secret: "sampleSecretKey"
+            method: "GET",
+            requestor: "sampleRequestorId",
+            requestURI: "/api/v1/tokens/authn",
+            publicKey: "samplePublicKey",
+            secret: "sampleSecretKey"
         )
         let after = Int64(Date().timeIntervalSince1970 * 1000)
 
@@ -73,8 +91,13 @@ struct RequestSignerTests {
         #expect(try SignedHeader(second).nonce != fields.nonce)
         // The header must verify as if built from its own nonce and time.
         let rebuilt = AdobeRequestSigner.authorizationHeader(
-            method: "GET", requestor: "sampleRequestorId", requestURI: "/api/v1/tokens/authn",
-            publicKey: "samplePublicKey", secret: "sampleSecretKey", nonce: fields.nonce, requestTimeMs: fields.requestTime
+            method: "GET",
+            requestor: "sampleRequestorId",
+            requestURI: "/api/v1/tokens/authn",
+            publicKey: "samplePublicKey",
+            secret: "sampleSecretKey",
+            nonce: fields.nonce,
+            requestTimeMs: fields.requestTime
         )
         #expect(rebuilt == first)
     }

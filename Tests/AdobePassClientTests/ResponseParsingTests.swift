@@ -16,7 +16,12 @@ struct ResponseParsingTests {
         _ body: String
     ) -> Result<BackendResponse, BackendFailure> {
         AdobePassResponseParser.parse(
-            request: request, profile: profile, status: status, retryAfter: retryAfter, body: Data(body.utf8), now: now
+            request: request,
+            profile: profile,
+            status: status,
+            retryAfter: retryAfter,
+            body: Data(body.utf8),
+            now: now
         )
     }
 
@@ -40,8 +45,10 @@ struct ResponseParsingTests {
     }
 
     @Test func asctimeWithSingleDigitDay() {
-        #expect(AdobePassResponseParser.retryAfterDuration("Thu Oct  1 00:00:10 2015", now: Date(timeIntervalSince1970: 1_443_657_600))
-            == .seconds(10))
+        #expect(
+            AdobePassResponseParser.retryAfterDuration("Thu Oct  1 00:00:10 2015", now: Date(timeIntervalSince1970: 1_443_657_600))
+                == .seconds(10)
+        )
     }
 
     @Test func retryAfterIsCarriedOnErrorStatuses() {
@@ -84,13 +91,19 @@ struct ResponseParsingTests {
     }
 
     @Test func throttlePageHasNoErrorBody() {
-        let html = "<html><head><title>429 Too Many Requests</title></head><body><center><h1>429 Too Many Requests</h1>"
+        let html =
+            "<html><head><title>429 Too Many Requests</title></head><body><center><h1>429 Too Many Requests</h1>"
             + "</center><hr><center>openresty</center></body></html>"
         #expect(Self.parse(.pollProfile(code: "ABC1234"), status: 429, html) == .failure(.http(status: 429, retryAfter: nil, error: nil)))
     }
 
     @Test func classicV1ErrorBodyHasNoCode() {
-        let result = Self.parse(.createSession(mvpd: nil), profile: .v1, status: 400, #"{"status":400,"message":"Required 'deviceId' is not present"}"#)
+        let result = Self.parse(
+            .createSession(mvpd: nil),
+            profile: .v1,
+            status: 400,
+            #"{"status":400,"message":"Required 'deviceId' is not present"}"#
+        )
         #expect(result == .failure(.http(status: 400, retryAfter: nil, error: nil)))
     }
 
@@ -133,7 +146,8 @@ struct ResponseParsingTests {
     }
 
     @Test func registration() {
-        let body = #"{"client_id":"s6BhdRkqt3","client_secret":"t7AkePiru4","redirect_uris":["adobepass://ios.app"],"grant_types":["client_credentials"]}"#
+        let body =
+            #"{"client_id":"s6BhdRkqt3","client_secret":"t7AkePiru4","redirect_uris":["adobepass://ios.app"],"grant_types":["client_credentials"]}"#
         #expect(
             Self.parse(.registerClient(softwareStatement: "x"), status: 201, body)
                 == .success(.registered(ClientCredentials(clientID: "s6BhdRkqt3", clientSecret: "t7AkePiru4")))
@@ -148,10 +162,12 @@ struct ResponseParsingTests {
             """#
         #expect(
             Self.parse(.configuration, body)
-                == .success(.configuration(mvpds: [
-                    MVPD(id: "AdobePass_SMI", displayName: "Adobe Pass SMI", logoURL: "https://example.com/smi.png"),
-                    MVPD(id: "Bare", displayName: "Bare", logoURL: nil),
-                ]))
+                == .success(
+                    .configuration(mvpds: [
+                        MVPD(id: "AdobePass_SMI", displayName: "Adobe Pass SMI", logoURL: "https://example.com/smi.png"),
+                        MVPD(id: "Bare", displayName: "Bare", logoURL: nil),
+                    ])
+                )
         )
     }
 
@@ -212,10 +228,14 @@ struct ResponseParsingTests {
     // MARK: v1
 
     @Test func v1PendingAndExpiredAuthNToken() {
-        #expect(Self.parse(.pollProfile(code: "ABC"), profile: .v1, status: 404, #"{"status":404,"message":"Not Found"}"#)
-            == .success(.profile(nil)))
-        #expect(Self.parse(.pollProfile(code: "ABC"), profile: .v1, status: 410, #"{"status":410,"message":"Gone"}"#)
-            == .failure(.http(status: 410, retryAfter: nil, error: nil)))
+        #expect(
+            Self.parse(.pollProfile(code: "ABC"), profile: .v1, status: 404, #"{"status":404,"message":"Not Found"}"#)
+                == .success(.profile(nil))
+        )
+        #expect(
+            Self.parse(.pollProfile(code: "ABC"), profile: .v1, status: 410, #"{"status":410,"message":"Gone"}"#)
+                == .failure(.http(status: 410, retryAfter: nil, error: nil))
+        )
     }
 
     @Test func v1AuthNTokenWithStringExpiry() {
@@ -227,7 +247,8 @@ struct ResponseParsingTests {
     }
 
     @Test func v1RegcodeWithNumericExpiry() {
-        let body = #"{"id":"ef5a","code":"IYQD5JQ","requestor":"sampleRequestorId","mvpd":"sampleMvpdId","generated":1704963921144,"expires":1704965721144}"#
+        let body =
+            #"{"id":"ef5a","code":"IYQD5JQ","requestor":"sampleRequestorId","mvpd":"sampleMvpdId","generated":1704963921144,"expires":1704965721144}"#
         #expect(
             Self.parse(.createSession(mvpd: nil), profile: .v1, status: 201, body)
                 == .success(.session(IssuedCode(code: "IYQD5JQ", expiresEpochMs: 1_704_965_721_144, mvpd: "sampleMvpdId")))
@@ -235,8 +256,10 @@ struct ResponseParsingTests {
     }
 
     @Test func v1NotFoundOutsideThePollIsAnError() {
-        #expect(Self.parse(.createSession(mvpd: nil), profile: .v1, status: 404, "")
-            == .failure(.http(status: 404, retryAfter: nil, error: nil)))
+        #expect(
+            Self.parse(.createSession(mvpd: nil), profile: .v1, status: 404, "")
+                == .failure(.http(status: 404, retryAfter: nil, error: nil))
+        )
     }
 
     @Test func v1ConfigurationInXMLStyleNesting() {

@@ -1,8 +1,8 @@
 import AdobePassClient
 import Foundation
+import Hummingbird
 import InMemoryLogging
 import Logging
-import Hummingbird
 import RegcodeEngine
 import Testing
 
@@ -110,7 +110,10 @@ struct WireFormatTests {
             await Fixtures.client(baseURL: baseURL).execute(.pollProfile(code: "ABC"), context: Fixtures.context(accessToken: "t"))
         }
         #expect(
-            result == .failure(.http(status: 503, retryAfter: .seconds(12), error: EnhancedError(status: 503, code: "internal_server_error", action: "retry")))
+            result
+                == .failure(
+                    .http(status: 503, retryAfter: .seconds(12), error: EnhancedError(status: 503, code: "internal_server_error", action: "retry"))
+                )
         )
     }
 
@@ -208,7 +211,10 @@ struct WireFormatTests {
 
     @Test func v1RegcodeIsSignedWhenNoBearerTokenIsHeld() async throws {
         let server = CaptureServer { _ in
-            CaptureServer.json(.created, #"{"id":"ef5a","code":"IYQD5JQ","requestor":"REF30","mvpd":"DTV","generated":1704963921144,"expires":1704965721144}"#)
+            CaptureServer.json(
+                .created,
+                #"{"id":"ef5a","code":"IYQD5JQ","requestor":"REF30","mvpd":"DTV","generated":1704963921144,"expires":1704965721144}"#
+            )
         }
         let keys = SigningKeys(publicKey: "samplePublicKey", secret: "sampleSecretKey")
         let result = try await server.run { baseURL in
@@ -233,8 +239,13 @@ struct WireFormatTests {
         #expect(signed.fields["request_uri"] == "/reggie/v1/REF30/regcode")
         #expect(signed.fields["public_key"] == "samplePublicKey")
         let expected = AdobeRequestSigner.authorizationHeader(
-            method: "POST", requestor: "REF30", requestURI: "/reggie/v1/REF30/regcode",
-            publicKey: "samplePublicKey", secret: "sampleSecretKey", nonce: signed.nonce, requestTimeMs: signed.requestTime
+            method: "POST",
+            requestor: "REF30",
+            requestURI: "/reggie/v1/REF30/regcode",
+            publicKey: "samplePublicKey",
+            secret: "sampleSecretKey",
+            nonce: signed.nonce,
+            requestTimeMs: signed.requestTime
         )
         #expect(authorization == expected)
         #expect(!authorization.contains("sampleSecretKey"))
@@ -249,7 +260,9 @@ struct WireFormatTests {
         try await server.run { baseURL in
             let client = Fixtures.client(baseURL: baseURL)
             let context = Fixtures.context(
-                profile: .v1, accessToken: "bearer-wins", signingKeys: SigningKeys(publicKey: "p", secret: "s")
+                profile: .v1,
+                accessToken: "bearer-wins",
+                signingKeys: SigningKeys(publicKey: "p", secret: "s")
             )
             #expect(await client.execute(.pollProfile(code: "IYQD5JQ"), context: context) == .success(.profile(nil)))
             #expect(
@@ -259,7 +272,9 @@ struct WireFormatTests {
         }
         let requests = server.requests
         #expect(requests.map(\.method) == ["GET", "GET"])
-        #expect(requests.first?.target == "/api/v1/tokens/authn?requestor=REF30&deviceId=YmEyM2QxNDEtZDcxNS01NjFjLTk0ZjQtZTllNGM5NjZiMWVi&format=json")
+        #expect(
+            requests.first?.target == "/api/v1/tokens/authn?requestor=REF30&deviceId=YmEyM2QxNDEtZDcxNS01NjFjLTk0ZjQtZTllNGM5NjZiMWVi&format=json"
+        )
         #expect(requests.last?.target == "/api/v1/config/REF30?format=json")
         #expect(requests.allSatisfy { $0.values("Authorization") == ["Bearer bearer-wins"] })
     }
@@ -281,7 +296,8 @@ struct WireFormatTests {
             let keys = SigningKeys(publicKey: "public-value-3", secret: "hmac-secret-4")
             _ = await client.execute(.registerClient(softwareStatement: "statement-value-5"), context: Fixtures.context())
             _ = await client.execute(
-                .obtainAccessToken(ClientCredentials(clientID: "cid", clientSecret: "secret-value-1")), context: Fixtures.context()
+                .obtainAccessToken(ClientCredentials(clientID: "cid", clientSecret: "secret-value-1")),
+                context: Fixtures.context()
             )
             _ = await client.execute(.configuration, context: Fixtures.context(accessToken: "token-value-2"))
             _ = await client.execute(.createSession(mvpd: nil), context: Fixtures.context(profile: .v1, signingKeys: keys))

@@ -1,9 +1,9 @@
 import NIOCore
 import RegcodeEngine
+import RegcodeSupport
 import Testing
 
 @testable import ControlSocket
-import RegcodeSupport
 
 @Suite("Line framing and JSON encoding")
 struct FramingTests {

@@ -1,9 +1,9 @@
 import Foundation
 import RegcodeEngine
+import RegcodeSupport
 import Testing
 
 @testable import ControlSocket
-import RegcodeSupport
 
 @Suite("Subscriptions over the socket", .timeLimit(.minutes(1)))
 struct SubscriptionTests {

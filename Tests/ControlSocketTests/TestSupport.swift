@@ -2,11 +2,11 @@ import Foundation
 import NIOCore
 import NIOPosix
 import RegcodeEngine
+import RegcodeSupport
 import Synchronization
 import Testing
 
 @testable import ControlSocket
-import RegcodeSupport
 
 /// A handler with a few methods to exercise the server, plus `subscribe` over a broadcaster and a fake event store.
 final class TestHandler: ControlHandler {

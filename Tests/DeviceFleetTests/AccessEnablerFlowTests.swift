@@ -6,10 +6,11 @@ import Logging
 import NIOCore
 import PassSimulator
 import RegcodeEngine
+import RegcodeSupport
 import Synchronization
 import Testing
+
 @testable import DeviceFleet
-import RegcodeSupport
 
 /// Every flow of access-enabler-api.md §7 against the real simulator over loopback HTTP, on REST v2,
 /// on v1 with DCR and on v1 with the HMAC keys of the legacy `setRequestor`: the exact callbacks, in order.
@@ -55,10 +56,12 @@ import RegcodeSupport
             #expect(startup == [.setRequestorComplete(1)])
 
             // 2. checkAuthentication, and 12. the selected provider before any login.
-            #expect(try await h.call(.checkAuthentication, through: "sendTrackingData") == [
-                .setAuthenticationStatus(0, "User Not Authenticated Error"),
-                .sendTrackingData(.authenticationDetection, ["NO", none, none, none] + device),
-            ])
+            #expect(
+                try await h.call(.checkAuthentication, through: "sendTrackingData") == [
+                    .setAuthenticationStatus(0, "User Not Authenticated Error"),
+                    .sendTrackingData(.authenticationDetection, ["NO", none, none, none] + device),
+                ]
+            )
             #expect(try await h.call(.getSelectedProvider, through: "selectedProvider") == [.selectedProvider(nil)])
 
             // 3. Login with the picker and a second-screen code.
@@ -67,72 +70,100 @@ import RegcodeSupport
             let shown = try await h.call(.setSelectedProvider("Cablevision"), through: "status")
             let code = try #require(shown.last?.args["statusDictionary"]?["message"]?.stringValue)
             let expires = try #require(shown.last?.args["statusDictionary"]?["expires"]?.intValue)
-            #expect(shown == [
-                .sendTrackingData(.mvpdSelection, ["Cablevision"] + device),
-                .status(StatusID(rawValue: "REGCODE"), level: .success, message: code, extra: ["expires": .int(expires)]),
-            ])
+            #expect(
+                shown == [
+                    .sendTrackingData(.mvpdSelection, ["Cablevision"] + device),
+                    .status(StatusID(rawValue: "REGCODE"), level: .success, message: code, extra: ["expires": .int(expires)]),
+                ]
+            )
             let beforeApproval = h.sink.events.count
             let approval = try await h.approve(code, userID: "flow-user-\(kind.rawValue)")
             let login = try await h.wait(through: "sendTrackingData", after: beforeApproval)
             let guid = try #require(login.last?.args["data"]?.arrayValue?[2].stringValue)
             #expect(guid.count == 32 && guid.allSatisfy(\.isHexDigit))
-            #expect(login == [
-                .setAuthenticationStatus(1, ""),
-                .sendTrackingData(.authenticationDetection, ["YES", "Cablevision", guid, "NO"] + device),
-            ])
+            #expect(
+                login == [
+                    .setAuthenticationStatus(1, ""),
+                    .sendTrackingData(.authenticationDetection, ["YES", "Cablevision", guid, "NO"] + device),
+                ]
+            )
             #expect(try await h.call(.getSelectedProvider, through: "selectedProvider") == [.selectedProvider(mvpds[0])])
 
             // 9. Authorization, granted and denied.
             let granted = try await h.call(.checkAuthorization(resource: "Live"), through: "sendTrackingData")
             let token = try #require(granted.first?.args["token"]?.stringValue)
             #expect(Data(base64Encoded: token) != nil)
-            #expect(granted == [
-                .setToken(token, resource: "Live"),
-                .sendTrackingData(.authorizationDetection, ["YES", "Cablevision", guid, "NO", none, none] + device),
-            ])
-            #expect(try await h.call(.checkAuthorization(resource: "Denied"), through: "sendTrackingData") == [
-                .status(StatusID(rawValue: "Z100"), level: .error, message: Self.deniedDetails, extra: ["resource": "Denied"]),
-                .tokenRequestFailed("Denied", errorCode: "User Not Authorized Error", errorDescription: Self.deniedDetails),
-                .sendTrackingData(.authorizationDetection, ["NO", "Cablevision", guid, "NO", "User Not Authorized Error", Self.deniedDetails] + device),
-            ])
+            #expect(
+                granted == [
+                    .setToken(token, resource: "Live"),
+                    .sendTrackingData(.authorizationDetection, ["YES", "Cablevision", guid, "NO", none, none] + device),
+                ]
+            )
+            #expect(
+                try await h.call(.checkAuthorization(resource: "Denied"), through: "sendTrackingData") == [
+                    .status(StatusID(rawValue: "Z100"), level: .error, message: Self.deniedDetails, extra: ["resource": "Denied"]),
+                    .tokenRequestFailed("Denied", errorCode: "User Not Authorized Error", errorDescription: Self.deniedDetails),
+                    .sendTrackingData(
+                        .authorizationDetection,
+                        ["NO", "Cablevision", guid, "NO", "User Not Authorized Error", Self.deniedDetails] + device
+                    ),
+                ]
+            )
 
             // 10. Preauthorization.
-            #expect(try await h.call(.checkPreauthorizedResources(["Denied", "Live", "News"]), through: "preauthorizedResources") == [
-                .preauthorizedResources(["Live", "News"])
-            ])
+            #expect(
+                try await h.call(.checkPreauthorizedResources(["Denied", "Live", "News"]), through: "preauthorizedResources") == [
+                    .preauthorizedResources(["Live", "News"])
+                ]
+            )
 
             // 11. Metadata, opcodes 0 to 3, arguments echoed.
             let notAfter = try #require(approval["notAfter"]?.intValue)
-            #expect(try await h.call(.getMetadata(["opCode": 0]), through: "setMetadataStatus") == [
-                .setMetadataStatus(.string(String(notAfter)), encrypted: false, key: 0, arguments: ["opCode": 0])
-            ])
+            #expect(
+                try await h.call(.getMetadata(["opCode": 0]), through: "setMetadataStatus") == [
+                    .setMetadataStatus(.string(String(notAfter)), encrypted: false, key: 0, arguments: ["opCode": 0])
+                ]
+            )
             let ttl = try await h.call(.getMetadata(["opCode": 1, "resource_id": "Live"]), through: "setMetadataStatus")
             let authorizationExpiry = try #require(ttl.first?.args["metadata"]?.stringValue.flatMap { Int64($0) })
             let expected = Int64(Date().timeIntervalSince1970 * 1000) + 24 * 3_600_000
             #expect(abs(authorizationExpiry - expected) < 120_000)
-            #expect(ttl == [
-                .setMetadataStatus(.string(String(authorizationExpiry)), encrypted: false, key: 1, arguments: ["opCode": 1, "resource_id": "Live"])
-            ])
-            #expect(try await h.call(.getMetadata(["opCode": 2]), through: "setMetadataStatus") == [
-                .setMetadataStatus(.string(deviceID), encrypted: false, key: 2, arguments: ["opCode": 2])
-            ])
+            #expect(
+                ttl == [
+                    .setMetadataStatus(
+                        .string(String(authorizationExpiry)),
+                        encrypted: false,
+                        key: 1,
+                        arguments: ["opCode": 1, "resource_id": "Live"]
+                    )
+                ]
+            )
+            #expect(
+                try await h.call(.getMetadata(["opCode": 2]), through: "setMetadataStatus") == [
+                    .setMetadataStatus(.string(deviceID), encrypted: false, key: 2, arguments: ["opCode": 2])
+                ]
+            )
             let attributes = try #require(approval["attributes"])
             for (name, encrypted) in [("zip", false), ("encryptedZip", true), ("maxRating", false)] {
                 let key: JSONValue = ["opCode": 3, "user_metadata_name": .string(name)]
                 let value = try #require(attributes[name]?["value"])
                 #expect(attributes[name]?["state"] == (encrypted ? "enc" : "plain"))
-                #expect(try await h.call(.getMetadata(key), through: "setMetadataStatus") == [
-                    .setMetadataStatus(value, encrypted: encrypted, key: 3, arguments: key)
-                ])
+                #expect(
+                    try await h.call(.getMetadata(key), through: "setMetadataStatus") == [
+                        .setMetadataStatus(value, encrypted: encrypted, key: 3, arguments: key)
+                    ]
+                )
             }
 
             // 8. Logout: local state gone, backend told, then the provider is unknown and authorization fails.
             #expect(try await h.call(.logout, through: "setAuthenticationStatus") == [.setAuthenticationStatus(0, "User Not Authenticated Error")])
             #expect(try await h.call(.getSelectedProvider, through: "selectedProvider") == [.selectedProvider(nil)])
-            #expect(try await h.call(.checkAuthorization(resource: "Live"), through: "tokenRequestFailed") == [
-                .setAuthenticationStatus(0, "User Not Authenticated Error"),
-                .tokenRequestFailed("Live", errorCode: "User Not Authenticated Error", errorDescription: ""),
-            ])
+            #expect(
+                try await h.call(.checkAuthorization(resource: "Live"), through: "tokenRequestFailed") == [
+                    .setAuthenticationStatus(0, "User Not Authenticated Error"),
+                    .tokenRequestFailed("Live", errorCode: "User Not Authenticated Error", errorDescription: ""),
+                ]
+            )
             // The backend forgot the login too: logging in again needs a new code.
             let again = try await h.call(.getAuthentication(mvpd: "Cablevision"), through: "status")
             #expect(again.map(\.name) == ["sendTrackingData", "status"])
@@ -144,7 +175,9 @@ import RegcodeSupport
             await h.stop()
             // Secrets never reach an event.
             let everything = try h.sink.events.map { String(decoding: try JSONEncoder().encode(JSONValue.object($0.args)), as: UTF8.self) }.joined()
-            for secret in [Self.keys.secret, FleetEndToEndTests.statement] + [snapshot?.credentials?.clientSecret, snapshot?.accessToken?.token].compactMap({ $0 }) {
+            for secret in [Self.keys.secret, FleetEndToEndTests.statement]
+                + [snapshot?.credentials?.clientSecret, snapshot?.accessToken?.token].compactMap({ $0 })
+            {
                 #expect(!everything.contains(secret))
             }
         }
@@ -159,9 +192,11 @@ import RegcodeSupport
             let code = try #require(shown.last?.args["statusDictionary"]?["message"]?.stringValue)
 
             // 7. Cancel: polling stops.
-            #expect(try await h.call(.setSelectedProvider(nil), through: "setAuthenticationStatus") == [
-                .setAuthenticationStatus(0, "Provider Not Selected Error")
-            ])
+            #expect(
+                try await h.call(.setSelectedProvider(nil), through: "setAuthenticationStatus") == [
+                    .setAuthenticationStatus(0, "Provider Not Selected Error")
+                ]
+            )
             let polls = h.sink.polls.count
             // The user finishes on the second screen anyway.
             _ = try await h.approve(code, userID: "late-user")
@@ -232,12 +267,14 @@ import RegcodeSupport
             try await h.fleet.add(.init(settings: settings, deviceID: "8a4f3000-0000-4000-8000-000000000001", scenario: .idle, seed: 5))
             #expect(try await h.call(.setRequestor(signingKeys: nil), through: "setRequestorComplete") == [.setRequestorComplete(1)])
             let events = try await h.call(.getAuthentication(mvpd: "Cablevision"), through: "setAuthenticationStatus")
-            #expect(events == [
-                .sendTrackingData(.mvpdSelection, ["Cablevision", "unknown", "ios", "tvOS"]),
-                .status(StatusID(rawValue: "SEC403"), level: .error, message: "request signature refused (HTTP 401)"),
-                .status(StatusID(rawValue: "REG500"), level: .error, message: "error fetching registration code: HTTP 401"),
-                .setAuthenticationStatus(0, "Generic Authentication Error"),
-            ])
+            #expect(
+                events == [
+                    .sendTrackingData(.mvpdSelection, ["Cablevision", "unknown", "ios", "tvOS"]),
+                    .status(StatusID(rawValue: "SEC403"), level: .error, message: "request signature refused (HTTP 401)"),
+                    .status(StatusID(rawValue: "REG500"), level: .error, message: "error fetching registration code: HTTP 401"),
+                    .setAuthenticationStatus(0, "Generic Authentication Error"),
+                ]
+            )
             await h.stop()
         }
         let reasons = logs.values(of: "v1.auth.reason")

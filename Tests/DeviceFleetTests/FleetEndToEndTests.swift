@@ -1,3 +1,4 @@
+import AdobePassClient
 import AsyncHTTPClient
 import Foundation
 import Logging
@@ -6,7 +7,7 @@ import PassSimulator
 import RegcodeEngine
 import Synchronization
 import Testing
-import AdobePassClient
+
 @testable import DeviceFleet
 
 /// Collects what the fleet records and lets a test wait for an event.
@@ -85,10 +86,12 @@ extension AsyncStream where Element == (String, DeviceEvent) {
             }
             try await httpClient.shutdown()
 
-            #expect(sink.events.map(\.name) == [
-                "setRequestorComplete", "setAuthenticationStatus", "sendTrackingData", "displayProviderDialog",
-                "sendTrackingData", "status", "setAuthenticationStatus", "sendTrackingData",
-            ])
+            #expect(
+                sink.events.map(\.name) == [
+                    "setRequestorComplete", "setAuthenticationStatus", "sendTrackingData", "displayProviderDialog",
+                    "sendTrackingData", "status", "setAuthenticationStatus", "sendTrackingData",
+                ]
+            )
             #expect(sink.events[1] == .setAuthenticationStatus(0, "User Not Authenticated Error"))
             let polls = sink.polls
             #expect(polls.last?.outcome == .authenticated)

@@ -10,7 +10,7 @@ import Testing
 
 /// The fleet's timer loop and call dispatch on a manual clock: time only moves when a test moves
 /// it, and every wait is for something the fleet does (a call arriving, a step recorded), never a sleep.
-@Suite struct SchedulerTests {
+@Suite(.timeLimit(.minutes(1))) struct SchedulerTests {
     typealias TestFleet = Fleet<ManualClock>
 
     @Test func pollsFireExactlyAtTheirPlannedTime() async throws {
@@ -145,6 +145,31 @@ import Testing
         }
     }
 
+    @Test func anAnswerWhileStoppingThatAsksForAnotherCallDoesNotHoldTheStopUp() async throws {
+        let clock = ManualClock()
+        let backend = GatedBackend()
+        let sink = StepStream()
+        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, logger: .quiet)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await fleet.run() }
+            var settings = DeviceSettings(name: "stb-1", requestor: "REF30")
+            settings.softwareStatement = "statement"
+            try await fleet.add(.init(settings: settings, deviceID: "id-stb-1", scenario: .login, seed: 1))
+            let register = await backend.nextCall()
+            #expect(register.request == .registerClient(softwareStatement: "statement"))
+            group.addTask { await fleet.stop() }
+            var turns = 0
+            while await !fleet.stopping, turns < 100_000 {
+                await Task.yield()
+                turns += 1
+            }
+            // Registered: the engine now wants a token, which a stopping fleet does not ask for.
+            backend.answer(register, .success(.registered(ClientCredentials(clientID: "c", clientSecret: "s"))))
+            try await group.waitForAll()
+            #expect(backend.callCount == 1)
+        }
+    }
+
     /// A device resuming a stored code (no DCR or configuration calls needed): it only polls.
     static func resumed(_ name: String, clock: ManualClock, seed: UInt64, interval: Duration = .seconds(5)) -> TestFleet.DeviceSpec {
         var settings = DeviceSettings(name: name, requestor: "REF30")
@@ -250,4 +275,3 @@ extension Logger {
         return logger
     }
 }
-

@@ -1,6 +1,7 @@
-import Testing
 import RegcodeEngine
 import RegcodeTestSupport
+import Testing
+
 @testable import DeviceFleet
 
 @Suite struct TimerQueueTests {

@@ -133,7 +133,10 @@ struct ParsingTests {
     }
 
     @Test func deviceInfoToleratesAdobesInvalidSample() throws {
-        let bytes = Array(#"{"primaryHardwareType": "SetTopBox","model": "TV 5th Gen","osName": "tvOS" "osVendor": "Apple","displayWidth": 1920,"nested": {"x": "y"}}"#.utf8)
+        let bytes = Array(
+            #"{"primaryHardwareType": "SetTopBox","model": "TV 5th Gen","osName": "tvOS" "osVendor": "Apple","displayWidth": 1920,"nested": {"x": "y"}}"#
+                .utf8
+        )
         let fields = DeviceInfo.scalarPairs(in: bytes)
         #expect(fields["primaryHardwareType"] == "SetTopBox")
         #expect(fields["model"] == "TV 5th Gen")
@@ -149,7 +152,8 @@ struct ParsingTests {
 
     @Test func softwareStatementChecks() {
         #expect(SoftwareStatement.softwareId(of: Client.softwareStatement) == "4NRB1-0XZABZI9E6-5SM3R")
-        let unsigned = String(Client.softwareStatement.prefix { $0 != "." }) + "." + Client.jwt(payload: #"{"software_id":"s"}"#).split(separator: ".")[1] + "."
+        let unsigned =
+            String(Client.softwareStatement.prefix { $0 != "." }) + "." + Client.jwt(payload: #"{"software_id":"s"}"#).split(separator: ".")[1] + "."
         #expect(SoftwareStatement.softwareId(of: unsigned) == "s")
         #expect(SoftwareStatement.softwareId(of: "a.b.c.d") == nil)
     }

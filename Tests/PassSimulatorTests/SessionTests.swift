@@ -94,8 +94,11 @@ struct SessionTests {
 
     @Test func deviceInfoIsDecodedLeniently() async throws {
         // Adobe's own documentation sample: valid Base64 of invalid JSON (missing comma).
-        let sample = Data(#"{"primaryHardwareType": "SetTopBox","model": "TV 5th Gen","manufacturer": "Apple","osName": "tvOS" "osVendor": "Apple","osVersion": "11.0"}"#.utf8)
-            .base64EncodedString()
+        let sample = Data(
+            #"{"primaryHardwareType": "SetTopBox","model": "TV 5th Gen","manufacturer": "Apple","osName": "tvOS" "osVendor": "Apple","osVersion": "11.0"}"#
+                .utf8
+        )
+        .base64EncodedString()
         try await Harness().run { client in
             let credentials = try await client.credentials()
             let reply = try await client.form(
@@ -106,7 +109,11 @@ struct SessionTests {
             )
             #expect(reply.status == .ok)
             let code = try #require(try reply.json()["code"] as? String)
-            let status = try await client.send(.get, "/api/v2/REF30/sessions/\(code)", headers: Client.authorized(credentials, device: nil, deviceInfo: nil))
+            let status = try await client.send(
+                .get,
+                "/api/v2/REF30/sessions/\(code)",
+                headers: Client.authorized(credentials, device: nil, deviceInfo: nil)
+            )
             let device = try #require(try status.json()["device"] as? [String: Any])
             #expect(device["type"] as? String == "SetTopBox")
             #expect(device["model"] as? String == "TV 5th Gen")
@@ -128,7 +135,11 @@ struct SessionTests {
     @Test func serviceProviderOutsideAllowListIsRejected() async throws {
         try await Harness { $0.serviceProviders = ["REF30"] }.run { client in
             let credentials = try await client.credentials()
-            try expectEnhancedError(try await client.createSession(credentials, sp: "OTHER"), status: .badRequest, code: "invalid_parameter_service_provider")
+            try expectEnhancedError(
+                try await client.createSession(credentials, sp: "OTHER"),
+                status: .badRequest,
+                code: "invalid_parameter_service_provider"
+            )
             #expect(try await client.createSession(credentials, sp: "REF30").status == .ok)
         }
     }
@@ -147,7 +158,11 @@ struct SessionTests {
             let created = try await client.createSession(credentials, fields: "domainName=adobe.com").json()
             let code = try #require(created["code"] as? String)
             // Codes are matched case-insensitively.
-            let reply = try await client.send(.get, "/api/v2/REF30/sessions/\(code.lowercased())", headers: Client.authorized(credentials, device: nil, deviceInfo: nil))
+            let reply = try await client.send(
+                .get,
+                "/api/v2/REF30/sessions/\(code.lowercased())",
+                headers: Client.authorized(credentials, device: nil, deviceInfo: nil)
+            )
             #expect(reply.status == .ok)
             let body = try reply.json()
             #expect(body["existingParameters"] as? [String: String] == ["serviceProvider": "REF30", "domain": "adobe.com"])
@@ -194,7 +209,11 @@ struct SessionTests {
         try await harness.run { client in
             let credentials = try await client.credentials()
             let headers = Client.authorized(credentials, device: nil, deviceInfo: nil)
-            try expectEnhancedError(try await client.send(.get, "/api/v2/REF30/sessions/ZZZZZZZ", headers: headers), status: .badRequest, code: "invalid_parameter_code")
+            try expectEnhancedError(
+                try await client.send(.get, "/api/v2/REF30/sessions/ZZZZZZZ", headers: headers),
+                status: .badRequest,
+                code: "invalid_parameter_code"
+            )
             try expectEnhancedError(
                 try await client.form(.post, "/api/v2/REF30/sessions/ZZZZZZZ", headers: headers, fields: "mvpd=DTV"),
                 status: .badRequest,
@@ -202,7 +221,11 @@ struct SessionTests {
             )
             let code = try await client.newCode(credentials)
             // A code is scoped to its service provider.
-            try expectEnhancedError(try await client.send(.get, "/api/v2/OTHER/sessions/\(code)", headers: headers), status: .badRequest, code: "invalid_parameter_code")
+            try expectEnhancedError(
+                try await client.send(.get, "/api/v2/OTHER/sessions/\(code)", headers: headers),
+                status: .badRequest,
+                code: "invalid_parameter_code"
+            )
 
             harness.clock.advance(by: .seconds(1800))
             try expectEnhancedError(
@@ -252,13 +275,19 @@ struct SessionTests {
             #expect(try await client.createSession(credentials, fields: "mvpd=DTV").json()["actionName"] as? String == "authenticate")
 
             // After logout the device needs a code again.
-            let logout = try await client.send(.get, "/api/v2/REF30/logout/Cablevision?redirectUrl=https%3A%2F%2Fadobe.com", headers: Client.authorized(credentials))
+            let logout = try await client.send(
+                .get,
+                "/api/v2/REF30/logout/Cablevision?redirectUrl=https%3A%2F%2Fadobe.com",
+                headers: Client.authorized(credentials)
+            )
             #expect(logout.status == .ok)
             let logouts = try #require(try logout.json()["logouts"] as? [String: [String: String]])
             // A profile was dropped, so the user agent is sent to the MVPD's logout page (reference §7.8).
             #expect(logouts["Cablevision"]?["actionName"] == "logout")
             #expect(logouts["Cablevision"]?["actionType"] == "interactive")
-            #expect(try await client.send(.get, "/api/v2/REF30/profiles/Cablevision", headers: Client.authorized(credentials)).text == #"{"profiles":{}}"#)
+            #expect(
+                try await client.send(.get, "/api/v2/REF30/profiles/Cablevision", headers: Client.authorized(credentials)).text == #"{"profiles":{}}"#
+            )
             let again = try await client.createSession(credentials).json()
             #expect(again["actionName"] as? String == "authenticate")
             #expect(again["code"] is String)

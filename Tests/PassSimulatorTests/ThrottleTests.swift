@@ -24,7 +24,9 @@ struct ThrottleTests {
             #expect(throttled.headers[.retryAfter] == nil)
 
             // Other devices have their own buckets.
-            #expect(try await client.send(.get, "/api/v2/REF30/configuration", headers: Client.authorized(credentials, device: "quiet-tv")).status == .ok)
+            #expect(
+                try await client.send(.get, "/api/v2/REF30/configuration", headers: Client.authorized(credentials, device: "quiet-tv")).status == .ok
+            )
             // Admin and browser pages are never throttled.
             #expect(try await client.send(.get, "/_sim/codes", headers: headers).status == .ok)
             #expect(try await client.send(.get, "/activate", headers: headers).status == .ok)

@@ -67,7 +67,11 @@ struct V1RegcodeTests {
                 status: .badRequest,
                 message: "Required 'deviceId' is not present"
             )
-            try expectClassicError(try await client.regcode(headers, fields: "deviceId="), status: .badRequest, message: "Required 'deviceId' is not present")
+            try expectClassicError(
+                try await client.regcode(headers, fields: "deviceId="),
+                status: .badRequest,
+                message: "Required 'deviceId' is not present"
+            )
             // In the query string it counts as well (the ESPN app sends an empty body).
             let query = try await client.send(.post, "/reggie/v1/REF30/regcode?deviceId=abc&format=json", headers: headers)
             #expect(query.status == .created)
@@ -110,7 +114,11 @@ struct V1RegcodeTests {
             #expect(conflict.contentType.hasPrefix("application/json"))
 
             // Errors follow the same choice.
-            let xmlError = try await client.send(.get, "/api/v1/tokens/authn.xml?requestor=REF30&deviceId=nobody", headers: Client.bearer(credentials))
+            let xmlError = try await client.send(
+                .get,
+                "/api/v1/tokens/authn.xml?requestor=REF30&deviceId=nobody",
+                headers: Client.bearer(credentials)
+            )
             #expect(xmlError.status == .notFound)
             #expect(xmlError.contentType.hasPrefix("application/json"))
             let plainError = try await client.send(.get, "/api/v1/tokens/authn?requestor=REF30&deviceId=nobody", headers: bare)
@@ -141,7 +149,11 @@ struct V1RegcodeTests {
             try expectEnhancedError(try await client.poll(credentials, code: code), status: .badRequest, code: "invalid_parameter_code")
 
             #expect(try await client.send(.delete, "/reggie/v1/REF30/regcode/\(code)").status == .noContent)
-            try expectClassicError(try await client.send(.get, "/reggie/v1/REF30/regcode/\(code)", headers: Client.json), status: .notFound, message: "Not Found")
+            try expectClassicError(
+                try await client.send(.get, "/reggie/v1/REF30/regcode/\(code)", headers: Client.json),
+                status: .notFound,
+                message: "Not Found"
+            )
             #expect(try await client.send(.delete, "/reggie/v1/REF30/regcode/\(code)").status == .notFound)
             // A deleted code can no longer be completed.
             #expect(try await client.approve(#"{"code":"\#(code)"}"#).status == .gone)

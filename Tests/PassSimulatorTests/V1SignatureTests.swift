@@ -145,7 +145,9 @@ struct V1SignatureTests {
 
             let credentials = try await client.credentials()
             #expect(try await client.v1(.get, "/api/v1/tokens/authn", Client.bearer(credentials)).status == .notFound)
-            #expect(try await client.v1(.get, "/api/v1/tokens/authn", Client.json, query: "&access_token=\(credentials.accessToken)").status == .notFound)
+            #expect(
+                try await client.v1(.get, "/api/v1/tokens/authn", Client.json, query: "&access_token=\(credentials.accessToken)").status == .notFound
+            )
             harness.clock.advance(by: .seconds(21_600))
             try expectClassicError(
                 try await client.v1(.get, "/api/v1/tokens/authn", Client.bearer(credentials)),

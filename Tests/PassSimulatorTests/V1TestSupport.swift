@@ -1,11 +1,12 @@
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 import Hummingbird
 import HummingbirdTesting
 import PassSimulator
 import Testing
+
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
 
 /// An independent HMAC-SHA1 implementation (FIPS 180-4, RFC 2104) for signing test requests, so the simulator's
 /// verifier is checked against code it does not share.
@@ -65,7 +66,8 @@ enum TestSigner {
         secret: String = "sampleSecretKey",
         nonce: String = "6b2a2e06-6a4b-4a7e-9d6a-0f6f2b1f3c11"
     ) -> String {
-        let input = "\(method) requestor_id=\(requestor), nonce=\(nonce), signature_method=HMAC-SHA1, request_time=\(requestTime), request_uri=\(requestURI)"
+        let input =
+            "\(method) requestor_id=\(requestor), nonce=\(nonce), signature_method=HMAC-SHA1, request_time=\(requestTime), request_uri=\(requestURI)"
         let signature = Data(self.hmacSHA1(key: Array(secret.utf8), message: Array(input.utf8))).base64EncodedString()
         return "\(input), public_key=\(publicKey), signature=\(signature)"
     }
@@ -94,7 +96,13 @@ struct XMLLeaves {
         var values: [String: [String]] = [:]
         private var stack: [(name: String, text: String, hasChildren: Bool)] = []
 
-        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+        func parser(
+            _ parser: XMLParser,
+            didStartElement name: String,
+            namespaceURI: String?,
+            qualifiedName: String?,
+            attributes: [String: String] = [:]
+        ) {
             if self.root == nil { self.root = qualifiedName ?? name }
             if !self.stack.isEmpty { self.stack[self.stack.count - 1].hasChildren = true }
             self.stack.append((name, "", false))

@@ -10,7 +10,12 @@ struct V1TokenTests {
         try await harness.run { client in
             let headers = Client.bearer(try await client.credentials())
             let code = try await client.newRegcode(headers)
-            try expectClassicError(try await client.v1(.get, "/api/v1/tokens/authn", headers), status: .notFound, message: "Not Found", details: .some(nil))
+            try expectClassicError(
+                try await client.v1(.get, "/api/v1/tokens/authn", headers),
+                status: .notFound,
+                message: "Not Found",
+                details: .some(nil)
+            )
 
             harness.clock.advance(by: .seconds(20))
             let approvedAt = harness.clock.nowMillis
@@ -27,7 +32,9 @@ struct V1TokenTests {
             #expect(body["userId"] as? String == "erin")
             // A string of epoch milliseconds, unlike the regcode numbers.
             #expect(body["expires"] as? String == String(approvedAt + 30 * 24 * 3_600_000))
-            let xml = try XMLLeaves(try await client.v1(.get, "/api/v1/tokens/authn", Client.bearer(try await client.credentials(), json: false)).text)
+            let xml = try XMLLeaves(
+                try await client.v1(.get, "/api/v1/tokens/authn", Client.bearer(try await client.credentials(), json: false)).text
+            )
             #expect(xml.root == "authentication")
             #expect(xml["userId"] == "erin")
 
@@ -55,7 +62,11 @@ struct V1TokenTests {
             #expect(try await client.v1(.get, "/api/v1/tokens/authn", headers).status == .ok)
             harness.clock.advance(by: .milliseconds(1))
             try expectClassicError(try await client.v1(.get, "/api/v1/tokens/authn", headers), status: .gone, message: "Gone")
-            try expectClassicError(try await client.v1(.get, "/api/v1/checkauthn", headers), status: .forbidden, message: "Authentication token expired")
+            try expectClassicError(
+                try await client.v1(.get, "/api/v1/checkauthn", headers),
+                status: .forbidden,
+                message: "Authentication token expired"
+            )
             try expectClassicError(
                 try await client.v1(.get, "/api/v1/authorize", headers, query: "&resource=REF30"),
                 status: .forbidden,
@@ -73,9 +84,21 @@ struct V1TokenTests {
         try await Harness().run { client in
             let headers = Client.bearer(try await client.credentials())
             let code = try await client.newRegcode(headers)
-            try expectClassicError(try await client.send(.get, "/api/v1/checkauthn/\(code).json?requestor=REF30"), status: .forbidden, message: "Forbidden")
-            try expectClassicError(try await client.send(.get, "/api/v1/authenticate/\(code)?requestor=REF30", headers: headers), status: .notFound, message: "Not Found")
-            try expectClassicError(try await client.send(.get, "/api/v1/authenticate/\(code).json?requestor=REF30"), status: .unauthorized, message: "Not Authorized")
+            try expectClassicError(
+                try await client.send(.get, "/api/v1/checkauthn/\(code).json?requestor=REF30"),
+                status: .forbidden,
+                message: "Forbidden"
+            )
+            try expectClassicError(
+                try await client.send(.get, "/api/v1/authenticate/\(code)?requestor=REF30", headers: headers),
+                status: .notFound,
+                message: "Not Found"
+            )
+            try expectClassicError(
+                try await client.send(.get, "/api/v1/authenticate/\(code).json?requestor=REF30"),
+                status: .unauthorized,
+                message: "Not Authorized"
+            )
 
             #expect(try await client.approve(#"{"code":"\#(code)","userId":"finn"}"#).status == .ok)
             #expect(try await client.send(.get, "/api/v1/checkauthn/\(code)?requestor=REF30").status == .ok)
@@ -97,7 +120,11 @@ struct V1TokenTests {
             )
             let code = try await client.newRegcode(headers)
             #expect(try await client.approve(#"{"code":"\#(code)","mvpd":"Verizon"}"#).status == .ok)
-            try expectClassicError(try await client.v1(.get, "/api/v1/authorize", headers), status: .badRequest, message: "Required 'resource' is not present")
+            try expectClassicError(
+                try await client.v1(.get, "/api/v1/authorize", headers),
+                status: .badRequest,
+                message: "Required 'resource' is not present"
+            )
 
             let allowed = try await client.v1(.get, "/api/v1/authorize", headers, query: "&resource=REF30")
             #expect(allowed.status == .ok)
@@ -137,13 +164,21 @@ struct V1TokenTests {
                 message: "User not authenticated"
             )
             #expect(try await client.approve(#"{"code":"\#(try await client.newRegcode(headers))"}"#).status == .ok)
-            try expectClassicError(try await client.v1(.get, "/api/v1/tokens/authz", headers, query: "&resource=REF30"), status: .notFound, message: "Not Found")
+            try expectClassicError(
+                try await client.v1(.get, "/api/v1/tokens/authz", headers, query: "&resource=REF30"),
+                status: .notFound,
+                message: "Not Found"
+            )
             #expect(try await client.v1(.get, "/api/v1/authorize", headers, query: "&resource=REF30").status == .ok)
             let stored = try await client.v1(.get, "/api/v1/tokens/authz", headers, query: "&resource=REF30")
             #expect(stored.status == .ok)
             #expect(try stored.json()["resource"] as? String == "REF30")
             harness.clock.advance(by: .seconds(600))
-            try expectClassicError(try await client.v1(.get, "/api/v1/tokens/authz", headers, query: "&resource=REF30"), status: .gone, message: "Gone")
+            try expectClassicError(
+                try await client.v1(.get, "/api/v1/tokens/authz", headers, query: "&resource=REF30"),
+                status: .gone,
+                message: "Gone"
+            )
             // Logout clears AuthZ as well as AuthN.
             #expect(try await client.v1(.get, "/api/v1/authorize", headers, query: "&resource=REF30").status == .ok)
             #expect(try await client.v1(.delete, "/api/v1/logout", headers).status == .noContent)
@@ -176,13 +211,20 @@ struct V1TokenTests {
                 #expect(decoded.contains("<resourceID>REF30</resourceID>"))
                 #expect(decoded.contains("<requestorID>REF30</requestorID>"))
             }
-            let xml = try XMLLeaves(try await client.v1(.get, "/api/v1/mediatoken", [.authorization: headers[.authorization]!], query: "&resource=REF30").text)
+            let xml = try XMLLeaves(
+                try await client.v1(.get, "/api/v1/mediatoken", [.authorization: headers[.authorization]!], query: "&resource=REF30").text
+            )
             #expect(xml.root == "play")
             #expect(xml["mvpdId"] == "Cablevision")
             #expect(xml["serializedToken"]?.isEmpty == false)
 
             let denied = try await client.v1(.get, "/api/v1/tokens/media", headers, query: "&resource=PPV")
-            try expectClassicError(denied, status: .forbidden, message: "User not authorized", details: #"Your subscription package does not include the "PPV" channel."#)
+            try expectClassicError(
+                denied,
+                status: .forbidden,
+                message: "User not authorized",
+                details: #"Your subscription package does not include the "PPV" channel."#
+            )
         }
     }
 
@@ -255,7 +297,11 @@ struct V1TokenTests {
             let bare = try await client.newRegcode(headers, deviceId: "bare-tv")
             let removeAll = #"{"userID":null,"householdID":null,"zip":null,"maxRating":null,"channelID":null,"encryptedZip":null}"#
             #expect(try await client.approve(#"{"code":"\#(bare)","attributes":\#(removeAll)}"#).status == .ok)
-            try expectClassicError(try await client.v1(.get, "/api/v1/tokens/usermetadata", headers, deviceId: "bare-tv"), status: .notFound, message: "Not Found")
+            try expectClassicError(
+                try await client.v1(.get, "/api/v1/tokens/usermetadata", headers, deviceId: "bare-tv"),
+                status: .notFound,
+                message: "Not Found"
+            )
         }
     }
 

@@ -83,10 +83,14 @@ struct V2DecisionTests {
 
             // Runtime replacement clears the configured lists.
             #expect(try await client.send(.put, "/_sim/deny", body: #"{"resources":{"REF30":""}}"#).status == .ok)
-            let after = try #require(try await Self.decide(client, credentials, body: #"{"resources":["REF30","HBO"]}"#).json()["decisions"] as? [[String: Any]])
+            let after = try #require(
+                try await Self.decide(client, credentials, body: #"{"resources":["REF30","HBO"]}"#).json()["decisions"] as? [[String: Any]]
+            )
             #expect(after.map { $0["authorized"] as? Bool } == [false, true])
             #expect(((after[0]["error"] as? [String: Any])?["details"] as? String)?.contains("REF30") == true)
-            let dtv = try #require(try await Self.decide(client, credentials, mvpd: "DTV", body: #"{"resources":["HBO"]}"#).json()["decisions"] as? [[String: Any]])
+            let dtv = try #require(
+                try await Self.decide(client, credentials, mvpd: "DTV", body: #"{"resources":["HBO"]}"#).json()["decisions"] as? [[String: Any]]
+            )
             #expect(dtv.first?["authorized"] as? Bool == true)
             #expect(try await client.send(.put, "/_sim/deny", body: "not json").status == .badRequest)
         }
@@ -127,7 +131,11 @@ struct V2DecisionTests {
             try await Self.signIn(client, credentials)
             try expectEnhancedError(try await Self.decide(client, credentials, mvpd: "Nope"), status: .badRequest, code: "invalid_parameter_mvpd")
             for body in [#"{"resources":[]}"#, #"{"resources":[""]}"#, "{}", "resources=REF30"] {
-                try expectEnhancedError(try await Self.decide(client, credentials, body: body), status: .badRequest, code: "invalid_parameter_resources")
+                try expectEnhancedError(
+                    try await Self.decide(client, credentials, body: body),
+                    status: .badRequest,
+                    code: "invalid_parameter_resources"
+                )
             }
             try expectEnhancedError(
                 try await client.jsonPost("/api/v2/REF30/decisions/authorize/Cablevision", #"{"resources":["REF30"]}"#),
@@ -187,7 +195,9 @@ struct V2DecisionTests {
         try await Harness().run { client in
             let credentials = try await client.credentials()
             let code = try await client.newCode(credentials)
-            let approval = try await client.approve(#"{"code":"\#(code)","userId":"ivy","attributes":{"channelID":["ESPN"],"maxRating":{"value":{"MPAA":"PG"},"state":"enc"}}}"#)
+            let approval = try await client.approve(
+                #"{"code":"\#(code)","userId":"ivy","attributes":{"channelID":["ESPN"],"maxRating":{"value":{"MPAA":"PG"},"state":"enc"}}}"#
+            )
             #expect(approval.status == .ok)
             let profiles = try #require(try await client.poll(credentials, code: code).json()["profiles"] as? [String: Any])
             let attributes = try #require((profiles["Cablevision"] as? [String: Any])?["attributes"] as? [String: [String: Any]])
@@ -218,18 +228,29 @@ struct V2DecisionTests {
             let url = try #require(entry["url"])
             let components = try #require(URLComponents(string: url))
             #expect(components.path == "/adobe-services/logout")
-            #expect(PageTests.query(url) == ["noflash": "true", "mso_id": "Cablevision", "requestor_id": "REF30", "redirect_url": "https://adobe.com/done"])
+            #expect(
+                PageTests.query(url) == [
+                    "noflash": "true", "mso_id": "Cablevision", "requestor_id": "REF30", "redirect_url": "https://adobe.com/done",
+                ]
+            )
 
             // The logout page returns the browser to redirect_url.
             let page = try await client.send(.get, "\(components.path)?\(components.percentEncodedQuery ?? "")")
             #expect(page.status == .found)
             #expect(page.headers[.location] == "https://adobe.com/done")
 
-            try expectEnhancedError(try await Self.decide(client, credentials), status: .forbidden, code: "authenticated_profile_missing", action: "authentication")
+            try expectEnhancedError(
+                try await Self.decide(client, credentials),
+                status: .forbidden,
+                code: "authenticated_profile_missing",
+                action: "authentication"
+            )
             let second = try await client.send(.get, "/api/v2/REF30/logout/Cablevision", headers: headers)
-            #expect((try second.json()["logouts"] as? [String: [String: String]])?["Cablevision"] == [
-                "actionName": "complete", "actionType": "none", "mvpd": "Cablevision",
-            ])
+            #expect(
+                (try second.json()["logouts"] as? [String: [String: String]])?["Cablevision"] == [
+                    "actionName": "complete", "actionType": "none", "mvpd": "Cablevision",
+                ]
+            )
         }
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
 import RegcodeEngine
-import Testing
-@testable import RegcodeDaemon
 import RegcodeSupport
+import Testing
+
+@testable import RegcodeDaemon
 
 @Suite struct ConfigurationFileTests {
     @Test func exampleConfigurationParses() throws {
@@ -75,7 +76,9 @@ import RegcodeSupport
     }
 
     @Test func systemdDirectoriesProvideTheDefaults() {
-        let configuration = DaemonConfiguration.defaults(environment: ["STATE_DIRECTORY": "/var/lib/regcoded", "RUNTIME_DIRECTORY": "/run/regcoded:/run/other"])
+        let configuration = DaemonConfiguration.defaults(environment: [
+            "STATE_DIRECTORY": "/var/lib/regcoded", "RUNTIME_DIRECTORY": "/run/regcoded:/run/other",
+        ])
         #expect(configuration.database == "/var/lib/regcoded/regcoded.sqlite")
         #expect(configuration.socket == "/run/regcoded/regcoded.sock")
         let plain = DaemonConfiguration.defaults(environment: [:])

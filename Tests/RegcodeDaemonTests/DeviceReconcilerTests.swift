@@ -19,8 +19,14 @@ import Testing
         var snapshot = DeviceSnapshot()
         snapshot.credentials = ClientCredentials(clientID: "c-\(name)", clientSecret: "s")
         return StoredDevice(
-            name: name, deviceID: "stored-\(name)", settings: DeviceSettings(name: name, requestor: requestor), scenario: .login,
-            seed: 7, snapshot: snapshot, fleet: "stb", addedAtRuntime: runtime
+            name: name,
+            deviceID: "stored-\(name)",
+            settings: DeviceSettings(name: name, requestor: requestor),
+            scenario: .login,
+            seed: 7,
+            snapshot: snapshot,
+            fleet: "stb",
+            addedAtRuntime: runtime
         )
     }
 
@@ -48,7 +54,10 @@ import Testing
         #expect(!save)
         #expect(record == Self.stored("stb-1"))
         let moved = reconciler.plan(
-            wanted: [Self.wanted("stb-1", requestor: "OTHER")], stored: [Self.stored("stb-1")], running: [:], runtimeSettings: Self.noRuntime
+            wanted: [Self.wanted("stb-1", requestor: "OTHER")],
+            stored: [Self.stored("stb-1")],
+            running: [:],
+            runtimeSettings: Self.noRuntime
         )
         guard case .start(let changed, _, _, true) = moved.first else {
             Issue.record("expected a saved start, got \(moved)")
@@ -64,12 +73,17 @@ import Testing
         var live = DeviceSnapshot()
         live.selectedMVPD = "Cablevision"
         let kept = reconciler.plan(
-            wanted: [wanted], stored: [Self.stored("stb-1")], running: ["stb-1": (wanted.settings, live)], runtimeSettings: Self.noRuntime
+            wanted: [wanted],
+            stored: [Self.stored("stb-1")],
+            running: ["stb-1": (wanted.settings, live)],
+            runtimeSettings: Self.noRuntime
         )
         #expect(kept == [.keep("stb-1")])
         let changed = reconciler.plan(
-            wanted: [Self.wanted("stb-1", requestor: "OTHER")], stored: [Self.stored("stb-1")],
-            running: ["stb-1": (wanted.settings, live)], runtimeSettings: Self.noRuntime
+            wanted: [Self.wanted("stb-1", requestor: "OTHER")],
+            stored: [Self.stored("stb-1")],
+            running: ["stb-1": (wanted.settings, live)],
+            runtimeSettings: Self.noRuntime
         )
         guard case .restart(let record, _, _) = changed.first else {
             Issue.record("expected a restart, got \(changed)")
@@ -82,11 +96,17 @@ import Testing
     @Test func storedDevicesNoLongerWantedAreRemovedUnlessAddedOverTheSocket() {
         let runtime = Self.stored("lab-1", runtime: true)
         let atStart = reconciler.plan(
-            wanted: [], stored: [Self.stored("stb-9"), runtime], running: [:], runtimeSettings: Self.noRuntime
+            wanted: [],
+            stored: [Self.stored("stb-9"), runtime],
+            running: [:],
+            runtimeSettings: Self.noRuntime
         )
         #expect(atStart == [.remove("stb-9"), .start(runtime, settings: runtime.settings, cycle: nil, save: false)])
         let onReload = reconciler.plan(
-            wanted: [], stored: [runtime], running: ["lab-1": (runtime.settings, runtime.snapshot)], runtimeSettings: Self.noRuntime
+            wanted: [],
+            stored: [runtime],
+            running: ["lab-1": (runtime.settings, runtime.snapshot)],
+            runtimeSettings: Self.noRuntime
         )
         #expect(onReload == [.keep("lab-1")])
     }

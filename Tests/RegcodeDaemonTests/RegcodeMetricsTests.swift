@@ -16,7 +16,13 @@ import Testing
         let recorder = TestMetrics()
         let metrics = RegcodeMetrics(factory: recorder)
         let poll = PollAttempt(
-            code: "ABC1234", plannedEpochMs: 1_000, sentEpochMs: 1_004, latencyMs: 12.5, httpStatus: 200, outcome: .pending, nextDelayMs: 5_000
+            code: "ABC1234",
+            plannedEpochMs: 1_000,
+            sentEpochMs: 1_004,
+            latencyMs: 12.5,
+            httpStatus: 200,
+            outcome: .pending,
+            nextDelayMs: 5_000
         )
         metrics.record([
             Self.step("stb-1", at: 1_000, events: [.status(.registrationCode, level: .success, message: "ABC1234")]),

@@ -1,6 +1,6 @@
 import AccessEnablerAPI
-import Testing
 import RegcodeEngine
+import Testing
 
 /// Flow 9 of access-enabler-api.md §7 (authorization) on REST v2 and v1: the exact callbacks, in order.
 @Suite struct AuthorizationFlowTests {
@@ -24,7 +24,11 @@ import RegcodeEngine
         let media = MediaToken(resource: resource, serializedToken: token, expiresEpochMs: 1_763_720_420_000)
         switch profile {
         case .v2:
-            h.respond(.success(.authorization(AuthorizationDecision(resource: resource, authorized: true, expiresEpochMs: authorizationExpiry, token: media))))
+            h.respond(
+                .success(
+                    .authorization(AuthorizationDecision(resource: resource, authorized: true, expiresEpochMs: authorizationExpiry, token: media))
+                )
+            )
         case .v1:
             let before = h.events.count
             h.respond(.success(.authorization(AuthorizationDecision(resource: resource, authorized: true, expiresEpochMs: authorizationExpiry))))
@@ -58,11 +62,13 @@ import RegcodeEngine
         #expect(h.outstanding?.request == .authorize(mvpd: "Cablevision", resource: "Live"))
         let error = EnhancedError(status: 403, code: "authorization_denied_by_mvpd", message: "User not authorized", details: Self.details)
         h.respond(.success(.authorization(AuthorizationDecision(resource: "Live", authorized: false, error: error))))
-        #expect(h.events(since: mark) == [
-            .status(StatusID(rawValue: "Z100"), level: .error, message: Self.details, extra: ["resource": "Live"]),
-            .tokenRequestFailed("Live", errorCode: "User Not Authorized Error", errorDescription: Self.details),
-            Self.tracking(h, success: false, error: "User Not Authorized Error", details: Self.details),
-        ])
+        #expect(
+            h.events(since: mark) == [
+                .status(StatusID(rawValue: "Z100"), level: .error, message: Self.details, extra: ["resource": "Live"]),
+                .tokenRequestFailed("Live", errorCode: "User Not Authorized Error", errorDescription: Self.details),
+                Self.tracking(h, success: false, error: "User Not Authorized Error", details: Self.details),
+            ]
+        )
         // A denial is a decision about the resource, not about the login.
         #expect(h.engine.isAuthenticated)
     }
@@ -74,10 +80,12 @@ import RegcodeEngine
         h.answerHousekeeping()
         let (mark, sent) = (h.events.count, h.sent.count)
         h.command(.checkAuthorization(resource: "Live"))
-        #expect(h.events(since: mark) == [
-            .setAuthenticationStatus(0, "User Not Authenticated Error"),
-            .tokenRequestFailed("Live", errorCode: "User Not Authenticated Error", errorDescription: ""),
-        ])
+        #expect(
+            h.events(since: mark) == [
+                .setAuthenticationStatus(0, "User Not Authenticated Error"),
+                .tokenRequestFailed("Live", errorCode: "User Not Authenticated Error", errorDescription: ""),
+            ]
+        )
         #expect(h.sent.count == sent)
     }
 
@@ -94,9 +102,11 @@ import RegcodeEngine
         h.respondWithCode("ABC1234")
         h.respond(.success(.profile(EngineHarness.approved)))
         Self.grant(&h, "Live", profile: profile)
-        #expect(h.events(since: mark).map(\.name) == [
-            "displayProviderDialog", "sendTrackingData", "status", "setAuthenticationStatus", "sendTrackingData", "setToken", "sendTrackingData",
-        ])
+        #expect(
+            h.events(since: mark).map(\.name) == [
+                "displayProviderDialog", "sendTrackingData", "status", "setAuthenticationStatus", "sendTrackingData", "setToken", "sendTrackingData",
+            ]
+        )
         #expect(h.events.suffix(2) == [.setToken(Self.token, resource: "Live"), Self.tracking(h, success: true)])
     }
 
@@ -107,11 +117,13 @@ import RegcodeEngine
         let mark = h.events.count
         h.command(.getAuthorization(resource: "Live"))
         h.command(.setSelectedProvider(nil))
-        #expect(h.events(since: mark) == [
-            .displayProviderDialog(EngineHarness.mvpds),
-            .setAuthenticationStatus(0, "Provider Not Selected Error"),
-            .tokenRequestFailed("Live", errorCode: "User Not Authenticated Error", errorDescription: ""),
-        ])
+        #expect(
+            h.events(since: mark) == [
+                .displayProviderDialog(EngineHarness.mvpds),
+                .setAuthenticationStatus(0, "Provider Not Selected Error"),
+                .tokenRequestFailed("Live", errorCode: "User Not Authenticated Error", errorDescription: ""),
+            ]
+        )
     }
 
     @Test func getAuthorizationWhileAuthenticatedIsCheckAuthorization() {
@@ -133,14 +145,16 @@ import RegcodeEngine
         h.command(.checkAuthorization(resource: "Live"))
         let error = EnhancedError(status: 403, code: code, message: "User not Authenticated")
         h.respond(.failure(.http(status: 403, retryAfter: nil, error: error)))
-        #expect(h.events(since: mark) == [
-            .setAuthenticationStatus(0, "User Not Authenticated Error"),
-            .tokenRequestFailed("Live", errorCode: "User Not Authenticated Error", errorDescription: "User not Authenticated"),
-            .sendTrackingData(
-                .authorizationDetection,
-                ["NO", "Cablevision", guid, "NO", "User Not Authenticated Error", "User not Authenticated", "unknown", "ios", "tvOS"]
-            ),
-        ])
+        #expect(
+            h.events(since: mark) == [
+                .setAuthenticationStatus(0, "User Not Authenticated Error"),
+                .tokenRequestFailed("Live", errorCode: "User Not Authenticated Error", errorDescription: "User not Authenticated"),
+                .sendTrackingData(
+                    .authorizationDetection,
+                    ["NO", "Cablevision", guid, "NO", "User Not Authenticated Error", "User not Authenticated", "unknown", "ios", "tvOS"]
+                ),
+            ]
+        )
         #expect(guid.count == 32)
         #expect(h.engine.snapshot.profile == nil)
         #expect(h.engine.snapshot.phase == .ready)
@@ -154,19 +168,23 @@ import RegcodeEngine
         (BackendFailure.http(status: 503, retryAfter: nil, error: nil), "Z120", "HTTP 503"),
         (BackendFailure.malformed(status: 200, reason: "body is not JSON"), "Z120", "malformed answer (HTTP 200): body is not JSON"),
         (BackendFailure.http(status: 429, retryAfter: .seconds(1), error: nil), "Z100", "HTTP 429"),
-        (BackendFailure.http(status: 400, retryAfter: nil, error: EnhancedError(status: 400, code: "invalid_parameter_resources")), "Z130",
-         "HTTP 400 invalid_parameter_resources"),
+        (
+            BackendFailure.http(status: 400, retryAfter: nil, error: EnhancedError(status: 400, code: "invalid_parameter_resources")), "Z130",
+            "HTTP 400 invalid_parameter_resources"
+        ),
     ])
     func failedAuthorizationIsAGenericAuthorizationError(failure: BackendFailure, errorID: String, description: String) {
         var h = EngineHarness.authenticated()
         let mark = h.events.count
         h.command(.checkAuthorization(resource: "Live"))
         h.respond(.failure(failure))
-        #expect(h.events(since: mark) == [
-            .status(StatusID(rawValue: errorID), level: .error, message: description, extra: ["resource": "Live"]),
-            .tokenRequestFailed("Live", errorCode: "Generic Authorization Error", errorDescription: description),
-            Self.tracking(h, success: false, error: "Generic Authorization Error", details: description),
-        ])
+        #expect(
+            h.events(since: mark) == [
+                .status(StatusID(rawValue: errorID), level: .error, message: description, extra: ["resource": "Live"]),
+                .tokenRequestFailed("Live", errorCode: "Generic Authorization Error", errorDescription: description),
+                Self.tracking(h, success: false, error: "Generic Authorization Error", details: description),
+            ]
+        )
         #expect(h.engine.isAuthenticated)
         #expect(h.outstanding == nil)
     }
@@ -178,9 +196,15 @@ import RegcodeEngine
         h.command(.checkAuthorization(resource: "Live"))
         Self.grant(&h, "Live", profile: .v2)
         h.command(.getMetadata(["opCode": 1, "resource_id": "Live"]))
-        #expect(h.events.last == .setMetadataStatus(
-            .string(String(Self.authorizationExpiry)), encrypted: false, key: 1, arguments: ["opCode": 1, "resource_id": "Live"]
-        ))
+        #expect(
+            h.events.last
+                == .setMetadataStatus(
+                    .string(String(Self.authorizationExpiry)),
+                    encrypted: false,
+                    key: 1,
+                    arguments: ["opCode": 1, "resource_id": "Live"]
+                )
+        )
     }
 
     @Test func authorizationsWaitTheirTurnBehindAPollInFlight() {
@@ -200,11 +224,13 @@ import RegcodeEngine
         h.command(.checkAuthorization(resource: "Live"))  // queued behind the preauthorization
         h.command(.logout)  // queued too, but drops the profile at once
         h.respond(.success(.preauthorization([AuthorizationDecision(resource: "Live", authorized: true)])))
-        #expect(h.events.suffix(3) == [
-            .preauthorizedResources(["Live"]),
-            .setAuthenticationStatus(0, "User Not Authenticated Error"),
-            .tokenRequestFailed("Live", errorCode: "User Not Authenticated Error", errorDescription: ""),
-        ])
+        #expect(
+            h.events.suffix(3) == [
+                .preauthorizedResources(["Live"]),
+                .setAuthenticationStatus(0, "User Not Authenticated Error"),
+                .tokenRequestFailed("Live", errorCode: "User Not Authenticated Error", errorDescription: ""),
+            ]
+        )
         #expect(h.outstanding?.request == .logout(mvpd: "Cablevision"))
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import RegcodeEngine
+import Testing
 
 /// Flows 10–12 and 8 of access-enabler-api.md §7 (preauthorization, metadata, selected provider,
 /// logout) on REST v2 and v1, plus `setOptions`.
@@ -13,11 +13,15 @@ import RegcodeEngine
         let mark = h.events.count
         h.command(.checkPreauthorizedResources(["Sports", "Live", "Movies"]))
         #expect(h.outstanding?.request == .preauthorize(mvpd: "Cablevision", resources: ["Sports", "Live", "Movies"]))
-        h.respond(.success(.preauthorization([
-            AuthorizationDecision(resource: "Live", authorized: true),
-            AuthorizationDecision(resource: "Movies", authorized: false, error: EnhancedError(code: "preauthorization_denied_by_mvpd")),
-            AuthorizationDecision(resource: "Sports", authorized: true),
-        ])))
+        h.respond(
+            .success(
+                .preauthorization([
+                    AuthorizationDecision(resource: "Live", authorized: true),
+                    AuthorizationDecision(resource: "Movies", authorized: false, error: EnhancedError(code: "preauthorization_denied_by_mvpd")),
+                    AuthorizationDecision(resource: "Sports", authorized: true),
+                ])
+            )
+        )
         #expect(h.events(since: mark) == [.preauthorizedResources(["Sports", "Live"])])
     }
 
@@ -66,11 +70,13 @@ import RegcodeEngine
         h.command(.getMetadata(["opCode": 0]))
         h.command(.getMetadata(["opCode": 1, "resource_id": "Live"]))
         h.command(.getMetadata(["opCode": 2]))
-        #expect(h.events(since: mark) == [
-            .setMetadataStatus(.string(String(EngineHarness.approved.expiresEpochMs)), encrypted: false, key: 0, arguments: ["opCode": 0]),
-            .setMetadataStatus(.null, encrypted: false, key: 1, arguments: ["opCode": 1, "resource_id": "Live"]),
-            .setMetadataStatus("device-1", encrypted: false, key: 2, arguments: ["opCode": 2]),
-        ])
+        #expect(
+            h.events(since: mark) == [
+                .setMetadataStatus(.string(String(EngineHarness.approved.expiresEpochMs)), encrypted: false, key: 0, arguments: ["opCode": 0]),
+                .setMetadataStatus(.null, encrypted: false, key: 1, arguments: ["opCode": 1, "resource_id": "Live"]),
+                .setMetadataStatus("device-1", encrypted: false, key: 2, arguments: ["opCode": 2]),
+            ]
+        )
         #expect(h.sent.count == sent)
     }
 
@@ -87,11 +93,13 @@ import RegcodeEngine
             #expect(h.outstanding?.request == .userMetadata(mvpd: "Cablevision"))
             h.respond(.success(.userMetadata(metadata)))
         }
-        #expect(h.events(since: mark) == [
-            .setMetadataStatus(["10001", "10002"], encrypted: false, key: 3, arguments: ["opCode": 3, "user_metadata_name": "zip"]),
-            .setMetadataStatus("MTAwMDE=", encrypted: true, key: 3, arguments: ["opCode": 3, "user_metadata_name": "encryptedZip"]),
-            .setMetadataStatus(.null, encrypted: false, key: 3, arguments: ["opCode": 3, "user_metadata_name": "householdID"]),
-        ])
+        #expect(
+            h.events(since: mark) == [
+                .setMetadataStatus(["10001", "10002"], encrypted: false, key: 3, arguments: ["opCode": 3, "user_metadata_name": "zip"]),
+                .setMetadataStatus("MTAwMDE=", encrypted: true, key: 3, arguments: ["opCode": 3, "user_metadata_name": "encryptedZip"]),
+                .setMetadataStatus(.null, encrypted: false, key: 3, arguments: ["opCode": 3, "user_metadata_name": "householdID"]),
+            ]
+        )
     }
 
     @Test func metadataOfAnUnauthenticatedDeviceIsNullExceptTheDeviceID() {
@@ -103,12 +111,14 @@ import RegcodeEngine
         h.command(.getMetadata(["opCode": 2]))
         h.command(.getMetadata(["opCode": 3, "user_metadata_name": "zip"]))
         h.command(.getMetadata(["opCode": 7]))
-        #expect(h.events(since: mark) == [
-            .setMetadataStatus(.null, encrypted: false, key: 0, arguments: ["opCode": 0]),
-            .setMetadataStatus("device-1", encrypted: false, key: 2, arguments: ["opCode": 2]),
-            .setMetadataStatus(.null, encrypted: false, key: 3, arguments: ["opCode": 3, "user_metadata_name": "zip"]),
-            .setMetadataStatus(.null, encrypted: false, key: 7, arguments: ["opCode": 7]),
-        ])
+        #expect(
+            h.events(since: mark) == [
+                .setMetadataStatus(.null, encrypted: false, key: 0, arguments: ["opCode": 0]),
+                .setMetadataStatus("device-1", encrypted: false, key: 2, arguments: ["opCode": 2]),
+                .setMetadataStatus(.null, encrypted: false, key: 3, arguments: ["opCode": 3, "user_metadata_name": "zip"]),
+                .setMetadataStatus(.null, encrypted: false, key: 7, arguments: ["opCode": 7]),
+            ]
+        )
         #expect(h.sent.count == sent)
     }
 
@@ -119,10 +129,12 @@ import RegcodeEngine
         #expect(h.events.last == .setMetadataStatus(.null, encrypted: false, key: 3, arguments: ["opCode": 3, "user_metadata_name": "zip"]))
         h.command(.getMetadata(["opCode": 3, "user_metadata_name": "zip"]))
         h.respond(.success(.userMetadata(nil)))  // the backend holds no profile any more
-        #expect(h.events.suffix(2) == [
-            .setAuthenticationStatus(0, "User Not Authenticated Error"),
-            .setMetadataStatus(.null, encrypted: false, key: 3, arguments: ["opCode": 3, "user_metadata_name": "zip"]),
-        ])
+        #expect(
+            h.events.suffix(2) == [
+                .setAuthenticationStatus(0, "User Not Authenticated Error"),
+                .setMetadataStatus(.null, encrypted: false, key: 3, arguments: ["opCode": 3, "user_metadata_name": "zip"]),
+            ]
+        )
     }
 
     // MARK: Selected provider and logout

@@ -1,5 +1,5 @@
-import Testing
 import RegcodeEngine
+import Testing
 
 @Suite struct LoginFlowTests {
     @Test func loginEmitsTheDocumentedCallbacksInOrder() {
@@ -11,10 +11,12 @@ import RegcodeEngine
         h.fireNextTimer()
         h.respond(.success(.profile(EngineHarness.approved)))
 
-        #expect(h.eventNames == [
-            "setRequestorComplete", "setAuthenticationStatus", "sendTrackingData", "displayProviderDialog",
-            "sendTrackingData", "status", "setAuthenticationStatus", "sendTrackingData",
-        ])
+        #expect(
+            h.eventNames == [
+                "setRequestorComplete", "setAuthenticationStatus", "sendTrackingData", "displayProviderDialog",
+                "sendTrackingData", "status", "setAuthenticationStatus", "sendTrackingData",
+            ]
+        )
         #expect(h.events[0] == .setRequestorComplete(1))
         #expect(h.events[1] == .setAuthenticationStatus(0, "User Not Authenticated Error"))
         #expect(h.events[2].args["eventName"] == "authenticationDetection")

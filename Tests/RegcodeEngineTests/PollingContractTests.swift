@@ -1,6 +1,6 @@
-import Testing
 import RegcodeEngine
 import RegcodeTestSupport
+import Testing
 
 /// Each rule of the polling contract, proven by the waits the engine asks for on a manual clock.
 @Suite struct PollingContractTests {
@@ -104,7 +104,11 @@ import RegcodeTestSupport
     @Test func errorsBackOffExponentiallyWithFullJitterCappedAndResetOnSuccess() {
         var policy = PollPolicy()
         policy.jitter = 0
-        #expect((1...6).map { policy.backoffCeiling(consecutiveErrors: $0) } == [.seconds(10), .seconds(20), .seconds(40), .seconds(60), .seconds(60), .seconds(60)])
+        #expect(
+            (1...6).map { policy.backoffCeiling(consecutiveErrors: $0) } == [
+                .seconds(10), .seconds(20), .seconds(40), .seconds(60), .seconds(60), .seconds(60),
+            ]
+        )
 
         // Many seeds: every wait lies in [interval, ceiling(n)] and the spread reaches the ceiling.
         var maxima = [Duration](repeating: .zero, count: 6)

@@ -1,9 +1,9 @@
 import AccessEnablerAPI
 import Foundation
-import Testing
 import RegcodeEngine
-import RegcodeTestSupport
 import RegcodeSupport
+import RegcodeTestSupport
+import Testing
 
 /// The legacy v1 profile: startup, login and cancel (flows 1, 3, 7), DCR or HMAC, signature refusals,
 /// and the "backend already knows this device" paths of both APIs.
@@ -48,10 +48,12 @@ import RegcodeSupport
         h.respond(.success(.profile(nil)))
         h.fireNextTimer()
         h.respond(.success(.profile(EngineHarness.approved)))
-        #expect(h.eventNames == [
-            "setRequestorComplete", "setAuthenticationStatus", "sendTrackingData", "displayProviderDialog",
-            "sendTrackingData", "status", "setAuthenticationStatus", "sendTrackingData",
-        ])
+        #expect(
+            h.eventNames == [
+                "setRequestorComplete", "setAuthenticationStatus", "sendTrackingData", "displayProviderDialog",
+                "sendTrackingData", "status", "setAuthenticationStatus", "sendTrackingData",
+            ]
+        )
         #expect(h.events[4] == .sendTrackingData(.mvpdSelection, ["Cablevision", "unknown", "ios", "tvOS"]))
         #expect(h.events[5].statusErrorID == "REGCODE")
         #expect(h.events[6] == .setAuthenticationStatus(1, ""))
@@ -191,7 +193,11 @@ import RegcodeSupport
         absorb(engine.handle(.getAuthentication(mvpd: "Cablevision")))
         absorb(engine.handle(response: .success(.authenticationStatus(false)), for: sent[1].0, timing: timing))
         absorb(engine.handle(response: .failure(.http(status: 401, retryAfter: nil, error: nil)), for: sent[2].0, timing: timing))
-        #expect(events.contains(.status(StatusID(rawValue: "SEC403"), level: .error, message: "no signing keys: setRequestor needs a secret and public key")))
+        #expect(
+            events.contains(
+                .status(StatusID(rawValue: "SEC403"), level: .error, message: "no signing keys: setRequestor needs a secret and public key")
+            )
+        )
     }
 
     // MARK: Secrets

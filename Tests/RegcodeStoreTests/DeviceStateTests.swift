@@ -99,13 +99,15 @@ import Testing
         try await step(authenticated, at: t0 + 14_000, ending: ("CODE005", .failed(reason: "gave up")))
 
         let rows = try sqlite3(path, "SELECT code, status, issued_at - \(t0), ifnull(ended_at - \(t0), '-') FROM codes ORDER BY id")
-        #expect(rows == """
-            CODE001|replaced|0|1000
-            CODE002|cancelled|1000|3000
-            CODE003|expired|4000|10000
-            CODE004|authenticated|11000|12000
-            CODE005|cancelled|13000|14000
-            """)
+        #expect(
+            rows == """
+                CODE001|replaced|0|1000
+                CODE002|cancelled|1000|3000
+                CODE003|expired|4000|10000
+                CODE004|authenticated|11000|12000
+                CODE005|cancelled|13000|14000
+                """
+        )
         #expect(try await store.loadDevices().first?.snapshot == authenticated)
     }
 
@@ -224,16 +226,28 @@ import Testing
         ])
 
         let summaries = try await store.deviceSummaries()
-        #expect(summaries == [
-            DeviceSummary(
-                name: "stb-1", state: .polling, pendingCode: "CODE001", codeExpiresEpochMs: t0 + 90_000,
-                pollsForCode: 2, lastHTTPStatus: 429, lastPollEpochMs: t0 + 6_100
-            ),
-            DeviceSummary(
-                name: "stb-2", state: .new, pendingCode: nil, codeExpiresEpochMs: nil,
-                pollsForCode: 0, lastHTTPStatus: nil, lastPollEpochMs: nil
-            ),
-        ])
+        #expect(
+            summaries == [
+                DeviceSummary(
+                    name: "stb-1",
+                    state: .polling,
+                    pendingCode: "CODE001",
+                    codeExpiresEpochMs: t0 + 90_000,
+                    pollsForCode: 2,
+                    lastHTTPStatus: 429,
+                    lastPollEpochMs: t0 + 6_100
+                ),
+                DeviceSummary(
+                    name: "stb-2",
+                    state: .new,
+                    pendingCode: nil,
+                    codeExpiresEpochMs: nil,
+                    pollsForCode: 0,
+                    lastHTTPStatus: nil,
+                    lastPollEpochMs: nil
+                ),
+            ]
+        )
     }
 
     @Test func pollAttemptsFilterByDeviceAndTime() async throws {
@@ -249,11 +263,13 @@ import Testing
             StepRecord(device: "stb-2", polls: [b], epochMs: t0 + 10),
             StepRecord(device: "stb-1", polls: [c], epochMs: t0 + 20),
         ])
-        #expect(try await store.pollAttempts(device: nil, sinceEpochMs: nil) == [
-            StoredPollAttempt(device: "stb-1", attempt: a),
-            StoredPollAttempt(device: "stb-2", attempt: b),
-            StoredPollAttempt(device: "stb-1", attempt: c),
-        ])
+        #expect(
+            try await store.pollAttempts(device: nil, sinceEpochMs: nil) == [
+                StoredPollAttempt(device: "stb-1", attempt: a),
+                StoredPollAttempt(device: "stb-2", attempt: b),
+                StoredPollAttempt(device: "stb-1", attempt: c),
+            ]
+        )
         #expect(try await store.pollAttempts(device: "stb-1", sinceEpochMs: nil).map(\.attempt) == [a, c])
         #expect(try await store.pollAttempts(device: nil, sinceEpochMs: t0 + 10).map(\.attempt) == [b, c])
         #expect(try await store.pollAttempts(device: "stb-2", sinceEpochMs: t0 + 11).isEmpty)
@@ -264,7 +280,13 @@ import Testing
         let store = try openStore(dir.path("state.db"))
         try await store.saveDevice(makeDevice("stb-1"))
         let stored = try await store.apply([
-            StepRecord(device: "gone", snapshot: pollingSnapshot(code: "X", expires: t0 + 1), polls: [poll("X", at: t0)], events: [.setRequestorComplete(1)], epochMs: t0),
+            StepRecord(
+                device: "gone",
+                snapshot: pollingSnapshot(code: "X", expires: t0 + 1),
+                polls: [poll("X", at: t0)],
+                events: [.setRequestorComplete(1)],
+                epochMs: t0
+            ),
             StepRecord(device: "stb-1", events: [.setRequestorComplete(0)], epochMs: t0),
         ])
         #expect(stored.map(\.seq) == [1, 2])

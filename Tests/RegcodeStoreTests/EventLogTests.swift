@@ -1,8 +1,8 @@
 import Foundation
 import RegcodeEngine
 import RegcodeStore
-import Testing
 import RegcodeSupport
+import Testing
 
 @Suite struct EventLogTests {
     @Test func sequenceIsGapFreeAcrossAppliesAndReopening() async throws {
@@ -14,7 +14,11 @@ import RegcodeSupport
             #expect(try await store.lastEventSequence() == 0)
             try await store.saveDevice(makeDevice("stb-1"))
             all += try await store.apply([
-                StepRecord(device: "stb-1", events: [.setRequestorComplete(1), .setAuthenticationStatus(0, "User Not Authenticated Error")], epochMs: t0),
+                StepRecord(
+                    device: "stb-1",
+                    events: [.setRequestorComplete(1), .setAuthenticationStatus(0, "User Not Authenticated Error")],
+                    epochMs: t0
+                ),
                 StepRecord(device: "stb-1", polls: [poll("C", at: t0)], epochMs: t0 + 1),
                 StepRecord(device: "stb-1", events: [.sendTrackingData(.mvpdSelection, ["Cablevision", "None"])], epochMs: t0 + 2),
             ])
@@ -48,20 +52,22 @@ import RegcodeSupport
         let stored = try await store.apply([StepRecord(device: "stb-1", events: [event], epochMs: t0)])
         #expect(stored == [StoredEvent(seq: 1, device: "stb-1", time: t0, name: "setMetadataStatus", args: event.args)])
         #expect(try await store.events(after: 0, devices: nil, names: nil, limit: 1) == stored)
-        #expect(try sqlite3(path, "SELECT args FROM events") == #"""
-            {"arguments":null,"encrypted":false,"key":3,"metadata":{"alpha":1,"flag":true,"nested":{"a":false,"b":[2,"x"]},"none":null,"ratio":0.25,"zeta":"https://example.com/a"}}
-            """#)
+        #expect(
+            try sqlite3(path, "SELECT args FROM events") == #"""
+                {"arguments":null,"encrypted":false,"key":3,"metadata":{"alpha":1,"flag":true,"nested":{"a":false,"b":[2,"x"]},"none":null,"ratio":0.25,"zeta":"https://example.com/a"}}
+                """#
+        )
     }
 
     @Test func eventsFilterByDeviceNameAndLimit() async throws {
         let dir = try TempDirectory()
         let store = try openStore(dir.path("state.db"))
         _ = try await store.apply([
-            StepRecord(device: "stb-1", events: [.setRequestorComplete(1)], epochMs: t0),                  // 1
-            StepRecord(device: "stb-2", events: [.setRequestorComplete(1)], epochMs: t0),                  // 2
-            StepRecord(device: "stb-1", events: [.setAuthenticationStatus(1, "")], epochMs: t0 + 1),       // 3
-            StepRecord(device: "stb-3", events: [.setAuthenticationStatus(0, "x")], epochMs: t0 + 2),      // 4
-            StepRecord(device: "stb-2", events: [.selectedProvider(nil)], epochMs: t0 + 3),                // 5
+            StepRecord(device: "stb-1", events: [.setRequestorComplete(1)], epochMs: t0),  // 1
+            StepRecord(device: "stb-2", events: [.setRequestorComplete(1)], epochMs: t0),  // 2
+            StepRecord(device: "stb-1", events: [.setAuthenticationStatus(1, "")], epochMs: t0 + 1),  // 3
+            StepRecord(device: "stb-3", events: [.setAuthenticationStatus(0, "x")], epochMs: t0 + 2),  // 4
+            StepRecord(device: "stb-2", events: [.selectedProvider(nil)], epochMs: t0 + 3),  // 5
         ])
         func seqs(after: Int64 = 0, _ devices: Set<String>?, _ names: Set<String>?, limit: Int = 100) async throws -> [Int64] {
             try await store.events(after: after, devices: devices, names: names, limit: limit).map(\.seq)

@@ -2,11 +2,13 @@ import RegcodeSupport
 import Testing
 
 @Suite struct DurationGrammarTests {
-    @Test(arguments: [
-        ("5", 5_000), ("2.5", 2_500), ("500ms", 500), ("10s", 10_000), ("2s", 2_000), ("2m", 120_000),
-        ("1h", 3_600_000), ("7d", 604_800_000), ("1w", 604_800_000), ("1h30m", 5_400_000), (" 5S ", 5_000),
-        ("1.5m", 90_000), ("0", 0),
-    ] as [(String, Int64)])
+    @Test(
+        arguments: [
+            ("5", 5_000), ("2.5", 2_500), ("500ms", 500), ("10s", 10_000), ("2s", 2_000), ("2m", 120_000),
+            ("1h", 3_600_000), ("7d", 604_800_000), ("1w", 604_800_000), ("1h30m", 5_400_000), (" 5S ", 5_000),
+            ("1.5m", 90_000), ("0", 0),
+        ] as [(String, Int64)]
+    )
     func readsEveryFormTheProjectWrites(text: String, milliseconds: Int64) {
         #expect(DurationParser.milliseconds(text) == milliseconds)
         #expect(DurationParser.parse(text) == .milliseconds(milliseconds))

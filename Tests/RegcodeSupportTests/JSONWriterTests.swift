@@ -11,13 +11,15 @@ import Testing
     @Test func membersKeepTheOrderTheyWereWrittenInAndIndentLikeTheReport() {
         var json = JSONWriter(layout: .indented(2))
         json.object { json in
-            json.key("z"); json.int(1)
+            json.key("z")
+            json.int(1)
             json.key("a")
             json.array { json in
                 json.raw("1.5")
                 json.object { _ in }
             }
-            json.key("e"); json.array { _ in }
+            json.key("e")
+            json.array { _ in }
         }
         #expect(json.text == "{\n  \"z\": 1,\n  \"a\": [\n    1.5,\n    {}\n  ],\n  \"e\": []\n}")
     }

@@ -1,14 +1,15 @@
+import ControlSocket
+import Foundation
+import RegcodeEngine
+import RegcodeSupport
+import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ControlSocket
-import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import RegcodeEngine
-import Testing
-import RegcodeSupport
 
 /// The AccessEnabler entitlement calls over the real control socket of a real `regcoded` against `pass-sim`.
 extension EndToEnd {
@@ -64,7 +65,10 @@ extension EndToEnd {
                 let deviceID = try #require(await Self.next(&events, "setMetadataStatus"))
                 #expect(deviceID["args"]?["arguments"] == ["opCode": 2])
                 #expect(deviceID["args"]?["key"] == 2)
-                _ = try await client.call(method: "getMetadata", params: ["device": "stb-1", "key": ["opCode": 3, "user_metadata_name": "householdID"]])
+                _ = try await client.call(
+                    method: "getMetadata",
+                    params: ["device": "stb-1", "key": ["opCode": 3, "user_metadata_name": "householdID"]]
+                )
                 let household = try #require(await Self.next(&events, "setMetadataStatus"))
                 #expect(household["args"]?["arguments"] == ["opCode": 3, "user_metadata_name": "householdID"])
                 #expect(household["args"]?["metadata"]?.stringValue?.isEmpty == false)
@@ -80,8 +84,14 @@ extension EndToEnd {
                     #expect(await Self.rpcErrorCode { try await client.call(method: "getMetadata", params: params) } == -32602, "\(params)")
                 }
                 #expect(await Self.rpcErrorCode { try await client.call(method: "checkAuthorization", params: ["device": "stb-1"]) } == -32602)
-                #expect(await Self.rpcErrorCode { try await client.call(method: "checkPreauthorizedResources", params: ["device": "stb-1", "resources": "Live"]) } == -32602)
-                #expect(await Self.rpcErrorCode { try await client.call(method: "setRequestor", params: ["device": "stb-1", "secret": "s"]) } == -32602)
+                #expect(
+                    await Self.rpcErrorCode {
+                        try await client.call(method: "checkPreauthorizedResources", params: ["device": "stb-1", "resources": "Live"])
+                    } == -32602
+                )
+                #expect(
+                    await Self.rpcErrorCode { try await client.call(method: "setRequestor", params: ["device": "stb-1", "secret": "s"]) } == -32602
+                )
                 #expect(await Self.rpcErrorCode { try await client.call(method: "logout", params: ["device": "nope"]) } == 1001)
 
                 _ = try await client.call(method: "logout", params: ["device": "stb-1"])
@@ -101,13 +111,13 @@ extension EndToEnd {
             let files = try TemporaryDirectory()
             try "not-the-secret\n".write(toFile: files.path("signing-secret"), atomically: true, encoding: .utf8)
             try """
-                fleets:
-                  - name: stb
-                    count: 1
-                    profile: v1
-                    public_key: \(SigningKeysFixture.publicKey)
-                    signing_secret_file: \(files.path("signing-secret"))
-                """.write(toFile: files.path("regcoded.yaml"), atomically: true, encoding: .utf8)
+            fleets:
+              - name: stb
+                count: 1
+                profile: v1
+                public_key: \(SigningKeysFixture.publicKey)
+                signing_secret_file: \(files.path("signing-secret"))
+            """.write(toFile: files.path("regcoded.yaml"), atomically: true, encoding: .utf8)
             let lab = try await Lab.start(extraArguments: ["--config", files.path("regcoded.yaml")], simulatorArguments: ["--no-throttle"])
             try await ControlClient.withConnection(to: lab.socket) { client in
                 _ = try await client.call(method: "subscribe", params: ["since": 0])
@@ -119,7 +129,8 @@ extension EndToEnd {
                 #expect(failed["args"] == ["status": 0, "errorCode": "Generic Authentication Error"])
 
                 let reply = try await client.call(
-                    method: "setRequestor", params: ["device": "stb-1", "secret": .string(secret), "publicKey": .string(SigningKeysFixture.publicKey)]
+                    method: "setRequestor",
+                    params: ["device": "stb-1", "secret": .string(secret), "publicKey": .string(SigningKeysFixture.publicKey)]
                 )
                 #expect(reply["accepted"] == true)
                 #expect(reply.objectValue?.keys.sorted() == ["accepted", "device", "state"])

@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ControlSocket
 import Foundation
 import RegcodeEngine
-import Testing
 import RegcodeSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The real executables (`pass-sim`, `regcoded`, `regcodectl`) over real sockets and a real SQLite file.
 extension EndToEnd {
@@ -32,14 +33,17 @@ extension EndToEnd {
             }
 
             static func startDaemon(directory: TemporaryDirectory, backend: String, devices: Int, extraArguments: [String]) throws -> ChildProcess {
-                try ChildProcess("regcoded", [
-                    "--backend", backend,
-                    "--database", directory.path("regcoded.sqlite"),
-                    "--socket", directory.path("regcoded.sock"),
-                    "--devices", "\(devices)",
-                    "--poll-interval", "3",
-                    "--log-level", "debug",
-                ] + extraArguments)
+                try ChildProcess(
+                    "regcoded",
+                    [
+                        "--backend", backend,
+                        "--database", directory.path("regcoded.sqlite"),
+                        "--socket", directory.path("regcoded.sock"),
+                        "--devices", "\(devices)",
+                        "--poll-interval", "3",
+                        "--log-level", "debug",
+                    ] + extraArguments
+                )
             }
 
             func waitUntilServing() async throws {
@@ -104,7 +108,10 @@ extension EndToEnd {
             let numbers = seqs.split(separator: ",").compactMap { Int($0) }
             #expect(numbers == Array(1...numbers.count))
             let names = try sqlite(lab.database, "SELECT group_concat(name, ' ') FROM (SELECT name FROM events ORDER BY seq)")
-            #expect(names == "setRequestorComplete setAuthenticationStatus sendTrackingData displayProviderDialog sendTrackingData status setAuthenticationStatus sendTrackingData")
+            #expect(
+                names
+                    == "setRequestorComplete setAuthenticationStatus sendTrackingData displayProviderDialog sendTrackingData status setAuthenticationStatus sendTrackingData"
+            )
         }
 
         @Test func sinceReplaysExactlyWhatWasMissed() async throws {
@@ -294,14 +301,20 @@ extension EndToEnd {
             let directory = try TemporaryDirectory()
             let config = directory.path("bad.yaml")
             try "fleets:\n  - name: stb\n    count: 2\n    poll:\n      interval: 1s\n".write(toFile: config, atomically: true, encoding: .utf8)
-            let daemon = try ChildProcess("regcoded", ["--config", config, "--database", directory.path("db.sqlite"), "--socket", directory.path("s.sock")])
+            let daemon = try ChildProcess(
+                "regcoded",
+                ["--config", config, "--database", directory.path("db.sqlite"), "--socket", directory.path("s.sock")]
+            )
             #expect(await daemon.waitForExit() == 2)
             #expect(daemon.text.contains(config))
             #expect(daemon.text.contains("fleets[0].poll"))
             #expect(daemon.text.contains("3 s floor"))
             #expect(!FileManager.default.fileExists(atPath: directory.path("db.sqlite")))
             try "fleets:\n  - name: stb\n    intervall: 5\n".write(toFile: config, atomically: true, encoding: .utf8)
-            let typo = try ChildProcess("regcoded", ["--config", config, "--database", directory.path("db.sqlite"), "--socket", directory.path("s.sock")])
+            let typo = try ChildProcess(
+                "regcoded",
+                ["--config", config, "--database", directory.path("db.sqlite"), "--socket", directory.path("s.sock")]
+            )
             #expect(await typo.waitForExit() == 2)
             #expect(typo.text.contains("fleets[0].intervall: unknown key"))
         }

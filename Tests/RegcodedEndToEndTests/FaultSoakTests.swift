@@ -19,45 +19,66 @@ extension EndToEnd {
         @Test func fleetAuthenticatesUnderAFaultMixAndKeepsThePollingContract() async throws {
             let directory = try TemporaryDirectory()
             let faults = directory.path("faults.json")
-            let mix = #"{"error5xx":0.2,"throttle429":0.05,"throttle429RetryAfter":0.05,"retryAfterSeconds":3,"drop":0.05,"latencyMs":5,"latencySpreadMs":250}"#
+            let mix =
+                #"{"error5xx":0.2,"throttle429":0.05,"throttle429RetryAfter":0.05,"retryAfterSeconds":3,"drop":0.05,"latencyMs":5,"latencySpreadMs":250}"#
             try #"{"poll":\#(mix),"sessions":\#(mix)}"#.write(toFile: faults, atomically: true, encoding: .utf8)
             let started = try await PassSimProcess.start(["--faults", faults, "--seed", "7", "--auto-approve-after", "8s"])
             let config = directory.path("regcoded.yaml")
             // A deliberately fast client (0.5 s) so the 1 s floor after a 429 is really exercised.
             try """
-                backend: \(started.url)
-                fleets:
-                  - name: soak
-                    count: 4
-                    poll:
-                      interval: 500ms
-                      misbehaving: true
-                      backoff_cap: 4s
-                      code_request_retries: 10
-                """.write(toFile: config, atomically: true, encoding: .utf8)
+            backend: \(started.url)
+            fleets:
+              - name: soak
+                count: 4
+                poll:
+                  interval: 500ms
+                  misbehaving: true
+                  backoff_cap: 4s
+                  code_request_retries: 10
+            """.write(toFile: config, atomically: true, encoding: .utf8)
             let database = directory.path("db.sqlite")
             let daemon = try ChildProcess("regcoded", ["--config", config, "--database", database, "--socket", directory.path("s.sock")])
 
             var authenticated = 0
             let deadline = ContinuousClock.now + .seconds(90)
             while ContinuousClock.now < deadline, authenticated < 4, daemon.process.isRunning {
-                authenticated = Int(try sqlite(database, "SELECT count(*) FROM events WHERE name = 'setAuthenticationStatus' AND json_extract(args, '$.status') = 1")) ?? 0
+                authenticated =
+                    Int(
+                        try sqlite(
+                            database,
+                            "SELECT count(*) FROM events WHERE name = 'setAuthenticationStatus' AND json_extract(args, '$.status') = 1"
+                        )
+                    ) ?? 0
                 try await Task.sleep(for: .milliseconds(500))
             }
             #expect(daemon.process.isRunning, "the daemon crashed: \(daemon.text)")
             #expect(authenticated == 4, "\(daemon.text.suffix(2000))")
-            #expect(try sqlite(database, "SELECT count(*) FROM events WHERE json_extract(args, '$.statusDictionary.errorId') IN ('REG410', 'REG500')") == "0")
+            #expect(
+                try sqlite(database, "SELECT count(*) FROM events WHERE json_extract(args, '$.statusDictionary.errorId') IN ('REG410', 'REG500')")
+                    == "0"
+            )
 
-            let rows = try sqlite(database, "SELECT device, code, sent_at, latency_ms, ifnull(http_status, ''), outcome, ifnull(next_delay_ms, '') FROM poll_attempts ORDER BY device, sent_at")
+            let rows = try sqlite(
+                database,
+                "SELECT device, code, sent_at, latency_ms, ifnull(http_status, ''), outcome, ifnull(next_delay_ms, '') FROM poll_attempts ORDER BY device, sent_at"
+            )
             let polls = rows.split(separator: "\n").map { line -> Poll in
                 let f = line.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
-                return Poll(device: f[0], code: f[1], sent: Int64(f[2])!, latency: Double(f[3])!, status: Int(f[4]), outcome: f[5], nextDelay: Int64(f[6]))
+                return Poll(
+                    device: f[0],
+                    code: f[1],
+                    sent: Int64(f[2])!,
+                    latency: Double(f[3])!,
+                    status: Int(f[4]),
+                    outcome: f[5],
+                    nextDelay: Int64(f[6])
+                )
             }
             #expect(polls.count > 20)
             let outcomes = Set(polls.map(\.outcome))
             // 5xx (20 %) and 429 (injected, and the simulator's own bucket against a 0.5 s client) always
-        // show up; dropped connections (5 %) may not in a run this short, so they are not required.
-        #expect(outcomes.contains("server-error") && outcomes.contains("throttled"), "\(outcomes)")
+            // show up; dropped connections (5 %) may not in a run this short, so they are not required.
+            #expect(outcomes.contains("server-error") && outcomes.contains("throttled"), "\(outcomes)")
 
             var backoffsSeen = 0
             var longRetryAfterWaits = 0

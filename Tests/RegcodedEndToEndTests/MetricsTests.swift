@@ -1,10 +1,11 @@
 import ControlSocket
 import Foundation
+import RegcodeEngine
+import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import RegcodeEngine
-import Testing
 
 extension EndToEnd {
     @Suite(.serialized, .timeLimit(.minutes(2))) struct MetricsTests {
@@ -22,10 +23,13 @@ extension EndToEnd {
             let directory = try TemporaryDirectory()
             let port = freePort()
             let socket = directory.path("s.sock")
-            let daemon = try ChildProcess("regcoded", [
-                "--database", directory.path("db.sqlite"), "--socket", socket, "--simulator-listen", "127.0.0.1:0",
-                "--simulator-auto-approve-after", "1", "--poll-interval", "3", "--devices", "2", "--metrics", "127.0.0.1:\(port)",
-            ])
+            let daemon = try ChildProcess(
+                "regcoded",
+                [
+                    "--database", directory.path("db.sqlite"), "--socket", socket, "--simulator-listen", "127.0.0.1:0",
+                    "--simulator-auto-approve-after", "1", "--poll-interval", "3", "--devices", "2", "--metrics", "127.0.0.1:\(port)",
+                ]
+            )
             var samples: [String: Double] = [:]
             let deadline = ContinuousClock.now + .seconds(40)
             while ContinuousClock.now < deadline {
@@ -52,21 +56,21 @@ extension EndToEnd {
             let directory = try TemporaryDirectory()
             let config = directory.path("regcoded.yaml")
             try """
-                simulator:
-                  listen: 127.0.0.1:0
-                fleets:
-                  - name: slow
-                    count: 1
-                    scenario: idle
-                    poll:
-                      preset: accessenabler
-                  - name: bad
-                    count: 3
-                    scenario: idle
-                    ramp: 9s
-                    poll:
-                      preset: misbehaving-no-pause
-                """.write(toFile: config, atomically: true, encoding: .utf8)
+            simulator:
+              listen: 127.0.0.1:0
+            fleets:
+              - name: slow
+                count: 1
+                scenario: idle
+                poll:
+                  preset: accessenabler
+              - name: bad
+                count: 3
+                scenario: idle
+                ramp: 9s
+                poll:
+                  preset: misbehaving-no-pause
+            """.write(toFile: config, atomically: true, encoding: .utf8)
             let socket = directory.path("s.sock")
             let daemon = try ChildProcess("regcoded", ["--config", config, "--database", directory.path("db.sqlite"), "--socket", socket])
             var counts: [Int] = []

@@ -1,14 +1,15 @@
+import ControlSocket
+import Foundation
+import RegcodeEngine
+import RegcodeSupport
+import Testing
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import ControlSocket
-import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import RegcodeEngine
-import Testing
-import RegcodeSupport
 
 /// Every real-process suite runs one after another: they start daemons and simulators, and
 /// running them side by side on a small machine would measure the machine, not the code.
@@ -140,7 +141,9 @@ func freePort() -> Int {
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     address.sin_port = 0
-    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    _ = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
     return Int(UInt16(bigEndian: address.sin_port))
@@ -162,7 +165,10 @@ final class RawSocket: @unchecked Sendable {
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard result == 0 else { close(fd); throw POSIXError(.ECONNREFUSED) }
+        guard result == 0 else {
+            close(fd)
+            throw POSIXError(.ECONNREFUSED)
+        }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }

@@ -9,30 +9,38 @@ extension EndToEnd {
             let directory = try TemporaryDirectory()
             let config = directory.path("regcoded.yaml")
             try """
-                simulator:
-                  listen: 127.0.0.1:0
-                  auto_approve_after: 1s
-                fleets:
-                  - name: cyc
-                    count: 1
-                    scenario: cycle
-                    poll:
-                      interval: 3s
-                    cycle:
-                      hold: 4s
-                      authorize_every: 1s
-                      resource: REF30
-                """.write(toFile: config, atomically: true, encoding: .utf8)
+            simulator:
+              listen: 127.0.0.1:0
+              auto_approve_after: 1s
+            fleets:
+              - name: cyc
+                count: 1
+                scenario: cycle
+                poll:
+                  interval: 3s
+                cycle:
+                  hold: 4s
+                  authorize_every: 1s
+                  resource: REF30
+            """.write(toFile: config, atomically: true, encoding: .utf8)
             let database = directory.path("db.sqlite")
             let daemon = try ChildProcess("regcoded", ["--config", config, "--database", database, "--socket", directory.path("s.sock")])
             var logins = 0
             let deadline = ContinuousClock.now + .seconds(60)
             while ContinuousClock.now < deadline, logins < 2 {
-                logins = Int(try sqlite(database, "SELECT count(*) FROM events WHERE name = 'setAuthenticationStatus' AND json_extract(args, '$.status') = 1")) ?? 0
+                logins =
+                    Int(
+                        try sqlite(
+                            database,
+                            "SELECT count(*) FROM events WHERE name = 'setAuthenticationStatus' AND json_extract(args, '$.status') = 1"
+                        )
+                    ) ?? 0
                 try await Task.sleep(for: .milliseconds(300))
             }
             #expect(logins == 2, "\(daemon.text.suffix(2000))")
-            let names = try sqlite(database, "SELECT name || ':' || ifnull(json_extract(args, '$.status'), '') FROM events ORDER BY seq").split(separator: "\n").map(String.init)
+            let names = try sqlite(database, "SELECT name || ':' || ifnull(json_extract(args, '$.status'), '') FROM events ORDER BY seq").split(
+                separator: "\n"
+            ).map(String.init)
             let firstLogin = try #require(names.firstIndex(of: "setAuthenticationStatus:1"))
             let logout = try #require(names[firstLogin...].firstIndex(of: "setAuthenticationStatus:0"))
             let tokens = names[firstLogin..<logout].filter { $0.hasPrefix("setToken") }.count

@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ControlSocket
 import Foundation
 import RegcodeEngine
-import Testing
 import RegcodeSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A datagram socket the test owns, standing in for systemd's `NOTIFY_SOCKET`.
 final class NotifySocket: @unchecked Sendable {
@@ -94,12 +95,16 @@ extension EndToEnd {
         @Test func socketActivatedDaemonServesTheSocketItWasHanded() async throws {
             let directory = try TemporaryDirectory()
             let socketPath = directory.path("activated.sock")
-            let activator = try ChildProcess("/usr/bin/systemd-socket-activate", [
-                "-l", socketPath, "--fdname=control",
-                Executables.url("regcoded").path,
-                "--database", directory.path("db.sqlite"), "--socket", directory.path("unused.sock"),
-                "--simulator-listen", "127.0.0.1:0",
-            ], absolute: true)
+            let activator = try ChildProcess(
+                "/usr/bin/systemd-socket-activate",
+                [
+                    "-l", socketPath, "--fdname=control",
+                    Executables.url("regcoded").path,
+                    "--database", directory.path("db.sqlite"), "--socket", directory.path("unused.sock"),
+                    "--simulator-listen", "127.0.0.1:0",
+                ],
+                absolute: true
+            )
             let deadline = ContinuousClock.now + .seconds(30)
             var status: JSONValue?
             while ContinuousClock.now < deadline, status?["devices"] != 1 {
@@ -118,10 +123,14 @@ extension EndToEnd {
             let directory = try TemporaryDirectory()
             let notify = try NotifySocket(path: directory.path("notify"))
             let database = directory.path("db.sqlite")
-            let daemon = try ChildProcess("regcoded", [
-                "--database", database, "--socket", directory.path("s.sock"), "--simulator-listen", "127.0.0.1:0",
-                "--devices", "2", "--simulator-auto-approve-after", "1", "--poll-interval", "3",
-            ], environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "1000000"])
+            let daemon = try ChildProcess(
+                "regcoded",
+                [
+                    "--database", database, "--socket", directory.path("s.sock"), "--simulator-listen", "127.0.0.1:0",
+                    "--devices", "2", "--simulator-auto-approve-after", "1", "--poll-interval", "3",
+                ],
+                environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "1000000"]
+            )
             var messages = notify.collect { $0.contains("WATCHDOG=1") }
             // Keep listening a little for STATUS updates, then stop the daemon.
             messages += notify.collect(until: { $0.contains("authenticated") }, timeout: .seconds(10))
@@ -148,13 +157,13 @@ extension EndToEnd {
             let config = directory.path("regcoded.yaml")
             func write(count: Int, scenario: String = "idle") throws {
                 try """
-                    simulator:
-                      listen: 127.0.0.1:0
-                    fleets:
-                      - name: lab
-                        count: \(count)
-                        scenario: \(scenario)
-                    """.write(toFile: config, atomically: true, encoding: .utf8)
+                simulator:
+                  listen: 127.0.0.1:0
+                fleets:
+                  - name: lab
+                    count: \(count)
+                    scenario: \(scenario)
+                """.write(toFile: config, atomically: true, encoding: .utf8)
             }
             try write(count: 1)
             let socket = directory.path("s.sock")
@@ -192,10 +201,13 @@ extension EndToEnd {
 
         @Test func makeInstallStagesBinariesUnitsAndConfiguration() throws {
             let stage = try TemporaryDirectory()
-            let result = try Self.run("/usr/bin/make", [
-                "-C", Self.repository.path, "install", "NO_BUILD=1", "DESTDIR=\(stage.url.path)",
-                "BUILD_BIN=\(Executables.url("regcoded").deletingLastPathComponent().path)",
-            ])
+            let result = try Self.run(
+                "/usr/bin/make",
+                [
+                    "-C", Self.repository.path, "install", "NO_BUILD=1", "DESTDIR=\(stage.url.path)",
+                    "BUILD_BIN=\(Executables.url("regcoded").deletingLastPathComponent().path)",
+                ]
+            )
             #expect(result.status == 0, "\(result.output)")
             for path in [
                 "usr/local/bin/regcoded", "usr/local/bin/regcodectl", "usr/local/bin/pass-sim",

@@ -48,10 +48,25 @@ enum Fixture {
     ]
 
     static func poll(
-        _ device: String, _ code: String, _ planned: Int64, _ sent: Int64, _ status: Int?, _ outcome: String, _ next: Int64?,
+        _ device: String,
+        _ code: String,
+        _ planned: Int64,
+        _ sent: Int64,
+        _ status: Int?,
+        _ outcome: String,
+        _ next: Int64?,
         latency: Double
     ) -> PollRecord {
-        PollRecord(device: device, code: code, plannedMs: planned, sentMs: sent, latencyMs: latency, httpStatus: status, outcome: outcome, nextDelayMs: next)
+        PollRecord(
+            device: device,
+            code: code,
+            plannedMs: planned,
+            sentMs: sent,
+            latencyMs: latency,
+            httpStatus: status,
+            outcome: outcome,
+            nextDelayMs: next
+        )
     }
 
     /// The report over the fixture, fed in reverse so that the report's own ordering is exercised.

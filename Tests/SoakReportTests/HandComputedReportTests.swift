@@ -166,10 +166,12 @@ import Testing
     }
 
     @Test func codeSummariesInDeviceThenTimeOrder() {
-        #expect(report.codes.map { "\($0.device)/\($0.code)/\($0.fate.rawValue)/\($0.polls)" } == [
-            "stb-1/AAA/authenticated/4", "stb-1/BBB/expired/2",
-            "stb-2/CCC/expired/3", "stb-2/XXX/ended/1", "stb-2/DDD/open/3",
-        ])
+        #expect(
+            report.codes.map { "\($0.device)/\($0.code)/\($0.fate.rawValue)/\($0.polls)" } == [
+                "stb-1/AAA/authenticated/4", "stb-1/BBB/expired/2",
+                "stb-2/CCC/expired/3", "stb-2/XXX/ended/1", "stb-2/DDD/open/3",
+            ]
+        )
         #expect(report.codes[0].firstSentMs == 1010 && report.codes[0].lastSentMs == 17100)
     }
 

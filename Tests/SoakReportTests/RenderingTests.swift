@@ -1,9 +1,10 @@
 import Foundation
+import SoakReport
+import Testing
+
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
-import SoakReport
-import Testing
 
 @Suite struct JSONRenderingTests {
     static let figureKeys: Set<String> = [
@@ -105,17 +106,25 @@ import Testing
         while let character = characters.popFirst() {
             if quoted {
                 if character == "\"" {
-                    if characters.first == "\"" { field.append("\""); characters.removeFirst() } else { quoted = false }
+                    if characters.first == "\"" {
+                        field.append("\"")
+                        characters.removeFirst()
+                    } else {
+                        quoted = false
+                    }
                 } else {
                     field.append(character)
                 }
             } else if character == "\"" {
                 quoted = true
             } else if character == "," {
-                record.append(field); field = ""
+                record.append(field)
+                field = ""
             } else if character == "\r\n" || character == "\n" {
-                record.append(field); field = ""
-                records.append(record); record = []
+                record.append(field)
+                field = ""
+                records.append(record)
+                record = []
             } else {
                 field.append(character)
             }
@@ -176,7 +185,11 @@ import Testing
     }
 
     @Test func controlCharactersInNamesDoNotReachTheTerminal() {
-        let report = SoakReport(polls: [Fixture.poll("evil\u{1B}[2J", "C", 0, 1, 200, "pending", 5000, latency: 1)], statusEvents: nil, generatedAtMs: 0)
+        let report = SoakReport(
+            polls: [Fixture.poll("evil\u{1B}[2J", "C", 0, 1, 200, "pending", 5000, latency: 1)],
+            statusEvents: nil,
+            generatedAtMs: 0
+        )
         #expect(!report.text().contains("\u{1B}"))
         #expect(report.text().contains("evil?[2J"))
     }
@@ -251,7 +264,16 @@ import Testing
 
     @Test func denseLogsAreSummarisedPerColumn() {
         let polls = (0..<5000).map { index in
-            Fixture.poll("stb-\(index % 50)", "C\(index % 50)", Int64(index) * 100, Int64(index) * 100 + Int64(index % 7), 200, "pending", 5000, latency: 3)
+            Fixture.poll(
+                "stb-\(index % 50)",
+                "C\(index % 50)",
+                Int64(index) * 100,
+                Int64(index) * 100 + Int64(index % 7),
+                200,
+                "pending",
+                5000,
+                latency: 3
+            )
         }
         let html = SoakReport(polls: polls, statusEvents: nil, generatedAtMs: 0).html()
         #expect(html.contains("p99 per column"))

@@ -22,7 +22,8 @@ struct ReportCommandTests {
             let status = poll.httpStatus.map(String.init) ?? "NULL"
             let next = poll.nextDelayMs.map(String.init) ?? "NULL"
             sql += "INSERT INTO poll_attempts(device, code, planned_at, sent_at, http_status, latency_ms, outcome, next_delay_ms) "
-            sql += "VALUES ('\(poll.device)', '\(poll.code)', \(poll.plannedMs), \(poll.sentMs), \(status), \(poll.latencyMs), '\(poll.outcome)', \(next));\n"
+            sql +=
+                "VALUES ('\(poll.device)', '\(poll.code)', \(poll.plannedMs), \(poll.sentMs), \(status), \(poll.latencyMs), '\(poll.outcome)', \(next));\n"
         }
         for event in Fixture.events {
             let code = event.code.map { "\"code\":\"\($0)\"," } ?? ""
@@ -30,7 +31,8 @@ struct ReportCommandTests {
             sql += "INSERT INTO events(device, time, name, args) VALUES ('\(event.device)', \(event.timeMs), 'status', '\(args)');\n"
         }
         // A callback that is not a status must not be counted.
-        sql += "INSERT INTO events(device, time, name, args) VALUES ('stb-1', 17200, 'setAuthenticationStatus', '{\"errorCode\":\"\",\"status\":1}');\n"
+        sql +=
+            "INSERT INTO events(device, time, name, args) VALUES ('stb-1', 17200, 'setAuthenticationStatus', '{\"errorCode\":\"\",\"status\":1}');\n"
         let script = directory.appendingPathComponent("fill.sql")
         try Data(sql.utf8).write(to: script)
         let path = directory.appendingPathComponent("x.db").path

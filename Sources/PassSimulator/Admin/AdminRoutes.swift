@@ -1,10 +1,11 @@
+import Hummingbird
+import Logging
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Hummingbird
-import Logging
 
 /// Test hooks under `/_sim`: complete, expire or script a code as if on a second screen, expire a client's access
 /// tokens, list live codes, edit the deny lists and fault injection, read counters.

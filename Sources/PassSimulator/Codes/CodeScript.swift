@@ -1,11 +1,12 @@
+import Hummingbird
+import Logging
+import Synchronization
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Hummingbird
-import Logging
-import Synchronization
 
 /// A scripted outcome for a code: what the simulated user does, and when.
 ///

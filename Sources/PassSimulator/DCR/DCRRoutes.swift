@@ -1,10 +1,11 @@
+import Hummingbird
+import Logging
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Hummingbird
-import Logging
 
 /// Dynamic Client Registration: `POST /o/client/register` and `POST /o/client/token` (reference §6).
 struct DCRRoutes: Sendable {

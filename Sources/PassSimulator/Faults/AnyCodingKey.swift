@@ -1,11 +1,12 @@
+import Hummingbird
+import Logging
+import Synchronization
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Hummingbird
-import Logging
-import Synchronization
 
 /// A string coding key, for JSON objects whose keys are data.
 struct AnyCodingKey: CodingKey {

@@ -1,11 +1,12 @@
+import Hummingbird
+import Logging
+import Synchronization
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Hummingbird
-import Logging
-import Synchronization
 
 /// The groups of endpoints fault injection is configured and counted by.
 public enum EndpointClass: String, Sendable, CaseIterable, Codable, CodingKeyRepresentable {

@@ -1,11 +1,12 @@
+import Hummingbird
+import Logging
+import Synchronization
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Hummingbird
-import Logging
-import Synchronization
 
 /// An invalid ``FaultConfiguration``.
 public struct FaultConfigurationError: Error, Sendable, CustomStringConvertible {

@@ -1,12 +1,13 @@
+import Hummingbird
+import Logging
+import RegcodeSupport
+import Synchronization
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import RegcodeSupport
-import Hummingbird
-import Logging
-import Synchronization
 
 /// The live fault settings, the seeded generator and the counters; shared by every request.
 ///

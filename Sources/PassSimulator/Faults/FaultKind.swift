@@ -1,11 +1,12 @@
+import Hummingbird
+import Logging
+import Synchronization
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Hummingbird
-import Logging
-import Synchronization
 
 /// The kinds of injected faults, as counted by `GET /_sim/stats`.
 public enum FaultKind: String, Sendable, CaseIterable, Codable, CodingKeyRepresentable {

@@ -1,11 +1,12 @@
+import Hummingbird
+import Logging
+import Synchronization
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Hummingbird
-import Logging
-import Synchronization
 
 /// How a request path is classified for faults and stats.
 struct RouteClassification: Sendable, Equatable {

@@ -1,10 +1,11 @@
+import Hummingbird
+import RegcodeSupport
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import RegcodeSupport
-import Hummingbird
 
 /// A REST API v2 "Enhanced Error Code" response body (reference §9.2), thrown by route handlers.
 struct EnhancedError: Error, HTTPResponseError, Encodable, Sendable {
@@ -60,7 +61,9 @@ struct EnhancedError: Error, HTTPResponseError, Encodable, Sendable {
 extension EnhancedError {
     static var invalidServiceProvider: EnhancedError {
         EnhancedError(
-            .none, .badRequest, code: "invalid_parameter_service_provider",
+            .none,
+            .badRequest,
+            code: "invalid_parameter_service_provider",
             message: "The service provider parameter value is missing or invalid."
         )
     }
@@ -75,28 +78,36 @@ extension EnhancedError {
 
     static var invalidDeviceInfo: EnhancedError {
         EnhancedError(
-            .none, .badRequest, code: "invalid_header_device_info",
+            .none,
+            .badRequest,
+            code: "invalid_header_device_info",
             message: "The device information header value is missing or invalid."
         )
     }
 
     static var invalidDeviceIdentifier: EnhancedError {
         EnhancedError(
-            .none, .badRequest, code: "invalid_header_device_identifier",
+            .none,
+            .badRequest,
+            code: "invalid_header_device_identifier",
             message: "The device identifier header value is missing or invalid."
         )
     }
 
     static var invalidAuthenticationSession: EnhancedError {
         EnhancedError(
-            .none, .badRequest, code: "invalid_authentication_session",
+            .none,
+            .badRequest,
+            code: "invalid_authentication_session",
             message: "The authentication session associated with this request is missing or invalid."
         )
     }
 
     static var invalidAccessToken: EnhancedError {
         EnhancedError(
-            .applicationRegistration, .unauthorized, code: "invalid_access_token_client_application",
+            .applicationRegistration,
+            .unauthorized,
+            code: "invalid_access_token_client_application",
             message: "The access token is invalid."
         )
     }
@@ -128,7 +139,10 @@ struct HTMLError: Error, HTTPResponseError, Sendable {
     let message: String
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
-        HTMLPage.response(self.status, HTMLPage.page(title: self.title, body: "<h1>\(HTML.escape(self.title))</h1><p>\(HTML.escape(self.message))</p>"))
+        HTMLPage.response(
+            self.status,
+            HTMLPage.page(title: self.title, body: "<h1>\(HTML.escape(self.title))</h1><p>\(HTML.escape(self.message))</p>")
+        )
     }
 }
 
@@ -139,7 +153,9 @@ extension EnhancedError {
 
     static func tooManyResources(limit: Int) -> EnhancedError {
         EnhancedError(
-            .configuration, .forbidden, code: "too_many_resources",
+            .configuration,
+            .forbidden,
+            code: "too_many_resources",
             message: "The request names more resources than allowed.",
             details: "At most \(limit) resources may be named per call."
         )
@@ -147,14 +163,18 @@ extension EnhancedError {
 
     static var authenticatedProfileMissing: EnhancedError {
         EnhancedError(
-            .authentication, .forbidden, code: "authenticated_profile_missing",
+            .authentication,
+            .forbidden,
+            code: "authenticated_profile_missing",
             message: "The authenticated profile is missing or invalid for the specified MVPD."
         )
     }
 
     static var authenticatedProfileExpired: EnhancedError {
         EnhancedError(
-            .authentication, .forbidden, code: "authenticated_profile_expired",
+            .authentication,
+            .forbidden,
+            code: "authenticated_profile_expired",
             message: "The authenticated profile for the specified MVPD has expired."
         )
     }
@@ -162,7 +182,9 @@ extension EnhancedError {
     static func deniedByMVPD(preauthorization: Bool, details: String) -> EnhancedError {
         let step = preauthorization ? "pre-authorization" : "authorization"
         return EnhancedError(
-            .none, .forbidden, code: preauthorization ? "preauthorization_denied_by_mvpd" : "authorization_denied_by_mvpd",
+            .none,
+            .forbidden,
+            code: preauthorization ? "preauthorization_denied_by_mvpd" : "authorization_denied_by_mvpd",
             message: "The MVPD has returned a \"Deny\" decision when requesting \(step) for the specified resource.",
             details: details
         )

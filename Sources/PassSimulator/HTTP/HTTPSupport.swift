@@ -1,10 +1,11 @@
+import Hummingbird
+import RegcodeSupport
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import RegcodeSupport
-import Hummingbird
 
 /// The request context of every simulator route: Hummingbird's core storage, the peer address (which the throttle
 /// falls back to when a request names no device), and a way to drop the connection (the `drop` fault).

@@ -1,6 +1,6 @@
-import RegcodeSupport
 import Hummingbird
 import Logging
+import RegcodeSupport
 
 /// The browser side of the second-screen login: the `/activate` page where the user types the code, the MVPD
 /// picker, a fake MVPD login page whose form completes the code (v2 session or v1 regcode), and the MVPD logout page
@@ -21,7 +21,11 @@ struct ActivationPages: Sendable {
     static func secondScreenResponse(for session: AuthenticationSession, configuration: SimulatorConfiguration) throws -> Response {
         switch session.status {
         case .expired, .superseded:
-            throw HTMLError(status: .badRequest, title: "Code expired", message: "The code \(session.code) has expired. Request a new one on your TV.")
+            throw HTMLError(
+                status: .badRequest,
+                title: "Code expired",
+                message: "The code \(session.code) has expired. Request a new one on your TV."
+            )
         case .completed(let profile):
             return HTMLPage.response(.ok, successPage(profile: profile, configuration: configuration))
         case .pending:
@@ -60,7 +64,10 @@ struct ActivationPages: Sendable {
             return HTMLPage.response(.badRequest, self.activationPage(code: code, error: "The code \(code) was not found. Check it on your TV."))
         }
         guard session.isLive else {
-            return HTMLPage.response(.badRequest, self.activationPage(code: code, error: "The code \(code) has expired. Request a new one on your TV."))
+            return HTMLPage.response(
+                .badRequest,
+                self.activationPage(code: code, error: "The code \(code) has expired. Request a new one on your TV.")
+            )
         }
         switch session.api {
         case .v2:
@@ -101,7 +108,11 @@ struct ActivationPages: Sendable {
         } catch CodeCompletionError.alreadyCompleted(let existing) {
             profile = existing
         } catch {
-            throw HTMLError(status: .badRequest, title: "Code expired", message: "The code \(session.code) can no longer be used. Request a new one on your TV.")
+            throw HTMLError(
+                status: .badRequest,
+                title: "Code expired",
+                message: "The code \(session.code) can no longer be used. Request a new one on your TV."
+            )
         }
         context.logger.info(
             "code completed on login page",
@@ -140,7 +151,11 @@ struct ActivationPages: Sendable {
             throw HTMLError(status: .badRequest, title: "Unknown code", message: "The code \(code) was not found. Check it on your TV.")
         }
         guard session.isLive else {
-            throw HTMLError(status: .badRequest, title: "Code expired", message: "The code \(session.code) has expired. Request a new one on your TV.")
+            throw HTMLError(
+                status: .badRequest,
+                title: "Code expired",
+                message: "The code \(session.code) has expired. Request a new one on your TV."
+            )
         }
         guard let mvpdId = fields["mvpd"] ?? session.mvpd, let mvpd = self.configuration.mvpd(id: mvpdId) else {
             throw HTMLError(status: .badRequest, title: "Unknown TV provider", message: "Choose a TV provider from the list.")

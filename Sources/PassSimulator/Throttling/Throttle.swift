@@ -92,7 +92,8 @@ final class Throttle: Sendable {
 
     /// Adobe's throttling answer, body and headers as in reference §8.2 (no `Retry-After`).
     static func tooManyRequestsResponse() -> Response {
-        let body = "<html><head><title>429 Too Many Requests</title></head><body><center><h1>429 Too Many Requests</h1></center>"
+        let body =
+            "<html><head><title>429 Too Many Requests</title></head><body><center><h1>429 Too Many Requests</h1></center>"
             + "<hr><center>openresty</center></body></html>"
         return Response(
             status: .tooManyRequests,

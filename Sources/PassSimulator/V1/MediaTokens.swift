@@ -1,10 +1,11 @@
 import Crypto
+import RegcodeSupport
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import RegcodeSupport
 
 /// Issues short media tokens: Base64 of `<signatureInfo>…</signatureInfo><authToken>…</authToken>`, the shape of
 /// Adobe's tokens (reference §4.12, §7.7), signed with HMAC-SHA256 under a key private to this simulator instance.
@@ -20,7 +21,15 @@ struct MediaTokenIssuer: Sendable {
     private var key: SymmetricKey { SymmetricKey(data: self.keyBytes) }
 
     /// A token for `resource`, valid from `now` for `ttl`.
-    func issue(requestor: String, resource: String, mvpd: String, userId: String, sessionId: String, now: Int64, ttl: Duration)
+    func issue(
+        requestor: String,
+        resource: String,
+        mvpd: String,
+        userId: String,
+        sessionId: String,
+        now: Int64,
+        ttl: Duration
+    )
         -> (serializedToken: String, notBefore: Int64, notAfter: Int64)
     {
         let notAfter = now + ttl.milliseconds

@@ -1,10 +1,11 @@
+import Hummingbird
+import Logging
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Hummingbird
-import Logging
 
 /// Legacy REST API v1 ("clientless", reference §2, §4, §5): registration codes, AuthN/AuthZ/media tokens,
 /// preauthorization, user metadata and logout, in XML (default) or JSON.
@@ -217,11 +218,12 @@ struct V1Routes: Sendable {
     /// `GET /reggie/v1/{requestor}/regcode/{code}` → the record of a pending code, else 404.
     @Sendable func getRegcode(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         let format = V1Format(request)
-        guard let session = await self.state.session(
-            code: Self.parameter(context, "code"),
-            serviceProvider: Self.parameter(context, "requestor"),
-            api: .v1
-        ), case .pending = session.status
+        guard
+            let session = await self.state.session(
+                code: Self.parameter(context, "code"),
+                serviceProvider: Self.parameter(context, "requestor"),
+                api: .v1
+            ), case .pending = session.status
         else { throw V1Error.notFound.with(format) }
         return Self.record(session).response(.ok, format: format, root: "ns2:regcode", xmlAttributes: Self.regcodeNamespace)
     }
@@ -347,7 +349,8 @@ struct V1Routes: Sendable {
     @Sendable func authenticationToken(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         let call = try await self.deviceCall(request, context: context)
         switch await self.state.v1AuthenticationState(requestor: call.requestor, deviceId: call.deviceId) {
-        case .valid(let token): return Self.authenticationBody(token, requestor: call.requestor).response(.ok, format: call.format, root: "authentication")
+        case .valid(let token):
+            return Self.authenticationBody(token, requestor: call.requestor).response(.ok, format: call.format, root: "authentication")
         case .expired: throw V1Error(.gone, "Gone", details: "Authentication token expired").with(call.format)
         case .absent: throw V1Error.notFound.with(call.format)
         }
@@ -361,14 +364,16 @@ struct V1Routes: Sendable {
             case .completed = session.status
         else { throw V1Error.notFound.with(call.format) }
         switch await self.state.v1AuthenticationState(requestor: call.requestor, deviceId: session.deviceIdentifier) {
-        case .valid(let token): return Self.authenticationBody(token, requestor: call.requestor).response(.ok, format: call.format, root: "authentication")
+        case .valid(let token):
+            return Self.authenticationBody(token, requestor: call.requestor).response(.ok, format: call.format, root: "authentication")
         case .expired: throw V1Error(.gone, "Gone", details: "Authentication token expired").with(call.format)
         case .absent: throw V1Error.notFound.with(call.format)
         }
     }
 
     /// `authenticate/{code}` is keyed by the code, so unlike the other device calls it needs no `deviceId`.
-    private func deviceCallWithoutDeviceId(_ request: Request, context: SimulatorRequestContext) async throws -> (requestor: String, format: V1Format) {
+    private func deviceCallWithoutDeviceId(_ request: Request, context: SimulatorRequestContext) async throws -> (requestor: String, format: V1Format)
+    {
         let fields = request.uri.query.map { FormData.parse($0) } ?? [:]
         let format = V1Format(request, fields: fields)
         guard let requestor = V2Routes.nonEmpty(fields["requestor"]) else { throw V1Error.missing("requestor").with(format) }
@@ -404,7 +409,8 @@ struct V1Routes: Sendable {
         case .notAuthenticated: throw V1Error(.preconditionFailed, "User not authenticated").with(call.format)
         case .absent: throw V1Error.notFound.with(call.format)
         case .expired: throw V1Error(.gone, "Gone").with(call.format)
-        case .valid(let grant): return Self.authorizationBody(grant, requestor: call.requestor).response(.ok, format: call.format, root: "authorization")
+        case .valid(let grant):
+            return Self.authorizationBody(grant, requestor: call.requestor).response(.ok, format: call.format, root: "authorization")
         }
     }
 
@@ -458,18 +464,20 @@ struct V1Routes: Sendable {
         let items = decisions.map { decision -> V1Value in
             var fields: [(String, V1Value)] = [("id", .string(decision.resource)), ("authorized", .bool(decision.denial == nil))]
             if let details = decision.denial {
-                fields.append((
-                    "error",
-                    .object([
-                        ("status", .integer(403)),
-                        ("code", .string("authorization_denied_by_mvpd")),
-                        ("message", .string("User not authorized")),
-                        ("details", .string(details)),
-                        ("helpUrl", .string(EnhancedError.helpURL)),
-                        ("trace", .string(UUID().uuidString.lowercased())),
-                        ("action", .string("none")),
-                    ])
-                ))
+                fields.append(
+                    (
+                        "error",
+                        .object([
+                            ("status", .integer(403)),
+                            ("code", .string("authorization_denied_by_mvpd")),
+                            ("message", .string("User not authorized")),
+                            ("details", .string(details)),
+                            ("helpUrl", .string(EnhancedError.helpURL)),
+                            ("trace", .string(UUID().uuidString.lowercased())),
+                            ("action", .string("none")),
+                        ])
+                    )
+                )
             }
             return .object(fields)
         }

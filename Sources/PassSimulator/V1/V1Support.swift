@@ -1,11 +1,12 @@
 import Crypto
+import Hummingbird
+import RegcodeSupport
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import RegcodeSupport
-import Hummingbird
 
 /// The body format of a REST API v1 answer (reference §2.1).
 enum V1Format: Sendable, Equatable {

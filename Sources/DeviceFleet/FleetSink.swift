@@ -1,36 +1,5 @@
 import RegcodeEngine
 
-/// The durable effects of one engine step, in the order the engine produced them.
-public struct DeviceStep: Sendable {
-    public var device: String
-    /// The device's new durable state, when it changed.
-    public var snapshot: DeviceSnapshot?
-    /// Codes that stopped being polled in this step, and why.
-    public var endedCodes: [CodeEnding]
-    public var polls: [PollAttempt]
-    public var events: [DeviceEvent]
-    /// Wall-clock time of the step, milliseconds since the epoch.
-    public var epochMs: Int64
-
-    public init(
-        device: String,
-        snapshot: DeviceSnapshot? = nil,
-        endedCodes: [CodeEnding] = [],
-        polls: [PollAttempt] = [],
-        events: [DeviceEvent] = [],
-        epochMs: Int64
-    ) {
-        self.device = device
-        self.snapshot = snapshot
-        self.endedCodes = endedCodes
-        self.polls = polls
-        self.events = events
-        self.epochMs = epochMs
-    }
-
-    public var isEmpty: Bool { snapshot == nil && polls.isEmpty && events.isEmpty }
-}
-
 /// Where the fleet hands its steps: the daemon stores them (events get their sequence numbers
 /// there) and only then delivers the events. Called on the fleet's executor, so it must not block.
 public protocol FleetSink: Sendable {

@@ -73,26 +73,15 @@ final class EventPipeline: FleetSink, Service {
                 return state.buffer
             }
             guard !steps.isEmpty else { return }
-            let records = steps.map {
-                StepRecord(
-                    device: $0.device,
-                    snapshot: $0.snapshot,
-                    endedCodes: $0.endedCodes,
-                    polls: $0.polls,
-                    events: $0.events,
-                    epochMs: $0.epochMs
-                )
-            }
             do {
-                let store = self.store
-                let stored = try await store.apply(records)
+                let stored = try await store.apply(steps)
                 if !stored.isEmpty {
                     broadcaster.publish(stored.map(EventEncoding.params))
                 }
                 for observer in observers { observer(steps, stored) }
             } catch {
                 // Losing a batch would break the gap-free promise silently; say so loudly.
-                logger.error("could not store \(records.count) device steps", metadata: ["error": "\(error)"])
+                logger.error("could not store \(steps.count) device steps", metadata: ["error": "\(error)"])
             }
         }
     }

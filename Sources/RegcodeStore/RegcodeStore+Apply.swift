@@ -10,7 +10,7 @@ extension RegcodeStore {
     /// A step for a device that is not stored (removed while the step was queued) keeps its polls
     /// and events but its snapshot is dropped. Either every step is stored or, on error, none.
     /// - Returns: the stored events with their sequence numbers, in order.
-    public func apply(_ steps: [StepRecord]) async throws -> [StoredEvent] {
+    public func apply(_ steps: [DeviceStep]) async throws -> [StoredEvent] {
         guard !steps.isEmpty else { return [] }
         let json = JSONColumns()
         let (stored, unknown, polls) = try await pool.write { db -> ([StoredEvent], Set<String>, Int) in

@@ -40,35 +40,6 @@ public struct StoredDevice: Sendable, Equatable {
     }
 }
 
-/// The durable effects of one engine step, as ``RegcodeStore/apply(_:)`` stores them.
-public struct StepRecord: Sendable {
-    public var device: String
-    /// The device's new durable state, when it changed.
-    public var snapshot: DeviceSnapshot?
-    /// Codes the engine ended in this step, and why: how their `codes` rows end.
-    public var endedCodes: [CodeEnding]
-    public var polls: [PollAttempt]
-    public var events: [DeviceEvent]
-    /// Wall-clock time of the step, milliseconds since the Unix epoch.
-    public var epochMs: Int64
-
-    public init(
-        device: String,
-        snapshot: DeviceSnapshot? = nil,
-        endedCodes: [CodeEnding] = [],
-        polls: [PollAttempt] = [],
-        events: [DeviceEvent] = [],
-        epochMs: Int64
-    ) {
-        self.device = device
-        self.snapshot = snapshot
-        self.endedCodes = endedCodes
-        self.polls = polls
-        self.events = events
-        self.epochMs = epochMs
-    }
-}
-
 /// One row of the poll log.
 public struct StoredPollAttempt: Sendable, Equatable {
     public var device: String

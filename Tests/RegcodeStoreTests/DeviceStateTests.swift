@@ -26,7 +26,7 @@ import Testing
         do {
             let store = try openStore(path)
             try await store.saveDevice(device)
-            _ = try await store.apply([StepRecord(device: "stb-1", snapshot: snapshot, epochMs: t0)])
+            _ = try await store.apply([DeviceStep(device: "stb-1", snapshot: snapshot, epochMs: t0)])
         }
         let loaded = try await openStore(path).loadDevices()
         device.snapshot = snapshot
@@ -44,7 +44,7 @@ import Testing
         cleared.profile = nil
         cleared.options = [:]
         cleared.renewals = 0
-        _ = try await store.apply([StepRecord(device: "stb-1", snapshot: cleared, epochMs: t0 + 1_000)])
+        _ = try await store.apply([DeviceStep(device: "stb-1", snapshot: cleared, epochMs: t0 + 1_000)])
         #expect(try await store.loadDevices().first?.snapshot == cleared)
         for table in ["client_credentials", "access_tokens", "auth_profiles"] {
             #expect(try sqlite3(path, "SELECT count(*) FROM \(table)") == "0", "\(table)")
@@ -70,7 +70,7 @@ import Testing
 
         func step(_ snapshot: DeviceSnapshot, at time: Int64, ending: (String, CodeOutcome)? = nil) async throws {
             let endedCodes = ending.map { [CodeEnding(code: $0.0, outcome: $0.1)] } ?? []
-            _ = try await store.apply([StepRecord(device: "stb-1", snapshot: snapshot, endedCodes: endedCodes, epochMs: time)])
+            _ = try await store.apply([DeviceStep(device: "stb-1", snapshot: snapshot, endedCodes: endedCodes, epochMs: time)])
         }
         var ready = DeviceSnapshot()
         ready.phase = .ready
@@ -116,9 +116,9 @@ import Testing
         let path = dir.path("state.db")
         let store = try openStore(path)
         try await store.saveDevice(makeDevice("stb-1"))
-        _ = try await store.apply([StepRecord(device: "stb-1", snapshot: pollingSnapshot(code: "SAME001", expires: t0 + 1_000), epochMs: t0)])
+        _ = try await store.apply([DeviceStep(device: "stb-1", snapshot: pollingSnapshot(code: "SAME001", expires: t0 + 1_000), epochMs: t0)])
         let extended = pollingSnapshot(code: "SAME001", expires: t0 + 9_000)
-        _ = try await store.apply([StepRecord(device: "stb-1", snapshot: extended, epochMs: t0 + 500)])
+        _ = try await store.apply([DeviceStep(device: "stb-1", snapshot: extended, epochMs: t0 + 500)])
         #expect(try sqlite3(path, "SELECT code, status, expires_at - \(t0) FROM codes") == "SAME001|pending|9000")
         #expect(try await store.loadDevices().first?.snapshot == extended)
     }
@@ -134,8 +134,8 @@ import Testing
         snapshot.accessToken = AccessToken(token: "t", expiresEpochMs: t0 + 60_000)
         snapshot.profile = AuthProfile(mvpd: "Cablevision", userID: nil, expiresEpochMs: t0 + 60_000)
         _ = try await store.apply([
-            StepRecord(device: "stb-1", snapshot: snapshot, polls: [poll("CODE001", at: t0)], events: [.setRequestorComplete(1)], epochMs: t0),
-            StepRecord(device: "stb-2", snapshot: snapshot, epochMs: t0),
+            DeviceStep(device: "stb-1", snapshot: snapshot, polls: [poll("CODE001", at: t0)], events: [.setRequestorComplete(1)], epochMs: t0),
+            DeviceStep(device: "stb-2", snapshot: snapshot, epochMs: t0),
         ])
 
         #expect(try await store.removeDevice(named: "stb-1"))
@@ -157,7 +157,7 @@ import Testing
         try await store.saveDevice(makeDevice("stb-1", deviceID: "original-id"))
         var snapshot = pollingSnapshot(code: "CODE001", expires: t0 + 600_000_000_000)
         snapshot.credentials = ClientCredentials(clientID: "c", clientSecret: "s")
-        _ = try await store.apply([StepRecord(device: "stb-1", snapshot: snapshot, epochMs: t0)])
+        _ = try await store.apply([DeviceStep(device: "stb-1", snapshot: snapshot, epochMs: t0)])
 
         // Re-saving the loaded device changes nothing.
         let loadedOnce = try #require(try await store.loadDevices().first)
@@ -218,11 +218,11 @@ import Testing
         try await store.saveDevice(makeDevice("stb-1"))
         try await store.saveDevice(makeDevice("stb-2"))
         _ = try await store.apply([
-            StepRecord(device: "stb-1", snapshot: pollingSnapshot(code: "OLD0001", expires: t0 + 60_000), epochMs: t0),
-            StepRecord(device: "stb-1", polls: [poll("OLD0001", at: t0 + 100)], epochMs: t0 + 100),
-            StepRecord(device: "stb-1", snapshot: pollingSnapshot(code: "CODE001", expires: t0 + 90_000), epochMs: t0 + 1_000),
-            StepRecord(device: "stb-1", polls: [poll("CODE001", at: t0 + 1_100)], epochMs: t0 + 1_100),
-            StepRecord(device: "stb-1", polls: [poll("CODE001", at: t0 + 6_100, status: 429, outcome: .throttled)], epochMs: t0 + 6_100),
+            DeviceStep(device: "stb-1", snapshot: pollingSnapshot(code: "OLD0001", expires: t0 + 60_000), epochMs: t0),
+            DeviceStep(device: "stb-1", polls: [poll("OLD0001", at: t0 + 100)], epochMs: t0 + 100),
+            DeviceStep(device: "stb-1", snapshot: pollingSnapshot(code: "CODE001", expires: t0 + 90_000), epochMs: t0 + 1_000),
+            DeviceStep(device: "stb-1", polls: [poll("CODE001", at: t0 + 1_100)], epochMs: t0 + 1_100),
+            DeviceStep(device: "stb-1", polls: [poll("CODE001", at: t0 + 6_100, status: 429, outcome: .throttled)], epochMs: t0 + 6_100),
         ])
 
         let summaries = try await store.deviceSummaries()
@@ -259,9 +259,9 @@ import Testing
         let b = poll("B", at: t0 + 10, status: nil, outcome: .transportError)
         let c = poll("A", at: t0 + 20, outcome: .authenticated)
         _ = try await store.apply([
-            StepRecord(device: "stb-1", polls: [a], epochMs: t0),
-            StepRecord(device: "stb-2", polls: [b], epochMs: t0 + 10),
-            StepRecord(device: "stb-1", polls: [c], epochMs: t0 + 20),
+            DeviceStep(device: "stb-1", polls: [a], epochMs: t0),
+            DeviceStep(device: "stb-2", polls: [b], epochMs: t0 + 10),
+            DeviceStep(device: "stb-1", polls: [c], epochMs: t0 + 20),
         ])
         #expect(
             try await store.pollAttempts(device: nil, sinceEpochMs: nil) == [
@@ -280,14 +280,14 @@ import Testing
         let store = try openStore(dir.path("state.db"))
         try await store.saveDevice(makeDevice("stb-1"))
         let stored = try await store.apply([
-            StepRecord(
+            DeviceStep(
                 device: "gone",
                 snapshot: pollingSnapshot(code: "X", expires: t0 + 1),
                 polls: [poll("X", at: t0)],
                 events: [.setRequestorComplete(1)],
                 epochMs: t0
             ),
-            StepRecord(device: "stb-1", events: [.setRequestorComplete(0)], epochMs: t0),
+            DeviceStep(device: "stb-1", events: [.setRequestorComplete(0)], epochMs: t0),
         ])
         #expect(stored.map(\.seq) == [1, 2])
         #expect(try await store.loadDevices().map(\.name) == ["stb-1"])

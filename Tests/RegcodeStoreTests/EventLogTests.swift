@@ -14,21 +14,21 @@ import Testing
             #expect(try await store.lastEventSequence() == 0)
             try await store.saveDevice(makeDevice("stb-1"))
             all += try await store.apply([
-                StepRecord(
+                DeviceStep(
                     device: "stb-1",
                     events: [.setRequestorComplete(1), .setAuthenticationStatus(0, "User Not Authenticated Error")],
                     epochMs: t0
                 ),
-                StepRecord(device: "stb-1", polls: [poll("C", at: t0)], epochMs: t0 + 1),
-                StepRecord(device: "stb-1", events: [.sendTrackingData(.mvpdSelection, ["Cablevision", "None"])], epochMs: t0 + 2),
+                DeviceStep(device: "stb-1", polls: [poll("C", at: t0)], epochMs: t0 + 1),
+                DeviceStep(device: "stb-1", events: [.sendTrackingData(.mvpdSelection, ["Cablevision", "None"])], epochMs: t0 + 2),
             ])
             #expect(try await store.apply([]).isEmpty)
-            all += try await store.apply([StepRecord(device: "stb-1", events: [.selectedProvider(nil)], epochMs: t0 + 3)])
+            all += try await store.apply([DeviceStep(device: "stb-1", events: [.selectedProvider(nil)], epochMs: t0 + 3)])
             #expect(try await store.lastEventSequence() == 4)
         }
         let store = try openStore(path)
         #expect(try await store.lastEventSequence() == 4)
-        all += try await store.apply([StepRecord(device: "stb-2", events: [.setRequestorComplete(1)], epochMs: t0 + 4)])
+        all += try await store.apply([DeviceStep(device: "stb-2", events: [.setRequestorComplete(1)], epochMs: t0 + 4)])
 
         #expect(all.map(\.seq) == [1, 2, 3, 4, 5])
         #expect(all.map(\.time) == [t0, t0, t0 + 2, t0 + 3, t0 + 4])
@@ -49,7 +49,7 @@ import Testing
         ]
         // Events are typed: arbitrary JSON reaches the log as the metadata of `setMetadataStatus`.
         let event = DeviceEvent.setMetadataStatus(.object(args), encrypted: false, key: 3, arguments: .null)
-        let stored = try await store.apply([StepRecord(device: "stb-1", events: [event], epochMs: t0)])
+        let stored = try await store.apply([DeviceStep(device: "stb-1", events: [event], epochMs: t0)])
         #expect(stored == [StoredEvent(seq: 1, device: "stb-1", time: t0, name: "setMetadataStatus", args: event.args)])
         #expect(try await store.events(after: 0, devices: nil, names: nil, limit: 1) == stored)
         #expect(
@@ -63,11 +63,11 @@ import Testing
         let dir = try TempDirectory()
         let store = try openStore(dir.path("state.db"))
         _ = try await store.apply([
-            StepRecord(device: "stb-1", events: [.setRequestorComplete(1)], epochMs: t0),  // 1
-            StepRecord(device: "stb-2", events: [.setRequestorComplete(1)], epochMs: t0),  // 2
-            StepRecord(device: "stb-1", events: [.setAuthenticationStatus(1, "")], epochMs: t0 + 1),  // 3
-            StepRecord(device: "stb-3", events: [.setAuthenticationStatus(0, "x")], epochMs: t0 + 2),  // 4
-            StepRecord(device: "stb-2", events: [.selectedProvider(nil)], epochMs: t0 + 3),  // 5
+            DeviceStep(device: "stb-1", events: [.setRequestorComplete(1)], epochMs: t0),  // 1
+            DeviceStep(device: "stb-2", events: [.setRequestorComplete(1)], epochMs: t0),  // 2
+            DeviceStep(device: "stb-1", events: [.setAuthenticationStatus(1, "")], epochMs: t0 + 1),  // 3
+            DeviceStep(device: "stb-3", events: [.setAuthenticationStatus(0, "x")], epochMs: t0 + 2),  // 4
+            DeviceStep(device: "stb-2", events: [.selectedProvider(nil)], epochMs: t0 + 3),  // 5
         ])
         func seqs(after: Int64 = 0, _ devices: Set<String>?, _ names: Set<String>?, limit: Int = 100) async throws -> [Int64] {
             try await store.events(after: after, devices: devices, names: names, limit: limit).map(\.seq)
@@ -93,12 +93,12 @@ import Testing
         let store = try openStore(path)
         try await store.saveDevice(makeDevice("stb-1"))
         // Enough old rows to take several delete batches.
-        var steps: [StepRecord] = []
+        var steps: [DeviceStep] = []
         for index in 0..<12_000 {
             let time = t0 + Int64(index)
-            steps.append(StepRecord(device: "stb-1", polls: [poll("C", at: time)], events: [.setRequestorComplete(1)], epochMs: time))
+            steps.append(DeviceStep(device: "stb-1", polls: [poll("C", at: time)], events: [.setRequestorComplete(1)], epochMs: time))
         }
-        steps.append(StepRecord(device: "stb-1", polls: [poll("C", at: t0 + 50_000)], events: [.setRequestorComplete(0)], epochMs: t0 + 50_000))
+        steps.append(DeviceStep(device: "stb-1", polls: [poll("C", at: t0 + 50_000)], events: [.setRequestorComplete(0)], epochMs: t0 + 50_000))
         _ = try await store.apply(steps)
 
         let pruned = try await store.prune(pollAttemptsBefore: t0 + 20_000, eventsBefore: t0 + 20_000)
@@ -111,11 +111,11 @@ import Testing
         // Prune everything: numbering still continues after the old maximum, also after reopening.
         #expect(try await store.prune(pollAttemptsBefore: nil, eventsBefore: t0 + 100_000).events == 1)
         #expect(try await store.lastEventSequence() == 12_001)
-        let next = try await store.apply([StepRecord(device: "stb-1", events: [.selectedProvider(nil)], epochMs: t0 + 60_000)])
+        let next = try await store.apply([DeviceStep(device: "stb-1", events: [.selectedProvider(nil)], epochMs: t0 + 60_000)])
         #expect(next.map(\.seq) == [12_002])
         let reopened = try openStore(path)
         _ = try await reopened.prune(pollAttemptsBefore: nil, eventsBefore: t0 + 100_000)
-        let after = try await reopened.apply([StepRecord(device: "stb-1", events: [.selectedProvider(nil)], epochMs: t0 + 70_000)])
+        let after = try await reopened.apply([DeviceStep(device: "stb-1", events: [.selectedProvider(nil)], epochMs: t0 + 70_000)])
         #expect(after.map(\.seq) == [12_003])
         #expect(try await reopened.pollAttempts(device: nil, sinceEpochMs: nil).count == 1)
     }
@@ -128,11 +128,11 @@ import Testing
         for index in 0..<deviceCount {
             try await store.saveDevice(makeDevice("stb-\(index)"))
         }
-        var steps: [StepRecord] = []
+        var steps: [DeviceStep] = []
         for index in 0..<2_000 {
             let device = "stb-\(index % deviceCount)"
             let time = t0 + Int64(index)
-            var step = StepRecord(device: device, polls: [poll("CODE\(index % deviceCount)", at: time)], epochMs: time)
+            var step = DeviceStep(device: device, polls: [poll("CODE\(index % deviceCount)", at: time)], epochMs: time)
             if index < deviceCount {
                 step.snapshot = pollingSnapshot(code: "CODE\(index)", expires: t0 + 600_000)
                 step.events = [.sendTrackingData(.mvpdSelection, ["Cablevision"])]

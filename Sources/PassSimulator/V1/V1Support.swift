@@ -65,52 +65,30 @@ indirect enum V1Value: Sendable {
     }
 
     func json() -> String {
-        var out = ""
-        self.writeJSON(into: &out)
-        return out
+        var json = JSONWriter()
+        self.write(to: &json)
+        return json.text
     }
 
-    private func writeJSON(into out: inout String) {
+    /// Written with the shared writer, fields in their order.
+    private func write(to json: inout JSONWriter) {
         switch self {
         case .object(let fields):
-            out += "{"
-            for (index, (key, value)) in fields.enumerated() {
-                if index > 0 { out += "," }
-                Self.writeJSONString(key, into: &out)
-                out += ":"
-                value.writeJSON(into: &out)
+            json.object { json in
+                for (key, value) in fields {
+                    json.key(key)
+                    value.write(to: &json)
+                }
             }
-            out += "}"
         case .list(_, let values):
-            out += "["
-            for (index, value) in values.enumerated() {
-                if index > 0 { out += "," }
-                value.writeJSON(into: &out)
+            json.array { json in
+                for value in values { value.write(to: &json) }
             }
-            out += "]"
-        case .string(let text): Self.writeJSONString(text, into: &out)
-        case .integer(let value): out += String(value)
-        case .bool(let value): out += value ? "true" : "false"
-        case .null: out += "null"
+        case .string(let text): json.string(text)
+        case .integer(let value): json.int(value)
+        case .bool(let value): json.bool(value)
+        case .null: json.null()
         }
-    }
-
-    private static func writeJSONString(_ text: String, into out: inout String) {
-        out += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
     }
 
     /// The value as an XML document whose root element is `root` (with optional namespace attributes).

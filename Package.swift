@@ -183,7 +183,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RegcodeStoreTests",
-            dependencies: ["AccessEnablerAPI", "RegcodeStore", "RegcodeEngine", "RegcodeSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["AccessEnablerAPI", "RegcodeStore", "RegcodeEngine", "RegcodeSupport", "RegcodeTestSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -236,6 +236,7 @@ let package = Package(
         .testTarget(
             name: "PassSimulatorTests",
             dependencies: [
+                .product(name: "InMemoryLogging", package: "swift-log"),
                 "PassSimulator",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -260,6 +261,7 @@ let package = Package(
         .testTarget(
             name: "DeviceFleetTests",
             dependencies: [
+                .product(name: "InMemoryLogging", package: "swift-log"),
                 "AccessEnablerAPI",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),

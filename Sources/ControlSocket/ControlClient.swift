@@ -183,7 +183,8 @@ public final class ControlClient: Sendable {
             Iterator(buffer: self.buffer)
         }
 
-        public struct Iterator: AsyncIteratorProtocol {
+        /// Sendable: it only refers to the connection's buffer, so a copy reads the same notifications.
+        public struct Iterator: AsyncIteratorProtocol, Sendable {
             public typealias Failure = Never
             fileprivate let buffer: NotificationBuffer
 

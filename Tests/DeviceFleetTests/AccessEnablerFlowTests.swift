@@ -2,6 +2,7 @@ import AccessEnablerAPI
 import AdobePassClient
 import AsyncHTTPClient
 import Foundation
+import InMemoryLogging
 import Logging
 import NIOCore
 import PassSimulator
@@ -362,35 +363,18 @@ struct FleetHarness: Sendable {
     }
 }
 
-/// Keeps the metadata of every log record, to read what the simulator decided and why.
+/// Keeps every log record (swift-log's in-memory handler), to read what the simulator decided and why.
 final class LogRecords: Sendable {
-    private let records = Mutex<[[String: String]]>([])
+    private let handler = InMemoryLogHandler()
 
     func logger() -> Logger {
-        var logger = Logger(label: "simulator") { _ in Handler(owner: self) }
+        let handler = self.handler
+        var logger = Logger(label: "simulator") { _ in handler }
         logger.logLevel = .info
         return logger
     }
 
     func values(of key: String) -> [String] {
-        records.withLock { $0.compactMap { $0[key] } }
-    }
-
-    private struct Handler: LogHandler {
-        let owner: LogRecords
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .info
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            var merged = metadata
-            for (key, value) in event.metadata ?? [:] { merged[key] = value }
-            let rendered = merged.mapValues { "\($0)" }
-            owner.records.withLock { $0.append(rendered) }
-        }
+        handler.entries.compactMap { $0.metadata[key].map { "\($0)" } }
     }
 }

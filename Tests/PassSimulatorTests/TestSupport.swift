@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import InMemoryLogging
 import Logging
 import PassSimulator
 import Synchronization
@@ -190,35 +191,17 @@ func expectDCRError(_ reply: Reply, _ code: String, sourceLocation: SourceLocati
     #expect(try reply.json()["error"] as? String == code, "body: \(reply.text)", sourceLocation: sourceLocation)
 }
 
-/// Keeps every log line the simulator writes, with its metadata, to check what reaches the logs.
+/// Keeps every log line the simulator writes, with its metadata (swift-log's in-memory handler), to
+/// check what reaches the logs.
 final class LogCapture: Sendable {
-    private let lines = Mutex<[String]>([])
+    private let handler = InMemoryLogHandler()
 
     var logger: Logger {
-        var logger = Logger(label: "capture") { _ in Handler(capture: self) }
+        let handler = self.handler
+        var logger = Logger(label: "capture") { _ in handler }
         logger.logLevel = .trace
         return logger
     }
 
-    var all: [String] { self.lines.withLock { $0 } }
-
-    fileprivate func append(_ line: String) {
-        self.lines.withLock { $0.append(line) }
-    }
-
-    private struct Handler: LogHandler {
-        let capture: LogCapture
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { self.metadata[key] }
-            set { self.metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            let merged = self.metadata.merging(event.metadata ?? [:]) { $1 }
-            self.capture.append("\(event.level) \(event.message) \(merged)")
-        }
-    }
+    var all: [String] { handler.entries.map { "\($0.level) \($0.message) \($0.metadata)" } }
 }

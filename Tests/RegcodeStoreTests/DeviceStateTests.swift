@@ -1,6 +1,7 @@
 import Foundation
 import RegcodeEngine
 import RegcodeStore
+import RegcodeTestSupport
 import Testing
 
 @Suite struct DeviceStateTests {
@@ -47,7 +48,7 @@ import Testing
         _ = try await store.apply([DeviceStep(device: "stb-1", snapshot: cleared, epochMs: t0 + 1_000)])
         #expect(try await store.loadDevices().first?.snapshot == cleared)
         for table in ["client_credentials", "access_tokens", "auth_profiles"] {
-            #expect(try sqlite3(path, "SELECT count(*) FROM \(table)") == "0", "\(table)")
+            #expect(try SQLiteShell.run(path, "SELECT count(*) FROM \(table)") == "0", "\(table)")
         }
     }
 
@@ -98,7 +99,7 @@ import Testing
         try await step(relogin, at: t0 + 13_000)
         try await step(authenticated, at: t0 + 14_000, ending: ("CODE005", .failed(reason: "gave up")))
 
-        let rows = try sqlite3(path, "SELECT code, status, issued_at - \(t0), ifnull(ended_at - \(t0), '-') FROM codes ORDER BY id")
+        let rows = try SQLiteShell.run(path, "SELECT code, status, issued_at - \(t0), ifnull(ended_at - \(t0), '-') FROM codes ORDER BY id")
         #expect(
             rows == """
                 CODE001|replaced|0|1000
@@ -119,7 +120,7 @@ import Testing
         _ = try await store.apply([DeviceStep(device: "stb-1", snapshot: pollingSnapshot(code: "SAME001", expires: t0 + 1_000), epochMs: t0)])
         let extended = pollingSnapshot(code: "SAME001", expires: t0 + 9_000)
         _ = try await store.apply([DeviceStep(device: "stb-1", snapshot: extended, epochMs: t0 + 500)])
-        #expect(try sqlite3(path, "SELECT code, status, expires_at - \(t0) FROM codes") == "SAME001|pending|9000")
+        #expect(try SQLiteShell.run(path, "SELECT code, status, expires_at - \(t0) FROM codes") == "SAME001|pending|9000")
         #expect(try await store.loadDevices().first?.snapshot == extended)
     }
 
@@ -143,7 +144,7 @@ import Testing
         #expect(try await store.deviceID(named: "stb-1") == nil)
         #expect(try await store.deviceID(named: "stb-2") == "id-stb-2")
         for table in ["client_credentials", "access_tokens", "codes", "auth_profiles"] {
-            #expect(try sqlite3(path, "SELECT group_concat(device) FROM \(table)") == "stb-2", "\(table)")
+            #expect(try SQLiteShell.run(path, "SELECT group_concat(device) FROM \(table)") == "stb-2", "\(table)")
         }
         // History stays.
         #expect(try await store.pollAttempts(device: "stb-1", sinceEpochMs: nil).count == 1)
@@ -163,7 +164,7 @@ import Testing
         let loadedOnce = try #require(try await store.loadDevices().first)
         try await store.saveDevice(loadedOnce)
         #expect(try await store.loadDevices() == [loadedOnce])
-        #expect(try sqlite3(path, "SELECT code, status FROM codes") == "CODE001|pending")
+        #expect(try SQLiteShell.run(path, "SELECT code, status FROM codes") == "CODE001|pending")
 
         // A reset: new configuration, empty state, attempted new id.
         var changed = makeDevice("stb-1", deviceID: "other-id", seed: 99)
@@ -179,9 +180,9 @@ import Testing
         expected.deviceID = "original-id"
         #expect(loaded == expected)
         #expect(try await store.deviceID(named: "stb-1") == "original-id")
-        #expect(try sqlite3(path, "SELECT code, status FROM codes") == "CODE001|cancelled")
-        #expect(try sqlite3(path, "SELECT count(*) FROM client_credentials") == "0")
-        #expect(try sqlite3(path, "SELECT requestor, profile, scenario, fleet, added_at_runtime FROM devices") == "NBC|v1|idle|lab|1")
+        #expect(try SQLiteShell.run(path, "SELECT code, status FROM codes") == "CODE001|cancelled")
+        #expect(try SQLiteShell.run(path, "SELECT count(*) FROM client_credentials") == "0")
+        #expect(try SQLiteShell.run(path, "SELECT requestor, profile, scenario, fleet, added_at_runtime FROM devices") == "NBC|v1|idle|lab|1")
     }
 
     @Test func secretsAreNotStored() async throws {
@@ -195,7 +196,7 @@ import Testing
         try await store.saveDevice(device)
         try await store.saveDevice(device)
 
-        let settingsColumn = try sqlite3(path, "SELECT settings FROM devices")
+        let settingsColumn = try SQLiteShell.run(path, "SELECT settings FROM devices")
         #expect(settingsColumn.contains("REF30"))
         for secret in [statement, keys.publicKey, keys.secret] {
             #expect(!settingsColumn.contains(secret))

@@ -2,6 +2,7 @@ import Foundation
 import RegcodeEngine
 import RegcodeStore
 import RegcodeSupport
+import RegcodeTestSupport
 import Testing
 
 @Suite struct EventLogTests {
@@ -53,7 +54,7 @@ import Testing
         #expect(stored == [StoredEvent(seq: 1, device: "stb-1", time: t0, name: "setMetadataStatus", args: event.args)])
         #expect(try await store.events(after: 0, devices: nil, names: nil, limit: 1) == stored)
         #expect(
-            try sqlite3(path, "SELECT args FROM events") == #"""
+            try SQLiteShell.run(path, "SELECT args FROM events") == #"""
                 {"arguments":null,"encrypted":false,"key":3,"metadata":{"alpha":1,"flag":true,"nested":{"a":false,"b":[2,"x"]},"none":null,"ratio":0.25,"zeta":"https://example.com/a"}}
                 """#
         )
@@ -142,8 +143,8 @@ import Testing
         let stored = try await store.apply(steps)
         #expect(stored.count == deviceCount)
         #expect(stored.map(\.seq) == Array(1...Int64(deviceCount)))
-        #expect(try sqlite3(path, "SELECT count(*) FROM poll_attempts") == "2000")
-        #expect(try sqlite3(path, "SELECT count(*) FROM codes WHERE status = 'pending'") == "\(deviceCount)")
+        #expect(try SQLiteShell.run(path, "SELECT count(*) FROM poll_attempts") == "2000")
+        #expect(try SQLiteShell.run(path, "SELECT count(*) FROM codes WHERE status = 'pending'") == "\(deviceCount)")
         let summaries = try await store.deviceSummaries()
         #expect(summaries.count == deviceCount)
         #expect(summaries.allSatisfy { $0.pollsForCode == 10 && $0.state == .polling })

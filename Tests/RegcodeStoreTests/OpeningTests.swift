@@ -1,6 +1,7 @@
 import Foundation
 import RegcodeEngine
 import RegcodeStore
+import RegcodeTestSupport
 import Testing
 
 @Suite struct OpeningTests {
@@ -9,19 +10,19 @@ import Testing
         let daemonDB = dir.path("daemon.db")
         let shellDB = dir.path("shell.db")
         let store = try openStore(daemonDB)
-        try sqlite3(shellDB, input: schemaFileURL)
+        try SQLiteShell.run(shellDB, input: schemaFileURL)
 
         let master = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name"
-        let daemonSchema = try sqlite3(daemonDB, master)
-        let shellSchema = try sqlite3(shellDB, master)
+        let daemonSchema = try SQLiteShell.run(daemonDB, master)
+        let shellSchema = try SQLiteShell.run(shellDB, master)
         #expect(daemonSchema.contains("CREATE TABLE devices"))
         #expect(daemonSchema == shellSchema)
 
         for pragma in ["PRAGMA user_version", "PRAGMA application_id"] {
-            #expect(try sqlite3(daemonDB, pragma) == sqlite3(shellDB, pragma), "\(pragma)")
+            #expect(try SQLiteShell.run(daemonDB, pragma) == SQLiteShell.run(shellDB, pragma), "\(pragma)")
         }
-        #expect(try sqlite3(daemonDB, "PRAGMA user_version") == "\(RegcodeStore.schemaVersion)")
-        #expect(try sqlite3(daemonDB, "PRAGMA application_id") == "\(RegcodeStore.applicationID)")
+        #expect(try SQLiteShell.run(daemonDB, "PRAGMA user_version") == "\(RegcodeStore.schemaVersion)")
+        #expect(try SQLiteShell.run(daemonDB, "PRAGMA application_id") == "\(RegcodeStore.applicationID)")
 
         // The shell-made database is accepted as an existing one.
         _ = try openStore(shellDB)
@@ -38,7 +39,7 @@ import Testing
             #expect(FileManager.default.fileExists(atPath: file), "\(file)")
             #expect(try permissions(file) == 0o600, "\(file)")
         }
-        #expect(try sqlite3(path, "PRAGMA journal_mode") == "wal")
+        #expect(try SQLiteShell.run(path, "PRAGMA journal_mode") == "wal")
         #expect(store.path == path)
     }
 
@@ -57,7 +58,7 @@ import Testing
         let dir = try TempDirectory()
         let path = dir.path("state.db")
         do { _ = try openStore(path) }
-        try sqlite3(path, "PRAGMA user_version = 99")
+        try SQLiteShell.run(path, "PRAGMA user_version = 99")
 
         let error = #expect(throws: RegcodeStoreError.self) { try openStore(path) }
         #expect(error == .unsupportedSchemaVersion(path: path, found: 99, supported: RegcodeStore.schemaVersion))
@@ -68,7 +69,7 @@ import Testing
     @Test func refusesForeignDatabase() async throws {
         let dir = try TempDirectory()
         let path = dir.path("other.db")
-        try sqlite3(path, "CREATE TABLE notes (text TEXT)")
+        try SQLiteShell.run(path, "CREATE TABLE notes (text TEXT)")
 
         let error = #expect(throws: RegcodeStoreError.self) { try openStore(path) }
         guard case .notARegcodeDatabase(let reportedPath, _) = error else {

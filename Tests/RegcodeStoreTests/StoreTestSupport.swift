@@ -40,38 +40,6 @@ let schemaFileURL = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent()
     .appendingPathComponent("schema.sql")
 
-struct SQLiteCLIError: Error, CustomStringConvertible {
-    var status: Int32
-    var stderr: String
-    var description: String { "sqlite3 exited with \(status): \(stderr)" }
-}
-
-/// Runs the `sqlite3` command-line shell on `database`: with `sql` as its argument, or with the
-/// contents of `input` on standard input. Returns standard output.
-@discardableResult
-func sqlite3(_ database: String, _ sql: String? = nil, input: URL? = nil) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-    process.arguments = [database] + (sql.map { [$0] } ?? [])
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    if let input {
-        process.standardInput = try FileHandle(forReadingFrom: input)
-    } else {
-        process.standardInput = FileHandle.nullDevice
-    }
-    try process.run()
-    let stdout = output.fileHandleForReading.readDataToEndOfFile()
-    let stderr = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw SQLiteCLIError(status: process.terminationStatus, stderr: String(decoding: stderr, as: UTF8.self))
-    }
-    return String(decoding: stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-}
-
 /// File permission bits of `path`.
 func permissions(_ path: String) throws -> Int {
     let attributes = try FileManager.default.attributesOfItem(atPath: path)

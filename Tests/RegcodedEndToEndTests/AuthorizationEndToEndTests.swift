@@ -2,6 +2,7 @@ import ControlSocket
 import Foundation
 import RegcodeEngine
 import RegcodeSupport
+import RegcodeTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -102,7 +103,7 @@ extension EndToEnd {
             let call = try ChildProcess("regcodectl", ["call", "--socket", lab.socket, "getSelectedProvider", #"{"device":"stb-1"}"#])
             #expect(await call.waitForExit() == 0)
             #expect(call.text.contains("\"accepted\""))
-            let stored = try sqlite(lab.database, "SELECT args FROM events WHERE name = 'selectedProvider' ORDER BY seq DESC LIMIT 1")
+            let stored = try SQLiteShell.run(lab.database, "SELECT args FROM events WHERE name = 'selectedProvider' ORDER BY seq DESC LIMIT 1")
             #expect(stored == #"{"mvpd":null}"#)
         }
 
@@ -147,8 +148,8 @@ extension EndToEnd {
                 #expect(token["args"]?["resource"] == "Live")
             }
             // The secret given over the socket is nowhere: not in events, not in the database, not in the logs.
-            #expect(try sqlite(lab.database, "SELECT count(*) FROM events WHERE args LIKE '%\(secret)%'") == "0")
-            #expect(try sqlite(lab.database, "SELECT count(*) FROM devices WHERE settings LIKE '%\(secret)%'") == "0")
+            #expect(try SQLiteShell.run(lab.database, "SELECT count(*) FROM events WHERE args LIKE '%\(secret)%'") == "0")
+            #expect(try SQLiteShell.run(lab.database, "SELECT count(*) FROM devices WHERE settings LIKE '%\(secret)%'") == "0")
             #expect(!lab.daemon.text.contains(secret))
             #expect(!lab.daemon.text.contains("not-the-secret"))
         }

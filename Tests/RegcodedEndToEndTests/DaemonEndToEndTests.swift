@@ -2,6 +2,7 @@ import ControlSocket
 import Foundation
 import RegcodeEngine
 import RegcodeSupport
+import RegcodeTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -66,17 +67,30 @@ extension EndToEnd {
         }
 
         /// Reads `event` notifications until one matches, with a bound.
+        /// The next event matching `predicate`, or nil when none arrives by the deadline (or the
+        /// connection ends): the wait is raced against the deadline, so a silent daemon cannot hold it up.
         static func nextEvent(
             _ iterator: inout ControlClient.Notifications.Iterator,
             timeout: Duration = .seconds(30),
-            where predicate: (JSONValue) -> Bool
+            where predicate: @escaping @Sendable (JSONValue) -> Bool
         ) async -> JSONValue? {
-            let deadline = ContinuousClock.now + timeout
-            while ContinuousClock.now < deadline {
-                guard let notification = await iterator.next() else { return nil }
-                if notification.method == "event", let params = notification.params, predicate(params) { return params }
+            let reader = iterator
+            return await withTaskGroup(of: JSONValue?.self) { group in
+                group.addTask {
+                    var notifications = reader
+                    while let notification = await notifications.next() {
+                        if notification.method == "event", let params = notification.params, predicate(params) { return params }
+                    }
+                    return nil
+                }
+                group.addTask {
+                    try? await Task.sleep(for: timeout)
+                    return nil
+                }
+                let first = await group.next() ?? nil
+                group.cancelAll()
+                return first
             }
-            return nil
         }
 
         static func isRegcode(_ event: JSONValue) -> Bool {
@@ -104,10 +118,10 @@ extension EndToEnd {
                 #expect(done["seq"]!.intValue! > regcode["seq"]!.intValue!)
             }
             // Stored before sent: the database has the same events, gap-free from 1.
-            let seqs = try sqlite(lab.database, "SELECT group_concat(seq) FROM events ORDER BY seq")
+            let seqs = try SQLiteShell.run(lab.database, "SELECT group_concat(seq) FROM events ORDER BY seq")
             let numbers = seqs.split(separator: ",").compactMap { Int($0) }
             #expect(numbers == Array(1...numbers.count))
-            let names = try sqlite(lab.database, "SELECT group_concat(name, ' ') FROM (SELECT name FROM events ORDER BY seq)")
+            let names = try SQLiteShell.run(lab.database, "SELECT group_concat(name, ' ') FROM (SELECT name FROM events ORDER BY seq)")
             #expect(
                 names
                     == "setRequestorComplete setAuthenticationStatus sendTrackingData displayProviderDialog sendTrackingData status setAuthenticationStatus sendTrackingData"
@@ -233,12 +247,12 @@ extension EndToEnd {
             }
             // Let it poll a couple of times, then kill it hard.
             let deadline = ContinuousClock.now + .seconds(20)
-            while ContinuousClock.now < deadline, (Int(try sqlite(lab.database, "SELECT count(*) FROM poll_attempts")) ?? 0) < 2 {
+            while ContinuousClock.now < deadline, (Int(try SQLiteShell.run(lab.database, "SELECT count(*) FROM poll_attempts")) ?? 0) < 2 {
                 try await Task.sleep(for: .milliseconds(200))
             }
-            let clientBefore = try sqlite(lab.database, "SELECT client_id || ':' || client_secret FROM client_credentials")
-            let tokenBefore = try sqlite(lab.database, "SELECT token FROM access_tokens")
-            let seqBefore = Int64(try sqlite(lab.database, "SELECT max(seq) FROM events")) ?? 0
+            let clientBefore = try SQLiteShell.run(lab.database, "SELECT client_id || ':' || client_secret FROM client_credentials")
+            let tokenBefore = try SQLiteShell.run(lab.database, "SELECT token FROM access_tokens")
+            let seqBefore = Int64(try SQLiteShell.run(lab.database, "SELECT max(seq) FROM events")) ?? 0
             #expect(!clientBefore.isEmpty)
             lab.daemon.signal(SIGKILL)
             _ = await lab.daemon.waitForExit()
@@ -259,15 +273,15 @@ extension EndToEnd {
                 #expect(seqs == Array((seqBefore + 1)...(seqBefore + Int64(seqs.count))))
                 #expect(!seen.contains(where: Self.isRegcode), "no new REGCODE after restart")
                 #expect(seen.contains(where: Self.isAuthenticated))
-                let polled = try sqlite(lab.database, "SELECT count(DISTINCT code) FROM poll_attempts")
+                let polled = try SQLiteShell.run(lab.database, "SELECT count(DISTINCT code) FROM poll_attempts")
                 #expect(polled == "1", "only the original code was ever polled")
-                return Int64(try sqlite(lab.database, "SELECT count(*) FROM poll_attempts")) ?? 0
+                return Int64(try SQLiteShell.run(lab.database, "SELECT count(*) FROM poll_attempts")) ?? 0
             }
             #expect(pollsAfterRestart >= 3)
             #expect(lastSeq <= seqBefore)
-            #expect(try sqlite(lab.database, "SELECT client_id || ':' || client_secret FROM client_credentials") == clientBefore)
-            #expect(try sqlite(lab.database, "SELECT token FROM access_tokens") == tokenBefore)
-            #expect(try sqlite(lab.database, "SELECT count(*) FROM codes") == "1")
+            #expect(try SQLiteShell.run(lab.database, "SELECT client_id || ':' || client_secret FROM client_credentials") == clientBefore)
+            #expect(try SQLiteShell.run(lab.database, "SELECT token FROM access_tokens") == tokenBefore)
+            #expect(try SQLiteShell.run(lab.database, "SELECT count(*) FROM codes") == "1")
         }
 
         @Test func regcodectlReportsADaemonThatIsNotRunning() async throws {

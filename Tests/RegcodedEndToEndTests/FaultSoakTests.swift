@@ -1,6 +1,7 @@
 import ControlSocket
 import Foundation
 import RegcodeEngine
+import RegcodeTestSupport
 import Testing
 
 /// A small fleet against a misbehaving backend: the polling contract must hold under faults.
@@ -44,21 +45,24 @@ extension EndToEnd {
             while ContinuousClock.now < deadline, authenticated < 4, daemon.process.isRunning {
                 authenticated =
                     Int(
-                        try sqlite(
+                        (try? SQLiteShell.run(
                             database,
                             "SELECT count(*) FROM events WHERE name = 'setAuthenticationStatus' AND json_extract(args, '$.status') = 1"
-                        )
+                        )) ?? ""
                     ) ?? 0
                 try await Task.sleep(for: .milliseconds(500))
             }
             #expect(daemon.process.isRunning, "the daemon crashed: \(daemon.text)")
             #expect(authenticated == 4, "\(daemon.text.suffix(2000))")
             #expect(
-                try sqlite(database, "SELECT count(*) FROM events WHERE json_extract(args, '$.statusDictionary.errorId') IN ('REG410', 'REG500')")
+                try SQLiteShell.run(
+                    database,
+                    "SELECT count(*) FROM events WHERE json_extract(args, '$.statusDictionary.errorId') IN ('REG410', 'REG500')"
+                )
                     == "0"
             )
 
-            let rows = try sqlite(
+            let rows = try SQLiteShell.run(
                 database,
                 "SELECT device, code, sent_at, latency_ms, ifnull(http_status, ''), outcome, ifnull(next_delay_ms, '') FROM poll_attempts ORDER BY device, sent_at"
             )

@@ -2,6 +2,7 @@ import ControlSocket
 import Foundation
 import RegcodeEngine
 import RegcodeSupport
+import RegcodeTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -14,21 +15,6 @@ import FoundationNetworking
 /// Every real-process suite runs one after another: they start daemons and simulators, and
 /// running them side by side on a small machine would measure the machine, not the code.
 @Suite(.serialized) enum EndToEnd {}
-
-/// Where `swift build` put the executables: next to the test bundle.
-enum Executables {
-    static var directory: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    }
-
-    static func url(_ name: String) -> URL {
-        let candidate = directory.appendingPathComponent(name)
-        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        // `swift test` may run the bundle from a nested directory; fall back to .build/debug.
-        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        return repo.appendingPathComponent(".build/debug/\(name)")
-    }
-}
 
 /// A temporary directory removed at the end of the test.
 final class TemporaryDirectory: @unchecked Sendable {
@@ -53,7 +39,7 @@ final class ChildProcess: @unchecked Sendable {
     private var captured = Data()
 
     init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], directory: URL? = nil, absolute: Bool = false) throws {
-        process.executableURL = absolute ? URL(fileURLWithPath: executable) : Executables.url(executable)
+        process.executableURL = absolute ? URL(fileURLWithPath: executable) : BuiltProducts.url(executable)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
@@ -215,19 +201,6 @@ final class RawSocket: @unchecked Sendable {
     }
 
     deinit { close(fd) }
-}
-
-/// Runs `sqlite3` on a database and returns its output.
-func sqlite(_ database: String, _ sql: String) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-    process.arguments = [database, sql]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
 /// POSTs JSON to the simulator's admin API; returns the HTTP status.

@@ -1,6 +1,7 @@
 import ControlSocket
 import Foundation
 import RegcodeEngine
+import RegcodeTestSupport
 import Testing
 
 extension EndToEnd {
@@ -30,23 +31,24 @@ extension EndToEnd {
             while ContinuousClock.now < deadline, logins < 2 {
                 logins =
                     Int(
-                        try sqlite(
+                        (try? SQLiteShell.run(
                             database,
                             "SELECT count(*) FROM events WHERE name = 'setAuthenticationStatus' AND json_extract(args, '$.status') = 1"
-                        )
+                        )) ?? ""
                     ) ?? 0
                 try await Task.sleep(for: .milliseconds(300))
             }
             #expect(logins == 2, "\(daemon.text.suffix(2000))")
-            let names = try sqlite(database, "SELECT name || ':' || ifnull(json_extract(args, '$.status'), '') FROM events ORDER BY seq").split(
-                separator: "\n"
-            ).map(String.init)
+            let names = try SQLiteShell.run(database, "SELECT name || ':' || ifnull(json_extract(args, '$.status'), '') FROM events ORDER BY seq")
+                .split(
+                    separator: "\n"
+                ).map(String.init)
             let firstLogin = try #require(names.firstIndex(of: "setAuthenticationStatus:1"))
             let logout = try #require(names[firstLogin...].firstIndex(of: "setAuthenticationStatus:0"))
             let tokens = names[firstLogin..<logout].filter { $0.hasPrefix("setToken") }.count
             #expect(tokens >= 2, "authorized every second while holding: \(names)")
             #expect(names[logout...].contains("status:"), "a new code after logging out")
-            let codes = try sqlite(database, "SELECT group_concat(code || ':' || status) FROM codes")
+            let codes = try SQLiteShell.run(database, "SELECT group_concat(code || ':' || status) FROM codes")
             #expect(codes.split(separator: ",").count == 2, "\(codes)")
             daemon.signal(SIGTERM)
             #expect(await daemon.waitForExit() == 0)

@@ -2,6 +2,7 @@ import ControlSocket
 import Foundation
 import RegcodeEngine
 import RegcodeSupport
+import RegcodeTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -73,7 +74,7 @@ extension EndToEnd {
         /// The units as installed, with ExecStart pointing at the built binary so verify can check it.
         static func stagedUnits(in directory: TemporaryDirectory) throws -> (service: String, socket: String) {
             let service = try String(contentsOf: repository.appendingPathComponent("systemd/regcoded.service"), encoding: .utf8)
-                .replacingOccurrences(of: "/usr/local/bin/regcoded", with: Executables.url("regcoded").path)
+                .replacingOccurrences(of: "/usr/local/bin/regcoded", with: BuiltProducts.url("regcoded").path)
             let socket = try String(contentsOf: repository.appendingPathComponent("systemd/regcoded.socket"), encoding: .utf8)
             try service.write(toFile: directory.path("regcoded.service"), atomically: true, encoding: .utf8)
             try socket.write(toFile: directory.path("regcoded.socket"), atomically: true, encoding: .utf8)
@@ -99,7 +100,7 @@ extension EndToEnd {
                 "/usr/bin/systemd-socket-activate",
                 [
                     "-l", socketPath, "--fdname=control",
-                    Executables.url("regcoded").path,
+                    BuiltProducts.url("regcoded").path,
                     "--database", directory.path("db.sqlite"), "--socket", directory.path("unused.sock"),
                     "--simulator-listen", "127.0.0.1:0",
                 ],
@@ -147,8 +148,8 @@ extension EndToEnd {
             #expect(stopping == messages.count - 1 || messages[(stopping + 1)...].allSatisfy { !$0.contains("READY") })
 
             // A clean stop: the database is consistent and the event log gap-free.
-            #expect(try sqlite(database, "PRAGMA integrity_check") == "ok")
-            let seqs = try sqlite(database, "SELECT group_concat(seq) FROM events ORDER BY seq").split(separator: ",").compactMap { Int($0) }
+            #expect(try SQLiteShell.run(database, "PRAGMA integrity_check") == "ok")
+            let seqs = try SQLiteShell.run(database, "SELECT group_concat(seq) FROM events ORDER BY seq").split(separator: ",").compactMap { Int($0) }
             #expect(!seqs.isEmpty && seqs == Array(1...seqs.count))
         }
 
@@ -175,14 +176,14 @@ extension EndToEnd {
             var deadline = ContinuousClock.now + .seconds(30)
             while ContinuousClock.now < deadline, await names() != ["lab-1"] { try await Task.sleep(for: .milliseconds(100)) }
             #expect(await names() == ["lab-1"])
-            let idBefore = try sqlite(directory.path("db.sqlite"), "SELECT device_id FROM devices WHERE name = 'lab-1'")
+            let idBefore = try SQLiteShell.run(directory.path("db.sqlite"), "SELECT device_id FROM devices WHERE name = 'lab-1'")
 
             try write(count: 2)
             daemon.signal(SIGHUP)
             deadline = ContinuousClock.now + .seconds(20)
             while ContinuousClock.now < deadline, await names() != ["lab-1", "lab-2"] { try await Task.sleep(for: .milliseconds(100)) }
             #expect(await names() == ["lab-1", "lab-2"])
-            #expect(try sqlite(directory.path("db.sqlite"), "SELECT device_id FROM devices WHERE name = 'lab-1'") == idBefore)
+            #expect(try SQLiteShell.run(directory.path("db.sqlite"), "SELECT device_id FROM devices WHERE name = 'lab-1'") == idBefore)
 
             // A broken file is reported and the running configuration kept.
             try "fleets: [\n".write(toFile: config, atomically: true, encoding: .utf8)
@@ -205,7 +206,7 @@ extension EndToEnd {
                 "/usr/bin/make",
                 [
                     "-C", Self.repository.path, "install", "NO_BUILD=1", "DESTDIR=\(stage.url.path)",
-                    "BUILD_BIN=\(Executables.url("regcoded").deletingLastPathComponent().path)",
+                    "BUILD_BIN=\(BuiltProducts.url("regcoded").deletingLastPathComponent().path)",
                 ]
             )
             #expect(result.status == 0, "\(result.output)")

@@ -69,6 +69,7 @@ public actor Fleet<C: DeviceClock>: Service {
     var activeCalls = 0
     var stopping = false
     var drained: [CheckedContinuation<Void, Never>] = []
+    var stoppingWaiters: [CheckedContinuation<Void, Never>] = []
     let work: AsyncStream<Work>
     let workContinuation: AsyncStream<Work>.Continuation
 
@@ -161,7 +162,10 @@ public actor Fleet<C: DeviceClock>: Service {
                         sleepers.addTask { await self.sleep(id, until: deadline) }
                     }
                 }
-                // Stopped: pending sleeps and the shutdown watch end now; calls are awaited.
+                // Stopped, or the task running us was cancelled (which ends the stream and reaches
+                // the calls in flight): no new work from here on; pending sleeps and the shutdown
+                // watch end now; calls are awaited.
+                self.beginStopping()
                 sleepers.cancelAll()
             }
         }
@@ -169,19 +173,32 @@ public actor Fleet<C: DeviceClock>: Service {
 
     /// Stops timers and new work; returns once every backend call in flight has answered.
     public func stop() async {
-        if !stopping {
-            stopping = true
-            sleeper = nil
-            timers = TimerQueue()
-            for name in members.keys {
-                _ = members[name]?.engine.shutdown()
-            }
-            waitingCalls.removeAll()
-            workContinuation.finish()
-        }
+        beginStopping()
         if activeCalls > 0 {
             await withCheckedContinuation { drained.append($0) }
         }
+    }
+
+    /// Stops timers and new work at once (idempotent).
+    private func beginStopping() {
+        guard !stopping else { return }
+        stopping = true
+        sleeper = nil
+        timers = TimerQueue()
+        for name in members.keys {
+            _ = members[name]?.engine.shutdown()
+        }
+        waitingCalls.removeAll()
+        workContinuation.finish()
+        let waiters = stoppingWaiters
+        stoppingWaiters = []
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once the fleet has begun stopping (tests wait on it instead of polling `stopping`).
+    func untilStopping() async {
+        guard !stopping else { return }
+        await withCheckedContinuation { stoppingWaiters.append($0) }
     }
 
     // MARK: Engine plumbing

@@ -40,6 +40,64 @@ import Testing
         }
     }
 
+    @Test func timersOfSeveralDevicesFireOneByOneAtTheirDeadlines() async throws {
+        let clock = ManualClock()
+        let backend = GatedBackend()
+        let sink = StepStream()
+        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, logger: .quiet)
+        try await withRunningFleet(fleet) {
+            // Added slowest first; their polls interleave.
+            let names = ["c": Duration.seconds(30), "b": .seconds(20), "a": .seconds(10)]
+            for name in ["c", "b", "a"] {
+                try await fleet.add(Self.resumed(name, clock: clock, seed: 11, interval: names[name]!))
+            }
+            var fired: [String] = []
+            var sent: [Int64] = []
+            while Set(fired) != Set(names.keys), fired.count < 20 {
+                let deadline = try #require(await fleet.nextTimerDeadline)
+                clock.advance(to: deadline)
+                let call = await backend.nextCall()
+                backend.answer(call, .success(.profile(nil)))
+                let poll = try #require(await sink.nextStep { !$0.polls.isEmpty }.polls.first)
+                // The earliest timer fired, at its deadline, and nothing else was due with it.
+                #expect(poll.sentEpochMs == clock.epochMilliseconds(at: deadline))
+                #expect(await fleet.requestsOutstanding == 0)
+                fired.append(call.device)
+                sent.append(poll.sentEpochMs)
+            }
+            #expect(Set(fired) == Set(names.keys))
+            #expect(sent == sent.sorted())
+            #expect(backend.callCount == fired.count)
+        }
+    }
+
+    @Test func timersDueTogetherFireInDeadlineOrder() async throws {
+        let clock = ManualClock()
+        let backend = GatedBackend()
+        let sink = StepStream()
+        // One call at a time: the rest wait in the FIFO in the order their timers fired.
+        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, maxConcurrentRequests: 1, logger: .quiet)
+        try await withRunningFleet(fleet) {
+            let names = (1...4).map { "stb-\($0)" }
+            for (index, name) in names.enumerated() {
+                try await fleet.add(Self.resumed(name, clock: clock, seed: UInt64(40 + index), interval: .seconds(600)))
+            }
+            // Every first poll (spread over one interval) is due after one jump.
+            clock.advance(by: .seconds(600))
+            var planned: [String: Int64] = [:]
+            var order: [String] = []
+            for _ in names {
+                let call = await backend.nextCall()
+                backend.answer(call, .success(.profile(nil)))
+                let poll = try #require(await sink.nextStep { $0.device == call.device && !$0.polls.isEmpty }.polls.first)
+                planned[call.device] = poll.plannedEpochMs
+                order.append(call.device)
+            }
+            #expect(Set(order) == Set(names))
+            #expect(order == order.sorted { planned[$0]! < planned[$1]! })
+        }
+    }
+
     @Test func anEarlierTimerShortensTheWait() async throws {
         let clock = ManualClock()
         let backend = GatedBackend()
@@ -126,12 +184,8 @@ import Testing
                 clock.advance(by: .seconds(5))
                 let call = await backend.nextCall()
                 trigger.triggerGracefulShutdown()
-                // The fleet stops (a bounded wait for the shutdown to reach it; no clock involved).
-                var turns = 0
-                while await !fleet.stopping, turns < 100_000 {
-                    await Task.yield()
-                    turns += 1
-                }
+                // The fleet stops (waits for the shutdown to reach it; no clock involved).
+                await fleet.untilStopping()
                 await #expect(throws: FleetError.stopped) { try await fleet.send(.checkAuthentication, to: "stb-1") }
                 // The call made before the shutdown still answers, and its poll is recorded.
                 backend.answer(call, .success(.profile(nil)))
@@ -158,16 +212,37 @@ import Testing
             let register = await backend.nextCall()
             #expect(register.request == .registerClient(softwareStatement: "statement"))
             group.addTask { await fleet.stop() }
-            var turns = 0
-            while await !fleet.stopping, turns < 100_000 {
-                await Task.yield()
-                turns += 1
-            }
+            await fleet.untilStopping()
             // Registered: the engine now wants a token, which a stopping fleet does not ask for.
             backend.answer(register, .success(.registered(ClientCredentials(clientID: "c", clientSecret: "s"))))
             try await group.waitForAll()
             #expect(backend.callCount == 1)
         }
+    }
+
+    @Test func cancellingTheRunTaskCancelsTheCallsInFlight() async throws {
+        let clock = ManualClock()
+        let backend = GatedBackend()
+        let sink = StepStream()
+        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, logger: .quiet)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await fleet.run() }
+            try await fleet.add(Self.resumed("stb-1", clock: clock, seed: 5))
+            clock.advance(by: .seconds(5))
+            let call = await backend.nextCall()
+            // Cancels the task running the fleet (the test's own task goes on).
+            group.cancelAll()
+            // Nobody answers the call: only its cancellation lets run() return.
+            try await group.waitForAll()
+            #expect(backend.cancelled == [call.id])
+        }
+        // The fleet has stopped: nothing is outstanding, it takes no more work and sleeps no more.
+        #expect(await fleet.stopping)
+        #expect(await fleet.requestsOutstanding == 0)
+        await #expect(throws: FleetError.stopped) { try await fleet.send(.checkAuthentication, to: "stb-1") }
+        clock.advance(by: .seconds(600))
+        #expect(backend.callCount == 1)
+        #expect(await fleet.nextTimerDeadline == nil)
     }
 
     /// A device resuming a stored code (no DCR or configuration calls needed): it only polls.
@@ -199,6 +274,7 @@ final class GatedBackend: BackendExecutor {
         var callCount = 0
         var running = 0
         var maximumRunning = 0
+        var cancelled: [Int] = []
     }
 
     private let state = Mutex(State())
@@ -213,16 +289,37 @@ final class GatedBackend: BackendExecutor {
     var running: Int { state.withLock { $0.running } }
     var maximumRunning: Int { state.withLock { $0.maximumRunning } }
 
+    /// Calls that ended because their task was cancelled (as AsyncHTTPClient's `execute` does).
+    var cancelled: [Int] { state.withLock { $0.cancelled } }
+
     func execute(_ request: BackendRequest, context: RequestContext) async -> Result<BackendResponse, BackendFailure> {
-        await withCheckedContinuation { continuation in
-            let id = state.withLock { state in
-                state.callCount += 1
-                state.running += 1
-                state.maximumRunning = max(state.maximumRunning, state.running)
-                state.waiting[state.callCount] = continuation
-                return state.callCount
+        let id = state.withLock { state in
+            state.callCount += 1
+            return state.callCount
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let alreadyCancelled = state.withLock { state in
+                    if state.cancelled.contains(id) { return true }
+                    state.running += 1
+                    state.maximumRunning = max(state.maximumRunning, state.running)
+                    state.waiting[id] = continuation
+                    return false
+                }
+                if alreadyCancelled {
+                    continuation.resume(returning: .failure(.transport("cancelled")))
+                } else {
+                    arrival.yield(Call(id: id, device: String(context.deviceID.dropFirst(3)), request: request))
+                }
             }
-            arrival.yield(Call(id: id, device: String(context.deviceID.dropFirst(3)), request: request))
+        } onCancel: {
+            let continuation = state.withLock { state in
+                state.cancelled.append(id)
+                guard let continuation = state.waiting.removeValue(forKey: id) else { return nil as CheckedContinuation<Result<BackendResponse, BackendFailure>, Never>? }
+                state.running -= 1
+                return continuation
+            }
+            continuation?.resume(returning: .failure(.transport("cancelled")))
         }
     }
 
@@ -234,8 +331,9 @@ final class GatedBackend: BackendExecutor {
 
     func answer(_ call: Call, _ result: Result<BackendResponse, BackendFailure>) {
         let continuation = state.withLock { state in
-            state.running -= 1
-            return state.waiting.removeValue(forKey: call.id)
+            let continuation = state.waiting.removeValue(forKey: call.id)
+            if continuation != nil { state.running -= 1 }
+            return continuation
         }
         continuation?.resume(returning: result)
     }

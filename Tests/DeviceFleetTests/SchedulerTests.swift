@@ -10,7 +10,7 @@ import Testing
 
 /// The fleet's timer loop and call dispatch on a manual clock: time only moves when a test moves
 /// it, and every wait is for something the fleet does (a call arriving, a step recorded), never a sleep.
-@Suite(.timeLimit(.minutes(1))) struct SchedulerTests {
+@Suite struct SchedulerTests {
     typealias TestFleet = Fleet<ManualClock>
 
     @Test func pollsFireExactlyAtTheirPlannedTime() async throws {
@@ -315,7 +315,9 @@ final class GatedBackend: BackendExecutor {
         } onCancel: {
             let continuation = state.withLock { state in
                 state.cancelled.append(id)
-                guard let continuation = state.waiting.removeValue(forKey: id) else { return nil as CheckedContinuation<Result<BackendResponse, BackendFailure>, Never>? }
+                guard let continuation = state.waiting.removeValue(forKey: id) else {
+                    return nil as CheckedContinuation<Result<BackendResponse, BackendFailure>, Never>?
+                }
                 state.running -= 1
                 return continuation
             }

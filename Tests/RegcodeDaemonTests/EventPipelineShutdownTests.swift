@@ -13,7 +13,7 @@ import Testing
 
 /// The event pipeline as a service, shut down gracefully in-process.
 @Suite struct EventPipelineShutdownTests {
-    @Test func everyDeviceStepedBeforeShutdownIsStoredInOrder() async throws {
+    @Test func everyStepRecordedBeforeShutdownIsStoredInOrder() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pipeline-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -38,7 +38,7 @@ extension DeviceEngine {
         case operation(Operation, retriedAfterUnauthorized: Bool)
     }
 
-    typealias Stage = RequestStage
+    typealias Stage = PipelineStep
 
     struct RequestPipeline: Sendable {
         private(set) var inFlight: (id: RequestID, purpose: Purpose)?

@@ -7,6 +7,8 @@ public struct DeviceStep: Sendable {
     /// Codes that stopped being polled in this step, and why.
     public var endedCodes: [CodeEnding]
     public var polls: [PollAttempt]
+    /// Backend requests other than polls (registration, token, configuration, session, …).
+    public var requests: [RequestAttempt]
     public var events: [DeviceEvent]
     /// Wall-clock time of the step, milliseconds since the epoch.
     public var epochMs: Int64
@@ -16,6 +18,7 @@ public struct DeviceStep: Sendable {
         snapshot: DeviceSnapshot? = nil,
         endedCodes: [CodeEnding] = [],
         polls: [PollAttempt] = [],
+        requests: [RequestAttempt] = [],
         events: [DeviceEvent] = [],
         epochMs: Int64
     ) {
@@ -23,9 +26,10 @@ public struct DeviceStep: Sendable {
         self.snapshot = snapshot
         self.endedCodes = endedCodes
         self.polls = polls
+        self.requests = requests
         self.events = events
         self.epochMs = epochMs
     }
 
-    public var isEmpty: Bool { snapshot == nil && polls.isEmpty && events.isEmpty }
+    public var isEmpty: Bool { snapshot == nil && polls.isEmpty && requests.isEmpty && events.isEmpty }
 }

@@ -1,7 +1,7 @@
 import AccessEnablerAPI
 
 /// Which request of an operation failed: client registration, the token, or the call itself.
-enum RequestStage { case registration, token, call }
+enum PipelineStep { case registration, token, call }
 
 /// How backend answers and failures read in AccessEnabler terms: a poll's ``PollOutcome``, the
 /// status id a failed stage is reported with, which failures are worth a retry, and the text
@@ -55,7 +55,7 @@ enum FailureMapping {
     }
 
     /// The status id of an authorization that failed for other reasons than a decision.
-    static func authorizationStatus(for failure: BackendFailure, stage: RequestStage) -> StatusID {
+    static func authorizationStatus(for failure: BackendFailure, stage: PipelineStep) -> StatusID {
         switch stage {
         case .registration: return .registrationFailed
         case .token: return .tokenFailed

@@ -1,15 +1,8 @@
-/// Static settings shared by every device the client serves.
+/// Static settings shared by every device the client serves (what each device presents, such as
+/// its User-Agent and redirect URLs, comes with its ``RequestContext``).
 public struct AdobePassClientConfiguration: Sendable {
     /// Origin serving `/o`, `/api/v2`, `/api/v1` and `/reggie`, e.g. `http://127.0.0.1:8080`.
     public var baseURL: String
-    /// v2 sessions `domainName`: a domain registered for the requestor.
-    public var domainName: String
-    /// v2 sessions `redirectUrl`: where the second-screen browser lands after the MVPD login.
-    public var redirectURL: String
-    /// DCR `redirect_uri` sent with the software statement.
-    public var clientRedirectURI: String
-    /// `User-Agent` of every call; the backend derives part of its device model from it.
-    public var userAgent: String
     /// Upper bound for one whole exchange: connection, request, response head and body.
     public var requestTimeout: Duration
     /// v1 regcode `ttl` (the backend rejects more than 36000 s).
@@ -22,20 +15,12 @@ public struct AdobePassClientConfiguration: Sendable {
 
     public init(
         baseURL: String,
-        domainName: String = "adobe.com",
-        redirectURL: String = "https://adobe.com",
-        clientRedirectURI: String = "adobepass://ios.app",
-        userAgent: String = "AppleTV11,1 tvOS/17.0 AccessEnabler/3.7.1 regcoded",
         requestTimeout: Duration = .seconds(30),
         registrationCodeTTL: Duration = .seconds(1800),
         maxResponseBodyBytes: Int = 1 << 20,
         signatureFault: V1SignatureFault? = nil
     ) {
         self.baseURL = baseURL
-        self.domainName = domainName
-        self.redirectURL = redirectURL
-        self.clientRedirectURI = clientRedirectURI
-        self.userAgent = userAgent
         self.requestTimeout = requestTimeout
         self.registrationCodeTTL = registrationCodeTTL
         self.maxResponseBodyBytes = maxResponseBodyBytes

@@ -23,7 +23,10 @@ enum DCRRequests {
             headers.append(("X-Device-Info", context.deviceInfo))
         }
         headers.append(("Accept", "application/json"))
-        headers.append(("User-Agent", configuration.userAgent))
+        headers.append(("User-Agent", context.identity.userAgent))
+        if let address = context.forwardedFor {
+            headers.append(("X-Forwarded-For", address))
+        }
         return headers
     }
 
@@ -35,7 +38,7 @@ enum DCRRequests {
     ) -> HTTPCall {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let body = RegisterBody(softwareStatement: softwareStatement, redirectURI: configuration.clientRedirectURI)
+        let body = RegisterBody(softwareStatement: softwareStatement, redirectURI: context.identity.clientRedirectURI)
         // Encoding two plain strings cannot fail; an empty body would still surface as a server-side 400.
         let data = (try? encoder.encode(body)) ?? Data()
         return HTTPCall(

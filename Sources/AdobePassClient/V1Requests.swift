@@ -54,7 +54,10 @@ enum V1Requests {
             headers.append(("X-Device-Info", context.deviceInfo))
         }
         headers.append(("Accept", "application/json"))
-        headers.append(("User-Agent", configuration.userAgent))
+        headers.append(("User-Agent", context.identity.userAgent))
+        if let address = context.forwardedFor {
+            headers.append(("X-Forwarded-For", address))
+        }
         return headers
     }
 

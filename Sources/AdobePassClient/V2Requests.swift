@@ -17,7 +17,10 @@ enum V2Requests {
             headers.append(("X-Device-Info", context.deviceInfo))
         }
         headers.append(("Accept", "application/json"))
-        headers.append(("User-Agent", configuration.userAgent))
+        headers.append(("User-Agent", context.identity.userAgent))
+        if let address = context.forwardedFor {
+            headers.append(("X-Forwarded-For", address))
+        }
         if let visitorID = context.visitorID {
             headers.append(("AP-Visitor-Identifier", visitorID))
         }
@@ -47,8 +50,8 @@ enum V2Requests {
         if let mvpd {
             form.append(("mvpd", mvpd))
         }
-        form.append(("domainName", configuration.domainName))
-        form.append(("redirectUrl", configuration.redirectURL))
+        form.append(("domainName", context.identity.domainName))
+        form.append(("redirectUrl", context.identity.redirectURL))
         var headers = headers(context: context, configuration: configuration)
         headers.append(("Content-Type", "application/x-www-form-urlencoded"))
         return HTTPCall(
@@ -115,7 +118,7 @@ extension V2Requests {
         HTTPCall(
             method: .get,
             path: base(context) + "/logout/" + FormEncoding.pathSegment(mvpd),
-            query: [("redirectUrl", configuration.redirectURL)],
+            query: [("redirectUrl", context.identity.redirectURL)],
             headers: headers(context: context, configuration: configuration)
         )
     }

@@ -228,6 +228,8 @@ public actor Fleet<C: DeviceClock>: Service {
                 step.snapshot = snapshot
             case .recordPoll(let attempt):
                 step.polls.append(attempt)
+            case .recordRequest(let attempt):
+                step.requests.append(attempt)
             case .endCode(let ending):
                 step.endedCodes.append(ending)
             }

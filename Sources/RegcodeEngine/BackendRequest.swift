@@ -80,6 +80,10 @@ public struct RequestContext: Sendable, Equatable {
     public var visitorID: String?
     /// Public key and secret for the legacy v1 HMAC `Authorization` header (used when no bearer token).
     public var signingKeys: SigningKeys?
+    /// Domain, redirect URLs and User-Agent the app presents.
+    public var identity: ClientIdentity
+    /// `X-Forwarded-For`: the device's emulated client address. Data only, never connected to.
+    public var forwardedFor: String?
 
     public init(
         profile: APIProfile = .v2,
@@ -88,7 +92,9 @@ public struct RequestContext: Sendable, Equatable {
         deviceInfo: String,
         accessToken: String? = nil,
         visitorID: String? = nil,
-        signingKeys: SigningKeys? = nil
+        signingKeys: SigningKeys? = nil,
+        identity: ClientIdentity = ClientIdentity(),
+        forwardedFor: String? = nil
     ) {
         self.profile = profile
         self.requestor = requestor
@@ -97,6 +103,8 @@ public struct RequestContext: Sendable, Equatable {
         self.accessToken = accessToken
         self.visitorID = visitorID
         self.signingKeys = signingKeys
+        self.identity = identity
+        self.forwardedFor = forwardedFor
     }
 }
 
@@ -294,5 +302,11 @@ public struct RequestTiming<Instant: InstantProtocol & Sendable>: Sendable {
     public init(sentAt: Instant, latency: Duration) {
         self.sentAt = sentAt
         self.latency = latency
+    }
+
+    /// The latency in milliseconds, with its fraction.
+    public var latencyMilliseconds: Double {
+        let (seconds, attoseconds) = latency.components
+        return Double(seconds) * 1000 + Double(attoseconds) / 1e15
     }
 }

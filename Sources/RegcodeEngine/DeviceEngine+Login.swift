@@ -38,15 +38,16 @@ extension DeviceEngine {
         return actions
     }
 
-    mutating func requestCode(mvpd: String) -> [Action] {
+    /// - Parameter recoveries: new codes this login already asked for because the backend forgot one.
+    mutating func requestCode(mvpd: String, recoveries: Int = 0) -> [Action] {
         let id = nextLoginID()
-        login = .requestingCode(CodeRequest(id: id, mvpd: mvpd))
+        login = .requestingCode(CodeRequest(id: id, mvpd: mvpd, recoveries: recoveries))
         // v1 cookbook step 2: a device the backend already knows is authenticated gets no new code.
         // (v2 needs no such call: `POST sessions` itself answers `authorize`.)
         if settings.profile == .v1 {
             return enqueue(.checkAuthentication(mvpd: mvpd, login: id))
         }
-        return enqueue(.createSession(mvpd: mvpd, login: id, attempt: 0))
+        return enqueue(.createSession(mvpd: mvpd, login: id))
     }
 
     /// Ends the current login silently (a new code or a cancel replaces it); a pending code ends
@@ -57,7 +58,8 @@ extension DeviceEngine {
         login = .idle
         var actions = endCode(outcome)
         guard wasActive else { return actions }
-        actions += [.cancel(.poll), .cancel(.codeExpiry), .cancel(.retry)]
+        // A retry the request slot waits for is left armed: its flow is checked when it fires.
+        actions += [.cancel(.poll), .cancel(.codeExpiry)]
         return actions
     }
 
@@ -85,14 +87,13 @@ extension DeviceEngine {
         _ result: Result<BackendResponse, BackendFailure>,
         mvpd: String,
         login id: UInt64,
-        attempt: Int,
         stage: Stage
     ) -> [Action] {
-        guard case .requestingCode(var request) = login, request.id == id else { return [] }
+        guard case .requestingCode(let request) = login, request.id == id else { return [] }
         switch result {
         case .success(.session(let code)):
             snapshot.code = code
-            return startPolling(code, login: id, announce: true)
+            return startPolling(code, login: id, announce: true, recoveries: request.recoveries)
         case .success(.alreadyAuthenticated(let mvpd)):
             return enqueue(.fetchProfile(mvpd: mvpd, login: id))
         default:
@@ -102,22 +103,9 @@ extension DeviceEngine {
             } else {
                 failure = .malformed(status: 200, reason: "unexpected answer to session request")
             }
-            if stage == .call, FailureMapping.isTransient(failure), attempt < settings.polling.codeRequestRetries {
-                let delay = settings.polling.backoffDelay(consecutiveErrors: attempt + 1, using: &rng)
-                request.attempt = attempt + 1
-                request.retryArmed = true
-                login = .requestingCode(request)
-                return [.schedule(.retry, at: clock.now.advanced(by: delay))]
-            }
+            // Transient failures were already retried by the request pipeline, up to the bound.
             return codeRequestFailed(failure, stage: stage)
         }
-    }
-
-    mutating func retryTimerFired() -> [Action] {
-        guard case .requestingCode(var request) = login, request.retryArmed else { return [] }
-        request.retryArmed = false
-        login = .requestingCode(request)
-        return enqueue(.createSession(mvpd: request.mvpd, login: request.id, attempt: request.attempt))
     }
 
     /// No code could be obtained: `status` REG500 (after R400/R401/SEC403 when those explain it), then
@@ -125,10 +113,14 @@ extension DeviceEngine {
     mutating func codeRequestFailed(_ failure: BackendFailure, stage: Stage) -> [Action] {
         login = .idle
         var actions: [Action] = []
+        // A refused registration or token explains the REG500; a transient failure whose retries ran out does not.
         switch stage {
-        case .registration: actions.append(.emit(.status(.registrationFailed, message: FailureMapping.describe(failure))))
-        case .token: actions.append(.emit(.status(.tokenFailed, message: FailureMapping.describe(failure))))
+        case .registration where !FailureMapping.isTransient(failure):
+            actions.append(.emit(.status(.registrationFailed, message: FailureMapping.describe(failure))))
+        case .token where !FailureMapping.isTransient(failure):
+            actions.append(.emit(.status(.tokenFailed, message: FailureMapping.describe(failure))))
         case .call: if isSignatureRefusal(failure) { actions.append(signatureRefusedStatus(failure)) }
+        default: break
         }
         actions.append(.emit(.status(.registrationCodeFailed, message: "error fetching registration code: \(FailureMapping.describe(failure))")))
         actions.append(.emit(.setAuthenticationStatus(AccessEnabler.statusError, .genericAuthentication)))
@@ -143,7 +135,7 @@ extension DeviceEngine {
         if case .success(.authenticationStatus(true)) = result {
             return enqueue(.fetchProfile(mvpd: mvpd, login: id))
         }
-        return enqueue(.createSession(mvpd: mvpd, login: id, attempt: 0))
+        return enqueue(.createSession(mvpd: mvpd, login: id))
     }
 
     /// The profile the backend said it holds: adopt it, or (v1) fall back to a new code. On v2 the sessions
@@ -159,7 +151,7 @@ extension DeviceEngine {
             return adopt(profile, cached: false)
         }
         if settings.profile == .v1 {
-            return enqueue(.createSession(mvpd: mvpd, login: id, attempt: 0))
+            return enqueue(.createSession(mvpd: mvpd, login: id))
         }
         let failure: BackendFailure
         switch result {

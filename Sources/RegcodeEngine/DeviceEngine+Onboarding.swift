@@ -75,12 +75,7 @@ extension DeviceEngine {
         } else {
             failure = .malformed(status: 200, reason: "unexpected answer to configuration request")
         }
-        let id: StatusID
-        switch stage {
-        case .registration: id = .registrationFailed
-        case .token: id = .tokenFailed
-        case .call: id = isSignatureRefusal(failure) ? .signatureRefused : FailureMapping.configurationStatus(for: failure)
-        }
+        let id = isSignatureRefusal(failure) && stage == .call ? .signatureRefused : FailureMapping.setRequestorStatus(for: failure, stage: stage)
         // Calls that waited for this `setRequestor` are dropped with it.
         setup = snapshot.mvpds == nil ? .awaitingRequestor(pending: [], failed: true) : .configured
         return [

@@ -4,13 +4,19 @@ import AccessEnablerAPI
 /// each answer means for the loop (``PollOutcome``), the poll log, and how a code ends (expiry,
 /// refusal, giving up).
 extension DeviceEngine {
-    mutating func startPolling(_ code: IssuedCode, login id: UInt64, announce: Bool, firstDelay: Duration? = nil) -> [Action] {
+    mutating func startPolling(
+        _ code: IssuedCode,
+        login id: UInt64,
+        announce: Bool,
+        firstDelay: Duration? = nil,
+        recoveries: Int = 0
+    ) -> [Action] {
         let expiry = clock.instant(forEpochMilliseconds: code.expiresEpochMs)
         var actions: [Action] = []
         if announce {
             actions.append(.emit(.status(.registrationCode, level: .success, message: code.code, extra: ["expires": .int(code.expiresEpochMs)])))
         }
-        var loop = PollLoop(id: id, code: code, expiry: expiry)
+        var loop = PollLoop(id: id, code: code, expiry: expiry, recoveries: recoveries)
         guard clock.now < expiry else {
             login = .polling(loop)
             return actions + codeExpiryFired()
@@ -57,7 +63,7 @@ extension DeviceEngine {
         stage: Stage
     ) -> [Action] {
         guard case .poll(let code, let id, let planned) = operation else { return [] }
-        let outcome = FailureMapping.pollOutcome(of: result)
+        let outcome = FailureMapping.pollOutcome(of: result, profile: settings.profile)
         guard case .polling(var loop) = login, loop.id == id, loop.code.code == code, clock.now < loop.expiry else {
             // The loop ended while this poll was out; its answer is logged but not acted on.
             if let timing { return recordPoll(operation, result: result, timing: timing, outcome: .abandoned, nextDelay: nil) }
@@ -82,7 +88,21 @@ extension DeviceEngine {
         if outcome == .codeInvalid {
             if let timing { actions += recordPoll(operation, result: result, timing: timing, outcome: outcome, nextDelay: nil) }
             let reason = "registration code \(code) is no longer valid"
+            if loop.recoveries < policy.codeRecoveries {
+                // The backend forgot the session (restarted, purged): a new code, announced with a new REGCODE.
+                actions += [.cancel(.poll), .cancel(.codeExpiry)]
+                actions += endCode(.failed(reason: reason))
+                return actions + requestCode(mvpd: loop.code.mvpd ?? snapshot.selectedMVPD ?? settings.presetMVPD ?? "", recoveries: loop.recoveries + 1)
+            }
             return actions + codeEnded(reason: reason, outcome: .failed(reason: reason))
+        }
+
+        if outcome == .clientError, case .failure(let failure) = result, case .http(_, _, let error?) = failure, error.action != "retry" {
+            // An enhanced error that retrying cannot fix (configuration, authentication, …): stop and say which.
+            if let timing { actions += recordPoll(operation, result: result, timing: timing, outcome: outcome, nextDelay: nil) }
+            let reason = FailureMapping.describe(failure)
+            let status = Action.emit(.status(.registrationCodeFailed, message: reason, extra: ["details": .string(error.code)]))
+            return actions + giveUp(reason: reason, status: status)
         }
 
         let next: C.Instant
@@ -135,7 +155,7 @@ extension DeviceEngine {
             code: code,
             plannedEpochMs: clock.epochMilliseconds(at: planned),
             sentEpochMs: clock.epochMilliseconds(at: timing.sentAt),
-            latencyMs: Double(timing.latency.milliseconds) + Double(timing.latency.components.attoseconds % 1_000_000_000_000_000) / 1e15,
+            latencyMs: timing.latencyMilliseconds,
             httpStatus: status,
             outcome: outcome,
             nextDelayMs: nextDelay?.milliseconds

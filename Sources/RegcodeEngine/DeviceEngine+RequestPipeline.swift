@@ -11,7 +11,7 @@ extension DeviceEngine {
         case checkAuthentication(mvpd: String, login: UInt64)
         /// Adopts the profile the backend already holds (v2 sessions said `authorize`, v1 `checkauthn` said 200).
         case fetchProfile(mvpd: String, login: UInt64)
-        case createSession(mvpd: String, login: UInt64, attempt: Int)
+        case createSession(mvpd: String, login: UInt64)
         case poll(code: String, login: UInt64, planned: C.Instant)
         case authorize(resource: String, mvpd: String)
         /// v1's second authorization step: the media token for a granted resource.
@@ -20,6 +20,19 @@ extension DeviceEngine {
         /// `key` is the app's key dictionary, echoed in `setMetadataStatus`.
         case userMetadata(key: JSONValue, name: String, mvpd: String)
         case logout(mvpd: String)
+
+        /// The stage the request log files the call under.
+        var stage: RequestStage {
+            switch self {
+            case .configure: .configuration
+            case .checkAuthentication, .createSession: .session
+            case .fetchProfile: .profile
+            case .poll: .poll
+            case .authorize, .mediaToken, .preauthorize: .decision
+            case .userMetadata: .metadata
+            case .logout: .logout
+            }
+        }
 
         /// Whether the call only makes sense for an authenticated device (checked again when it is sent,
         /// since a logout may have come in between).
@@ -31,43 +44,92 @@ extension DeviceEngine {
         }
     }
 
+    typealias Recovery = RequestRecovery
+
     /// Why a request is in flight.
     enum Purpose: Sendable {
-        case register(Operation)
-        case token(Operation, afterUnauthorized: Bool)
-        case operation(Operation, retriedAfterUnauthorized: Bool)
+        case register(Operation, Recovery)
+        case token(Operation, Recovery)
+        case operation(Operation, Recovery)
+
+        var operation: Operation {
+            switch self {
+            case .register(let operation, _), .token(let operation, _), .operation(let operation, _): operation
+            }
+        }
+
+        var recovery: Recovery {
+            switch self {
+            case .register(_, let recovery), .token(_, let recovery), .operation(_, let recovery): recovery
+            }
+        }
+
+        /// The stage the request log files this request under.
+        var stage: RequestStage {
+            switch self {
+            case .register: .registration
+            case .token: .token
+            case .operation(let operation, _): operation.stage
+            }
+        }
     }
 
     typealias Stage = PipelineStep
 
+    /// The one request slot of the device: empty, a request in flight, or a request waiting on the
+    /// `.retry` timer to be sent again. Queued operations wait behind it in either case.
+    enum Slot: Sendable {
+        case empty
+        case inFlight(RequestID, Purpose, attempt: Int)
+        case backingOff(Purpose, attempt: Int)
+    }
+
     struct RequestPipeline: Sendable {
-        private(set) var inFlight: (id: RequestID, purpose: Purpose)?
+        private(set) var slot: Slot = .empty
         private(set) var queue: [Operation] = []
         private var lastRequestID: RequestID = 0
 
-        var isIdle: Bool { inFlight == nil }
+        var isIdle: Bool {
+            if case .empty = slot { return true }
+            return false
+        }
 
         mutating func enqueue(_ operation: Operation) { queue.append(operation) }
 
         mutating func next() -> Operation? {
-            guard inFlight == nil, !queue.isEmpty else { return nil }
+            guard isIdle, !queue.isEmpty else { return nil }
             return queue.removeFirst()
         }
 
-        mutating func start(_ purpose: Purpose) -> RequestID {
+        mutating func start(_ purpose: Purpose, attempt: Int) -> RequestID {
             lastRequestID += 1
-            inFlight = (lastRequestID, purpose)
+            slot = .inFlight(lastRequestID, purpose, attempt: attempt)
             return lastRequestID
         }
 
         /// The purpose of the answered request, or nil for an answer nobody waits for.
-        mutating func complete(_ id: RequestID) -> Purpose? {
-            guard let current = inFlight, current.id == id else { return nil }
-            inFlight = nil
-            return current.purpose
+        mutating func complete(_ id: RequestID) -> (purpose: Purpose, attempt: Int)? {
+            guard case .inFlight(let current, let purpose, let attempt) = slot, current == id else { return nil }
+            slot = .empty
+            return (purpose, attempt)
         }
 
-        mutating func dropQueued() { queue.removeAll() }
+        mutating func backOff(_ purpose: Purpose, attempt: Int) {
+            slot = .backingOff(purpose, attempt: attempt)
+        }
+
+        /// The request whose back-off ended, freeing the slot.
+        mutating func endBackOff() -> (purpose: Purpose, attempt: Int)? {
+            guard case .backingOff(let purpose, let attempt) = slot else { return nil }
+            slot = .empty
+            return (purpose, attempt)
+        }
+
+        /// Drops queued operations and a pending retry; a request in flight stays (its answer is still logged).
+        mutating func dropQueued() {
+            queue.removeAll()
+            if case .backingOff = slot { slot = .empty }
+        }
     }
 
     mutating func enqueue(_ operation: Operation) -> [Action] {
@@ -96,7 +158,7 @@ extension DeviceEngine {
         switch operation {
         case .configure:
             return true
-        case .createSession(_, let id, _), .checkAuthentication(_, let id), .fetchProfile(_, let id):
+        case .createSession(_, let id), .checkAuthentication(_, let id), .fetchProfile(_, let id):
             if case .requestingCode(let request) = login { return request.id == id }
             return false
         case .poll(let code, let id, _):
@@ -114,7 +176,8 @@ extension DeviceEngine {
         }
     }
 
-    mutating func dispatch(_ operation: Operation) -> [Action] {
+    /// Sends `operation`, registering the client and fetching a token first when it needs them.
+    mutating func dispatch(_ operation: Operation, recovery: Recovery = [], attempt: Int = 0) -> [Action] {
         let request = backendRequest(for: operation)
         if request.isProtected && settings.usesDCR {
             guard let credentials = snapshot.credentials else {
@@ -124,15 +187,15 @@ extension DeviceEngine {
                         retryAfter: nil,
                         error: EnhancedError(code: "invalid_software_statement", message: "no software statement configured")
                     )
-                    return complete(.operation(operation, retriedAfterUnauthorized: true), with: .failure(failure), timing: nil)
+                    return finish(operation, with: .failure(failure), timing: nil, stage: .registration)
                 }
-                return send(.registerClient(softwareStatement: statement), purpose: .register(operation))
+                return send(.registerClient(softwareStatement: statement), purpose: .register(operation, recovery))
             }
             if !hasUsableToken {
-                return send(.obtainAccessToken(credentials), purpose: .token(operation, afterUnauthorized: false))
+                return send(.obtainAccessToken(credentials), purpose: .token(operation, recovery))
             }
         }
-        return send(request, purpose: .operation(operation, retriedAfterUnauthorized: false))
+        return send(request, purpose: .operation(operation, recovery), attempt: attempt)
     }
 
     /// A token is refreshed a minute before it expires so a poll never carries a dying token.
@@ -146,7 +209,7 @@ extension DeviceEngine {
         case .configure: .configuration
         case .checkAuthentication: .checkAuthentication
         case .fetchProfile(let mvpd, _): .fetchProfile(mvpd: mvpd)
-        case .createSession(let mvpd, _, _): .createSession(mvpd: mvpd)
+        case .createSession(let mvpd, _): .createSession(mvpd: mvpd)
         case .poll(let code, _, _): .pollProfile(code: code, mvpd: pollingMVPD(code: code))
         case .authorize(let resource, let mvpd): .authorize(mvpd: mvpd, resource: resource)
         case .mediaToken(let resource, let mvpd): .mediaToken(mvpd: mvpd, resource: resource)
@@ -156,8 +219,8 @@ extension DeviceEngine {
         }
     }
 
-    mutating func send(_ request: BackendRequest, purpose: Purpose) -> [Action] {
-        let id = pipeline.start(purpose)
+    mutating func send(_ request: BackendRequest, purpose: Purpose, attempt: Int = 0) -> [Action] {
+        let id = pipeline.start(purpose, attempt: attempt)
         return [.send(id, request, requestContext)]
     }
 
@@ -169,7 +232,9 @@ extension DeviceEngine {
             deviceInfo: snapshot.options["device_info"] ?? settings.deviceInfo.headerValue,
             accessToken: settings.usesDCR ? snapshot.accessToken?.token : nil,
             visitorID: snapshot.options["visitorID"],
-            signingKeys: runtimeSigningKeys ?? settings.signingKeys
+            signingKeys: runtimeSigningKeys ?? settings.signingKeys,
+            identity: settings.identity,
+            forwardedFor: settings.forwardedFor
         )
     }
 
@@ -192,55 +257,172 @@ extension DeviceEngine {
         return .emit(.status(.signatureRefused, message: reason))
     }
 
+    /// The answer to the request in the slot: log it, retry what is transient (bounded per stage),
+    /// recover from a backend that forgot the device, else hand the answer to its flow.
     mutating func complete(
         _ purpose: Purpose,
+        attempt: Int,
         with result: Result<BackendResponse, BackendFailure>,
         timing: RequestTiming<C.Instant>?
     ) -> [Action] {
+        let operation = purpose.operation
+        var log: [Action] = []
+        if case .operation(.poll, _) = purpose {
+            // Polls keep their own log and their own pacing (the poll loop backs off).
+        } else if case .failure(let failure) = result, isCurrent(operation), let delay = retryDelay(for: purpose, attempt: attempt, after: failure) {
+            log += recordRequest(purpose, result: result, timing: timing, retryDelay: delay)
+            pipeline.backOff(purpose, attempt: attempt + 1)
+            return log + [.schedule(.retry, at: clock.now.advanced(by: delay))]
+        } else {
+            log += recordRequest(purpose, result: result, timing: timing, retryDelay: nil)
+        }
         switch purpose {
-        case .register(let operation):
+        case .register(_, let recovery):
             switch result {
             case .success(.registered(let credentials)):
                 snapshot.credentials = credentials
-                return dispatch(operation)
+                return log + dispatch(operation, recovery: recovery)
             case .success:
-                return finish(
-                    operation,
-                    with: .failure(.malformed(status: 200, reason: "unexpected answer to client registration")),
-                    timing: nil,
-                    stage: .registration
-                )
+                return log
+                    + finish(
+                        operation,
+                        with: .failure(.malformed(status: 200, reason: "unexpected answer to client registration")),
+                        timing: nil,
+                        stage: .registration
+                    )
             case .failure(let failure):
-                return finish(operation, with: .failure(failure), timing: nil, stage: .registration)
+                return log + finish(operation, with: .failure(failure), timing: nil, stage: .registration)
             }
-        case .token(let operation, let afterUnauthorized):
+        case .token(_, let recovery):
             switch result {
             case .success(.accessToken(let token, let expiresIn)):
                 snapshot.accessToken = AccessToken(token: token, expiresEpochMs: clock.epochMillisecondsNow + expiresIn.milliseconds)
-                return send(backendRequest(for: operation), purpose: .operation(operation, retriedAfterUnauthorized: afterUnauthorized))
+                return log + send(backendRequest(for: operation), purpose: .operation(operation, recovery))
             case .success:
-                return finish(
-                    operation,
-                    with: .failure(.malformed(status: 200, reason: "unexpected answer to token request")),
-                    timing: nil,
-                    stage: .token
-                )
+                return log
+                    + finish(
+                        operation,
+                        with: .failure(.malformed(status: 200, reason: "unexpected answer to token request")),
+                        timing: nil,
+                        stage: .token
+                    )
             case .failure(let failure):
-                return finish(operation, with: .failure(failure), timing: nil, stage: .token)
+                if FailureMapping.isForgottenClient(failure), !recovery.contains(.registeredAgain) {
+                    // The backend no longer knows these credentials: register again, once.
+                    return log + registerAgain(operation, recovery: recovery)
+                }
+                return log + finish(operation, with: .failure(failure), timing: nil, stage: .token)
             }
-        case .operation(let operation, let retried):
-            if case .failure(.http(401, _, _)) = result, !retried, settings.usesDCR, let credentials = snapshot.credentials {
-                // Refresh with the stored credentials and retry once; never re-register for this.
-                var actions: [Action] = []
+        case .operation(_, let recovery):
+            if case .failure(.http(401, _, _)) = result, settings.usesDCR {
+                var actions = log
                 if case .poll = operation, let timing {
                     actions += recordPoll(operation, result: result, timing: timing, outcome: .unauthorized, nextDelay: nil)
                 }
-                snapshot.accessToken = nil
-                actions += send(.obtainAccessToken(credentials), purpose: .token(operation, afterUnauthorized: true))
-                return actions
+                if !recovery.contains(.refreshedToken), let credentials = snapshot.credentials {
+                    // Refresh with the stored credentials and retry once; never re-register for this.
+                    snapshot.accessToken = nil
+                    return actions + send(.obtainAccessToken(credentials), purpose: .token(operation, recovery.union(.refreshedToken)))
+                }
+                if !recovery.contains(.registeredAgain) {
+                    // A fresh token is refused too: the backend forgot the client. Register again, once.
+                    return actions + registerAgain(operation, recovery: recovery)
+                }
+                if case .poll = operation {
+                    return actions + finish(operation, with: result, timing: nil, stage: .call)
+                }
             }
-            return finish(operation, with: result, timing: timing, stage: .call)
+            return log + finish(operation, with: result, timing: timing, stage: .call)
         }
+    }
+
+    /// Drops the credentials the backend forgot and registers the client again.
+    mutating func registerAgain(_ operation: Operation, recovery: Recovery) -> [Action] {
+        snapshot.credentials = nil
+        snapshot.accessToken = nil
+        return dispatch(operation, recovery: recovery.union([.refreshedToken, .registeredAgain]))
+    }
+
+    /// The wait before `purpose` is sent again after `failure`, or nil when it is not retried:
+    /// only transient failures are, at most the stage's bound of times.
+    mutating func retryDelay(for purpose: Purpose, attempt: Int, after failure: BackendFailure) -> Duration? {
+        guard FailureMapping.isTransient(failure) else { return nil }
+        let policy = settings.polling
+        let bound: Int
+        switch purpose.operation {
+        case .createSession, .checkAuthentication: bound = policy.codeRequestRetries
+        default: bound = policy.stageRetries
+        }
+        guard attempt < bound else { return nil }
+        var retryAfter: Duration?
+        var throttled = false
+        if case .http(429, let value, _) = failure {
+            throttled = true
+            retryAfter = value
+        }
+        return policy.stageRetryDelay(throttled: throttled, retryAfter: retryAfter, attempt: attempt + 1, using: &rng)
+    }
+
+    /// The `.retry` timer: the request that backed off is sent again, unless its flow moved on.
+    mutating func retryTimerFired() -> [Action] {
+        guard let (purpose, attempt) = pipeline.endBackOff() else { return [] }
+        let operation = purpose.operation
+        guard isCurrent(operation) else {
+            abandon(operation)
+            return []
+        }
+        switch purpose {
+        case .register(_, let recovery):
+            return dispatch(operation, recovery: recovery)
+        case .token(_, let recovery):
+            guard let credentials = snapshot.credentials else { return dispatch(operation, recovery: recovery) }
+            return send(.obtainAccessToken(credentials), purpose: purpose, attempt: attempt)
+        case .operation(_, let recovery):
+            if operation.needsProfile && !isAuthenticated { return answerUnauthenticated(operation) }
+            return dispatch(operation, recovery: recovery, attempt: attempt)
+        }
+    }
+
+    /// One non-poll request for the request log.
+    func recordRequest(
+        _ purpose: Purpose,
+        result: Result<BackendResponse, BackendFailure>,
+        timing: RequestTiming<C.Instant>?,
+        retryDelay: Duration?
+    ) -> [Action] {
+        guard let timing else { return [] }
+        let status: Int?
+        let outcome: RequestOutcome
+        var errorCode: String?
+        switch result {
+        case .success:
+            status = 200
+            outcome = .ok
+        case .failure(let failure):
+            status = failure.httpStatus
+            outcome = FailureMapping.requestOutcome(of: failure)
+            if case .http(_, _, let error?) = failure { errorCode = error.code }
+        }
+        let request: BackendRequest
+        switch purpose {
+        case .register: request = .registerClient(softwareStatement: "")
+        case .token: request = .obtainAccessToken(ClientCredentials(clientID: "", clientSecret: ""))
+        case .operation(let operation, _): request = backendRequest(for: operation)
+        }
+        return [
+            .recordRequest(
+                RequestAttempt(
+                    stage: purpose.stage,
+                    endpoint: request.name,
+                    sentEpochMs: clock.epochMilliseconds(at: timing.sentAt),
+                    latencyMs: timing.latencyMilliseconds,
+                    httpStatus: status,
+                    outcome: outcome,
+                    errorCode: errorCode,
+                    retryDelayMs: retryDelay?.milliseconds
+                )
+            )
+        ]
     }
 
     /// Hands an operation's final answer to the flow that asked for it.
@@ -257,8 +439,8 @@ extension DeviceEngine {
             return authenticationChecked(result, mvpd: mvpd, login: id)
         case .fetchProfile(let mvpd, let id):
             return profileFetched(result, mvpd: mvpd, login: id, stage: stage)
-        case .createSession(let mvpd, let id, let attempt):
-            return sessionFinished(result, mvpd: mvpd, login: id, attempt: attempt, stage: stage)
+        case .createSession(let mvpd, let id):
+            return sessionFinished(result, mvpd: mvpd, login: id, stage: stage)
         case .poll:
             return pollFinished(operation, result: result, timing: timing, stage: stage)
         case .authorize(let resource, let mvpd):
@@ -273,4 +455,14 @@ extension DeviceEngine {
             return logoutFinished(result)
         }
     }
+}
+
+/// What a device already did to recover from a backend that forgot it, for one operation: each
+/// recovery is tried once.
+struct RequestRecovery: OptionSet, Sendable {
+    let rawValue: UInt8
+    /// The access token was refreshed after a 401.
+    static let refreshedToken = RequestRecovery(rawValue: 1)
+    /// The credentials were dropped and the client registered again.
+    static let registeredAgain = RequestRecovery(rawValue: 2)
 }

@@ -25,10 +25,8 @@ extension DeviceEngine {
     struct CodeRequest: Sendable {
         let id: UInt64
         var mvpd: String
-        /// Attempts made after transient failures.
-        var attempt = 0
-        /// A retry is armed on the `.retry` timer.
-        var retryArmed = false
+        /// Codes this login replaced because the backend forgot them (bounded by `codeRecoveries`).
+        var recoveries = 0
     }
 
     struct PollLoop: Sendable {
@@ -36,6 +34,8 @@ extension DeviceEngine {
         var code: IssuedCode
         var expiry: C.Instant
         var consecutiveErrors = 0
+        /// Codes this login replaced because the backend forgot them.
+        var recoveries = 0
         /// A poll is queued or in flight: never arm a second one.
         var outstanding = false
         /// When the armed poll timer fires (its planned time).

@@ -111,8 +111,8 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
         timing: RequestTiming<C.Instant>
     ) -> [Action] {
         withPersistence { engine in
-            guard let purpose = engine.pipeline.complete(id) else { return [] }
-            var actions = engine.complete(purpose, with: response, timing: timing)
+            guard let (purpose, attempt) = engine.pipeline.complete(id) else { return [] }
+            var actions = engine.complete(purpose, attempt: attempt, with: response, timing: timing)
             actions += engine.pump()
             return actions
         }

@@ -42,10 +42,36 @@ public struct DeviceSettings: Sendable, Equatable, Codable {
     public var signingKeys: SigningKeys? = nil
     public var polling: PollPolicy = PollPolicy()
     public var deviceInfo: DeviceInfo = DeviceInfo()
+    /// Domain, redirect URLs, User-Agent and whether to send `X-Forwarded-For`.
+    public var identity: ClientIdentity = ClientIdentity()
+    /// The device's stable emulated client address (stored in its own column, not with the settings).
+    public var clientAddress: String? = nil
 
     public init(name: String, requestor: String) {
         self.name = name
         self.requestor = requestor
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, profile, requestor, presetMVPD, softwareStatement, signingKeys, polling, deviceInfo, identity
+    }
+
+    /// Reads stored settings; keys an older version did not write keep their defaults.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(name: try c.decode(String.self, forKey: .name), requestor: try c.decode(String.self, forKey: .requestor))
+        profile = try c.decodeIfPresent(APIProfile.self, forKey: .profile) ?? profile
+        presetMVPD = try c.decodeIfPresent(String.self, forKey: .presetMVPD)
+        softwareStatement = try c.decodeIfPresent(String.self, forKey: .softwareStatement)
+        signingKeys = try c.decodeIfPresent(SigningKeys.self, forKey: .signingKeys)
+        polling = try c.decodeIfPresent(PollPolicy.self, forKey: .polling) ?? polling
+        deviceInfo = try c.decodeIfPresent(DeviceInfo.self, forKey: .deviceInfo) ?? deviceInfo
+        identity = try c.decodeIfPresent(ClientIdentity.self, forKey: .identity) ?? identity
+    }
+
+    /// The `X-Forwarded-For` value of the device's calls, when it sends one.
+    public var forwardedFor: String? {
+        identity.sendsForwardedFor ? clientAddress : nil
     }
 
     /// Whether protected calls carry a DCR bearer token (always on v2; on v1 when a statement is set).
@@ -146,6 +172,7 @@ public enum PollOutcome: String, Sendable, Codable, CaseIterable {
 public enum DeviceTimer: String, Sendable, Hashable, CaseIterable {
     case poll
     case codeExpiry
+    /// A request that failed transiently is sent again (the request slot waits for it).
     case retry
 }
 
@@ -165,6 +192,8 @@ public enum DeviceAction<Instant: InstantProtocol & Sendable>: Sendable {
     case persist(DeviceSnapshot)
     /// Append to the poll log.
     case recordPoll(PollAttempt)
+    /// Append to the request log (every backend request that is not a poll).
+    case recordRequest(RequestAttempt)
     /// A code stopped being polled, and why (stored with the state that no longer holds it).
     case endCode(CodeEnding)
 }

@@ -8,7 +8,9 @@ enum PipelineStep { case registration, token, call }
 /// of a failure in `status` messages.
 enum FailureMapping {
     /// What one poll's answer means for the loop.
-    static func pollOutcome(of result: Result<BackendResponse, BackendFailure>) -> PollOutcome {
+    /// On v1, `tokens/authn` 410 while a fresh code is live means pending: the backend still holds an
+    /// expired token of an earlier login, not an answer about this code.
+    static func pollOutcome(of result: Result<BackendResponse, BackendFailure>, profile: APIProfile) -> PollOutcome {
         switch result {
         case .success(.profile(nil)): return .pending
         case .success(.profile(.some)): return .authenticated
@@ -21,7 +23,7 @@ enum FailureMapping {
                 switch status {
                 case 429: return .throttled
                 case 401: return .unauthorized
-                case 410: return .codeInvalid
+                case 410: return profile == .v1 ? .pending : .codeInvalid
                 case 400 where ["invalid_authentication_session", "invalid_parameter_code"].contains(error?.code ?? ""):
                     return .codeInvalid
                 case 500...599: return .serverError
@@ -37,6 +39,28 @@ enum FailureMapping {
         case .transport, .malformed: true
         case .http(let status, _, _): status == 429 || status >= 500
         }
+    }
+
+    /// How a failed request other than a poll reads in the request log.
+    static func requestOutcome(of failure: BackendFailure) -> RequestOutcome {
+        switch failure {
+        case .transport: .transportError
+        case .malformed: .malformed
+        case .http(let status, _, _):
+            switch status {
+            case 429: .throttled
+            case 401: .unauthorized
+            case 500...599: .serverError
+            default: .clientError
+            }
+        }
+    }
+
+    /// A DCR answer saying the client credentials are no longer known (`invalid_client`, reference §6.3–6.4):
+    /// the client must register again.
+    static func isForgottenClient(_ failure: BackendFailure) -> Bool {
+        guard case .http(let status, _, let error) = failure, [400, 401, 403].contains(status) else { return false }
+        return error?.code == "invalid_client"
     }
 
     /// The status id of a failed configuration request (`setRequestor`).
@@ -57,9 +81,9 @@ enum FailureMapping {
     /// The status id of an authorization that failed for other reasons than a decision.
     static func authorizationStatus(for failure: BackendFailure, stage: PipelineStep) -> StatusID {
         switch stage {
-        case .registration: return .registrationFailed
-        case .token: return .tokenFailed
-        case .call: break
+        case .registration where !isTransient(failure): return .registrationFailed
+        case .token where !isTransient(failure): return .tokenFailed
+        default: break
         }
         switch failure {
         case .transport, .malformed:
@@ -77,6 +101,17 @@ enum FailureMapping {
                 if code.hasPrefix("network_") || code == "maximum_execution_time_exceeded" { return .authorizationUnavailable }
                 return .authorizationInternalError
             }
+        }
+    }
+
+    /// The status id a failed stage of `setRequestor` is reported with: a transient failure (throttled,
+    /// server error, network) at any step is the configuration's (`CFG429`, `CFG5xx`, `CFG404`); only a
+    /// refused registration or token is `R400` / `R401`.
+    static func setRequestorStatus(for failure: BackendFailure, stage: PipelineStep) -> StatusID {
+        switch stage {
+        case .registration where !isTransient(failure): .registrationFailed
+        case .token where !isTransient(failure): .tokenFailed
+        default: configurationStatus(for: failure)
         }
     }
 

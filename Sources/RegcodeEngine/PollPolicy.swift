@@ -25,7 +25,17 @@ public struct PollPolicy: Sendable, Equatable, Codable {
     /// Consecutive failed polls after which the device gives up (`nil`: until the code expires).
     public var maxConsecutiveErrors: Int? = nil
     /// Transient failures retried when requesting a code, before `status` REG500.
-    public var codeRequestRetries: Int = 2
+    public var codeRequestRetries: Int = 8
+    /// Transient failures (429, 5xx, network) retried at every other stage (registration, token,
+    /// configuration, profile, decisions, metadata, logout) before the device reports the failure.
+    public var stageRetries: Int = 8
+    /// Start of the back-off window of those retries.
+    public var stageBackoffBase: Duration = .seconds(1)
+    /// Upper bound of the back-off window of those retries.
+    public var stageBackoffCap: Duration = .seconds(30)
+    /// New codes a login asks for when the backend says the polled code is unknown (it forgot the
+    /// session), before the login ends as failed.
+    public var codeRecoveries: Int = 3
     public var onExpiry: ExpiryBehaviour = .stop
     /// Marks a deliberately misbehaving client, which may poll faster than the 3 s floor.
     public var misbehaving: Bool = false
@@ -34,6 +44,34 @@ public struct PollPolicy: Sendable, Equatable, Codable {
     public static let minimumInterval: Duration = .seconds(3)
 
     public init() {}
+
+    private enum CodingKeys: String, CodingKey {
+        case interval, jitter, firstPollDelay, backoffBase, backoffCap, minimumThrottleWait, honoursThrottle
+        case maxConsecutiveErrors, codeRequestRetries, stageRetries, stageBackoffBase, stageBackoffCap
+        case codeRecoveries, onExpiry, misbehaving
+    }
+
+    /// Reads a stored policy; a key an older version did not write keeps its default.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        var p = PollPolicy()
+        p.interval = try c.decodeIfPresent(Duration.self, forKey: .interval) ?? p.interval
+        p.jitter = try c.decodeIfPresent(Double.self, forKey: .jitter) ?? p.jitter
+        p.firstPollDelay = try c.decodeIfPresent(Duration.self, forKey: .firstPollDelay) ?? p.firstPollDelay
+        p.backoffBase = try c.decodeIfPresent(Duration.self, forKey: .backoffBase)
+        p.backoffCap = try c.decodeIfPresent(Duration.self, forKey: .backoffCap) ?? p.backoffCap
+        p.minimumThrottleWait = try c.decodeIfPresent(Duration.self, forKey: .minimumThrottleWait) ?? p.minimumThrottleWait
+        p.honoursThrottle = try c.decodeIfPresent(Bool.self, forKey: .honoursThrottle) ?? p.honoursThrottle
+        p.maxConsecutiveErrors = try c.decodeIfPresent(Int.self, forKey: .maxConsecutiveErrors)
+        p.codeRequestRetries = try c.decodeIfPresent(Int.self, forKey: .codeRequestRetries) ?? p.codeRequestRetries
+        p.stageRetries = try c.decodeIfPresent(Int.self, forKey: .stageRetries) ?? p.stageRetries
+        p.stageBackoffBase = try c.decodeIfPresent(Duration.self, forKey: .stageBackoffBase) ?? p.stageBackoffBase
+        p.stageBackoffCap = try c.decodeIfPresent(Duration.self, forKey: .stageBackoffCap) ?? p.stageBackoffCap
+        p.codeRecoveries = try c.decodeIfPresent(Int.self, forKey: .codeRecoveries) ?? p.codeRecoveries
+        p.onExpiry = try c.decodeIfPresent(ExpiryBehaviour.self, forKey: .onExpiry) ?? p.onExpiry
+        p.misbehaving = try c.decodeIfPresent(Bool.self, forKey: .misbehaving) ?? p.misbehaving
+        self = p
+    }
 
     /// The effective start of the backoff window.
     public var effectiveBackoffBase: Duration { backoffBase ?? interval }
@@ -54,6 +92,10 @@ public struct PollPolicy: Sendable, Equatable, Codable {
         }
         if let maxConsecutiveErrors, maxConsecutiveErrors < 1 { errors.append("max consecutive errors must be at least 1") }
         if codeRequestRetries < 0 { errors.append("code request retries must not be negative") }
+        if stageRetries < 0 { errors.append("stage retries must not be negative") }
+        if codeRecoveries < 0 { errors.append("code recoveries must not be negative") }
+        if stageBackoffBase <= .zero && !misbehaving { errors.append("stage back-off base must be positive") }
+        if stageBackoffCap < stageBackoffBase { errors.append("stage back-off cap must be at least its base") }
         if case .renew(let times) = onExpiry, times < 0 { errors.append("renewals must not be negative") }
         return errors
     }
@@ -90,6 +132,23 @@ public struct PollPolicy: Sendable, Equatable, Codable {
         guard spread > .zero else { return base }
         let fraction = Double.random(in: 0...1, using: &rng)
         return base + spread * fraction
+    }
+
+    /// The wait before a request of another stage than polling is retried: full jitter over
+    /// [base, min(cap, base·2ⁿ)]; after a 429 never under `minimumThrottleWait` nor `Retry-After`.
+    public func stageRetryDelay(
+        throttled: Bool,
+        retryAfter: Duration?,
+        attempt: Int,
+        using rng: inout some RandomNumberGenerator
+    ) -> Duration {
+        var ceiling = stageBackoffBase
+        for _ in 0..<max(0, attempt - 1) where ceiling < stageBackoffCap { ceiling = ceiling * 2 }
+        ceiling = min(ceiling, stageBackoffCap)
+        let spread = ceiling - stageBackoffBase
+        let delay = spread > .zero ? stageBackoffBase + spread * Double.random(in: 0...1, using: &rng) : stageBackoffBase
+        guard throttled, honoursThrottle else { return delay }
+        return max(delay, minimumThrottleWait, retryAfter ?? .zero)
     }
 
     private func jittered(_ duration: Duration, using rng: inout some RandomNumberGenerator) -> Duration {

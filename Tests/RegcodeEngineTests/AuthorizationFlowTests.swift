@@ -177,7 +177,7 @@ import Testing
         var h = EngineHarness.authenticated()
         let mark = h.events.count
         h.command(.checkAuthorization(resource: "Live"))
-        h.respond(.failure(failure))
+        h.respondUntilRetriesRunOut(failure)
         #expect(
             h.events(since: mark) == [
                 .status(StatusID(rawValue: errorID), level: .error, message: description, extra: ["resource": "Live"]),

@@ -11,6 +11,7 @@ struct EngineHarness {
     var engine: Engine
     var events: [DeviceEvent] = []
     var polls: [PollAttempt] = []
+    var requestLog: [RequestAttempt] = []
     var endedCodes: [CodeEnding] = []
     var timers: [DeviceTimer: Instant] = [:]
     var outstanding: (id: RequestID, request: BackendRequest, context: RequestContext, sentAt: Instant)?
@@ -58,6 +59,8 @@ struct EngineHarness {
                 persisted.append(snapshot)
             case .recordPoll(let attempt):
                 polls.append(attempt)
+            case .recordRequest(let attempt):
+                requestLog.append(attempt)
             case .endCode(let ending):
                 endedCodes.append(ending)
             }
@@ -78,6 +81,23 @@ struct EngineHarness {
         clock.advance(by: latency)
         outstanding = nil
         apply(engine.handle(response: result, for: request.id, timing: RequestTiming(sentAt: request.sentAt, latency: latency)))
+    }
+
+    /// Answers the outstanding request with `failure`, and every retry of it, until the engine stops
+    /// retrying (its stage's bound is spent); returns how many times the request was sent.
+    @discardableResult
+    mutating func respondUntilRetriesRunOut(_ failure: BackendFailure) -> Int {
+        var sends = 1
+        respond(.failure(failure))
+        while outstanding == nil, let deadline = timers[.retry] {
+            clock.advance(to: deadline)
+            timers[.retry] = nil
+            apply(engine.timerFired(.retry))
+            guard outstanding != nil else { break }
+            sends += 1
+            respond(.failure(failure))
+        }
+        return sends
     }
 
     /// Answers DCR and configuration calls the way a healthy backend does, until something else is out.

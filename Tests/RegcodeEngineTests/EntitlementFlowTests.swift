@@ -45,7 +45,7 @@ import Testing
         var h = EngineHarness.authenticated()
         let mark = h.events.count
         h.command(.checkPreauthorizedResources(["Live"]))
-        h.respond(.failure(failure))
+        h.respondUntilRetriesRunOut(failure)
         let events = h.events(since: mark)
         #expect(events.map(\.statusErrorID) == ["P100", nil])
         #expect(events.last == .preauthorizedResources([]))
@@ -125,7 +125,7 @@ import Testing
     @Test func userMetadataFailureIsAnEmptyAnswer() {
         var h = EngineHarness.authenticated()
         h.command(.getMetadata(["opCode": 3, "user_metadata_name": "zip"]))
-        h.respond(.failure(.http(status: 429, retryAfter: nil, error: nil)))
+        h.respondUntilRetriesRunOut(.http(status: 429, retryAfter: nil, error: nil))
         #expect(h.events.last == .setMetadataStatus(.null, encrypted: false, key: 3, arguments: ["opCode": 3, "user_metadata_name": "zip"]))
         h.command(.getMetadata(["opCode": 3, "user_metadata_name": "zip"]))
         h.respond(.success(.userMetadata(nil)))  // the backend holds no profile any more
@@ -178,7 +178,7 @@ import Testing
         var h = EngineHarness.authenticated()
         let mark = h.events.count
         h.command(.logout)
-        h.respond(.failure(.transport("connection refused")))
+        h.respondUntilRetriesRunOut(.transport("connection refused"))
         #expect(h.events(since: mark) == [.setAuthenticationStatus(0, "User Not Authenticated Error")])
         #expect(!h.engine.isAuthenticated)
     }

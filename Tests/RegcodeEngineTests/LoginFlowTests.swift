@@ -82,7 +82,7 @@ import Testing
         g.answerHousekeeping()  // registers, gets a token
         #expect(g.events == [.setRequestorComplete(1)])
         g.command(.setRequestor(signingKeys: nil))
-        g.respond(.failure(.http(status: 503, retryAfter: nil, error: nil)))
+        g.respondUntilRetriesRunOut(.http(status: 503, retryAfter: nil, error: nil))
         #expect(g.events.suffix(2).map(\.statusErrorID) == ["CFG503", nil])
         #expect(g.events.last == .setRequestorComplete(0))
     }

@@ -5,23 +5,31 @@ import RegcodeEngine
 
 extension RegcodeStore {
     /// Stores many engine steps in one transaction, in order: each step's snapshot (device row,
-    /// credentials, access token, codes, profile), then its poll attempts, then its events.
+    /// credentials, access token, codes, profile), then its poll attempts, then its other backend
+    /// requests, then its events.
     ///
-    /// A step for a device that is not stored (removed while the step was queued) keeps its polls
-    /// and events but its snapshot is dropped. Either every step is stored or, on error, none.
+    /// A step for a device that is not stored (removed while the step was queued) keeps its polls,
+    /// requests and events but its snapshot is dropped. Either every step is stored or, on error, none.
     /// - Returns: the stored events with their sequence numbers, in order.
     public func apply(_ steps: [DeviceStep]) async throws -> [StoredEvent] {
         guard !steps.isEmpty else { return [] }
         let json = JSONColumns()
-        let (stored, unknown, polls) = try await pool.write { db -> ([StoredEvent], Set<String>, Int) in
+        let (stored, unknown, polls, requests) = try await pool.write { db -> ([StoredEvent], Set<String>, Int, Int) in
             var stored: [StoredEvent] = []
             var unknown: Set<String> = []
             var polls = 0
+            var requests = 0
             // Cached statements: a batch repeats the same few statements thousands of times.
             let insertPoll = try db.cachedStatement(
                 sql: """
                     INSERT INTO poll_attempts (device, code, planned_at, sent_at, http_status, latency_ms, outcome, next_delay_ms)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """
+            )
+            let insertRequest = try db.cachedStatement(
+                sql: """
+                    INSERT INTO request_attempts (device, stage, endpoint, sent_at, http_status, latency_ms, outcome, error_code, retry_delay_ms)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
             )
             let insertEvent = try db.cachedStatement(sql: "INSERT INTO events (device, time, name, args) VALUES (?, ?, ?, ?)")
@@ -38,6 +46,13 @@ extension RegcodeStore {
                     ])
                 }
                 polls += step.polls.count
+                for request in step.requests {
+                    try insertRequest.execute(arguments: [
+                        step.device, request.stage.rawValue, request.endpoint, request.sentEpochMs, request.httpStatus,
+                        request.latencyMs, request.outcome.rawValue, request.errorCode, request.retryDelayMs,
+                    ])
+                }
+                requests += step.requests.count
                 for event in step.events {
                     try insertEvent.execute(arguments: [step.device, step.epochMs, event.name, try json.argsText(event.args)])
                     stored.append(
@@ -51,7 +66,7 @@ extension RegcodeStore {
                     )
                 }
             }
-            return (stored, unknown, polls)
+            return (stored, unknown, polls, requests)
         }
         if !unknown.isEmpty {
             // Expected when a device is removed while its steps are queued, hence not a warning.
@@ -60,7 +75,12 @@ extension RegcodeStore {
                 metadata: ["devices": "\(unknown.sorted().joined(separator: ","))"]
             )
         }
-        logger.trace("applied steps", metadata: ["steps": "\(steps.count)", "polls": "\(polls)", "events": "\(stored.count)"])
+        logger.trace(
+            "applied steps",
+            metadata: [
+                "steps": "\(steps.count)", "polls": "\(polls)", "requests": "\(requests)", "events": "\(stored.count)",
+            ]
+        )
         return stored
     }
 

@@ -19,7 +19,7 @@ extension RegcodeStore {
                            t.token, t.expires_at AS token_expires_at,
                            c.code, c.expires_at AS code_expires_at, c.mvpd AS code_mvpd,
                            p.mvpd AS profile_mvpd, p.user_id AS profile_user_id, p.expires_at AS profile_expires_at,
-                           d.fleet, d.added_at_runtime
+                           d.fleet, d.added_at_runtime, d.client_address
                     FROM devices d
                     LEFT JOIN client_credentials cc ON cc.device = d.name
                     LEFT JOIN access_tokens t ON t.device = d.name
@@ -66,7 +66,8 @@ extension RegcodeStore {
                         seed: UInt64(bitPattern: row["seed"] as Int64),
                         snapshot: snapshot,
                         fleet: row["fleet"],
-                        addedAtRuntime: row["added_at_runtime"]
+                        addedAtRuntime: row["added_at_runtime"],
+                        clientAddress: row["client_address"]
                     )
                 )
             }
@@ -76,10 +77,14 @@ extension RegcodeStore {
 
     /// Adds a device, or replaces a stored device's configuration and state with `device`.
     ///
-    /// An existing row keeps its `device_id`: the backend knows the device by it. The stored state
-    /// becomes `device.snapshot` (a pending code that is not in it ends as `cancelled`), so save a
-    /// device only while no engine step for it is queued: when adding it, when reconciling at
-    /// start, when resetting it. Secrets in the settings are not stored (see ``loadDevices()``).
+    /// An existing row keeps its `device_id`: the backend knows the device by it. It also keeps its
+    /// client address when `device.clientAddress` is `nil` (a record made before the address was
+    /// assigned must not drop it); a non-nil address replaces it. The stored state becomes
+    /// `device.snapshot` (a pending code that is not in it ends as `cancelled`), so save a device
+    /// only while no engine step for it is queued: when adding it, when reconciling at start, when
+    /// resetting it. Secrets in the settings are not stored (see ``loadDevices()``).
+    /// - Throws: ``RegcodeStoreError/clientAddressInUse(address:device:)`` when another device has
+    ///   `device.clientAddress`; nothing is written then.
     public func saveDevice(_ device: StoredDevice) async throws {
         let json = JSONColumns()
         let settings = try json.settingsText(device.settings)
@@ -87,16 +92,20 @@ extension RegcodeStore {
         let now = Self.wallClockMs()
         let keptID: String? = try await pool.write { db in
             let existing = try String.fetchOne(db, sql: "SELECT device_id FROM devices WHERE name = ?", arguments: [device.name])
+            if let address = device.clientAddress {
+                try Self.checkClientAddressIsFree(address, for: device.name, db: db)
+            }
             if existing != nil {
                 try db.execute(
                     sql: """
                         UPDATE devices SET device_info = ?, profile = ?, requestor = ?, scenario = ?, settings = ?,
-                                           seed = ?, fleet = ?, added_at_runtime = ?
+                                           seed = ?, fleet = ?, added_at_runtime = ?, client_address = coalesce(?, client_address)
                         WHERE name = ?
                         """,
                     arguments: [
                         deviceInfo, device.settings.profile.rawValue, device.settings.requestor, device.scenario.rawValue,
-                        settings, Int64(bitPattern: device.seed), device.fleet, device.addedAtRuntime, device.name,
+                        settings, Int64(bitPattern: device.seed), device.fleet, device.addedAtRuntime, device.clientAddress,
+                        device.name,
                     ]
                 )
             } else {
@@ -104,13 +113,13 @@ extension RegcodeStore {
                 try db.execute(
                     sql: """
                         INSERT INTO devices (name, device_id, device_info, profile, requestor, scenario, settings, seed,
-                                             fleet, added_at_runtime, state, created_at, updated_at)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                             fleet, added_at_runtime, state, created_at, updated_at, client_address)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
                         device.name, device.deviceID, deviceInfo, device.settings.profile.rawValue, device.settings.requestor,
                         device.scenario.rawValue, settings, Int64(bitPattern: device.seed), device.fleet, device.addedAtRuntime,
-                        DevicePhase.new.rawValue, now, now,
+                        DevicePhase.new.rawValue, now, now, device.clientAddress,
                     ]
                 )
             }
@@ -136,6 +145,98 @@ extension RegcodeStore {
         }
         if removed { logger.debug("device removed", metadata: ["device": "\(name)"]) }
         return removed
+    }
+
+    /// Gives stored devices that have no client address the address `addresses` names for them
+    /// (device name → address), in one transaction.
+    ///
+    /// Devices that already have an address keep it, and names that are not stored are skipped.
+    /// - Returns: the names of the devices that got an address, sorted.
+    /// - Throws: ``RegcodeStoreError/clientAddressInUse(address:device:)`` when an address is
+    ///   another device's (stored, or given to another device in the same call); nothing is
+    ///   written then.
+    @discardableResult
+    public func assignClientAddresses(_ addresses: [String: String]) async throws -> [String] {
+        guard !addresses.isEmpty else { return [] }
+        let assigned = try await pool.write { db -> [String] in
+            var assigned: [String] = []
+            var owners: [String: String] = [:]
+            let update = try db.cachedStatement(sql: "UPDATE devices SET client_address = ? WHERE name = ? AND client_address IS NULL")
+            for name in addresses.keys.sorted() {
+                guard let address = addresses[name] else { continue }
+                if let owner = owners[address] {
+                    throw RegcodeStoreError.clientAddressInUse(address: address, device: owner)
+                }
+                owners[address] = name
+                try Self.checkClientAddressIsFree(address, for: name, db: db)
+                try update.execute(arguments: [address, name])
+                if db.changesCount > 0 { assigned.append(name) }
+            }
+            return assigned
+        }
+        if !assigned.isEmpty {
+            logger.debug("client addresses assigned", metadata: ["devices": "\(assigned.count)"])
+        }
+        return assigned
+    }
+
+    /// The client addresses in use: device name → address, for the stored devices that have one.
+    public func clientAddresses() async throws -> [String: String] {
+        try await pool.read { db in
+            let rows = try Row.fetchCursor(db, sql: "SELECT name, client_address FROM devices WHERE client_address IS NOT NULL")
+            var addresses: [String: String] = [:]
+            while let row = try rows.next() {
+                addresses[row["name"]] = row["client_address"]
+            }
+            return addresses
+        }
+    }
+
+    /// Throws when a device other than `name` has `address`.
+    private static func checkClientAddressIsFree(_ address: String, for name: String, db: Database) throws {
+        let owner = try String.fetchOne(
+            db.cachedStatement(sql: "SELECT name FROM devices WHERE client_address = ? AND name <> ?"),
+            arguments: [address, name]
+        )
+        if let owner {
+            throw RegcodeStoreError.clientAddressInUse(address: address, device: owner)
+        }
+    }
+
+    /// Every stored device as reports see it, oldest first: state, codes issued, client address.
+    ///
+    /// Works on a read-only store of an older schema version too (no address there).
+    public func deviceRecordSummaries() async throws -> [DeviceRecordSummary] {
+        let address = fileSchemaVersion >= 2 ? "d.client_address" : "NULL"
+        return try await pool.read { db in
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT d.name, d.state, d.fleet, d.created_at, \(address) AS client_address,
+                           (SELECT count(*) FROM codes c WHERE c.device = d.name) AS codes_issued
+                    FROM devices d
+                    ORDER BY d.created_at, d.name
+                    """
+            )
+            var summaries: [DeviceRecordSummary] = []
+            while let row = try rows.next() {
+                let name: String = row["name"]
+                guard let state = DevicePhase(rawValue: row["state"]) else {
+                    throw RegcodeStoreError.corruptRow(table: "devices", key: name, reason: "unknown state \(row["state"] as String)")
+                }
+                summaries.append(
+                    DeviceRecordSummary(
+                        name: name,
+                        state: state,
+                        fleet: row["fleet"],
+                        createdEpochMs: row["created_at"],
+                        codesIssued: row["codes_issued"],
+                        clientAddress: row["client_address"]
+                    )
+                )
+            }
+            return summaries
+        }
     }
 
     /// The stable device id of a stored device.

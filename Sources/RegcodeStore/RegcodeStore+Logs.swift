@@ -100,18 +100,79 @@ extension RegcodeStore {
         }
     }
 
-    /// Retention: deletes poll attempts sent before `pollAttemptsBefore` and events that happened
-    /// before `eventsBefore` (epoch milliseconds; `nil` leaves that log alone).
+    /// Logged backend requests other than polls, in send order; optionally of one device and/or
+    /// sent at or after a time. A read-only store of schema version 1 (no request log) returns none.
+    public func requestAttempts(device: String?, sinceEpochMs: Int64?) async throws -> [StoredRequestAttempt] {
+        guard fileSchemaVersion >= 2 else { return [] }
+        var conditions: [String] = []
+        var arguments: StatementArguments = []
+        if let device {
+            conditions.append("device = ?")
+            arguments += [device]
+        }
+        if let sinceEpochMs {
+            conditions.append("sent_at >= ?")
+            arguments += [sinceEpochMs]
+        }
+        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        let sql = """
+            SELECT id, device, stage, endpoint, sent_at, http_status, latency_ms, outcome, error_code, retry_delay_ms
+            FROM request_attempts\(filter) ORDER BY sent_at, id
+            """
+        let finalArguments = arguments
+        return try await pool.read { db in
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: finalArguments)
+            var attempts: [StoredRequestAttempt] = []
+            while let row = try rows.next() {
+                let id: Int64 = row["id"]
+                guard let stage = RequestStage(rawValue: row["stage"]) else {
+                    throw RegcodeStoreError.corruptRow(table: "request_attempts", key: "\(id)", reason: "unknown stage \(row["stage"] as String)")
+                }
+                guard let outcome = RequestOutcome(rawValue: row["outcome"]) else {
+                    throw RegcodeStoreError.corruptRow(
+                        table: "request_attempts",
+                        key: "\(id)",
+                        reason: "unknown outcome \(row["outcome"] as String)"
+                    )
+                }
+                attempts.append(
+                    StoredRequestAttempt(
+                        device: row["device"],
+                        attempt: RequestAttempt(
+                            stage: stage,
+                            endpoint: row["endpoint"],
+                            sentEpochMs: row["sent_at"],
+                            latencyMs: row["latency_ms"],
+                            httpStatus: row["http_status"],
+                            outcome: outcome,
+                            errorCode: row["error_code"],
+                            retryDelayMs: row["retry_delay_ms"]
+                        )
+                    )
+                )
+            }
+            return attempts
+        }
+    }
+
+    /// Retention: deletes poll attempts and other request attempts sent before `pollAttemptsBefore`
+    /// (the request log is kept as long as the poll log) and events that happened before
+    /// `eventsBefore` (epoch milliseconds; `nil` leaves that log alone).
     ///
     /// Deletes in bounded batches, one transaction each, so `apply` and readers are never held up
     /// for long. Event sequence numbers are never reused.
     /// - Returns: how many rows were deleted from each log.
-    public func prune(pollAttemptsBefore: Int64?, eventsBefore: Int64?) async throws -> (polls: Int, events: Int) {
+    public func prune(pollAttemptsBefore: Int64?, eventsBefore: Int64?) async throws -> (polls: Int, requests: Int, events: Int) {
         var polls = 0
+        var requests = 0
         var events = 0
         if let cutoff = pollAttemptsBefore {
             polls = try await deleteInBatches(
                 "DELETE FROM poll_attempts WHERE id IN (SELECT id FROM poll_attempts WHERE sent_at < ? LIMIT ?)",
+                cutoff: cutoff
+            )
+            requests = try await deleteInBatches(
+                "DELETE FROM request_attempts WHERE id IN (SELECT id FROM request_attempts WHERE sent_at < ? LIMIT ?)",
                 cutoff: cutoff
             )
         }
@@ -121,10 +182,10 @@ extension RegcodeStore {
                 cutoff: cutoff
             )
         }
-        if polls > 0 || events > 0 {
-            logger.info("pruned logs", metadata: ["polls": "\(polls)", "events": "\(events)"])
+        if polls > 0 || requests > 0 || events > 0 {
+            logger.info("pruned logs", metadata: ["polls": "\(polls)", "requests": "\(requests)", "events": "\(events)"])
         }
-        return (polls, events)
+        return (polls, requests, events)
     }
 
     static let pruneBatchSize = 5_000

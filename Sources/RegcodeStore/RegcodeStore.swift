@@ -11,19 +11,25 @@ import Musl
 import Darwin
 #endif
 
-/// The daemon's SQLite state: devices, their durable snapshots, the poll log and the event log.
+/// The daemon's SQLite state: devices, their durable snapshots, the poll log, the request log and
+/// the event log.
 ///
 /// One process writes; every write that belongs together (a batch of engine steps) is one
 /// transaction. `schema.sql` is executed verbatim on a new file, so the file's schema is exactly
 /// what `sqlite3 new.db < schema.sql` creates.
 public final class RegcodeStore: Sendable {
     /// The schema version (`PRAGMA user_version`) this build reads and writes.
-    public static let schemaVersion: Int32 = 1
+    public static let schemaVersion: Int32 = 2
     /// `PRAGMA application_id` of a regcoded database ('RGCD').
     public static let applicationID: Int32 = 0x5247_4344
 
     /// The database file.
     public let path: String
+
+    /// The schema version of the file as opened. A read-write store is always at ``schemaVersion``
+    /// (it migrates older files on open); a read-only store also reads older versions it knows, and
+    /// what they lack reads as empty (see ``requestAttempts(device:sinceEpochMs:)``).
+    public let fileSchemaVersion: Int32
 
     // The daemon opens a pool rather than a queue: WAL lets the control socket's reads (event
     // replay, summaries, poll reports) run concurrently with a long batched `apply` instead of
@@ -34,8 +40,11 @@ public final class RegcodeStore: Sendable {
     /// Opens or creates the database at `path`.
     ///
     /// A new file is created with mode 0600 (SQLite gives `-wal`/`-shm` the same mode) and gets
-    /// `schema.sql`; an existing file must carry this build's schema version. The connection uses
-    /// WAL, foreign keys and a busy timeout.
+    /// `schema.sql`. An existing file of an older schema version this build knows is migrated in
+    /// place, in one transaction (version 1: `request_attempts` and `devices.client_address` are
+    /// added; existing devices have no address until ``assignClientAddresses(_:)``); a version it
+    /// does not know is refused and left untouched. The connection uses WAL, foreign keys and a
+    /// busy timeout.
     /// - Throws: ``RegcodeStoreError`` naming the path and the reason.
     public init(path: String, logger: Logger) throws {
         self.path = path
@@ -62,12 +71,20 @@ public final class RegcodeStore: Sendable {
             throw RegcodeStoreError.cannotOpen(path: path, reason: Self.describe(error))
         }
         self.pool = pool
-        let outcome = try Self.prepareSchema(pool, path: path)
-        logger.info(outcome == .created ? "state database created" : "state database opened", metadata: ["schema": "\(Self.schemaVersion)"])
+        self.fileSchemaVersion = Self.schemaVersion
+        switch try Self.prepareSchema(pool, path: path) {
+        case .created:
+            logger.info("state database created", metadata: ["schema": "\(Self.schemaVersion)"])
+        case .existing:
+            logger.info("state database opened", metadata: ["schema": "\(Self.schemaVersion)"])
+        case .migrated(let from):
+            logger.notice("state database migrated", metadata: ["from": "\(from)", "schema": "\(Self.schemaVersion)"])
+        }
     }
 
     /// Opens an existing database for reading only (reports): nothing is created, migrated or
-    /// written, and SQLite refuses any write. The file must carry this build's schema version.
+    /// written, and SQLite refuses any write. The file must carry this build's schema version or an
+    /// older one this build can migrate (see ``fileSchemaVersion``).
     /// - Throws: ``RegcodeStoreError`` naming the path and the reason.
     public init(readingOnly path: String, logger: Logger) throws {
         self.path = path
@@ -89,14 +106,18 @@ public final class RegcodeStore: Sendable {
         guard applicationID == Self.applicationID else {
             throw RegcodeStoreError.notARegcodeDatabase(path: path, reason: "application_id is \(applicationID), expected \(Self.applicationID)")
         }
-        guard userVersion == Self.schemaVersion else {
+        guard (Self.oldestMigratableVersion...Self.schemaVersion).contains(userVersion) else {
             throw RegcodeStoreError.unsupportedSchemaVersion(path: path, found: userVersion, supported: Self.schemaVersion)
         }
+        fileSchemaVersion = userVersion
     }
 
     // MARK: Opening
 
-    private enum SchemaOutcome { case created, existing }
+    private enum SchemaOutcome {
+        case created, existing
+        case migrated(from: Int32)
+    }
 
     /// Creates the file with mode 0600 before SQLite sees it, because SQLite would create it with
     /// the process umask (usually world-readable) and the file holds client secrets and tokens.
@@ -121,7 +142,8 @@ public final class RegcodeStore: Sendable {
         }
     }
 
-    /// Runs `schema.sql` on an empty database, or checks that an existing one is ours and current.
+    /// Runs `schema.sql` on an empty database, or checks that an existing one is ours and migrates it
+    /// to the current version if it is older.
     private static func prepareSchema(_ pool: any DatabaseWriter, path: String) throws -> SchemaOutcome {
         do {
             return try pool.writeWithoutTransaction { db in
@@ -147,9 +169,17 @@ public final class RegcodeStore: Sendable {
                             reason: "application_id is \(applicationID), expected \(Self.applicationID)"
                         )
                     }
-                    guard userVersion == schemaVersion else {
+                    guard (oldestMigratableVersion...schemaVersion).contains(userVersion) else {
                         throw RegcodeStoreError.unsupportedSchemaVersion(path: path, found: userVersion, supported: schemaVersion)
                     }
+                    guard userVersion < schemaVersion else { return .commit }
+                    _ = try migrate(db, from: userVersion)
+                    let migrated = try Int32.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+                    guard migrated == schemaVersion else {
+                        // A migration that does not end at this build's version: roll back, refuse.
+                        throw RegcodeStoreError.unsupportedSchemaVersion(path: path, found: userVersion, supported: schemaVersion)
+                    }
+                    outcome = .migrated(from: userVersion)
                     return .commit
                 }
                 return outcome

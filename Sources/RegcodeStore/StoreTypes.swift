@@ -18,6 +18,9 @@ public struct StoredDevice: Sendable, Equatable {
     /// Whether the device was added over the control socket rather than by the configuration
     /// file (such devices survive a restart although the file does not list them).
     public var addedAtRuntime: Bool
+    /// The device's stable emulated client address (sent as `X-Forwarded-For`), unique among the
+    /// stored devices; `nil` until the daemon assigns one (see ``RegcodeStore/assignClientAddresses(_:)``).
+    public var clientAddress: String?
 
     public init(
         name: String,
@@ -27,7 +30,8 @@ public struct StoredDevice: Sendable, Equatable {
         seed: UInt64,
         snapshot: DeviceSnapshot = DeviceSnapshot(),
         fleet: String? = nil,
-        addedAtRuntime: Bool = false
+        addedAtRuntime: Bool = false,
+        clientAddress: String? = nil
     ) {
         self.name = name
         self.deviceID = deviceID
@@ -37,6 +41,7 @@ public struct StoredDevice: Sendable, Equatable {
         self.snapshot = snapshot
         self.fleet = fleet
         self.addedAtRuntime = addedAtRuntime
+        self.clientAddress = clientAddress
     }
 }
 
@@ -48,6 +53,39 @@ public struct StoredPollAttempt: Sendable, Equatable {
     public init(device: String, attempt: PollAttempt) {
         self.device = device
         self.attempt = attempt
+    }
+}
+
+/// One row of the request log.
+public struct StoredRequestAttempt: Sendable, Equatable {
+    public var device: String
+    public var attempt: RequestAttempt
+
+    public init(device: String, attempt: RequestAttempt) {
+        self.device = device
+        self.attempt = attempt
+    }
+}
+
+/// A stored device as reports see it: its state and how many codes it was ever issued, without
+/// settings or secrets.
+public struct DeviceRecordSummary: Sendable, Equatable {
+    public var name: String
+    public var state: DevicePhase
+    public var fleet: String?
+    /// When the row was created, milliseconds since the Unix epoch.
+    public var createdEpochMs: Int64
+    /// Rows in `codes` for the device: every code it was issued (pending or ended) while stored.
+    public var codesIssued: Int
+    public var clientAddress: String?
+
+    public init(name: String, state: DevicePhase, fleet: String?, createdEpochMs: Int64, codesIssued: Int, clientAddress: String?) {
+        self.name = name
+        self.state = state
+        self.fleet = fleet
+        self.createdEpochMs = createdEpochMs
+        self.codesIssued = codesIssued
+        self.clientAddress = clientAddress
     }
 }
 
@@ -95,6 +133,8 @@ public enum RegcodeStoreError: Error, Equatable, CustomStringConvertible, Locali
     case unsupportedSchemaVersion(path: String, found: Int32, supported: Int32)
     /// A stored row holds a value this build cannot decode.
     case corruptRow(table: String, key: String, reason: String)
+    /// The client address is already another stored device's.
+    case clientAddressInUse(address: String, device: String)
 
     public var description: String {
         switch self {
@@ -108,6 +148,8 @@ public enum RegcodeStoreError: Error, Equatable, CustomStringConvertible, Locali
             "state database \(path) has schema version \(found), which this build (schema \(supported)) cannot migrate"
         case .corruptRow(let table, let key, let reason):
             "unreadable \(table) row \(key): \(reason)"
+        case .clientAddressInUse(let address, let device):
+            "client address \(address) is already used by device \(device)"
         }
     }
 

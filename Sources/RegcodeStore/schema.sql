@@ -2,9 +2,10 @@
 -- Times are milliseconds since the Unix epoch (UTC) unless a column says otherwise.
 
 -- application_id marks the file as a regcoded database ('RGCD'); user_version is the schema
--- version the store checks on open (it refuses versions it does not know).
+-- version the store checks on open: it migrates older versions it knows in place (version 1: see
+-- RegcodeStore+Migration.swift) and refuses versions it does not know.
 PRAGMA application_id = 1380401988;
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 
 -- One row per emulated device; identity is stable across restarts.
 CREATE TABLE devices (
@@ -24,8 +25,12 @@ CREATE TABLE devices (
     options         TEXT NOT NULL DEFAULT '{}',         -- setOptions values JSON (object of strings)
     renewals        INTEGER NOT NULL DEFAULT 0,
     created_at      INTEGER NOT NULL,
-    updated_at      INTEGER NOT NULL
+    updated_at      INTEGER NOT NULL,
+    client_address  TEXT                                -- stable emulated client address, sent as X-Forwarded-For; NULL until the daemon assigns one
 );
+-- Last column and a partial index rather than a column constraint: a version-1 database gets both
+-- with ALTER TABLE, so migrated and new files have the same columns in the same order.
+CREATE UNIQUE INDEX devices_by_client_address ON devices(client_address) WHERE client_address IS NOT NULL;
 
 -- DCR client credentials: registered once per device, kept indefinitely.
 CREATE TABLE client_credentials (
@@ -81,6 +86,24 @@ CREATE TABLE poll_attempts (
 );
 CREATE INDEX poll_attempts_by_device ON poll_attempts(device, sent_at);
 CREATE INDEX poll_attempts_by_time ON poll_attempts(sent_at);
+
+-- Every backend request other than a poll (registration, token, configuration, session, …), each
+-- retry its own row, for soak reports: failed onboardings, re-registrations, 429s and 5xx by stage.
+-- Kept when a device is removed and pruned by retention, like poll_attempts.
+CREATE TABLE request_attempts (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    device          TEXT NOT NULL,
+    stage           TEXT NOT NULL,                      -- registration, token, configuration, session, profile, decision, metadata, logout
+    endpoint        TEXT NOT NULL,                      -- the endpoint's short name
+    sent_at         INTEGER NOT NULL,
+    http_status     INTEGER,                            -- NULL on transport errors
+    latency_ms      REAL NOT NULL,
+    outcome         TEXT NOT NULL,                      -- ok, throttled, server-error, transport-error, malformed, unauthorized, client-error, abandoned
+    error_code      TEXT,                               -- Adobe's enhanced or DCR error code, when the answer carried one
+    retry_delay_ms  INTEGER                             -- the wait before the same request was tried again; NULL: not retried
+);
+CREATE INDEX request_attempts_by_device ON request_attempts(device, sent_at);
+CREATE INDEX request_attempts_by_time ON request_attempts(sent_at);
 
 -- Callbacks delivered to socket subscribers; seq is gap-free and never reused (AUTOINCREMENT keeps
 -- it growing after pruning). Kept when a device is removed, like poll_attempts.

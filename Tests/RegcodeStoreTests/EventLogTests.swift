@@ -107,7 +107,7 @@ import Testing
         #expect(pruned.events == 12_000)
         #expect(try await store.pollAttempts(device: nil, sinceEpochMs: nil).map(\.attempt.sentEpochMs) == [t0 + 50_000])
         #expect(try await store.events(after: 0, devices: nil, names: nil, limit: 10).map(\.seq) == [12_001])
-        #expect(try await store.prune(pollAttemptsBefore: nil, eventsBefore: nil) == (0, 0))
+        #expect(try await store.prune(pollAttemptsBefore: nil, eventsBefore: nil) == (0, 0, 0))
 
         // Prune everything: numbering still continues after the old maximum, also after reopening.
         #expect(try await store.prune(pollAttemptsBefore: nil, eventsBefore: t0 + 100_000).events == 1)

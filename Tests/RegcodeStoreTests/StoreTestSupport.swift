@@ -90,3 +90,23 @@ func pollingSnapshot(code: String, expires: Int64, base: DeviceSnapshot = Device
     snapshot.code = IssuedCode(code: code, expiresEpochMs: expires, mvpd: "Cablevision")
     return snapshot
 }
+
+func request(
+    _ stage: RequestStage,
+    at time: Int64,
+    status: Int? = 200,
+    outcome: RequestOutcome = .ok,
+    errorCode: String? = nil,
+    retryDelayMs: Int64? = nil
+) -> RequestAttempt {
+    RequestAttempt(
+        stage: stage,
+        endpoint: "\(stage.rawValue)-endpoint",
+        sentEpochMs: time,
+        latencyMs: 7.25,
+        httpStatus: status,
+        outcome: outcome,
+        errorCode: errorCode,
+        retryDelayMs: retryDelayMs
+    )
+}

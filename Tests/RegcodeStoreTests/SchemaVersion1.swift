@@ -1,0 +1,99 @@
+/// `schema.sql` of schema version 1, as released: the migration tests build version-1 files from it.
+/// Frozen history: never edit it to follow the current schema.
+let schemaVersion1SQL = #"""
+    -- regcoded state database. This file is the schema: the daemon creates exactly this.
+    -- Times are milliseconds since the Unix epoch (UTC) unless a column says otherwise.
+
+    -- application_id marks the file as a regcoded database ('RGCD'); user_version is the schema
+    -- version the store checks on open (it refuses versions it does not know).
+    PRAGMA application_id = 1380401988;
+    PRAGMA user_version = 1;
+
+    -- One row per emulated device; identity is stable across restarts.
+    CREATE TABLE devices (
+        name            TEXT PRIMARY KEY NOT NULL,          -- fleet name, e.g. stb-1
+        device_id       TEXT NOT NULL UNIQUE,               -- stable id sent as AP-Device-Identifier / deviceId
+        device_info     TEXT NOT NULL,                      -- X-Device-Info JSON (decoded)
+        profile         TEXT NOT NULL CHECK (profile IN ('v2', 'v1')),
+        requestor       TEXT NOT NULL,
+        scenario        TEXT NOT NULL,
+        settings        TEXT NOT NULL,                      -- DeviceSettings JSON without secrets (no software statement, no signing keys)
+        seed            INTEGER NOT NULL,                   -- jitter generator seed (UInt64 stored as its signed 64-bit bit pattern)
+        fleet           TEXT,                               -- configured fleet the device belongs to / was modelled on
+        added_at_runtime INTEGER NOT NULL DEFAULT 0 CHECK (added_at_runtime IN (0, 1)), -- 1: added over the control socket, kept although not configured
+        selected_mvpd   TEXT,
+        state           TEXT NOT NULL,                      -- new, configuring, ready, selecting-provider, requesting-code, polling, authenticated, failed
+        mvpds           TEXT,                               -- requestor MVPD list JSON; NULL until setRequestor succeeded
+        options         TEXT NOT NULL DEFAULT '{}',         -- setOptions values JSON (object of strings)
+        renewals        INTEGER NOT NULL DEFAULT 0,
+        created_at      INTEGER NOT NULL,
+        updated_at      INTEGER NOT NULL
+    );
+
+    -- DCR client credentials: registered once per device, kept indefinitely.
+    CREATE TABLE client_credentials (
+        device          TEXT PRIMARY KEY NOT NULL REFERENCES devices(name) ON DELETE CASCADE,
+        client_id       TEXT NOT NULL,
+        client_secret   TEXT NOT NULL,
+        registered_at   INTEGER NOT NULL
+    );
+
+    -- DCR access tokens, refreshed with the stored credentials.
+    CREATE TABLE access_tokens (
+        device          TEXT PRIMARY KEY NOT NULL REFERENCES devices(name) ON DELETE CASCADE,
+        token           TEXT NOT NULL,
+        expires_at      INTEGER NOT NULL,
+        obtained_at     INTEGER NOT NULL
+    );
+
+    -- Second-screen codes; at most one pending per device.
+    CREATE TABLE codes (
+        id              INTEGER PRIMARY KEY AUTOINCREMENT,
+        device          TEXT NOT NULL REFERENCES devices(name) ON DELETE CASCADE,
+        code            TEXT NOT NULL,
+        mvpd            TEXT,
+        issued_at       INTEGER NOT NULL,
+        expires_at      INTEGER NOT NULL,
+        status          TEXT NOT NULL CHECK (status IN ('pending', 'authenticated', 'expired', 'replaced', 'cancelled')),
+        ended_at        INTEGER,
+        CHECK ((status = 'pending') = (ended_at IS NULL))   -- only a finished code has an end time
+    );
+    CREATE INDEX codes_by_device ON codes(device, status);
+    CREATE UNIQUE INDEX codes_one_pending ON codes(device) WHERE status = 'pending';
+
+    -- Authentication profiles (v2) / AuthN tokens (v1).
+    CREATE TABLE auth_profiles (
+        device          TEXT PRIMARY KEY NOT NULL REFERENCES devices(name) ON DELETE CASCADE,
+        mvpd            TEXT NOT NULL,
+        user_id         TEXT,
+        expires_at      INTEGER NOT NULL,
+        authenticated_at INTEGER NOT NULL
+    );
+
+    -- Every poll attempt, for soak reports. Kept when a device is removed (history; pruned by retention).
+    CREATE TABLE poll_attempts (
+        id              INTEGER PRIMARY KEY AUTOINCREMENT,
+        device          TEXT NOT NULL,
+        code            TEXT NOT NULL,
+        planned_at      INTEGER NOT NULL,
+        sent_at         INTEGER NOT NULL,
+        http_status     INTEGER,
+        latency_ms      REAL NOT NULL,
+        outcome         TEXT NOT NULL,                      -- pending, authenticated, throttled, server-error, transport-error, malformed, unauthorized, code-invalid, client-error, abandoned
+        next_delay_ms   INTEGER
+    );
+    CREATE INDEX poll_attempts_by_device ON poll_attempts(device, sent_at);
+    CREATE INDEX poll_attempts_by_time ON poll_attempts(sent_at);
+
+    -- Callbacks delivered to socket subscribers; seq is gap-free and never reused (AUTOINCREMENT keeps
+    -- it growing after pruning). Kept when a device is removed, like poll_attempts.
+    CREATE TABLE events (
+        seq             INTEGER PRIMARY KEY AUTOINCREMENT,
+        device          TEXT NOT NULL,
+        time            INTEGER NOT NULL,
+        name            TEXT NOT NULL,
+        args            TEXT NOT NULL                       -- compact JSON object, keys sorted
+    );
+    CREATE INDEX events_by_device ON events(device, seq);
+    CREATE INDEX events_by_time ON events(time);
+    """#

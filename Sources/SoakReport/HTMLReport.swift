@@ -10,7 +10,8 @@ extension SoakReport {
     static let latenessTargetMs = 50.0
 
     /// A self-contained HTML page: headline cards, the interval histogram, lateness over time,
-    /// the device-state timeline (at most `timelineRows` devices) and the device table.
+    /// the device-state timeline (at most `timelineRows` devices), requests by stage and failed
+    /// onboardings (when the request log was read) and the device table.
     ///
     /// It uses no scripts and no external resources; it follows the viewer's light or dark scheme.
     public func html(timelineRows: Int = SoakReport.defaultTimelineRows) -> String {
@@ -37,6 +38,10 @@ extension SoakReport {
         page += "<h2>Interval between polls of a code</h2>\n" + intervalHistogram()
         page += "<h2>Lateness over time</h2>\n" + latenessChart()
         page += "<h2>Device states</h2>\n" + timeline(maxRows: max(timelineRows, 0))
+        if requestsLoaded {
+            page += "<h2>Requests by stage</h2>\n" + stageTable()
+            page += "<h2>Failed onboardings</h2>\n" + failedOnboardingTable()
+        }
         page += "<h2>Devices</h2>\n" + deviceTable()
         page += definitions()
         page += "</main>\n</body>\n</html>\n"
@@ -87,6 +92,30 @@ extension SoakReport {
                 "p50 \(NumberText.duration(f.latency.p50)) · max \(NumberText.duration(f.latency.max))", false
             )
         )
+        if requestsLoaded {
+            let o = onboarding
+            cards.append(
+                (
+                    "Failed onboardings", String(o.failedOnboardings), "\(o.devicesWithCode) of \(devices.count) devices got a code",
+                    o.failedOnboardings > 0
+                )
+            )
+            cards.append(
+                (
+                    "Re-registrations", String(o.reRegistrations),
+                    "\(o.registrations) registrations ok · new codes \(o.newCodes.map(String.init) ?? "-")", false
+                )
+            )
+            let throttled = requests.stages.reduce(0) { $0 + $1.throttled }
+            let serverErrors = requests.stages.reduce(0) { $0 + $1.serverErrors }
+            let transport = requests.stages.reduce(0) { $0 + $1.transportErrors }
+            cards.append(
+                (
+                    "Other requests", String(requests.requests),
+                    "429s \(throttled) · 5xx \(serverErrors) · transport \(transport) · retried \(requests.retried)", false
+                )
+            )
+        }
         var html = "<div class=\"cards\">\n"
         for card in cards {
             html +=
@@ -406,20 +435,69 @@ extension SoakReport {
         }
     }
 
+    // MARK: Requests by stage
+
+    private func stageTable() -> String {
+        let used = requests.stages.filter { $0.requests > 0 }
+        guard !used.isEmpty else { return "<p class=\"note\">No requests other than polls in this window.</p>\n" }
+        let headers = [
+            "Stage", "Requests", "OK", "429s", "5xx", "Transport errors", "Client errors", "Other", "Retried", "Latency p50", "Latency p99",
+        ]
+        var html =
+            "<div class=\"table-wrap\"><table>\n<thead><tr>" + headers.map { "<th>\(HTML.escape($0))</th>" }.joined() + "</tr></thead>\n<tbody>\n"
+        for stage in used {
+            let cells: [(String, Bool)] = [
+                (stage.stage, false),
+                (String(stage.requests), false),
+                (String(stage.ok), false),
+                (String(stage.throttled), stage.throttled > 0),
+                (String(stage.serverErrors), stage.serverErrors > 0),
+                (String(stage.transportErrors), stage.transportErrors > 0),
+                (String(stage.clientErrors), stage.clientErrors > 0),
+                (String(stage.other), false),
+                (String(stage.retried), false),
+                (NumberText.duration(stage.latency.p50), false),
+                (NumberText.duration(stage.latency.p99), false),
+            ]
+            html += "<tr class=\"stage\">" + cells.map { "<td\($0.1 ? " class=\"warn\"" : "")>\(HTML.escape($0.0))</td>" }.joined() + "</tr>\n"
+        }
+        return html + "</tbody>\n</table></div>\n"
+    }
+
+    // MARK: Failed onboardings
+
+    private func failedOnboardingTable() -> String {
+        guard !failedOnboardings.isEmpty else { return "<p class=\"note\">Every device got a code.</p>\n" }
+        let headers = ["Device", "State", "Requests", "Last failed request", "Last failure", "Message"]
+        var html =
+            "<div class=\"table-wrap\"><table>\n<thead><tr>" + headers.map { "<th>\(HTML.escape($0))</th>" }.joined() + "</tr></thead>\n<tbody>\n"
+        for failed in failedOnboardings {
+            let cells = [
+                failed.device, failed.state ?? "-", String(failed.requests), failed.lastFailedRequest.map(Self.describe) ?? "-",
+                failed.lastFailure?.errorId ?? "-", failed.lastFailure?.message ?? "-",
+            ]
+            html += "<tr class=\"failed\">" + cells.map { "<td>\(HTML.escape($0))</td>" }.joined() + "</tr>\n"
+        }
+        return html + "</tbody>\n</table></div>\n"
+    }
+
     // MARK: Device table
 
     private func deviceTable() -> String {
         guard !devices.isEmpty else { return "<p class=\"note\">No devices in this window.</p>\n" }
-        let headers = [
+        var headers = [
             "Device", "Polls", "Codes", "Polls/code max", "Auth", "Time to auth p50", "Expired", "Interval p50",
             "Planned p50", "Lateness p50", "Lateness p99", "Lateness max", "Lateness min", "429s", "Backoffs",
             StatusEventRecord.expired, StatusEventRecord.failed,
         ]
+        if requestsLoaded {
+            headers += ["State", "Requests", "Request 429s", "Request 5xx", "Re-registrations", "New codes"]
+        }
         var html =
             "<div class=\"table-wrap\"><table>\n<thead><tr>" + headers.map { "<th>\(HTML.escape($0))</th>" }.joined() + "</tr></thead>\n<tbody>\n"
         for device in devices {
             let f = device.figures
-            let cells: [(String, Bool)] = [
+            var cells: [(String, Bool)] = [
                 (device.device, false),
                 (String(f.polls), false),
                 (String(f.codes), false),
@@ -438,24 +516,45 @@ extension SoakReport {
                 (f.expiryEvents.map(String.init) ?? "-", false),
                 (f.failureEvents.map(String.init) ?? "-", (f.failureEvents ?? 0) > 0),
             ]
+            if requestsLoaded {
+                let r = device.requests
+                let throttled = r.stages.reduce(0) { $0 + $1.throttled }
+                let serverErrors = r.stages.reduce(0) { $0 + $1.serverErrors }
+                cells += [
+                    (device.state ?? "-", device.failedOnboarding != nil),
+                    (String(r.requests), false),
+                    (String(throttled), false),
+                    (String(serverErrors), false),
+                    (String(device.onboarding.reRegistrations), false),
+                    (device.onboarding.newCodes.map(String.init) ?? "-", false),
+                ]
+            }
             html += "<tr>" + cells.map { "<td\($0.1 ? " class=\"warn\"" : "")>\(HTML.escape($0.0))</td>" }.joined() + "</tr>\n"
         }
         return html + "</tbody>\n</table></div>\n"
     }
 
     private func definitions() -> String {
-        """
-        <h2>How the figures are computed</h2>
-        <ul class="note">
-        <li>Achieved interval: sent time of a poll minus the sent time of the previous poll of the same code. Planned interval: the wait the engine chose after that previous poll, counted from its answer; so after a normal answer the achieved interval also holds that poll's latency and lateness.</li>
-        <li>Lateness: sent time minus planned time of each poll; it should never be negative.</li>
-        <li>Backoffs: polls whose previous poll of the same code ended in server-error, transport-error, malformed, unauthorized or client-error and chose a next wait (a 401 answered by an immediate token refresh and retry is not a backoff).</li>
-        <li>Time to authenticate: from the first poll of a code to the poll answered authenticated.</li>
-        <li>Expired or failed: a REG410 event names the code, or its last poll scheduled no further poll without authenticating (including code-invalid).</li>
-        <li>Percentiles use the nearest-rank method: the value at rank ⌈p·n/100⌉ of the sorted values.</li>
-        </ul>
+        let requestDefinitions =
+            requestsLoaded
+            ? """
+            <li>Requests by stage: every backend request other than a poll, each retry counted; 429s are throttled answers, 5xx server errors, client errors 4xx answers other than 429 (including 401), other malformed or abandoned answers; retried counts requests after which the same request was tried again.</li>
+            <li>Failed onboardings: devices that never got a code (none polled, shown by a REGCODE status, answered by a session request or stored), with their latest failure status and latest request that did not succeed.</li>
+            <li>Re-registrations: registration requests answered ok beyond each device's first. New codes: REGCODE status events beyond each device's first.</li>
 
-        """
+            """ : ""
+        return """
+            <h2>How the figures are computed</h2>
+            <ul class="note">
+            <li>Achieved interval: sent time of a poll minus the sent time of the previous poll of the same code. Planned interval: the wait the engine chose after that previous poll, counted from its answer; so after a normal answer the achieved interval also holds that poll's latency and lateness.</li>
+            <li>Lateness: sent time minus planned time of each poll; it should never be negative.</li>
+            <li>Backoffs: polls whose previous poll of the same code ended in server-error, transport-error, malformed, unauthorized or client-error and chose a next wait (a 401 answered by an immediate token refresh and retry is not a backoff).</li>
+            <li>Time to authenticate: from the first poll of a code to the poll answered authenticated.</li>
+            <li>Expired or failed: a REG410 event names the code, or its last poll scheduled no further poll without authenticating (including code-invalid).</li>
+            <li>Percentiles use the nearest-rank method: the value at rank ⌈p·n/100⌉ of the sorted values.</li>
+            \(requestDefinitions)</ul>
+
+            """
     }
 
     static let css = """

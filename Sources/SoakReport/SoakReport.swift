@@ -86,10 +86,28 @@ public struct PollFigures: Sendable, Equatable {
 public struct DeviceReport: Sendable, Equatable {
     public var device: String
     public var figures: PollFigures
+    /// The stored state, when the device is stored and the devices were read.
+    public var state: String?
+    /// The request log's figures (empty when it was not read).
+    public var requests: RequestFigures
+    public var onboarding: OnboardingFigures
+    /// Set when the device never got a code.
+    public var failedOnboarding: FailedOnboarding?
 
-    public init(device: String, figures: PollFigures) {
+    public init(
+        device: String,
+        figures: PollFigures,
+        state: String? = nil,
+        requests: RequestFigures = RequestFigures(),
+        onboarding: OnboardingFigures = OnboardingFigures(),
+        failedOnboarding: FailedOnboarding? = nil
+    ) {
         self.device = device
         self.figures = figures
+        self.state = state
+        self.requests = requests
+        self.onboarding = onboarding
+        self.failedOnboarding = failedOnboarding
     }
 }
 
@@ -117,7 +135,7 @@ public struct ReportSeries: Sendable, Equatable {
 }
 
 /// A soak report: figures for the fleet and for each device, computed from the poll log and,
-/// optionally, the `status` events.
+/// optionally, the `status` events, the request log and the stored devices.
 public struct SoakReport: Sendable, Equatable {
     /// When the report was made, milliseconds since the Unix epoch.
     public var generatedAtMs: Int64
@@ -125,9 +143,19 @@ public struct SoakReport: Sendable, Equatable {
     public var sinceMs: Int64?
     /// Whether `status` events were read (else the event figures are `nil`).
     public var eventsLoaded: Bool
+    /// Whether the request log was read. Only then do the renderings show requests by stage,
+    /// onboarding figures and failed onboardings.
+    public var requestsLoaded: Bool
     public var fleet: PollFigures
-    /// Devices in natural name order (`stb-2` before `stb-10`).
+    /// The fleet's request log figures.
+    public var requests: RequestFigures
+    /// The fleet's onboarding figures.
+    public var onboarding: OnboardingFigures
+    /// Every device the logs or the devices table name (got a code or not), in natural name order
+    /// (`stb-2` before `stb-10`).
     public var devices: [DeviceReport]
+    /// The devices that never got a code, in natural name order.
+    public var failedOnboardings: [FailedOnboarding]
     /// Every code, by device (natural order), then by first poll.
     public var codes: [CodeSummary]
     public var series: ReportSeries
@@ -136,6 +164,14 @@ public struct SoakReport: Sendable, Equatable {
     ///
     /// `client-error` belongs here too: the engine counts it as a consecutive error like a 5xx.
     public static let backoffOutcomes: Set<String> = ["server-error", "transport-error", "malformed", "unauthorized", "client-error"]
+
+    /// The engine's request stages other than polling, in the order reports list them.
+    public static let stageKinds = ["registration", "token", "configuration", "session", "profile", "decision", "metadata", "logout"]
+
+    /// The engine's request outcomes, in the order reports list them.
+    public static let requestOutcomeKinds = [
+        "ok", "throttled", "server-error", "transport-error", "malformed", "unauthorized", "client-error", "abandoned",
+    ]
 
     /// The engine's poll outcomes, in the order reports list them.
     public static let outcomeKinds = [
@@ -148,19 +184,29 @@ public struct SoakReport: Sendable, Equatable {
     ///   - polls: poll attempts, in any order; polls of one code are taken in `sent_at` order
     ///     (ties keep the given order).
     ///   - statusEvents: `status` events of the same window, or `nil` if the event log was not read.
+    ///   - requests: requests other than polls of the same window, in any order, or `nil` if the
+    ///     request log was not read.
+    ///   - devices: the stored devices, or `nil` if they were not read.
     ///   - generatedAtMs: the time to stamp the report with.
     ///   - sinceMs: the window start the logs were read from, if any.
-    ///   - outcomeKinds: outcomes always listed (with zero counts); others that occur are added.
+    ///   - outcomeKinds: poll outcomes always listed (with zero counts); others that occur are added.
+    ///   - stageKinds: request stages always listed; others that occur are added.
+    ///   - requestOutcomeKinds: request outcomes always listed; others that occur are added.
     public init(
         polls: [PollRecord],
         statusEvents: [StatusEventRecord]?,
+        requests: [RequestRecord]? = nil,
+        devices deviceRecords: [DeviceRecord]? = nil,
         generatedAtMs: Int64,
         sinceMs: Int64? = nil,
-        outcomeKinds: [String] = SoakReport.outcomeKinds
+        outcomeKinds: [String] = SoakReport.outcomeKinds,
+        stageKinds: [String] = SoakReport.stageKinds,
+        requestOutcomeKinds: [String] = SoakReport.requestOutcomeKinds
     ) {
         self.generatedAtMs = generatedAtMs
         self.sinceMs = sinceMs
         eventsLoaded = statusEvents != nil
+        requestsLoaded = requests != nil
 
         var pollsByDevice: [String: [Int]] = [:]
         for (index, poll) in polls.enumerated() { pollsByDevice[poll.device, default: []].append(index) }
@@ -168,24 +214,51 @@ public struct SoakReport: Sendable, Equatable {
         var expiryEvents: [String: Int] = [:]
         var failureEvents: [String: Int] = [:]
         var expiredByEvent: [String: Set<String>] = [:]
+        var codesShown: [String: Int] = [:]
+        var failures: [String: (count: Int, last: StatusEventRecord, at: (Int64, Int))] = [:]
         var eventDevices: Set<String> = []
-        for event in statusEvents ?? [] {
+        for (index, event) in (statusEvents ?? []).enumerated() {
+            eventDevices.insert(event.device)
+            if event.isFailure {
+                let at = (event.timeMs, index)
+                if let known = failures[event.device] {
+                    let later = at > known.at
+                    failures[event.device] = (known.count + 1, later ? event : known.last, later ? at : known.at)
+                } else {
+                    failures[event.device] = (1, event, at)
+                }
+            }
             switch event.errorId {
             case StatusEventRecord.expired:
                 expiryEvents[event.device, default: 0] += 1
                 if let code = event.code { expiredByEvent[event.device, default: []].insert(code) }
             case StatusEventRecord.failed:
                 failureEvents[event.device, default: 0] += 1
+            case StatusEventRecord.registrationCode:
+                codesShown[event.device, default: 0] += 1
             default:
                 continue
             }
-            eventDevices.insert(event.device)
         }
 
-        let names = Set(pollsByDevice.keys).union(eventDevices).sorted(by: NaturalOrder.less)
+        let allRequests = requests ?? []
+        var requestsByDevice: [String: [Int]] = [:]
+        for (index, request) in allRequests.enumerated() { requestsByDevice[request.device, default: []].append(index) }
+        var records: [String: DeviceRecord] = [:]
+        for record in deviceRecords ?? [] { records[record.device] = record }
+
+        let names = Set(pollsByDevice.keys).union(eventDevices).union(requestsByDevice.keys).union(records.keys)
+            .sorted(by: NaturalOrder.less)
         var fleet = FigureAccumulator(outcomeKinds: outcomeKinds)
+        var fleetRequests = RequestAccumulator(stageKinds: stageKinds, outcomeKinds: requestOutcomeKinds)
+        var onboarding = OnboardingFigures()
+        if statusEvents != nil {
+            onboarding.codesIssued = 0
+            onboarding.newCodes = 0
+        }
         var devices: [DeviceReport] = []
         var codes: [CodeSummary] = []
+        var failedOnboardings: [FailedOnboarding] = []
         for name in names {
             var device = FigureAccumulator(outcomeKinds: outcomeKinds)
             let indices = (pollsByDevice[name] ?? []).sorted { (polls[$0].sentMs, $0) < (polls[$1].sentMs, $1) }
@@ -209,9 +282,60 @@ public struct SoakReport: Sendable, Equatable {
                 figures.expiryEvents = expiryEvents[name] ?? 0
                 figures.failureEvents = failureEvents[name] ?? 0
             }
-            devices.append(DeviceReport(device: name, figures: figures))
+
+            // Requests in send order (ties keep the given order).
+            let deviceRequests = (requestsByDevice[name] ?? [])
+                .sorted { (allRequests[$0].sentMs, $0) < (allRequests[$1].sentMs, $1) }
+                .map { allRequests[$0] }
+            var requestFigures = RequestAccumulator(stageKinds: stageKinds, outcomeKinds: requestOutcomeKinds)
+            for request in deviceRequests { requestFigures.add(request) }
+
+            var deviceOnboarding = OnboardingFigures()
+            deviceOnboarding.registrations = deviceRequests.filter { $0.stage == "registration" && $0.outcome == "ok" }.count
+            deviceOnboarding.reRegistrations = max(deviceOnboarding.registrations - 1, 0)
+            if statusEvents != nil {
+                let shown = codesShown[name] ?? 0
+                deviceOnboarding.codesIssued = shown
+                deviceOnboarding.newCodes = max(shown - 1, 0)
+            }
+            let record = records[name]
+            let gotCode =
+                !indices.isEmpty || (codesShown[name] ?? 0) > 0 || (record?.codesIssued ?? 0) > 0
+                || deviceRequests.contains { $0.stage == "session" && $0.outcome == "ok" }
+            var failed: FailedOnboarding?
+            if gotCode {
+                deviceOnboarding.devicesWithCode = 1
+            } else {
+                deviceOnboarding.failedOnboardings = 1
+                let failure = FailedOnboarding(
+                    device: name,
+                    state: record?.state,
+                    requests: deviceRequests.count,
+                    failureEvents: failures[name]?.count ?? 0,
+                    lastFailure: failures[name]?.last,
+                    lastFailedRequest: deviceRequests.last { $0.outcome != "ok" }
+                )
+                failed = failure
+                failedOnboardings.append(failure)
+            }
+            onboarding.merge(deviceOnboarding)
+
+            devices.append(
+                DeviceReport(
+                    device: name,
+                    figures: figures,
+                    state: record?.state,
+                    requests: requestFigures.finish(),
+                    onboarding: deviceOnboarding,
+                    failedOnboarding: failed
+                )
+            )
             fleet.merge(device)
+            fleetRequests.merge(requestFigures)
         }
+        self.requests = fleetRequests.finish()
+        self.onboarding = onboarding
+        self.failedOnboardings = failedOnboardings
 
         var fleetFigures = fleet.finish()
         if statusEvents != nil {

@@ -2,8 +2,9 @@ import AccessEnablerAPI
 
 /// A `status` callback as the report reads it from the event log.
 ///
-/// Only `REG410` (the code expired) and `REG500` (no code, or polling given up) are counted;
-/// other error ids are accepted and ignored.
+/// `REG410` (the code expired) and `REG500` (no code, or polling given up) are counted as such;
+/// `REGCODE` counts the codes a device was issued; any failure (see ``isFailure``) can be the
+/// reason a device never got a code. Other ids are accepted and otherwise ignored.
 public struct StatusEventRecord: Sendable, Equatable {
     public var device: String
     /// Milliseconds since the Unix epoch.
@@ -12,16 +13,34 @@ public struct StatusEventRecord: Sendable, Equatable {
     public var errorId: String
     /// `statusDictionary.code`: the code an expiry names, when the event carries one.
     public var code: String?
+    /// `statusDictionary.message`.
+    public var message: String?
+    /// `statusDictionary.level` (`success`, `info`, `warning`, `error`), when known.
+    public var level: String?
 
-    public init(device: String, timeMs: Int64, errorId: String, code: String?) {
+    public init(device: String, timeMs: Int64, errorId: String, code: String?, message: String? = nil, level: String? = nil) {
         self.device = device
         self.timeMs = timeMs
         self.errorId = errorId
         self.code = code
+        self.message = message
+        self.level = level
+    }
+
+    /// Whether the status reports a failure: level `error` or `warning`; without a level, any id
+    /// but `REGCODE`.
+    public var isFailure: Bool {
+        switch level {
+        case "error", "warning": true
+        case nil: errorId != Self.registrationCode
+        default: false
+        }
     }
 
     /// The error id of a code expiry.
     public static let expired = StatusID.registrationCodeExpired.rawValue
     /// The error id of a failure to get a code or of polling given up.
     public static let failed = StatusID.registrationCodeFailed.rawValue
+    /// The error id of a new code to show.
+    public static let registrationCode = StatusID.registrationCode.rawValue
 }

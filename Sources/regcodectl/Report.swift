@@ -9,7 +9,7 @@ import SoakReport
 /// `regcodectl report`: soak figures straight from the state database (no daemon needed).
 struct Report: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print a soak report from the poll and event logs: intervals, lateness, 429s, backoffs, logins, expiries.",
+        abstract: "Print a soak report from the state database: polls, requests by stage, onboardings, logins, expiries.",
         discussion: """
             Reads the state database directly; running it next to the daemon is fine.
             --since takes a duration back from now (30m, 2h, 7d, 1h30m), an ISO-8601 time or epoch milliseconds.
@@ -73,12 +73,20 @@ struct Report: AsyncParsableCommand {
             let store = try RegcodeStore(readingOnly: path, logger: Logger(label: "regcodectl.report", factory: { _ in SwiftLogNoOpLogHandler() }))
             let polls = try await loadPolls(store, sinceMs: sinceMs)
             let events = try await loadStatusEvents(store, sinceMs: sinceMs)
+            // A read-only store of schema version 1 has no request log: the report then leaves the
+            // request figures out rather than showing zeros.
+            let requests = store.fileSchemaVersion >= 2 ? try await loadRequests(store, sinceMs: sinceMs) : nil
+            let devices = try await loadDevices(store)
             report = SoakReport(
                 polls: polls,
                 statusEvents: events,
+                requests: requests,
+                devices: devices,
                 generatedAtMs: nowMs,
                 sinceMs: sinceMs,
-                outcomeKinds: PollOutcome.allCases.map(\.rawValue)
+                outcomeKinds: PollOutcome.allCases.map(\.rawValue),
+                stageKinds: RequestStage.allCases.filter { $0 != .poll }.map(\.rawValue),
+                requestOutcomeKinds: RequestOutcome.allCases.map(\.rawValue)
             )
         } catch let error as RegcodeStoreError {
             throw failure(error.description)
@@ -126,7 +134,40 @@ struct Report: AsyncParsableCommand {
         }
     }
 
-    /// The `REG410` / `REG500` status events of the window, read page by page.
+    private func loadRequests(_ store: RegcodeStore, sinceMs: Int64?) async throws -> [RequestRecord] {
+        let attempts: [StoredRequestAttempt]
+        if device.isEmpty {
+            attempts = try await store.requestAttempts(device: nil, sinceEpochMs: sinceMs)
+        } else {
+            var all: [StoredRequestAttempt] = []
+            for name in Set(device).sorted() { all += try await store.requestAttempts(device: name, sinceEpochMs: sinceMs) }
+            attempts = all
+        }
+        return attempts.map { stored in
+            let attempt = stored.attempt
+            return RequestRecord(
+                device: stored.device,
+                stage: attempt.stage.rawValue,
+                endpoint: attempt.endpoint,
+                sentMs: attempt.sentEpochMs,
+                latencyMs: attempt.latencyMs,
+                httpStatus: attempt.httpStatus,
+                outcome: attempt.outcome.rawValue,
+                errorCode: attempt.errorCode,
+                retryDelayMs: attempt.retryDelayMs
+            )
+        }
+    }
+
+    /// The stored devices (all of them: a device without activity in the window is still reported).
+    private func loadDevices(_ store: RegcodeStore) async throws -> [DeviceRecord] {
+        let wanted = device.isEmpty ? nil : Set(device)
+        return try await store.deviceRecordSummaries()
+            .filter { wanted?.contains($0.name) ?? true }
+            .map { DeviceRecord(device: $0.name, state: $0.state.rawValue, codesIssued: $0.codesIssued) }
+    }
+
+    /// The `status` events of the window, read page by page.
     private func loadStatusEvents(_ store: RegcodeStore, sinceMs: Int64?) async throws -> [StatusEventRecord] {
         let pageSize = 10_000
         let devices = device.isEmpty ? nil : Set(device)
@@ -137,10 +178,17 @@ struct Report: AsyncParsableCommand {
             for event in page {
                 if let sinceMs, event.time < sinceMs { continue }
                 let dictionary = event.args["statusDictionary"]
-                guard let errorId = dictionary?["errorId"]?.stringValue,
-                    errorId == StatusEventRecord.expired || errorId == StatusEventRecord.failed
-                else { continue }
-                records.append(StatusEventRecord(device: event.device, timeMs: event.time, errorId: errorId, code: dictionary?["code"]?.stringValue))
+                guard let errorId = dictionary?["errorId"]?.stringValue else { continue }
+                records.append(
+                    StatusEventRecord(
+                        device: event.device,
+                        timeMs: event.time,
+                        errorId: errorId,
+                        code: dictionary?["code"]?.stringValue,
+                        message: dictionary?["message"]?.stringValue,
+                        level: dictionary?["level"]?.stringValue
+                    )
+                )
             }
             guard page.count == pageSize, let last = page.last else { return records }
             after = last.seq

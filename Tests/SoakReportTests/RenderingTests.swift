@@ -13,6 +13,7 @@ import FoundationXML
         "time_to_authenticate_ms", "expiries", "first_sent_ms", "last_sent_ms",
     ]
     static let distributionKeys: Set<String> = ["count", "min", "p50", "p95", "p99", "max", "mean"]
+    static let topLevelKeys: Set<String> = ["generated_at_ms", "generated_at", "since_ms", "events_loaded", "percentile_method", "fleet", "devices"]
 
     private func parse(_ report: SoakReport) throws -> [String: Any] {
         let object = try JSONSerialization.jsonObject(with: Data(report.json().utf8))

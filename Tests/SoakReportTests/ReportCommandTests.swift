@@ -27,8 +27,22 @@ struct ReportCommandTests {
         }
         for event in Fixture.events {
             let code = event.code.map { "\"code\":\"\($0)\"," } ?? ""
-            let args = "{\"statusDictionary\":{\(code)\"errorId\":\"\(event.errorId)\",\"level\":\"error\"}}"
+            let message = event.message.map { ",\"message\":\"\($0)\"" } ?? ""
+            let args = "{\"statusDictionary\":{\(code)\"errorId\":\"\(event.errorId)\",\"level\":\"\(event.level ?? "error")\"\(message)}}"
             sql += "INSERT INTO events(device, time, name, args) VALUES ('\(event.device)', \(event.timeMs), 'status', '\(args)');\n"
+        }
+        for request in Fixture.requests {
+            let status = request.httpStatus.map(String.init) ?? "NULL"
+            let error = request.errorCode.map { "'\($0)'" } ?? "NULL"
+            let retry = request.retryDelayMs.map(String.init) ?? "NULL"
+            sql += "INSERT INTO request_attempts(device, stage, endpoint, sent_at, http_status, latency_ms, outcome, error_code, retry_delay_ms) "
+            sql +=
+                "VALUES ('\(request.device)', '\(request.stage)', '\(request.endpoint)', \(request.sentMs), \(status), \(request.latencyMs), '\(request.outcome)', \(error), \(retry));\n"
+        }
+        for (index, device) in Fixture.devices.enumerated() {
+            sql += "INSERT INTO devices(name, device_id, device_info, profile, requestor, scenario, settings, seed, state, created_at, updated_at) "
+            sql +=
+                "VALUES ('\(device.device)', 'id-\(index)', '{}', 'v2', 'REF30', 'login', '{}', 0, '\(device.state ?? "new")', \(index), \(index));\n"
         }
         // A callback that is not a status must not be counted.
         sql +=
@@ -75,6 +89,47 @@ struct ReportCommandTests {
         #expect(expiries["expired_codes"] as? Int == 2)
         let devices = try #require(json["devices"] as? [[String: Any]])
         #expect(devices.map { $0["device"] as? String } == ["stb-1", "stb-2", "stb-3"])
+    }
+
+    @Test func requestsByStageAndFailedOnboardingsFromTheDatabase() throws {
+        let database = try Self.makeDatabase()
+        defer { try? FileManager.default.removeItem(at: database.directory) }
+        let run = try Self.report(["--database", database.path, "--format", "json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let fleet = try #require(json["fleet"] as? [String: Any])
+        let requests = try #require(fleet["requests"] as? [String: Any])
+        #expect(requests["total"] as? Int == 28)
+        #expect(requests["retried"] as? Int == 7)
+        let stages = try #require(requests["by_stage"] as? [String: Any])
+        #expect((stages["session"] as? [String: Any])?["server_5xx"] as? Int == 4)
+        #expect((stages["configuration"] as? [String: Any])?["throttled_429"] as? Int == 1)
+        let onboarding = try #require(fleet["onboarding"] as? [String: Any])
+        #expect(onboarding["re_registrations"] as? Int == 1)
+        #expect(onboarding["new_codes"] as? Int == 3)
+        #expect(onboarding["failed_onboardings"] as? Int == 1)
+        let devices = try #require(json["devices"] as? [[String: Any]])
+        #expect(devices.map { $0["state"] as? String } == ["ready", "polling", "ready"])
+        let failed = try #require(json["failed_onboardings"] as? [[String: Any]])
+        #expect(failed.map { $0["device"] as? String } == ["stb-3"])
+        #expect((failed.first?["last_failure"] as? [String: Any])?["error_id"] as? String == "REG500")
+        #expect((failed.first?["last_failed_request"] as? [String: Any])?["error_code"] as? String == "internal_error")
+
+        let text = try Self.report(["--database", database.path])
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.contains("FAILED ONBOARDINGS (1 device without a code)"))
+        #expect(text.stdout.contains("REQUESTS BY STAGE (28 requests other than polls, 7 retried)"))
+
+        // A stored device without any logged activity is still reported, as a failed onboarding.
+        try SQLiteShell.run(
+            database.path,
+            "INSERT INTO devices(name, device_id, device_info, profile, requestor, scenario, settings, seed, state, created_at, updated_at) VALUES ('stb-10', 'id-10', '{}', 'v2', 'REF30', 'login', '{}', 0, 'new', 9, 9)"
+        )
+        let csv = try Self.report(["--database", database.path, "--format", "csv"])
+        let rows = CSVRenderingTests.records(csv.stdout)
+        #expect(rows.map { $0[1] } == ["device", "", "stb-1", "stb-2", "stb-3", "stb-10"])
+        let failedColumn = try #require(rows[0].firstIndex(of: "failed_onboardings"))
+        #expect(rows[1][failedColumn] == "2")
     }
 
     @Test func deviceAndSinceFilters() throws {

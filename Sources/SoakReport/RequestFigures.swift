@@ -1,0 +1,172 @@
+/// The request log's figures of one stage (registration, token, configuration, …).
+public struct StageFigures: Sendable, Equatable {
+    public var stage: String
+    /// Logged requests, each retry counted.
+    public var requests: Int = 0
+    /// Outcome `ok`.
+    public var ok: Int = 0
+    /// Outcome `throttled` (HTTP 429).
+    public var throttled: Int = 0
+    /// Outcome `server-error` (HTTP 5xx).
+    public var serverErrors: Int = 0
+    /// Outcome `transport-error` (no HTTP answer).
+    public var transportErrors: Int = 0
+    /// Outcomes `client-error` and `unauthorized` (HTTP 4xx other than 429).
+    public var clientErrors: Int = 0
+    /// Every other outcome: `malformed`, `abandoned`, and outcomes this build does not know.
+    public var other: Int = 0
+    /// Requests after which the same request was tried again (a retry delay was chosen).
+    public var retried: Int = 0
+    /// Requests per outcome; every kind the report knows is present, zero or not.
+    public var outcomes: [String: Int] = [:]
+    public var latency: Distribution = .empty
+
+    public init(stage: String) {
+        self.stage = stage
+    }
+}
+
+/// The request log's figures of one device or of the fleet.
+public struct RequestFigures: Sendable, Equatable {
+    /// Logged requests other than polls.
+    public var requests: Int = 0
+    /// Requests after which the same request was tried again.
+    public var retried: Int = 0
+    /// One entry per stage: every known stage in ``SoakReport/stageKinds`` order, then others
+    /// alphabetically.
+    public var stages: [StageFigures] = []
+
+    public init() {}
+
+    /// The figures of `stage`, if it is listed.
+    public func stage(_ name: String) -> StageFigures? {
+        stages.first { $0.stage == name }
+    }
+}
+
+/// How devices got (or did not get) their codes. For a device the counts are its own (0 or 1 for
+/// the device counts); for the fleet they are sums.
+public struct OnboardingFigures: Sendable, Equatable {
+    /// Devices that got at least one code: polled one, were shown one (`REGCODE`), were answered
+    /// `ok` on a `session` request, or have codes in the state database.
+    public var devicesWithCode: Int = 0
+    /// Devices that never got a code.
+    public var failedOnboardings: Int = 0
+    /// `registration` requests answered `ok`.
+    public var registrations: Int = 0
+    /// `ok` registrations beyond each device's first: the device registered again.
+    public var reRegistrations: Int = 0
+    /// `REGCODE` status events (codes shown); `nil` when the event log was not read.
+    public var codesIssued: Int?
+    /// `REGCODE` events beyond each device's first; `nil` when the event log was not read.
+    public var newCodes: Int?
+
+    public init() {}
+
+    mutating func merge(_ other: OnboardingFigures) {
+        devicesWithCode += other.devicesWithCode
+        failedOnboardings += other.failedOnboardings
+        registrations += other.registrations
+        reRegistrations += other.reRegistrations
+        if let theirs = other.codesIssued { codesIssued = (codesIssued ?? 0) + theirs }
+        if let theirs = other.newCodes { newCodes = (newCodes ?? 0) + theirs }
+    }
+}
+
+/// A device that never got a code, with what the logs say about why.
+public struct FailedOnboarding: Sendable, Equatable {
+    public var device: String
+    /// The stored state, when the device is still stored.
+    public var state: String?
+    /// The device's logged requests (any stage).
+    public var requests: Int
+    /// The device's failure `status` events (see ``StatusEventRecord/isFailure``).
+    public var failureEvents: Int
+    /// The latest failure `status` event, e.g. `R400`, `CFG429`, `REG500`.
+    public var lastFailure: StatusEventRecord?
+    /// The latest request that did not end `ok`.
+    public var lastFailedRequest: RequestRecord?
+
+    public init(
+        device: String,
+        state: String?,
+        requests: Int,
+        failureEvents: Int,
+        lastFailure: StatusEventRecord?,
+        lastFailedRequest: RequestRecord?
+    ) {
+        self.device = device
+        self.state = state
+        self.requests = requests
+        self.failureEvents = failureEvents
+        self.lastFailure = lastFailure
+        self.lastFailedRequest = lastFailedRequest
+    }
+}
+
+/// Collects the request log of one device (or of the fleet, by merging devices).
+struct RequestAccumulator {
+    var stageOrder: [String]
+    var stages: [String: StageFigures] = [:]
+    var latencies: [String: [Double]] = [:]
+    let outcomeKinds: [String]
+
+    init(stageKinds: [String], outcomeKinds: [String]) {
+        stageOrder = stageKinds
+        self.outcomeKinds = outcomeKinds
+    }
+
+    mutating func add(_ request: RequestRecord) {
+        var figures = stages[request.stage] ?? emptyStage(request.stage)
+        figures.requests += 1
+        figures.outcomes[request.outcome, default: 0] += 1
+        switch request.outcome {
+        case "ok": figures.ok += 1
+        case "throttled": figures.throttled += 1
+        case "server-error": figures.serverErrors += 1
+        case "transport-error": figures.transportErrors += 1
+        case "client-error", "unauthorized": figures.clientErrors += 1
+        default: figures.other += 1
+        }
+        if request.retryDelayMs != nil { figures.retried += 1 }
+        stages[request.stage] = figures
+        latencies[request.stage, default: []].append(request.latencyMs)
+    }
+
+    mutating func merge(_ other: RequestAccumulator) {
+        for (stage, theirs) in other.stages {
+            var figures = stages[stage] ?? emptyStage(stage)
+            figures.requests += theirs.requests
+            figures.ok += theirs.ok
+            figures.throttled += theirs.throttled
+            figures.serverErrors += theirs.serverErrors
+            figures.transportErrors += theirs.transportErrors
+            figures.clientErrors += theirs.clientErrors
+            figures.other += theirs.other
+            figures.retried += theirs.retried
+            figures.outcomes.merge(theirs.outcomes, uniquingKeysWith: +)
+            stages[stage] = figures
+        }
+        latencies.merge(other.latencies, uniquingKeysWith: +)
+    }
+
+    func finish() -> RequestFigures {
+        let known = Set(stageOrder)
+        let others = stages.keys.filter { !known.contains($0) }.sorted()
+        var result = RequestFigures()
+        for stage in stageOrder + others {
+            var figures = stages[stage] ?? emptyStage(stage)
+            figures.latency = Distribution(latencies[stage] ?? [])
+            result.requests += figures.requests
+            result.retried += figures.retried
+            result.stages.append(figures)
+        }
+        return result
+    }
+
+    private func emptyStage(_ stage: String) -> StageFigures {
+        var figures = StageFigures(stage: stage)
+        figures.outcomes = Dictionary(outcomeKinds.map { ($0, 0) }, uniquingKeysWith: { first, _ in first })
+        return figures
+    }
+}

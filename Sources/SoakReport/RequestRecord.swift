@@ -1,0 +1,56 @@
+/// One backend request other than a poll, as the report reads it from the request log.
+public struct RequestRecord: Sendable, Equatable {
+    public var device: String
+    /// The engine's `RequestStage` raw value (`registration`, `token`, `configuration`, `session`, …).
+    public var stage: String
+    /// The endpoint's short name.
+    public var endpoint: String
+    /// Milliseconds since the Unix epoch.
+    public var sentMs: Int64
+    public var latencyMs: Double
+    public var httpStatus: Int?
+    /// The engine's `RequestOutcome` raw value (`ok`, `throttled`, `server-error`, …).
+    public var outcome: String
+    /// Adobe's enhanced or DCR error code, when the answer carried one.
+    public var errorCode: String?
+    /// The wait before the same request was tried again (`nil`: it was not retried).
+    public var retryDelayMs: Int64?
+
+    public init(
+        device: String,
+        stage: String,
+        endpoint: String,
+        sentMs: Int64,
+        latencyMs: Double,
+        httpStatus: Int?,
+        outcome: String,
+        errorCode: String? = nil,
+        retryDelayMs: Int64? = nil
+    ) {
+        self.device = device
+        self.stage = stage
+        self.endpoint = endpoint
+        self.sentMs = sentMs
+        self.latencyMs = latencyMs
+        self.httpStatus = httpStatus
+        self.outcome = outcome
+        self.errorCode = errorCode
+        self.retryDelayMs = retryDelayMs
+    }
+}
+
+/// A device as the report reads it from the `devices` table: present devices appear in the report
+/// even without any logged activity, and codes issued before the report's window still count.
+public struct DeviceRecord: Sendable, Equatable {
+    public var device: String
+    /// The engine's `DevicePhase` raw value (`polling`, `authenticated`, `failed`, …).
+    public var state: String?
+    /// Codes the device was ever issued, as far as the state database remembers.
+    public var codesIssued: Int
+
+    public init(device: String, state: String?, codesIssued: Int) {
+        self.device = device
+        self.state = state
+        self.codesIssued = codesIssued
+    }
+}

@@ -3,6 +3,7 @@ import ControlSocket
 import Foundation
 import RegcodeEngine
 import RegcodeSupport
+import SoakReport
 
 /// `regcodectl`: talks to a running regcoded over its control socket.
 @main
@@ -78,10 +79,23 @@ struct Call: AsyncParsableCommand {
     }
 }
 
+/// Standard output for streams: a pipe or file gets each line as soon as it is written, not when
+/// the C library's buffer fills or the process exits.
+enum StandardOutput {
+    static func writeLine(_ line: String) {
+        print(line)
+        // nil flushes every output stream, so this needs no reference to the global `stdout`.
+        fflush(nil)
+    }
+}
+
 struct Watch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Stream events: one readable line per event (or JSON lines with --json).",
-        discussion: "With --since N the events stored after sequence N are replayed first."
+        discussion: """
+            With --since N the events stored after sequence N are replayed first.
+            Each line is flushed as it is written, so a pipe or file sees events as they arrive.
+            """
     )
 
     @OptionGroup var socket: SocketOptions
@@ -115,7 +129,7 @@ struct Watch: AsyncParsableCommand {
                 switch notification.method {
                 case "event":
                     guard let params = notification.params else { continue }
-                    print(json ? JSONText.compact(params) : EventLine.render(params))
+                    StandardOutput.writeLine(json ? JSONText.compact(params) : EventLine.render(params))
                     seen += 1
                     if let count, seen >= count { return }
                 case "cutoff":
@@ -138,7 +152,10 @@ struct Watch: AsyncParsableCommand {
 }
 
 struct Devices: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List devices: state, code, expiry, polls, last HTTP status.")
+    static let configuration = CommandConfiguration(
+        abstract: "List devices: state, code, expiry, polls, last HTTP status.",
+        discussion: "Devices are listed in natural name order (stb-2 before stb-10)."
+    )
 
     @OptionGroup var socket: SocketOptions
 
@@ -151,7 +168,10 @@ struct Devices: AsyncParsableCommand {
             print(JSONText.pretty(result))
             return
         }
-        let rows = (result["devices"]?.arrayValue ?? []).map { device -> [String] in
+        let devices = (result["devices"]?.arrayValue ?? []).sorted {
+            NaturalOrder.less($0["device"]?.stringValue ?? "", $1["device"]?.stringValue ?? "")
+        }
+        let rows = devices.map { device -> [String] in
             [
                 device["device"]?.stringValue ?? "?",
                 device["state"]?.stringValue ?? "?",

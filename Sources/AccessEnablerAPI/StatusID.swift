@@ -45,6 +45,14 @@ public struct StatusID: RawRepresentable, Hashable, Sendable, Codable, CustomStr
     /// The authorization request was malformed (bad resource).
     public static let authorizationInvalidRequest = StatusID(rawValue: "Z130")
     public static let authorizationInternalError = StatusID(rawValue: "Z500")
+    /// Denied under an authzNone degradation rule.
+    public static let authorizationDegraded = StatusID(rawValue: "Z169")
+    /// A TempPass ran out (duration or resources limit).
+    public static let tempPassExpired = StatusID(rawValue: "N111")
+    /// The backend holds no (valid) authentication for the device.
+    public static let authenticationNotFound = StatusID(rawValue: "N130")
+    /// The MVPD picker was cancelled (`setSelectedProvider(nil)`).
+    public static let providerSelectionCancelled = StatusID(rawValue: "N005")
     /// Preauthorization failed.
     public static let preauthorizationFailed = StatusID(rawValue: "P100")
 }

@@ -9,6 +9,12 @@ enum CodePrinter {
         FileHandle.standardOutput.write(Data(("regcoded: " + line + "\n").utf8))
     }
 
+    /// A code a restarted daemon goes on polling (it is not announced again as a new `REGCODE`).
+    static func printResumed(device: String, code: IssuedCode, activationURL: String?) {
+        let url = activationURL.map { " — enter it at \($0)" } ?? ""
+        say("\(device): code \(code.code) (resumed, expires \(EventEncoding.timestamp(code.expiresEpochMs)))\(url)")
+    }
+
     static func print(_ steps: [DeviceStep], activationURL: String?) {
         for step in steps {
             for event in step.events {

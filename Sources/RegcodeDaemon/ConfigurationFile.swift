@@ -112,6 +112,7 @@ public enum ConfigurationFile {
                 case "print_codes": configuration.printCodes = try bool(value, key)
                 case "max_concurrent_requests": configuration.maxConcurrentRequests = try int(value, key, range: 1...100_000)
                 case "subscriber_buffer": configuration.subscriberBuffer = try int(value, key, range: 16...1_000_000)
+                case "client_addresses": configuration.clientAddresses = try string(value, key)
                 case "log_level":
                     let text = try string(value, key)
                     guard let level = Logger.Level(rawValue: text.lowercased()) else {
@@ -188,6 +189,11 @@ public enum ConfigurationFile {
                 case "signing_secret_file": fleet.signingSecretFile = try optionalString(value, path)
                 case "poll": try readPoll(value, key: path, into: &fleet.poll)
                 case "ramp": fleet.ramp = try optionalDuration(value, path)
+                case "domain_name": fleet.identity.domainName = try string(value, path)
+                case "redirect_url": fleet.identity.redirectURL = try string(value, path)
+                case "client_redirect_uri": fleet.identity.clientRedirectURI = try string(value, path)
+                case "user_agent": fleet.identity.userAgent = try string(value, path)
+                case "forwarded_for": fleet.identity.sendsForwardedFor = try bool(value, path)
                 case "cycle":
                     for (sub, subValue) in try mapping(value, path) {
                         let subPath = "\(path).\(sub)"
@@ -234,6 +240,10 @@ public enum ConfigurationFile {
                 case "max_consecutive_errors":
                     policy.maxConsecutiveErrors = value.null != nil ? nil : try int(value, path, range: 1...1_000_000)
                 case "code_request_retries": policy.codeRequestRetries = try int(value, path, range: 0...100)
+                case "stage_retries": policy.stageRetries = try int(value, path, range: 0...100)
+                case "stage_backoff_base": policy.stageBackoffBase = try duration(value, path)
+                case "stage_backoff_cap": policy.stageBackoffCap = try duration(value, path)
+                case "code_recoveries": policy.codeRecoveries = try int(value, path, range: 0...100)
                 case "misbehaving": policy.misbehaving = try bool(value, path)
                 case "preset": continue
                 case "on_expiry": onExpiry = try string(value, path).lowercased()

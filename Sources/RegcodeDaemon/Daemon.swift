@@ -35,6 +35,8 @@ public final class Daemon: Sendable {
     let startedAt = Date()
     let activationURL = SharedValue<String?>(nil)
     private let simulator: PassSimulator?
+    /// Emulated client addresses; stored devices' addresses are reserved at start-up.
+    let addressPool: Mutex<ClientAddressPool>
     let metrics: RegcodeMetrics?
 
     /// Reads secrets and opens the database; nothing runs yet. Configuration errors surface
@@ -51,6 +53,8 @@ public final class Daemon: Sendable {
         self.environment = environment
         self.reloadConfiguration = reloadConfiguration
         self.catalogState = Mutex(try DeviceCatalog.load(configuration: configuration, environment: environment))
+        // validate() checked the range.
+        self.addressPool = Mutex(ClientAddressPool(cidr: configuration.clientAddresses) ?? ClientAddressPool(cidr: ClientAddressPool.defaultRange)!)
         self.store = try RegcodeStore(path: configuration.database, logger: logger)
         self.broadcaster = EventBroadcaster(bufferSize: configuration.subscriberBuffer)
         let printCodes = configuration.printCodes ?? configuration.usesEmbeddedSimulator
@@ -88,6 +92,8 @@ public final class Daemon: Sendable {
         if configuration.usesEmbeddedSimulator {
             var simulatorConfiguration = SimulatorConfiguration()
             simulatorConfiguration.autoApproveAfter = configuration.simulatorAutoApproveAfter
+            // Beside the database, so a restarted daemon finds the same client, token and code.
+            simulatorConfiguration.statePath = configuration.simulatorStatePath
             // The in-process backend must know the v1 key pairs the fleets sign with.
             for secrets in catalogState.withLock({ Array($0.secrets.values) }) {
                 if let keys = secrets.signingKeys { simulatorConfiguration.signingKeys[keys.publicKey] = keys.secret }
@@ -176,6 +182,14 @@ public final class Daemon: Sendable {
             CodePrinter.say("activation page: \(url)")
         }
         let specs = try await reconcileDevices()
+        if configuration.printCodes ?? configuration.usesEmbeddedSimulator {
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            for spec in specs {
+                if let code = spec.snapshot.code, code.expiresEpochMs > now {
+                    CodePrinter.printResumed(device: spec.settings.name, code: code, activationURL: activationURL.value)
+                }
+            }
+        }
         var ramps: [String: (ramp: Duration, specs: [Fleet<SystemDeviceClock>.DeviceSpec])] = [:]
         var started = 0
         for spec in specs {
@@ -234,9 +248,11 @@ public final class Daemon: Sendable {
     /// Start-up: what to start for every configured and stored device (stored identity, state and
     /// seed are kept; devices no longer configured are forgotten unless added over the socket).
     func reconcileDevices() async throws -> [Fleet<SystemDeviceClock>.DeviceSpec] {
+        let stored = try await store.loadDevices()
+        addressPool.withLock { $0.reserve(stored.compactMap(\.clientAddress)) }
         let plans = DeviceReconciler().plan(
             wanted: wantedDevices(catalog),
-            stored: try await store.loadDevices(),
+            stored: stored,
             running: [:],
             runtimeSettings: runtimeSettingsAndCycle
         )
@@ -244,9 +260,11 @@ public final class Daemon: Sendable {
         for plan in plans {
             switch plan {
             case .start(let device, let settings, let cycle, let save):
-                if save { try await store.saveDevice(device) }
+                let device = try addressed(device)
+                if save || device.clientAddress != nil { try await store.saveDevice(device) }
                 specs.append(device.spec(settings: settings, cycle: cycle))
             case .restart(let device, let settings, let cycle):
+                let device = try addressed(device)
                 try await store.saveDevice(device)
                 specs.append(device.spec(settings: settings, cycle: cycle))
             case .keep:
@@ -257,6 +275,21 @@ public final class Daemon: Sendable {
             }
         }
         return specs
+    }
+
+    /// `device` with an emulated client address: its stored one, else the next free one of the range.
+    func addressed(_ device: StoredDevice) throws -> StoredDevice {
+        guard device.clientAddress == nil else { return device }
+        var device = device
+        guard let address = addressPool.withLock({ $0.allocate() }) else {
+            throw ConfigurationError(
+                file: configuration.configFile,
+                key: "client_addresses",
+                reason: "\(configuration.clientAddresses) has no free address left for \(device.name)"
+            )
+        }
+        device.clientAddress = address
+        return device
     }
 
     func runtimeSettingsAndCycle(_ device: StoredDevice) -> (DeviceSettings, CyclePlan?) {
@@ -319,10 +352,12 @@ public final class Daemon: Sendable {
             for plan in plans {
                 switch plan {
                 case .start(let device, let settings, let cycle, let save):
+                    let device = try addressed(device)
                     if save { try await store.saveDevice(device) }
                     try await fleet.add(device.spec(settings: settings, cycle: cycle))
                     added += 1
                 case .restart(let device, let settings, let cycle):
+                    let device = try addressed(device)
                     await fleet.remove(device.name)
                     try await store.saveDevice(device)
                     try await fleet.add(device.spec(settings: settings, cycle: cycle))

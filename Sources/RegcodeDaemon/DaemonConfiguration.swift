@@ -39,6 +39,8 @@ public struct FleetConfiguration: Sendable, Equatable {
     public var ramp: Duration?
     /// Timing of the `cycle` scenario.
     public var cycle = CyclePlan()
+    /// Domain, redirect URLs, User-Agent and whether devices send `X-Forwarded-For`.
+    public var identity = ClientIdentity()
 
     public init() {}
 
@@ -75,10 +77,26 @@ public struct DaemonConfiguration: Sendable {
     public var maxConcurrentRequests = 256
     /// Live events buffered per subscriber before it is cut off.
     public var subscriberBuffer = 4096
+    /// IPv4 range (CIDR) the devices' emulated client addresses come from.
+    public var clientAddresses = ClientAddressPool.defaultRange
 
     public init() {}
 
     public var usesEmbeddedSimulator: Bool { backend == nil }
+
+    /// Whether the backend runs on this host (the embedded simulator, or a URL on loopback).
+    public var backendIsLocal: Bool {
+        guard let backend else { return true }
+        guard let host = URL(string: backend)?.host?.lowercased() else { return false }
+        return host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+    }
+
+    /// Where the embedded simulator keeps its state: beside the database (`x.sqlite` → `x.pass-sim.sqlite`).
+    public var simulatorStatePath: String {
+        let suffix = ".sqlite"
+        let stem = database.hasSuffix(suffix) ? String(database.dropLast(suffix.count)) : database
+        return stem + ".pass-sim.sqlite"
+    }
 
     /// Every configured device name, in fleet order.
     public var deviceNames: [String] { fleets.flatMap(\.deviceNames) }
@@ -116,6 +134,13 @@ public struct DaemonConfiguration: Sendable {
         }
         if let backend, URL(string: backend)?.scheme.map({ ["http", "https"].contains($0) }) != true {
             throw ConfigurationError(file: configFile, key: "backend", reason: "'\(backend)' is not an http(s) URL")
+        }
+        if ClientAddressPool(cidr: clientAddresses) == nil {
+            throw ConfigurationError(
+                file: configFile,
+                key: "client_addresses",
+                reason: "'\(clientAddresses)' is not an IPv4 range such as 198.18.0.0/15"
+            )
         }
         if let metrics, HostPort.parse(metrics) == nil {
             throw ConfigurationError(file: configFile, key: "metrics", reason: "'\(metrics)' is not HOST:PORT")

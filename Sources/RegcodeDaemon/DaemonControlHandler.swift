@@ -247,8 +247,14 @@ struct DaemonControlHandler: ControlHandler {
             cycle: fleet.cycle,
             addedAtRuntime: true
         )
-        guard case .start(let device, let settings, let cycle, _) = DeviceReconciler().plan(for: wanted, stored: nil, running: nil) else {
+        guard case .start(let planned, let settings, let cycle, _) = DeviceReconciler().plan(for: wanted, stored: nil, running: nil) else {
             throw .internalError("a new device must be started")
+        }
+        let device: StoredDevice
+        do {
+            device = try daemon.addressed(planned)
+        } catch {
+            throw .conflict("no emulated client address left for '\(name)'", data: ["device": .string(name)])
         }
         try await storeCall { store in try await store.saveDevice(device) }
         do {

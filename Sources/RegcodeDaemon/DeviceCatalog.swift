@@ -33,6 +33,14 @@ struct DeviceCatalog: Sendable {
             } else if let credentials, let value = try? readSecret("\(credentials)/software-statement", key: "", configFile: nil) {
                 fleetSecrets.softwareStatement = value
             } else if fleet.profile == .v2 || fleet.publicKey == nil {
+                guard configuration.backendIsLocal else {
+                    // The embedded statement is only approved by a simulator; a real backend refuses it at registration.
+                    throw ConfigurationError(
+                        file: configuration.configFile,
+                        key: "fleets[\(index)].software_statement_file",
+                        reason: "a backend that is not on this host needs the programmer's software statement (DCR)"
+                    )
+                }
                 fleetSecrets.softwareStatement = embeddedSoftwareStatement
             }
             if let publicKey = fleet.publicKey {
@@ -77,6 +85,7 @@ struct DeviceCatalog: Sendable {
         settings.profile = fleet.profile
         settings.presetMVPD = fleet.mvpd
         settings.polling = fleet.poll
+        settings.identity = fleet.identity
         let secrets = secrets[fleet.name] ?? FleetSecrets()
         settings.softwareStatement = secrets.softwareStatement
         settings.signingKeys = secrets.signingKeys

@@ -71,6 +71,16 @@ final class RegcodeMetrics: Sendable {
             pollLatency.recordNanoseconds(Int64(attempt.latencyMs * 1_000_000))
             pollLateness.recordMilliseconds(max(0, attempt.sentEpochMs - attempt.plannedEpochMs))
         }
+        for attempt in steps.lazy.flatMap(\.requests) {
+            // Every backend request that is not a poll, by stage: throttled onboardings show here.
+            Counter(
+                label: "regcoded_requests_total",
+                dimensions: [
+                    ("stage", attempt.stage.rawValue), ("outcome", attempt.outcome.rawValue), ("retried", attempt.retryDelayMs == nil ? "no" : "yes"),
+                ],
+                factory: factory
+            ).increment()
+        }
         for step in steps {
             for event in step.events {
                 CoreMetrics.Counter(label: "regcoded_events_total", dimensions: [("name", event.name)], factory: factory).increment()

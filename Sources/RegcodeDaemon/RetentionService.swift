@@ -12,7 +12,11 @@ struct RetentionService: Service {
     var period: Duration = .seconds(600)
 
     func run() async throws {
-        guard retention.pollAttempts != nil || retention.events != nil else { return }
+        guard retention.pollAttempts != nil || retention.events != nil else {
+            // Nothing to prune, but a service that returns early stops the whole group: wait for shutdown.
+            try? await gracefulShutdown()
+            return
+        }
         while !Task.isCancelled {
             let now = Int64(Date().timeIntervalSince1970 * 1000)
             do {

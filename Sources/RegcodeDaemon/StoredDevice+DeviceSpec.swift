@@ -5,6 +5,8 @@ import RegcodeStore
 extension StoredDevice {
     /// What the fleet runs for this device; `settings` carries the secrets the store never holds.
     func spec(settings: DeviceSettings, cycle: CyclePlan?) -> Fleet<SystemDeviceClock>.DeviceSpec {
-        .init(settings: settings, deviceID: deviceID, snapshot: snapshot, scenario: scenario, seed: seed, cycle: cycle)
+        var settings = settings
+        settings.clientAddress = clientAddress
+        return .init(settings: settings, deviceID: deviceID, snapshot: snapshot, scenario: scenario, seed: seed, cycle: cycle)
     }
 }

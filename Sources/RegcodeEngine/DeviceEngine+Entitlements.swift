@@ -112,7 +112,7 @@ extension DeviceEngine {
     private mutating func denied(resource: String, mvpd: String, error: EnhancedError?) -> [Action] {
         let details = error?.details ?? error?.message ?? ""
         return [
-            .emit(.status(.authorizationDenied, message: details, extra: ["resource": .string(resource)])),
+            .emit(.status(FailureMapping.decisionStatus(for: error), message: details, extra: decisionExtra(resource: resource, error: error))),
             .emit(.tokenRequestFailed(resource, errorCode: .userNotAuthorized, errorDescription: details)),
             .emit(
                 .sendTrackingData(
@@ -121,6 +121,13 @@ extension DeviceEngine {
                 )
             ),
         ]
+    }
+
+    /// `resource`, and Adobe's code in `details` when the decision carried one.
+    private func decisionExtra(resource: String, error: EnhancedError?) -> [String: JSONValue] {
+        var extra: [String: JSONValue] = ["resource": .string(resource)]
+        if let code = error?.code { extra["details"] = .string(code) }
+        return extra
     }
 
     private mutating func authorizationFailed(_ failure: BackendFailure, resource: String, mvpd: String, stage: Stage) -> [Action] {

@@ -21,6 +21,7 @@ extension DeviceEngine {
     mutating func setSelectedProvider(_ mvpd: String?) -> [Action] {
         guard let mvpd else {
             var actions = stopLogin(endingCodeAs: .cancelled)
+            actions.append(.emit(.status(.providerSelectionCancelled, level: .info, message: "authentication cancelled")))
             actions.append(.emit(.setAuthenticationStatus(AccessEnabler.statusError, .providerNotSelected)))
             actions += failPendingAuthorizations()
             return actions

@@ -92,7 +92,8 @@ extension DeviceEngine {
                 // The backend forgot the session (restarted, purged): a new code, announced with a new REGCODE.
                 actions += [.cancel(.poll), .cancel(.codeExpiry)]
                 actions += endCode(.failed(reason: reason))
-                return actions + requestCode(mvpd: loop.code.mvpd ?? snapshot.selectedMVPD ?? settings.presetMVPD ?? "", recoveries: loop.recoveries + 1)
+                return actions
+                    + requestCode(mvpd: loop.code.mvpd ?? snapshot.selectedMVPD ?? settings.presetMVPD ?? "", recoveries: loop.recoveries + 1)
             }
             return actions + codeEnded(reason: reason, outcome: .failed(reason: reason))
         }

@@ -115,6 +115,30 @@ enum FailureMapping {
         }
     }
 
+    /// The status id of a denied decision, from its item-level enhanced error's `code` and `action`
+    /// (reference §9.3): the MVPD's denial, degradation, TempPass limits, a lost authentication, the network.
+    static func decisionStatus(for error: EnhancedError?) -> StatusID {
+        guard let error else { return .authorizationDenied }
+        switch error.code {
+        case "authorization_denied_by_degradation_rule", "authorization_denied_by_degradation_configuration_change", "degraded_integration":
+            return .authorizationDegraded
+        case "temporary_access_duration_limit_exceeded", "temporary_access_resources_limit_exceeded":
+            return .tempPassExpired
+        case "invalid_parameter_resources", "missing_resource", "malformed_authz_request":
+            return .authorizationInvalidRequest
+        case "internal_server_error", "internal_error":
+            return .authorizationInternalError
+        default:
+            break
+        }
+        switch error.action {
+        case "retry": return .authorizationUnavailable
+        case "authentication": return .authenticationNotFound
+        case "configuration": return .authorizationInternalError
+        default: return .authorizationDenied
+        }
+    }
+
     /// A failure as `status` messages word it.
     static func describe(_ failure: BackendFailure) -> String {
         switch failure {

@@ -70,6 +70,16 @@ struct RegcodedCommand: AsyncParsableCommand {
     @Flag(name: .long, inversion: .prefixedNo, help: "Print the activation URL and each code on standard output.")
     var printCodes: Bool?
 
+    @Option(name: .long, help: "IPv4 range the devices' emulated client addresses come from (default 198.18.0.0/15).")
+    var clientAddresses: String?
+
+    @Flag(
+        name: .long,
+        inversion: .prefixedNo,
+        help: "Send each device's emulated client address as X-Forwarded-For (every fleet; default on)."
+    )
+    var forwardedFor: Bool?
+
     /// The flags as plain values, so a SIGHUP reload can apply them again from any task.
     var overrides: FlagOverrides {
         FlagOverrides(
@@ -89,7 +99,9 @@ struct RegcodedCommand: AsyncParsableCommand {
             metrics: metrics,
             logLevel: logLevel,
             subscriberBuffer: subscriberBuffer,
-            printCodes: printCodes
+            printCodes: printCodes,
+            clientAddresses: clientAddresses,
+            forwardedFor: forwardedFor
         )
     }
 
@@ -152,6 +164,8 @@ struct FlagOverrides: Sendable {
     var logLevel: String?
     var subscriberBuffer: Int?
     var printCodes: Bool?
+    var clientAddresses: String?
+    var forwardedFor: Bool?
 
     /// Defaults, then the file, then the flags: what the daemon starts with and what SIGHUP re-reads.
     func loadConfiguration(environment: [String: String]) throws(ConfigurationError) -> DaemonConfiguration {
@@ -169,6 +183,7 @@ struct FlagOverrides: Sendable {
         if let socket { configuration.socket = socket }
         if let socketGroup { configuration.socketGroup = socketGroup }
         if let backend { configuration.backend = backend }
+        if let clientAddresses { configuration.clientAddresses = clientAddresses }
         if let metrics { configuration.metrics = metrics }
         if let printCodes { configuration.printCodes = printCodes }
         if let subscriberBuffer {
@@ -221,6 +236,7 @@ struct FlagOverrides: Sendable {
             if let profileValue { configuration.fleets[index].profile = profileValue }
             if let requestor { configuration.fleets[index].requestor = requestor }
             if let mvpd { configuration.fleets[index].mvpd = mvpd }
+            if let forwardedFor { configuration.fleets[index].identity.sendsForwardedFor = forwardedFor }
             if let softwareStatement { configuration.fleets[index].softwareStatementFile = softwareStatement }
             if let devices { configuration.fleets[index].count = devices }
             if let interval {

@@ -195,7 +195,8 @@ import Testing
             // 7. Cancel: polling stops.
             #expect(
                 try await h.call(.setSelectedProvider(nil), through: "setAuthenticationStatus") == [
-                    .setAuthenticationStatus(0, "Provider Not Selected Error")
+                    .status(.providerSelectionCancelled, level: .info, message: "authentication cancelled"),
+                    .setAuthenticationStatus(0, "Provider Not Selected Error"),
                 ]
             )
             let polls = h.sink.polls.count

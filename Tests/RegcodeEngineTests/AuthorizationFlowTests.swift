@@ -120,6 +120,7 @@ import Testing
         #expect(
             h.events(since: mark) == [
                 .displayProviderDialog(EngineHarness.mvpds),
+                .status(.providerSelectionCancelled, level: .info, message: "authentication cancelled"),
                 .setAuthenticationStatus(0, "Provider Not Selected Error"),
                 .tokenRequestFailed("Live", errorCode: "User Not Authenticated Error", errorDescription: ""),
             ]

@@ -38,7 +38,9 @@ import Testing
     }
 
     @Test func aRefusedCodeEndsFailedWithTheReason() {
-        var h = EngineHarness()
+        var policy = PollPolicy()
+        policy.codeRecoveries = 0
+        var h = EngineHarness(policy: policy)
         h.startLogin()
         h.respond(.failure(.http(status: 410, retryAfter: nil, error: nil)))
         #expect(h.endedCodes == [CodeEnding(code: "ABC1234", outcome: .failed(reason: "registration code ABC1234 is no longer valid"))])

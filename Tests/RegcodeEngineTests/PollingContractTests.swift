@@ -219,7 +219,9 @@ import Testing
     }
 
     @Test func deadCodeAnswerEndsTheLoop() {
-        var h = EngineHarness()
+        var policy = PollPolicy()
+        policy.codeRecoveries = 0
+        var h = EngineHarness(policy: policy)
         h.startLogin()
         h.respond(.failure(.http(status: 400, retryAfter: nil, error: EnhancedError(status: 400, code: "invalid_authentication_session"))))
         #expect(h.polls.last?.outcome == .codeInvalid)
@@ -236,12 +238,20 @@ import Testing
         h.respond(.success(.accessToken(token: "fresh", expiresIn: .seconds(3600))))
         #expect(h.outstanding?.request == .pollProfile(code: "ABC1234", mvpd: "Cablevision"))
         #expect(h.outstanding?.context.accessToken == "fresh")
-        // A second 401 on the retry is not refreshed again: it counts as an error and backs off.
+        #expect(h.sent.filter { $0.request.name == "register" }.count == registrations)
+        // A second 401 on the fresh token: the backend forgot the client, which registers again, once.
+        h.respond(.failure(.http(status: 401, retryAfter: nil, error: nil)))
+        #expect(h.outstanding?.request.name == "register")
+        h.respond(.success(.registered(ClientCredentials(clientID: "client-2", clientSecret: "secret-2"))))
+        #expect(h.outstanding?.request == .obtainAccessToken(ClientCredentials(clientID: "client-2", clientSecret: "secret-2")))
+        h.respond(.success(.accessToken(token: "fresher", expiresIn: .seconds(3600))))
+        #expect(h.outstanding?.context.accessToken == "fresher")
+        // A third 401 is neither refreshed nor registered again: it counts as an error and backs off.
         h.respond(.failure(.http(status: 401, retryAfter: nil, error: nil)))
         #expect(h.outstanding == nil)
         #expect(h.timers[.poll] != nil)
-        #expect(h.sent.filter { $0.request.name == "register" }.count == registrations)
-        #expect(h.polls.map(\.outcome) == [.unauthorized, .unauthorized])
+        #expect(h.sent.filter { $0.request.name == "register" }.count == registrations + 1)
+        #expect(h.polls.map(\.outcome) == [.unauthorized, .unauthorized, .unauthorized])
         #expect(h.engine.isPolling)
     }
 

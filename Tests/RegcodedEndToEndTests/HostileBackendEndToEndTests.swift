@@ -1,0 +1,172 @@
+import Foundation
+import RegcodeTestSupport
+import Testing
+
+/// Real regcoded against a real pass-sim that throttles, fails and forgets, at every stage.
+extension EndToEnd {
+    @Suite(.serialized, .timeLimit(.minutes(6))) struct HostileBackendEndToEndTests {
+        /// One backend request of a device, from either log.
+        struct Request {
+            var device: String
+            var sent: Double
+            var latency: Double
+            var outcome: String
+            var answered: Double { sent + latency }
+        }
+
+        static func authenticatedDevices(_ database: String) -> Int {
+            Int(
+                (try? SQLiteShell.run(
+                    database,
+                    "SELECT count(DISTINCT device) FROM events WHERE name = 'setAuthenticationStatus' AND json_extract(args, '$.status') = 1"
+                )) ?? ""
+            ) ?? 0
+        }
+
+        static func waitForAuthenticated(_ count: Int, database: String, daemon: ChildProcess, within limit: Duration) async throws -> Int {
+            var authenticated = 0
+            let deadline = ContinuousClock.now + limit
+            while ContinuousClock.now < deadline, authenticated < count, daemon.process.isRunning {
+                authenticated = authenticatedDevices(database)
+                try await Task.sleep(for: .milliseconds(500))
+            }
+            return authenticatedDevices(database)
+        }
+
+        /// Every request of every device, polls and the rest, in the order each device sent them.
+        static func requests(_ database: String) throws -> [Request] {
+            let rows = try SQLiteShell.run(
+                database,
+                """
+                SELECT device, sent_at, latency_ms, outcome FROM poll_attempts
+                UNION ALL SELECT device, sent_at, latency_ms, outcome FROM request_attempts
+                ORDER BY 1, 2
+                """
+            )
+            return rows.split(separator: "\n").map { line in
+                let f = line.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+                return Request(device: f[0], sent: Double(f[1])!, latency: Double(f[2])!, outcome: f[3])
+            }
+        }
+
+        @Test func twoHundredDevicesLogInAgainstFaultsOnEveryEndpointClass() async throws {
+            let directory = try TemporaryDirectory()
+            let faults = directory.path("faults.json")
+            let mix =
+                #"{"error5xx":0.2,"throttle429":0.05,"throttle429RetryAfter":0.05,"retryAfterSeconds":2,"drop":0.05,"latencyMs":5,"latencySpreadMs":400}"#
+            let classes = ["dcr", "config", "sessions", "poll", "decisions", "other"]
+            try ("{" + classes.map { "\"\($0)\":\(mix)" }.joined(separator: ",") + "}").write(toFile: faults, atomically: true, encoding: .utf8)
+            let sim = try await PassSimProcess.start(["--faults", faults, "--seed", "11", "--auto-approve-after", "4s"])
+            let config = directory.path("regcoded.yaml")
+            // Bounds high enough that 35 % failures never spend them (0.35^15 per stage); short caps keep the run short.
+            try """
+            backend: \(sim.url)
+            fleets:
+              - name: hostile
+                count: 200
+                poll:
+                  interval: 3s
+                  backoff_cap: 6s
+                  stage_retries: 14
+                  code_request_retries: 14
+                  stage_backoff_cap: 4s
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+            let database = directory.path("db.sqlite")
+            let daemon = try ChildProcess("regcoded", ["--config", config, "--database", database, "--socket", directory.path("s.sock")])
+
+            let authenticated = try await Self.waitForAuthenticated(200, database: database, daemon: daemon, within: .seconds(240))
+            #expect(daemon.process.isRunning, "the daemon crashed: \(daemon.text.suffix(2000))")
+            #expect(authenticated == 200, "\(daemon.text.suffix(2000))")
+            let failures = try SQLiteShell.run(
+                database,
+                "SELECT count(*) FROM events WHERE json_extract(args, '$.statusDictionary.errorId') IN ('R400', 'R401', 'REG500', 'REG410') OR json_extract(args, '$.statusDictionary.errorId') LIKE 'CFG%'"
+            )
+            #expect(failures == "0")
+
+            // Faults hit every stage, and every stage retried its way through them.
+            let stages = try SQLiteShell.run(
+                database,
+                "SELECT DISTINCT stage FROM request_attempts WHERE outcome IN ('throttled', 'server-error', 'transport-error') AND retry_delay_ms IS NOT NULL ORDER BY stage"
+            )
+            #expect(stages.split(separator: "\n") == ["configuration", "registration", "session", "token"], "\(stages)")
+
+            let requests = try Self.requests(database)
+            var throttledFollowUps = 0
+            for (previous, next) in zip(requests, requests.dropFirst()) where previous.device == next.device {
+                // One request in flight per device, across polls and every other stage.
+                #expect(next.sent >= previous.answered - 1, "overlapping requests on \(next.device)")
+                if previous.outcome == "throttled" {
+                    throttledFollowUps += 1
+                    #expect(next.sent - previous.answered >= 999, "a request \(next.sent - previous.answered) ms after a 429 on \(next.device)")
+                }
+            }
+            #expect(throttledFollowUps > 0)
+
+            daemon.signal(SIGTERM)
+            #expect(await daemon.waitForExit() == 0)
+            sim.process.signal(SIGTERM)
+            _ = await sim.process.waitForExit()
+        }
+
+        @Test func everyDeviceRecoversFromABackendRestartedEmptyMidSoak() async throws {
+            let directory = try TemporaryDirectory()
+            let port = freePort()
+            let first = try ChildProcess("pass-sim", ["--listen", "127.0.0.1:\(port)"])
+            #expect(await first.waitForOutput("/activate"), "pass-sim did not start: \(first.text)")
+            let config = directory.path("regcoded.yaml")
+            try """
+            backend: http://127.0.0.1:\(port)
+            fleets:
+              - name: soak
+                count: 50
+                poll:
+                  interval: 3s
+                  backoff_cap: 4s
+                  stage_backoff_cap: 4s
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+            let database = directory.path("db.sqlite")
+            let daemon = try ChildProcess("regcoded", ["--config", config, "--database", database, "--socket", directory.path("s.sock")])
+
+            // Every device shows a code and polls it, unapproved.
+            let deadline = ContinuousClock.now + .seconds(60)
+            var codes = 0
+            while ContinuousClock.now < deadline, codes < 50 {
+                codes = Int((try? SQLiteShell.run(database, "SELECT count(DISTINCT device) FROM poll_attempts")) ?? "") ?? 0
+                try await Task.sleep(for: .milliseconds(300))
+            }
+            #expect(codes == 50)
+
+            // The backend dies and comes back empty: clients, tokens and codes are gone.
+            first.signal(SIGKILL)
+            _ = await first.waitForExit()
+            try await Task.sleep(for: .seconds(2))
+            let second = try ChildProcess("pass-sim", ["--listen", "127.0.0.1:\(port)", "--auto-approve-after", "2s"])
+            #expect(await second.waitForOutput("/activate"), "pass-sim did not restart: \(second.text)")
+
+            let authenticated = try await Self.waitForAuthenticated(50, database: database, daemon: daemon, within: .seconds(120))
+            #expect(authenticated == 50, "\(daemon.text.suffix(2000))")
+            let registrations = try SQLiteShell.run(
+                database,
+                "SELECT count(*) FROM request_attempts WHERE stage = 'registration' AND outcome = 'ok'"
+            )
+            #expect(registrations == "100", "each device registered once, then once again")
+            let regcodes = try SQLiteShell.run(
+                database,
+                "SELECT count(*) FROM events WHERE json_extract(args, '$.statusDictionary.errorId') = 'REGCODE'"
+            )
+            #expect(regcodes == "100", "each device got one new code")
+
+            // The report makes the recovery visible.
+            let report = try Command.run(BuiltProducts.url("regcodectl"), ["report", "--database", database, "--format", "json"])
+            #expect(report.status == 0, "\(report.stderr)")
+            let json = try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any]
+            let text = "\(json ?? [:])"
+            #expect(text.contains("reRegistrations") || text.contains("re_registrations") || text.contains("reregistrations"), "\(text.prefix(3000))")
+
+            daemon.signal(SIGTERM)
+            #expect(await daemon.waitForExit() == 0)
+            second.signal(SIGTERM)
+            _ = await second.waitForExit()
+        }
+    }
+}

@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import Synchronization
 
 /// An in-process Adobe Pass backend: DCR, REST API v2, legacy REST API v1, the second-screen activation pages, fault
 /// injection and an admin API, all served on one origin by Hummingbird.
@@ -14,12 +15,17 @@ public final class PassSimulator: Sendable {
     let throttle: Throttle?
     let faults: FaultInjector
     let mediaTokens = MediaTokenIssuer()
+    /// Carries state changes to the state file; `nil` without ``SimulatorConfiguration/statePath``.
+    let journal: StateJournal?
+    private let stateLoad = Mutex<Task<Void, any Error>?>(nil)
 
-    /// Creates a simulator with empty state.
+    /// Creates a simulator with empty state; with ``SimulatorConfiguration/statePath``, the state file is loaded
+    /// before the first application built from it serves (or by ``loadState()``).
     public init(configuration: SimulatorConfiguration = .init(), logger: Logger = Logger(label: "pass-sim")) {
         self.configuration = configuration
         self.state = SimulatorState(configuration: configuration)
         self.logger = logger
+        self.journal = configuration.statePath == nil ? nil : StateJournal(logger: logger)
         self.throttle =
             configuration.throttleEnabled
             ? Throttle(
@@ -42,6 +48,40 @@ public final class PassSimulator: Sendable {
         self.faults.replace(configuration)
     }
 
+    /// Opens the state file of ``SimulatorConfiguration/statePath`` (creating it when missing) and loads it; from
+    /// then on every state change is written to it. Runs once; later calls wait for, or repeat the outcome of, the
+    /// first. Does nothing without a state path.
+    /// - Throws: ``SimulatorStateError`` when the file is not a pass-sim state file (it is left untouched) or cannot
+    ///   be used.
+    public func loadState() async throws(SimulatorStateError) {
+        guard let path = self.configuration.statePath, let journal = self.journal else { return }
+        let task = self.stateLoad.withLock { task in
+            if let task { return task }
+            let started = Task { [state = self.state, logger = self.logger] in
+                let file = try await StateFile.prepare(path: path, logger: logger)
+                let snapshot = try await file.load()
+                await state.restore(snapshot, journal: journal)
+                journal.attach(file)
+                logger.info(
+                    "state loaded",
+                    metadata: [
+                        "sim.state.path": .string(path), "sim.state.clients": .stringConvertible(snapshot.clients.count),
+                        "sim.state.codes": .stringConvertible(snapshot.sessions.count),
+                    ]
+                )
+            }
+            task = started
+            return started
+        }
+        do {
+            try await task.value
+        } catch let error as SimulatorStateError {
+            throw error
+        } catch {
+            throw .cannotOpen(path: path, reason: String(describing: error))
+        }
+    }
+
     /// Request and injected-fault counters, as `GET /_sim/stats` reports them.
     public var stats: SimulatorStats {
         self.faults.stats
@@ -53,7 +93,7 @@ public final class PassSimulator: Sendable {
         port: Int,
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
-        Application(
+        var application = Application(
             router: self.makeRouter(),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port)),
             onServerRunning: { channel in
@@ -61,6 +101,9 @@ public final class PassSimulator: Sendable {
             },
             logger: self.logger
         )
+        // The state file is loaded before the first request is answered; a file that cannot be used stops the start.
+        application.beforeServerStarts { try await self.loadState() }
+        return application
     }
 
     /// Starts on 127.0.0.1 with an ephemeral port, runs `body` with the base URL ("http://127.0.0.1:PORT"), then shuts the server down.
@@ -89,15 +132,18 @@ public final class PassSimulator: Sendable {
     func makeRouter() -> Router<SimulatorRequestContext> {
         let router = Router(context: SimulatorRequestContext.self)
         router.add(middleware: RequestLogMiddleware())
+        if let journal = self.journal {
+            router.add(middleware: DurabilityMiddleware(journal: journal))
+        }
 
         // Faults run outside the throttle: every answer is counted, and an injected fault consumes no token.
         let faultMiddleware = FaultMiddleware(injector: self.faults, clock: self.configuration.clock)
         let api = router.group()
         api.add(middleware: faultMiddleware)
         if let throttle = self.throttle {
-            api.add(middleware: ThrottleMiddleware(throttle: throttle))
+            api.add(middleware: ThrottleMiddleware(throttle: throttle, key: self.configuration.throttleKey, api: .dcrAndV2))
         }
-        DCRRoutes(state: self.state).register(on: api)
+        DCRRoutes(state: self.state, configuration: self.configuration).register(on: api)
         let v2 = V2Routes(state: self.state, configuration: self.configuration, faults: self.faults)
         v2.register(on: api)
         V2Decisions(routes: v2, mediaTokens: self.mediaTokens).register(on: api)
@@ -105,7 +151,7 @@ public final class PassSimulator: Sendable {
         let v1Group = router.group()
         v1Group.add(middleware: faultMiddleware)
         if let throttle = self.throttle {
-            v1Group.add(middleware: ThrottleMiddleware(throttle: throttle, keying: .v1DeviceId))
+            v1Group.add(middleware: ThrottleMiddleware(throttle: throttle, key: self.configuration.throttleKey, api: .v1))
         }
         let v1 = V1Routes(state: self.state, configuration: self.configuration, faults: self.faults, mediaTokens: self.mediaTokens)
         v1.register(on: v1Group)
@@ -121,6 +167,35 @@ public final class PassSimulator: Sendable {
 public enum PassSimulatorError: Error, Sendable {
     /// The server stopped before it was listening (for example, the address could not be bound).
     case serverDidNotStart
+}
+
+/// Holds every answer until the state changes made before it are committed to the state file, so an answer never
+/// reports a change a crash could still lose. A failed write turns the answer into a 500.
+struct DurabilityMiddleware: RouterMiddleware {
+    typealias Context = SimulatorRequestContext
+
+    let journal: StateJournal
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            try await self.waitUntilDurable(context)
+            throw error
+        }
+        try await self.waitUntilDurable(context)
+        return response
+    }
+
+    private func waitUntilDurable(_ context: Context) async throws {
+        do {
+            try await self.journal.waitUntilDurable()
+        } catch {
+            context.logger.error("answer withheld: the state file could not be written", metadata: ["error": .string(String(describing: error))])
+            throw HTTPError(.internalServerError)
+        }
+    }
 }
 
 /// Logs one line per request at debug level: method, path (never the query, which may carry credentials) and status.

@@ -94,6 +94,14 @@ public final class ManualSimulatorClock: Sendable {
     }
 }
 
+/// What the throttle's token buckets are keyed by (reference §8.2).
+public enum ThrottleKey: String, Sendable, CaseIterable, Codable {
+    /// The first address of `X-Forwarded-For`, else the TCP peer address: how Adobe identifies a device.
+    case ip
+    /// `AP-Device-Identifier` (DCR, v2) or the v1 `deviceId` parameter, falling back to the address.
+    case device
+}
+
 /// Everything that shapes the simulator's behaviour.
 public struct SimulatorConfiguration: Sendable {
     /// How long an authentication (registration) code stays valid (`notAfter - notBefore`).
@@ -101,8 +109,10 @@ public struct SimulatorConfiguration: Sendable {
     /// When set, a pending code completes by itself this long after it was issued, as if a user had logged in.
     /// A code with a script (``defaultCodeScript`` or `PUT /_sim/codes/{code}/script`) follows its script instead.
     public var autoApproveAfter: Duration?
-    /// Whether the per-device token bucket of `/o/client/*`, `/api/v2/*` and the v1 device paths is enforced.
+    /// Whether the token bucket of `/o/client/*`, `/api/v2/*` and the v1 device paths (reference §8.2) is enforced.
     public var throttleEnabled: Bool = true
+    /// What a throttle bucket is keyed by: the client address (Adobe's keying) or the device.
+    public var throttleKey: ThrottleKey = .ip
     /// Burst size of the per-device token bucket.
     public var throttleCapacity: Int = 10
     /// Tokens added to each bucket per second.
@@ -113,8 +123,28 @@ public struct SimulatorConfiguration: Sendable {
     public var profileTTL: Duration = .seconds(30 * 24 * 3600)
     /// MVPDs offered and accepted.
     public var mvpds: [SimulatedMVPD] = SimulatedMVPD.defaults
-    /// Service providers (requestor ids) accepted; `nil` accepts any id made of `[A-Za-z0-9_.-]`.
-    public var serviceProviders: Set<String>?
+    /// Service providers (requestor ids) known to the simulator; others are answered 400
+    /// `invalid_parameter_service_provider`. `nil`, or ``lenient``, accepts any id made of `[A-Za-z0-9_.-]`.
+    public var serviceProviders: Set<String>? = ["REF30"]
+    /// The MVPDs integrated with each service provider; a session, decision, profile or logout naming an MVPD that is
+    /// not integrated with the service provider is answered 400 `invalid_integration` (unless ``lenient``). `nil`
+    /// integrates every configured MVPD with every service provider; a service provider missing from the map has no
+    /// integration.
+    public var integrations: [String: Set<String>]?
+    /// Approved software statements: `software_id` → the service providers the statement was issued for (empty:
+    /// every service provider). Registering with another `software_id` is answered 400
+    /// `unapproved_software_statement`, and an access token used for a service provider its statement does not cover
+    /// is answered 401 `invalid_access_token_service_provider` (unless ``lenient``). By default the statement
+    /// regcoded embeds and the sample statement of Adobe's DCR documentation are approved for every service provider.
+    public var approvedSoftwareStatements: [String: Set<String>] = Self.defaultApprovedSoftwareStatements
+    /// Relaxes the checks Adobe makes and the simulator enforces by default: unknown service providers, MVPDs not
+    /// integrated, unapproved software statements, tokens used outside their statement's service providers, missing
+    /// or wrong `Content-Type` (DCR register, DCR token, v2 sessions, decisions) and missing `X-Device-Info` (DCR,
+    /// v2 sessions, profiles, decisions, logout).
+    public var lenient: Bool = false
+    /// SQLite file the simulator keeps its durable state in (clients, access tokens, codes, profiles, v1 tokens and
+    /// authorizations, deny lists), loaded again at start; `nil` keeps everything in memory only.
+    public var statePath: String?
     /// Domains published for every service provider in the configuration endpoint.
     public var domains: [String] = ["adobe.com"]
     /// Source of the current time.
@@ -147,6 +177,15 @@ public struct SimulatorConfiguration: Sendable {
     /// The synthetic key pair of reference §3.1 (not a real Adobe key), accepted by default so lab devices can sign.
     public static let labSigningKey = (publicKey: "samplePublicKey", secret: "sampleSecretKey")
 
+    /// `software_id` of the software statement regcoded embeds.
+    public static let embeddedSoftwareId = "regcoded-embedded"
+    /// `software_id` of the sample statement in Adobe's DCR documentation (reference §6.1).
+    public static let documentationSoftwareId = "4NRB1-0XZABZI9E6-5SM3R"
+    /// The statements approved by default, each for every service provider.
+    public static let defaultApprovedSoftwareStatements: [String: Set<String>] = [
+        Self.embeddedSoftwareId: [], Self.documentationSoftwareId: [],
+    ]
+
     /// The defaults: 30-minute codes, 6-hour access tokens, 30-day profiles, throttling on (10 burst, 1/s), no faults.
     public init() {}
 
@@ -155,9 +194,32 @@ public struct SimulatorConfiguration: Sendable {
         self.mvpds.first { $0.id == id }
     }
 
+    /// Whether `mvpd` is integrated with `serviceProvider` (always, when ``lenient`` or without ``integrations``).
+    public func integrates(serviceProvider: String, mvpd: String) -> Bool {
+        guard !self.lenient, let integrations = self.integrations else { return true }
+        return integrations[serviceProvider]?.contains(mvpd) == true
+    }
+
+    /// The configured MVPDs integrated with `serviceProvider`, in configuration order.
+    public func mvpds(integratedWith serviceProvider: String) -> [SimulatedMVPD] {
+        self.mvpds.filter { self.integrates(serviceProvider: serviceProvider, mvpd: $0.id) }
+    }
+
+    /// Whether a client registered with `softwareId` may call APIs of `serviceProvider` (always, when ``lenient``).
+    public func softwareStatement(_ softwareId: String, covers serviceProvider: String) -> Bool {
+        guard !self.lenient else { return true }
+        guard let requestors = self.approvedSoftwareStatements[softwareId] else { return false }
+        return requestors.isEmpty || requestors.contains(serviceProvider)
+    }
+
+    /// Whether registering with `softwareId` is allowed (always, when ``lenient``).
+    public func approves(softwareId: String) -> Bool {
+        self.lenient || self.approvedSoftwareStatements[softwareId] != nil
+    }
+
     /// Whether `serviceProvider` is acceptable as the `{serviceProvider}` path segment.
     public func accepts(serviceProvider: String) -> Bool {
-        if let allowed = self.serviceProviders {
+        if let allowed = self.serviceProviders, !self.lenient {
             return allowed.contains(serviceProvider)
         }
         return !serviceProvider.isEmpty

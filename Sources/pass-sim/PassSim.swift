@@ -20,8 +20,74 @@ struct PassSim: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pass-sim",
         abstract:
-            "A simulated Adobe Pass backend (DCR, REST API v2, legacy REST API v1) with a second-screen activation page, fault injection and an admin API."
+            "A simulated Adobe Pass backend (DCR, REST API v2, legacy REST API v1) with a second-screen activation page, fault injection and an admin API.",
+        discussion: """
+            The simulator is at least as strict as Adobe by default. --lenient turns these checks off:
+              - access tokens work only for the requestors of the software statement they were issued for
+                (else 401 invalid_access_token_service_provider; v1: 401 Not Authorized);
+              - only configured requestors are known (--requestor; else 400 invalid_parameter_service_provider,
+                v1: 400 Bad Request);
+              - an MVPD must be integrated with the requestor (--integration; else 400 invalid_integration,
+                v1: 400 Bad Request, pages: an error);
+              - registration needs an approved software_id (--software-statement; else 400
+                unapproved_software_statement);
+              - the documented Content-Type: DCR register application/json and DCR token
+                application/x-www-form-urlencoded (else 400 invalid_request), v2 sessions and session resume
+                application/x-www-form-urlencoded and decisions application/json (else 415 unsupported_media_type);
+              - X-Device-Info present and Base64 on DCR register and token (else 400 invalid_request) and on v2
+                sessions, profiles, profiles/{mvpd}, decisions and logout (else 400 invalid_header_device_info).
+            Errors use Adobe's enhanced error body (v2), {"error": …} (DCR) or the classic body (v1).
+
+            Throttling is Adobe's token bucket (10 burst, 1 per second) on every path Adobe throttles, keyed by the first
+            X-Forwarded-For address, else the connection's address (--throttle-key device keys it by device instead).
+
+            With --state FILE every client, access token, code, profile, v1 token and authorization and the deny lists
+            are kept in that SQLite file and loaded again at start; an answer is sent only once what it reports is
+            written. A file that is not pass-sim's is refused and left untouched.
+            """
     )
+
+    @Option(name: .long, help: ArgumentHelp("SQLite file keeping the simulator's state across restarts (created with mode 0600).", valueName: "path"))
+    var state: String?
+
+    @Flag(name: .long, help: "Relax the checks Adobe makes (see above): any requestor, MVPD, software statement, Content-Type, X-Device-Info.")
+    var lenient = false
+
+    @Option(
+        name: .customLong("requestor"),
+        help: ArgumentHelp("A known requestor (service provider) id; repeatable; replaces the default REF30.", valueName: "id")
+    )
+    var requestors: [String] = []
+
+    @Flag(name: .long, help: "Know every well-formed requestor id, not only the --requestor ones.")
+    var anyRequestor = false
+
+    @Option(
+        name: .customLong("integration"),
+        help: ArgumentHelp(
+            "Integrate MVPDs with a requestor (repeatable); with any --integration, only the listed pairs are integrated (default: every MVPD with every requestor).",
+            valueName: "requestor=mvpd[,mvpd…]"
+        )
+    )
+    var integrations: [Integration] = []
+
+    @Option(
+        name: .customLong("software-statement"),
+        help: ArgumentHelp(
+            "Approve a software_id, optionally only for some requestors (repeatable; regcoded's embedded statement and Adobe's documentation sample are always approved).",
+            valueName: "software_id[=requestor,…]"
+        )
+    )
+    var softwareStatements: [ApprovedStatement] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "What the rate limit is keyed by: the client address (X-Forwarded-For, else the peer), or the device.",
+            valueName: "ip|device"
+        )
+    )
+    var throttleKey = ThrottleKeyOption(.ip)
 
     @Option(name: .long, help: ArgumentHelp("Address to listen on.", valueName: "host:port"))
     var listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080)
@@ -32,7 +98,7 @@ struct PassSim: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Lifetime of authentication codes.", valueName: "seconds"))
     var codeTtl: Seconds = Seconds(1800)
 
-    @Flag(name: .long, help: "Disable the per-device rate limit (10 requests burst, 1 per second).")
+    @Flag(name: .long, help: "Disable the rate limit (10 requests burst, 1 per second).")
     var noThrottle = false
 
     @Option(name: .long, help: ArgumentHelp("Log level.", valueName: "level"))
@@ -177,6 +243,20 @@ struct PassSim: AsyncParsableCommand {
         configuration.defaultCodeScript = self.script?.script
         configuration.faults = try self.faultConfiguration()
         configuration.faultSeed = self.seed
+        configuration.statePath = self.state
+        configuration.lenient = self.lenient
+        configuration.throttleKey = self.throttleKey.key
+        if self.anyRequestor {
+            configuration.serviceProviders = nil
+        } else if !self.requestors.isEmpty {
+            configuration.serviceProviders = Set(self.requestors)
+        }
+        if !self.integrations.isEmpty {
+            configuration.integrations = Dictionary(self.integrations.map { ($0.requestor, $0.mvpds) }) { $0.union($1) }
+        }
+        for statement in self.softwareStatements {
+            configuration.approvedSoftwareStatements[statement.softwareId, default: []].formUnion(statement.requestors)
+        }
 
         let simulator = PassSimulator(configuration: configuration, logger: logger)
         let host = self.listen.host
@@ -185,7 +265,59 @@ struct PassSim: AsyncParsableCommand {
             let authority = shownHost.contains(":") ? "[\(shownHost)]:\(port)" : "\(shownHost):\(port)"
             writeLine("pass-sim listening; activation page: http://\(authority)/activate")
         }
+        do {
+            try await simulator.loadState()
+        } catch {
+            writeError("pass-sim: \(error.description)")
+            throw ExitCode.failure
+        }
         try await application.runService()
+    }
+}
+
+/// `ip` or `device`.
+struct ThrottleKeyOption: ExpressibleByArgument {
+    let key: ThrottleKey
+
+    init(_ key: ThrottleKey) {
+        self.key = key
+    }
+
+    init?(argument: String) {
+        guard let key = ThrottleKey(rawValue: argument) else { return nil }
+        self.key = key
+    }
+
+    var defaultValueDescription: String { self.key.rawValue }
+
+    static var allValueStrings: [String] { ThrottleKey.allCases.map(\.rawValue) }
+}
+
+/// `REQUESTOR=MVPD[,MVPD…]`.
+struct Integration: ExpressibleByArgument {
+    let requestor: String
+    let mvpds: Set<String>
+
+    init?(argument: String) {
+        let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty else { return nil }
+        let mvpds = parts[1].split(separator: ",").map(String.init)
+        guard !mvpds.isEmpty else { return nil }
+        self.requestor = String(parts[0])
+        self.mvpds = Set(mvpds)
+    }
+}
+
+/// `SOFTWARE_ID` or `SOFTWARE_ID=REQUESTOR[,REQUESTOR…]`.
+struct ApprovedStatement: ExpressibleByArgument {
+    let softwareId: String
+    let requestors: Set<String>
+
+    init?(argument: String) {
+        let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        guard !parts[0].isEmpty else { return nil }
+        self.softwareId = String(parts[0])
+        self.requestors = parts.count > 1 ? Set(parts[1].split(separator: ",").map(String.init)) : []
     }
 }
 
@@ -330,11 +462,20 @@ struct LogLevel: ExpressibleByArgument {
 
 /// Writes straight to stdout so the line is visible at once even when stdout is a pipe.
 func writeLine(_ text: String) {
+    writeText(text, to: 1)
+}
+
+/// Writes a line to stderr.
+func writeError(_ text: String) {
+    writeText(text, to: 2)
+}
+
+private func writeText(_ text: String, to descriptor: Int32) {
     var line = text + "\n"
     line.withUTF8 { bytes in
         var offset = 0
         while offset < bytes.count {
-            let written = write(1, bytes.baseAddress! + offset, bytes.count - offset)
+            let written = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
             if written <= 0 { return }
             offset += written
         }

@@ -89,7 +89,7 @@ struct AdminAndRoutingTests {
                 let body = #"{"software_statement":"\#(Client.softwareStatement)"}"#
                 let response = try await client.post(
                     "/o/client/register",
-                    headers: [.contentType: "application/json"],
+                    headers: [.contentType: "application/json", Client.name("X-Device-Info"): Client.deviceInfo],
                     body: ByteBuffer(string: body)
                 )
                 #expect(response.status == .created)

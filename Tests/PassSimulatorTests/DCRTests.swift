@@ -22,11 +22,7 @@ struct DCRTests {
             #expect(body["client_id_issued_at"] as? Int == Int(now / 1000))
             #expect(Set(body.keys) == ["client_id", "client_secret", "redirect_uris", "grant_types", "scopes", "client_id_issued_at"])
 
-            let token = try await client.form(
-                .post,
-                "/o/client/token",
-                fields: "client_id=\(clientId)&client_secret=\(clientSecret)&grant_type=client_credentials"
-            )
+            let token = try await client.token("client_id=\(clientId)&client_secret=\(clientSecret)&grant_type=client_credentials")
             #expect(token.status == .created)
             let grant = try token.json()
             #expect((grant["id"] as? String)?.isEmpty == false)
@@ -43,9 +39,10 @@ struct DCRTests {
             let registration = try await client.register().json()
             let clientId = try #require(registration["client_id"] as? String)
             let clientSecret = try #require(registration["client_secret"] as? String)
-            let token = try await client.send(
+            let token = try await client.form(
                 .post,
-                "/o/client/token?client_id=\(clientId)&client_secret=\(clientSecret)&grant_type=client_credentials"
+                "/o/client/token?client_id=\(clientId)&client_secret=\(clientSecret)&grant_type=client_credentials",
+                headers: Client.dcrHeaders
             )
             #expect(token.status == .created)
             #expect(try token.json()["expires_in"] as? Int == 3600)
@@ -54,7 +51,11 @@ struct DCRTests {
 
     @Test func registerWithoutRedirectURIEchoesNone() async throws {
         try await Harness().run { client in
-            let reply = try await client.jsonPost("/o/client/register", #"{"software_statement":"\#(Client.softwareStatement)"}"#)
+            let reply = try await client.jsonPost(
+                "/o/client/register",
+                #"{"software_statement":"\#(Client.softwareStatement)"}"#,
+                headers: Client.dcrHeaders
+            )
             #expect(reply.status == .created)
             #expect(try reply.json()["redirect_uris"] as? [String] == [])
         }
@@ -71,7 +72,9 @@ struct DCRTests {
     )
     func registerInvalidRequest(contentType: String, body: String) async throws {
         try await Harness().run { client in
-            let reply = try await client.send(.post, "/o/client/register", headers: [.contentType: contentType], body: body)
+            var headers = Client.dcrHeaders
+            headers[.contentType] = contentType
+            let reply = try await client.send(.post, "/o/client/register", headers: headers, body: body)
             try expectDCRError(reply, "invalid_request")
         }
     }
@@ -101,32 +104,20 @@ struct DCRTests {
             let clientSecret = try #require(registration["client_secret"] as? String)
 
             try expectDCRError(
-                try await client.form(.post, "/o/client/token", fields: "client_id=\(clientId)&grant_type=client_credentials"),
+                try await client.token("client_id=\(clientId)&grant_type=client_credentials"),
                 "invalid_request"
             )
-            try expectDCRError(try await client.form(.post, "/o/client/token", fields: ""), "invalid_request")
+            try expectDCRError(try await client.token(""), "invalid_request")
             try expectDCRError(
-                try await client.form(
-                    .post,
-                    "/o/client/token",
-                    fields: "client_id=\(clientId)&client_secret=\(clientSecret)&grant_type=authorization_code"
-                ),
+                try await client.token("client_id=\(clientId)&client_secret=\(clientSecret)&grant_type=authorization_code"),
                 "unsupported_grant_type"
             )
             try expectDCRError(
-                try await client.form(
-                    .post,
-                    "/o/client/token",
-                    fields: "client_id=\(clientId)&client_secret=wrong&grant_type=client_credentials"
-                ),
+                try await client.token("client_id=\(clientId)&client_secret=wrong&grant_type=client_credentials"),
                 "invalid_client"
             )
             try expectDCRError(
-                try await client.form(
-                    .post,
-                    "/o/client/token",
-                    fields: "client_id=nobody&client_secret=\(clientSecret)&grant_type=client_credentials"
-                ),
+                try await client.token("client_id=nobody&client_secret=\(clientSecret)&grant_type=client_credentials"),
                 "invalid_client"
             )
         }
@@ -144,9 +135,10 @@ struct LoggingTests {
             let credentials = try await client.credentials()
             collected.withLock { $0 += [credentials.clientSecret, credentials.accessToken] }
             // Credentials in the query string must not leak through request logging either.
-            let viaQuery = try await client.send(
+            let viaQuery = try await client.form(
                 .post,
-                "/o/client/token?client_id=\(credentials.clientId)&client_secret=\(credentials.clientSecret)&grant_type=client_credentials"
+                "/o/client/token?client_id=\(credentials.clientId)&client_secret=\(credentials.clientSecret)&grant_type=client_credentials",
+                headers: Client.dcrHeaders
             )
             let queryToken = try #require(try viaQuery.json()["access_token"] as? String)
             collected.withLock { $0.append(queryToken) }

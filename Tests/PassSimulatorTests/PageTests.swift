@@ -59,10 +59,11 @@ struct PageTests {
             let attributes = try #require(profile["attributes"] as? [String: [String: Any]])
             #expect(attributes["userID"]?["value"] as? String == "bob@example.com")
 
-            // Back on the authenticate URL, the completed code shows the success page.
+            // Back on the authenticate URL, the completed code is reported as used, never as a success.
             let again = try await client.send(.get, url)
-            #expect(again.status == .ok)
-            #expect(again.text.contains("Success! Return to your TV"))
+            #expect(again.status == .badRequest)
+            #expect(again.text.contains("Code already used"))
+            #expect(!again.text.contains("Success"))
         }
     }
 

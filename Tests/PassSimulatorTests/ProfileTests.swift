@@ -54,10 +54,8 @@ struct ProfileTests {
                 code: "invalid_access_token_client_application",
                 action: "application-registration"
             )
-            let refreshed = try await client.form(
-                .post,
-                "/o/client/token",
-                fields: "client_id=\(credentials.clientId)&client_secret=\(credentials.clientSecret)&grant_type=client_credentials"
+            let refreshed = try await client.token(
+                "client_id=\(credentials.clientId)&client_secret=\(credentials.clientSecret)&grant_type=client_credentials"
             )
             let token = try #require(try refreshed.json()["access_token"] as? String)
             let renewed = Credentials(clientId: credentials.clientId, clientSecret: credentials.clientSecret, accessToken: token)
@@ -195,7 +193,7 @@ struct ProfileTests {
     }
 
     @Test func profilesAreKeyedByServiceProviderDeviceAndClient() async throws {
-        try await Harness().run { client in
+        try await Harness { $0.serviceProviders = ["REF30", "OTHER"] }.run { client in
             let credentials = try await client.credentials()
             let code = try await client.newCode(credentials, device: "tv-1")
             #expect(try await client.approve(#"{"code":"\#(code)","mvpd":"Spectrum"}"#).status == .ok)

@@ -205,7 +205,7 @@ struct SessionTests {
     }
 
     @Test func unknownAndExpiredCodesOnSessionEndpoints() async throws {
-        let harness = Harness()
+        let harness = Harness { $0.serviceProviders = ["REF30", "OTHER"] }
         try await harness.run { client in
             let credentials = try await client.credentials()
             let headers = Client.authorized(credentials, device: nil, deviceInfo: nil)

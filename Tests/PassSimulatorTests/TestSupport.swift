@@ -16,6 +16,9 @@ struct Harness {
         let clock = ManualSimulatorClock(nowMillis: 1_750_000_000_000)
         var configuration = SimulatorConfiguration()
         configuration.clock = .manual(clock)
+        // Every in-process request comes from the same (unknown) address, so tests throttle per device unless they
+        // test address keying.
+        configuration.throttleKey = .device
         configure(&configuration)
         self.clock = clock
         var quiet = Logger(label: "pass-sim-test")
@@ -106,8 +109,20 @@ struct Client: Sendable {
         return try await self.send(.post, uri, headers: headers, body: body)
     }
 
-    func register(statement: String = Client.softwareStatement) async throws -> Reply {
-        try await self.jsonPost("/o/client/register", #"{"software_statement":"\#(statement)","redirect_uri":"adobepass://com.example"}"#)
+    /// The `X-Device-Info` header DCR calls need.
+    static let dcrHeaders: HTTPFields = [Client.name("X-Device-Info"): Client.deviceInfo]
+
+    func register(statement: String = Client.softwareStatement, headers: HTTPFields = Client.dcrHeaders) async throws -> Reply {
+        try await self.jsonPost(
+            "/o/client/register",
+            #"{"software_statement":"\#(statement)","redirect_uri":"adobepass://com.example"}"#,
+            headers: headers
+        )
+    }
+
+    /// `POST /o/client/token` as a form with `X-Device-Info`.
+    func token(_ fields: String, headers: HTTPFields = Client.dcrHeaders) async throws -> Reply {
+        try await self.form(.post, "/o/client/token", headers: headers, fields: fields)
     }
 
     /// Registers a client and obtains an access token, checking both succeed.
@@ -115,11 +130,7 @@ struct Client: Sendable {
         let registration = try await self.register().json()
         let clientId = try #require(registration["client_id"] as? String)
         let clientSecret = try #require(registration["client_secret"] as? String)
-        let token = try await self.form(
-            .post,
-            "/o/client/token",
-            fields: "client_id=\(clientId)&client_secret=\(clientSecret)&grant_type=client_credentials"
-        )
+        let token = try await self.token("client_id=\(clientId)&client_secret=\(clientSecret)&grant_type=client_credentials")
         #expect(token.status == .created)
         let accessToken = try #require(try token.json()["access_token"] as? String)
         return Credentials(clientId: clientId, clientSecret: clientSecret, accessToken: accessToken)

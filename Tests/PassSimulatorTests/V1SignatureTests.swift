@@ -14,7 +14,8 @@ struct V1SignatureTests {
         "POST requestor_id=sampleRequestorId, nonce=6b2a2e06-6a4b-4a7e-9d6a-0f6f2b1f3c11, signature_method=HMAC-SHA1, request_time=1704963921144, request_uri=/reggie/v1/sampleRequestorId/regcode, public_key=samplePublicKey, signature=PbXHbCVSbq16FdRbe6snvafuRLM="
 
     static func harness(logger: LogCapture? = nil) -> Harness {
-        let harness = Harness(logger: logger?.logger)
+        // The reference vectors sign for the requestor `sampleRequestorId`.
+        let harness = Harness(logger: logger?.logger) { $0.serviceProviders = ["REF30", "sampleRequestorId"] }
         harness.clock.nowMillis = Self.vectorTime
         return harness
     }

@@ -19,7 +19,7 @@ public struct AuthenticationSession: Sendable {
     }
 
     /// Why a code ended before its window closed.
-    enum Cutoff: Sendable, Equatable {
+    enum Cutoff: String, Sendable, Equatable, Codable {
         /// The earlyExpiry fault picked this moment.
         case earlyExpiry
         /// A script denied the login.

@@ -58,7 +58,8 @@ extension SimulatorState {
     /// Issues a v1 registration code for (requestor, deviceId), valid `ttlMillis`.
     ///
     /// Earlier codes of the device stay valid (v1 never documented otherwise); any of them completing authenticates
-    /// the device.
+    /// the device. The device's AuthN token and authorizations are dropped: a device asking for a code is logging in
+    /// again, and its poll must read "pending" for the new code rather than the old token's "expired".
     func createRegcode(
         requestor: String,
         deviceId: String,
@@ -90,6 +91,8 @@ extension SimulatorState {
             v1Info: info
         )
         let deviceKey = DeviceKey(serviceProvider: requestor, deviceIdentifier: deviceId)
+        if self.v1Tokens[deviceKey] != nil { self.v1Tokens[deviceKey] = nil }
+        if self.v1Authorizations[deviceKey] != nil { self.v1Authorizations[deviceKey] = nil }
         var codes = self.v1CodesByDevice[deviceKey, default: []]
         codes.append(session.code)
         if codes.count > Self.maxV1CodesPerDevice { codes.removeFirst(codes.count - Self.maxV1CodesPerDevice) }
@@ -136,23 +139,25 @@ extension SimulatorState {
     /// first configured one): a v2 code creates the device's profile, a v1 code its AuthN token.
     ///
     /// `attributes` override the generated user metadata (see ``ProfileAttribute``). Completing an already completed
-    /// code with the same (or no) MVPD returns the existing profile.
+    /// code with the same (or no) MVPD returns the existing profile, unless `requirePending`.
     @discardableResult
     public func completeCode(
         _ code: String,
         mvpd: String? = nil,
         userId: String? = nil,
-        attributes: [String: MetadataValue]? = nil
+        attributes: [String: MetadataValue]? = nil,
+        requirePending: Bool = false
     ) throws(CodeCompletionError) -> SimulatedProfile {
         guard let session = self.session(code: code) else { throw .unknownCode }
         switch session.status {
         case .expired, .superseded:
             throw .codeGone
         case .completed(let profile):
-            if let mvpd, mvpd != profile.mvpd { throw .alreadyCompleted(profile) }
+            if requirePending || (mvpd != nil && mvpd != profile.mvpd) { throw .alreadyCompleted(profile) }
             return profile
         case .pending:
-            guard let chosen = mvpd ?? session.mvpd ?? self.configuration.mvpds.first?.id,
+            let fallback = self.configuration.mvpds(integratedWith: session.serviceProvider).first?.id
+            guard let chosen = mvpd ?? session.mvpd ?? fallback,
                 self.configuration.mvpd(id: chosen) != nil
             else { throw .unknownMVPD(mvpd ?? session.mvpd ?? "") }
             var updated = session

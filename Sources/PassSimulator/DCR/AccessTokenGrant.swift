@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// An access token issued by `POST /o/client/token`.
-struct AccessTokenGrant: Sendable {
+struct AccessTokenGrant: Sendable, Codable {
     let id: String
     let accessToken: String
     let clientId: String

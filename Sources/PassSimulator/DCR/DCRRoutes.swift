@@ -8,8 +8,13 @@ import Foundation
 #endif
 
 /// Dynamic Client Registration: `POST /o/client/register` and `POST /o/client/token` (reference §6).
+///
+/// Unless lenient, both require their documented `Content-Type` and a decodable `X-Device-Info` (§6.2, §6.3), and
+/// registration requires an approved `software_id`; each failure is a DCR `invalid_request` (or
+/// `unapproved_software_statement`).
 struct DCRRoutes: Sendable {
     let state: SimulatorState
+    let configuration: SimulatorConfiguration
 
     private struct RegistrationRequest: Decodable {
         let software_statement: String
@@ -39,11 +44,20 @@ struct DCRRoutes: Sendable {
     }
 
     @Sendable func registerClient(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
-        guard request.hasJSONContentType else { throw DCRError.invalidRequest }
+        guard request.hasJSONContentType || self.configuration.lenient else {
+            throw self.refused(.invalidRequest, "Content-Type is not application/json", context: context)
+        }
+        try self.checkDeviceInfo(request, context: context)
         let body = try await JSONBody.decode(RegistrationRequest.self, from: request, context: context, orThrow: DCRError.invalidRequest)
         guard let softwareId = SoftwareStatement.softwareId(of: body.software_statement) else {
-            context.logger.info("DCR registration refused", metadata: ["dcr.error": "invalid_software_statement"])
-            throw DCRError.invalidSoftwareStatement
+            throw self.refused(.invalidSoftwareStatement, "not a JWT with a software_id", context: context)
+        }
+        guard self.configuration.approves(softwareId: softwareId) else {
+            context.logger.info(
+                "DCR registration refused",
+                metadata: ["dcr.error": "unapproved_software_statement", "dcr.software_id": .string(softwareId)]
+            )
+            throw DCRError.unapprovedSoftwareStatement
         }
         if let redirect = body.redirect_uri, redirect.isEmpty || !redirect.contains(":") {
             throw DCRError.invalidRedirectURI
@@ -65,6 +79,10 @@ struct DCRRoutes: Sendable {
     }
 
     @Sendable func issueToken(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        guard request.hasFormContentType || self.configuration.lenient else {
+            throw self.refused(.invalidRequest, "Content-Type is not application/x-www-form-urlencoded", context: context)
+        }
+        try self.checkDeviceInfo(request, context: context)
         let fields = try await FormData.fields(of: request, context: context)
         guard let clientId = fields["client_id"], !clientId.isEmpty,
             let clientSecret = fields["client_secret"], !clientSecret.isEmpty,
@@ -87,6 +105,22 @@ struct DCRRoutes: Sendable {
             token_type: "bearer"
         )
         return try JSONBody.response(.created, answer, headers: [.cacheControl: "no-store", .pragma: "no-cache"])
+    }
+
+    /// `X-Device-Info` must be present and Base64 (unless lenient, where only a present header is decoded).
+    private func checkDeviceInfo(_ request: Request, context: SimulatorRequestContext) throws {
+        guard let header = request.headers[.xDeviceInfo] else {
+            if self.configuration.lenient { return }
+            throw self.refused(.invalidRequest, "X-Device-Info is missing", context: context)
+        }
+        guard DeviceInfo(headerValue: header) != nil else {
+            throw self.refused(.invalidRequest, "X-Device-Info is not Base64", context: context)
+        }
+    }
+
+    private func refused(_ error: DCRError, _ reason: String, context: SimulatorRequestContext) -> DCRError {
+        context.logger.info("DCR request refused", metadata: ["dcr.error": .string(error.error), "dcr.reason": .string(reason)])
+        return error
     }
 }
 

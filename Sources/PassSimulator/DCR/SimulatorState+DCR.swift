@@ -53,6 +53,11 @@ extension SimulatorState {
         return grant.clientId
     }
 
+    /// The registered client an unexpired access token belongs to, or `nil`.
+    func client(forAccessToken token: String) -> RegisteredClient? {
+        self.clientId(forAccessToken: token).flatMap { self.clients[$0] }
+    }
+
     /// Makes every access token of `clientId` invalid now, as if their TTL had passed; `nil` for an unknown client,
     /// else the number of tokens revoked.
     @discardableResult

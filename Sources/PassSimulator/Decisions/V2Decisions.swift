@@ -47,12 +47,13 @@ struct V2Decisions: Sendable {
 
     private func decide(_ request: Request, context: SimulatorRequestContext, preauthorization: Bool) async throws -> Response {
         let configuration = self.routes.configuration
-        let clientId = try await self.routes.authorize(request)
-        let sp = try self.routes.serviceProvider(context)
+        let (clientId, sp) = try await self.routes.authorize(request, context: context)
         let device = try V2Routes.deviceIdentifier(request, required: true)!
-        _ = try V2Routes.deviceInfo(request)
-        let mvpd = try context.parameters.require("mvpd")
-        guard configuration.mvpd(id: mvpd) != nil else { throw EnhancedError.invalidMVPD }
+        _ = try self.routes.deviceInfo(request)
+        let mvpd = try self.routes.mvpdPath(context, serviceProvider: sp)
+        guard request.hasJSONContentType || configuration.lenient else {
+            throw EnhancedError.unsupportedMediaType(expected: "application/json")
+        }
         let body = try await JSONBody.decode(RequestBody.self, from: request, context: context, orThrow: EnhancedError.invalidResources)
         guard !body.resources.isEmpty, body.resources.allSatisfy({ !$0.trimmed.isEmpty }) else {
             throw EnhancedError.invalidResources

@@ -111,6 +111,37 @@ extension EnhancedError {
             message: "The access token is invalid."
         )
     }
+
+    /// A valid token whose software statement was not issued for the path's service provider.
+    static var invalidAccessTokenServiceProvider: EnhancedError {
+        EnhancedError(
+            .applicationRegistration,
+            .unauthorized,
+            code: "invalid_access_token_service_provider",
+            message: "The access token is invalid for the specified service provider."
+        )
+    }
+
+    static func invalidIntegration(serviceProvider: String, mvpd: String) -> EnhancedError {
+        EnhancedError(
+            .none,
+            .badRequest,
+            code: "invalid_integration",
+            message: "The integration between the specified service provider and mvpd does not exist or is disabled.",
+            details: "\(mvpd) is not integrated with \(serviceProvider)."
+        )
+    }
+
+    /// A body in another format than the endpoint reads. Adobe documents the required `Content-Type` but no error code
+    /// for it; the simulator answers as the HTTP framework behind Adobe's API would (415), in the enhanced format.
+    static func unsupportedMediaType(expected: String) -> EnhancedError {
+        EnhancedError(
+            .none,
+            .unsupportedMediaType,
+            code: "unsupported_media_type",
+            message: "The request body must be sent with Content-Type: \(expected)."
+        )
+    }
 }
 
 /// A DCR (`/o/client/*`) error: HTTP 400 with `{"error": "<code>"}` (reference §6.2–6.4).
@@ -122,6 +153,7 @@ struct DCRError: Error, HTTPResponseError, Sendable {
     static let invalidClient = DCRError(error: "invalid_client")
     static let unsupportedGrantType = DCRError(error: "unsupported_grant_type")
     static let invalidRedirectURI = DCRError(error: "invalid_redirect_uri")
+    static let unapprovedSoftwareStatement = DCRError(error: "unapproved_software_statement")
 
     var status: HTTPResponse.Status { .badRequest }
 

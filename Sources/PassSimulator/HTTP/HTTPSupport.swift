@@ -241,6 +241,12 @@ extension Request {
         return mediaType.isType(.applicationJson)
     }
 
+    /// Whether the body is declared as a form (`application/x-www-form-urlencoded`, any parameters).
+    var hasFormContentType: Bool {
+        guard let value = self.headers[.contentType], let mediaType = MediaType(from: value) else { return false }
+        return mediaType.isType(.applicationUrlEncoded)
+    }
+
     /// The first address of `X-Forwarded-For`, if present.
     var forwardedFor: String? {
         guard let header = self.headers[.xForwardedFor] else { return nil }

@@ -16,23 +16,41 @@ struct ActivationPages: Sendable {
         routes.endpoint("/adobe-services/logout", [.get: self.mvpdLogout])
     }
 
-    /// What the second screen sees for a code, v1 or v2 alike: expired → 400, done → success,
-    /// no MVPD yet → the picker, else on to the MVPD's login page.
+    /// What the second screen sees for a code, v1 or v2 alike: used, denied or expired → 400 saying which, no MVPD
+    /// yet → the picker, else on to the MVPD's login page. Only a sign-in that just happened shows success.
     static func secondScreenResponse(for session: AuthenticationSession, configuration: SimulatorConfiguration) throws -> Response {
+        if let refusal = self.refusal(for: session, configuration: configuration) { throw refusal }
+        guard let mvpd = session.mvpd else {
+            return HTMLPage.response(.ok, pickerPage(session: session, configuration: configuration))
+        }
+        return HTMLPage.redirect(to: loginURL(code: session.code, serviceProvider: session.serviceProvider, mvpd: mvpd))
+    }
+
+    /// Why a code can no longer be signed in with, as the page saying so; `nil` for a pending code.
+    static func refusal(for session: AuthenticationSession, configuration: SimulatorConfiguration) -> HTMLError? {
         switch session.status {
+        case .pending:
+            return nil
+        case .completed(let profile):
+            let provider = configuration.mvpd(id: profile.mvpd)?.displayName ?? profile.mvpd
+            return HTMLError(
+                status: .badRequest,
+                title: "Code already used",
+                message:
+                    "The code \(session.code) was already used to sign in with \(provider). If your TV is not signed in, request a new code on it."
+            )
+        case .expired where session.cutoff?.reason == .denied:
+            return HTMLError(
+                status: .badRequest,
+                title: "Sign-in denied",
+                message: "The sign-in with code \(session.code) was denied. Request a new code on your TV to try again."
+            )
         case .expired, .superseded:
-            throw HTMLError(
+            return HTMLError(
                 status: .badRequest,
                 title: "Code expired",
                 message: "The code \(session.code) has expired. Request a new one on your TV."
             )
-        case .completed(let profile):
-            return HTMLPage.response(.ok, successPage(profile: profile, configuration: configuration))
-        case .pending:
-            guard let mvpd = session.mvpd else {
-                return HTMLPage.response(.ok, pickerPage(session: session, configuration: configuration))
-            }
-            return HTMLPage.redirect(to: loginURL(code: session.code, serviceProvider: session.serviceProvider, mvpd: mvpd))
         }
     }
 
@@ -58,16 +76,22 @@ struct ActivationPages: Sendable {
         if let mvpd, self.configuration.mvpd(id: mvpd) == nil {
             return HTMLPage.response(.badRequest, self.activationPage(code: code, error: "Choose a TV provider from the list."))
         }
+        guard let current = await self.state.session(code: code) else {
+            return HTMLPage.response(.badRequest, self.activationPage(code: code, error: "The code \(code) was not found. Check it on your TV."))
+        }
+        if let refusal = Self.refusal(for: current, configuration: self.configuration) {
+            return HTMLPage.response(refusal.status, self.activationPage(code: code, error: refusal.message))
+        }
+        if let mvpd, !self.configuration.integrates(serviceProvider: current.serviceProvider, mvpd: mvpd) {
+            return HTMLPage.response(
+                .badRequest,
+                self.activationPage(code: code, error: "That TV provider is not available for \(current.serviceProvider).")
+            )
+        }
         guard
             let session = await self.state.resumeSession(code: code, serviceProvider: nil, mvpd: mvpd, domainName: nil, redirectUrl: nil)
         else {
             return HTMLPage.response(.badRequest, self.activationPage(code: code, error: "The code \(code) was not found. Check it on your TV."))
-        }
-        guard session.isLive else {
-            return HTMLPage.response(
-                .badRequest,
-                self.activationPage(code: code, error: "The code \(code) has expired. Request a new one on your TV.")
-            )
         }
         switch session.api {
         case .v2:
@@ -104,10 +128,19 @@ struct ActivationPages: Sendable {
         let username = (fields["username"] ?? "").trimmed
         let profile: SimulatedProfile
         do {
-            profile = try await self.state.completeCode(session.code, mvpd: mvpd.id, userId: username.isEmpty ? nil : username)
-        } catch CodeCompletionError.alreadyCompleted(let existing) {
-            profile = existing
+            profile = try await self.state.completeCode(
+                session.code,
+                mvpd: mvpd.id,
+                userId: username.isEmpty ? nil : username,
+                requirePending: true
+            )
         } catch {
+            // Used, denied or expired since the page was shown.
+            if let current = await self.state.session(code: session.code),
+                let refusal = Self.refusal(for: current, configuration: self.configuration)
+            {
+                throw refusal
+            }
             throw HTMLError(
                 status: .badRequest,
                 title: "Code expired",
@@ -150,15 +183,16 @@ struct ActivationPages: Sendable {
         guard let session = await self.state.session(code: code, serviceProvider: fields["sp"]) else {
             throw HTMLError(status: .badRequest, title: "Unknown code", message: "The code \(code) was not found. Check it on your TV.")
         }
-        guard session.isLive else {
-            throw HTMLError(
-                status: .badRequest,
-                title: "Code expired",
-                message: "The code \(session.code) has expired. Request a new one on your TV."
-            )
-        }
+        if let refusal = Self.refusal(for: session, configuration: self.configuration) { throw refusal }
         guard let mvpdId = fields["mvpd"] ?? session.mvpd, let mvpd = self.configuration.mvpd(id: mvpdId) else {
             throw HTMLError(status: .badRequest, title: "Unknown TV provider", message: "Choose a TV provider from the list.")
+        }
+        guard self.configuration.integrates(serviceProvider: session.serviceProvider, mvpd: mvpd.id) else {
+            throw HTMLError(
+                status: .badRequest,
+                title: "TV provider not available",
+                message: "\(mvpd.displayName) is not available for \(session.serviceProvider). Choose another TV provider."
+            )
         }
         return (session, mvpd)
     }
@@ -192,7 +226,7 @@ struct ActivationPages: Sendable {
 
     /// Shown when the session has no MVPD yet; each button goes straight to that MVPD's login page.
     static func pickerPage(session: AuthenticationSession, configuration: SimulatorConfiguration) -> String {
-        let buttons = configuration.mvpds.map { mvpd in
+        let buttons = configuration.mvpds(integratedWith: session.serviceProvider).map { mvpd in
             "<button type=\"submit\" name=\"mvpd\" value=\"\(HTML.escape(mvpd.id))\">\(HTML.escape(mvpd.displayName))</button>"
         }.joined()
         return HTMLPage.page(

@@ -111,7 +111,9 @@ extension SimulatorState {
         switch outcome {
         case .approve:
             let wanted = session.script?.mvpd ?? session.mvpd
-            let mvpd = wanted.flatMap { self.configuration.mvpd(id: $0)?.id } ?? self.configuration.mvpds.first?.id
+            let mvpd =
+                wanted.flatMap { self.configuration.mvpd(id: $0)?.id }
+                ?? self.configuration.mvpds(integratedWith: session.serviceProvider).first?.id
             guard let mvpd else { return }
             _ = self.complete(&session, mvpd: mvpd, userId: session.script?.userId, attributes: nil, now: dueAt)
         case .deny:
@@ -178,6 +180,11 @@ extension SimulatorState {
     /// ``expiredRetention`` after expiry.
     func sweepIfDue(now: Int64) {
         guard now - self.lastSweep >= Self.sweepInterval || now < self.lastSweep else { return }
+        self.sweep(now: now)
+    }
+
+    /// Purges now; with a state file, the purged records leave the file too.
+    func sweep(now: Int64) {
         self.lastSweep = now
         let retention = self.configuration.codeTTL.milliseconds
         for (code, session) in self.sessions where now >= session.effectiveEnd + retention {
@@ -200,14 +207,14 @@ extension SimulatorState {
         }
         for (key, byMVPD) in self.profiles {
             let remaining = byMVPD.filter { now < $0.value.notAfter + Self.expiredRetention }
-            self.profiles[key] = remaining.isEmpty ? nil : remaining
+            if remaining.count != byMVPD.count { self.profiles[key] = remaining.isEmpty ? nil : remaining }
         }
         for (key, token) in self.v1Tokens where now >= token.notAfter + Self.expiredRetention {
             self.v1Tokens[key] = nil
         }
         for (key, byResource) in self.v1Authorizations {
             let remaining = byResource.filter { now < $0.value.notAfter + Self.expiredRetention }
-            self.v1Authorizations[key] = remaining.isEmpty ? nil : remaining
+            if remaining.count != byResource.count { self.v1Authorizations[key] = remaining.isEmpty ? nil : remaining }
         }
     }
 }

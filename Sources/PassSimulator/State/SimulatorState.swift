@@ -12,12 +12,12 @@ import Foundation
 /// sweep that runs at most once per ``sweepInterval`` of simulated time, piggybacking on requests, so memory stays
 /// bounded without a timer.
 public actor SimulatorState {
-    struct DeviceKey: Hashable {
+    struct DeviceKey: Hashable, Sendable {
         let serviceProvider: String
         let deviceIdentifier: String
     }
 
-    struct ProfileKey: Hashable {
+    struct ProfileKey: Hashable, Sendable {
         let serviceProvider: String
         let deviceIdentifier: String
         let clientId: String
@@ -37,16 +37,23 @@ public actor SimulatorState {
     /// The configuration the state was created with.
     public nonisolated let configuration: SimulatorConfiguration
 
-    var clients: [String: RegisteredClient] = [:]
-    var tokens: [String: AccessTokenGrant] = [:]
+    // The durable records: every write is reported to the journal (when there is a state file).
+    var clients = TrackedMap<String, RegisteredClient> { .client($0, $1) }
+    var tokens = TrackedMap<String, AccessTokenGrant> { .accessToken($0, $1) }
+    var sessions = TrackedMap<String, AuthenticationSession> { .session($0, $1) }
+    var profiles = TrackedMap<ProfileKey, [String: SimulatedProfile]> { .profiles($0, $1) }
+    var v1Tokens = TrackedMap<DeviceKey, SimulatedProfile> { .v1Token($0, $1) }
+    var v1Authorizations = TrackedMap<DeviceKey, [String: AuthorizationGrant]> { .v1Authorizations($0, $1) }
+    var deny: DenyLists {
+        didSet { self.journal?.record(.denyLists(self.deny)) }
+    }
+
+    // Indexes derived from the records, rebuilt when the state file is loaded.
     var tokensByClient: [String: [String]] = [:]
-    var sessions: [String: AuthenticationSession] = [:]
     var liveCodeByDevice: [DeviceKey: String] = [:]
     var v1CodesByDevice: [DeviceKey: [String]] = [:]
-    var profiles: [ProfileKey: [String: SimulatedProfile]] = [:]
-    var v1Tokens: [DeviceKey: SimulatedProfile] = [:]
-    var v1Authorizations: [DeviceKey: [String: AuthorizationGrant]] = [:]
-    var deny: DenyLists
+
+    var journal: StateJournal?
     var lastSweep: Int64
     var generator = SystemRandomNumberGenerator()
 

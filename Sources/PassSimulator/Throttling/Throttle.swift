@@ -3,6 +3,10 @@ import Synchronization
 
 /// Adobe's per-device token bucket (reference §8.2): a burst of `capacity` requests, refilled at `refillPerSecond`.
 ///
+/// Adobe identifies the device by its address (`X-Forwarded-For` for server-to-server calls), so by default that is
+/// the key (``ThrottleKey/ip``). Buckets that are full again are dropped, and the table never holds more than
+/// ``maxBuckets``.
+///
 /// A lock rather than an actor: the check sits on every API request and must not queue behind state work.
 final class Throttle: Sendable {
     private struct Bucket {
@@ -64,8 +68,8 @@ final class Throttle: Sendable {
         }
     }
 
-    /// The identity a request is throttled under: `AP-Device-Identifier`, else `X-Forwarded-For`, else the peer.
-    static func key(for request: Request, context: SimulatorRequestContext) -> String {
+    /// The device identity of a DCR or v2 request: `AP-Device-Identifier`, else its address.
+    static func deviceKey(for request: Request, context: SimulatorRequestContext) -> String {
         if let device = request.headers[.apDeviceIdentifier], !device.isEmpty { return "device:" + device }
         return self.addressKey(for: request, context: context)
     }
@@ -85,7 +89,8 @@ final class Throttle: Sendable {
         return self.addressKey(for: request, context: context)
     }
 
-    private static func addressKey(for request: Request, context: SimulatorRequestContext) -> String {
+    /// The address identity: the first address of `X-Forwarded-For`, else the TCP peer.
+    static func addressKey(for request: Request, context: SimulatorRequestContext) -> String {
         if let forwarded = request.forwardedFor { return "ip:" + forwarded }
         return "ip:" + (context.remoteAddress ?? "unknown")
     }
@@ -113,23 +118,25 @@ final class Throttle: Sendable {
 struct ThrottleMiddleware: RouterMiddleware {
     typealias Context = SimulatorRequestContext
 
-    /// Which identity a request is counted under.
-    enum Keying: Sendable {
-        /// DCR and v2: `AP-Device-Identifier`, else the address.
-        case device
-        /// v1: the `deviceId` parameter, else the address.
-        case v1DeviceId
+    /// Which API the group serves, for keying by device.
+    enum API: Sendable {
+        /// DCR and v2: the device is `AP-Device-Identifier`.
+        case dcrAndV2
+        /// v1: the device is the `deviceId` parameter.
+        case v1
     }
 
     let throttle: Throttle
-    var keying: Keying = .device
+    let key: ThrottleKey
+    let api: API
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var request = request
         let key =
-            switch self.keying {
-            case .device: Throttle.key(for: request, context: context)
-            case .v1DeviceId: try await Throttle.v1Key(for: &request, context: context)
+            switch (self.key, self.api) {
+            case (.ip, _): Throttle.addressKey(for: request, context: context)
+            case (.device, .dcrAndV2): Throttle.deviceKey(for: request, context: context)
+            case (.device, .v1): try await Throttle.v1Key(for: &request, context: context)
             }
         guard self.throttle.allow(key) else {
             context.logger.debug("throttled", metadata: ["throttle.key": .string(key)])

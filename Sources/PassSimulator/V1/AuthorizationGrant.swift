@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// An authorization granted by v1 `authorize` (the "AuthZ token"), per resource.
-struct AuthorizationGrant: Sendable, Equatable {
+struct AuthorizationGrant: Sendable, Equatable, Codable {
     let resource: String
     let mvpd: String
     let notBefore: Int64

@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// The optional client fields a v1 registration code echoes in `info` (reference §4.1).
-struct V1RegcodeInfo: Sendable, Equatable {
+struct V1RegcodeInfo: Sendable, Equatable, Codable {
     var deviceType: String?
     var deviceUser: String?
     var appId: String?

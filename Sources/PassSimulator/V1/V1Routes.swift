@@ -99,7 +99,7 @@ struct V1Routes: Sendable {
     ) async throws -> String {
         if let header = request.headers[.authorization] {
             if let token = request.bearerToken {
-                return try await self.client(forToken: token, format: format)
+                return try await self.client(forToken: token, requestor: requestor, format: format, context: context)
             }
             guard let signed = SignedAuthorization(header: header) else {
                 context.logger.info("v1 request refused", metadata: ["v1.auth.reason": "malformed Authorization header"])
@@ -135,16 +135,24 @@ struct V1Routes: Sendable {
             return "key:" + signed.publicKey
         }
         if let token = V2Routes.nonEmpty(fields["access_token"]) {
-            return try await self.client(forToken: token, format: format)
+            return try await self.client(forToken: token, requestor: requestor, format: format, context: context)
         }
         throw V1Error.notAuthorized("missing Authorization").with(format)
     }
 
-    private func client(forToken token: String, format: V1Format) async throws -> String {
-        guard let clientId = await self.state.clientId(forAccessToken: token) else {
+    /// The DCR client of a token, whose software statement must cover the requestor (unless lenient).
+    private func client(forToken token: String, requestor: String, format: V1Format, context: SimulatorRequestContext) async throws -> String {
+        guard let client = await self.state.client(forAccessToken: token) else {
             throw V1Error.notAuthorized("invalid or expired access token").with(format)
         }
-        return "client:" + clientId
+        guard self.configuration.softwareStatement(client.softwareId, covers: requestor) else {
+            context.logger.info(
+                "access token used outside its software statement",
+                metadata: ["requestor": .string(requestor), "dcr.client_id": .string(client.clientId)]
+            )
+            throw V1Error.notAuthorized("access token not issued for requestor \(requestor)").with(format)
+        }
+        return "client:" + client.clientId
     }
 
     /// A path parameter without its `.json`/`.xml` format suffix.
@@ -185,6 +193,9 @@ struct V1Routes: Sendable {
         let mvpd = V2Routes.nonEmpty(call.fields["mvpd"])
         if let mvpd, self.configuration.mvpd(id: mvpd) == nil {
             throw V1Error.badRequest("Unknown mvpd '\(mvpd)'").with(call.format)
+        }
+        if let mvpd, !self.configuration.integrates(serviceProvider: call.requestor, mvpd: mvpd) {
+            throw V1Error.badRequest("Unknown integration between '\(call.requestor)' and '\(mvpd)'").with(call.format)
         }
         let deviceInfo = (request.headers[.xDeviceInfo] ?? call.fields["device_info"]).flatMap { DeviceInfo(headerValue: $0) }
         let session = await self.state.createRegcode(

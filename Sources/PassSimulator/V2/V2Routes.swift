@@ -2,6 +2,10 @@ import Hummingbird
 import Logging
 
 /// REST API v2: configuration, sessions, authenticate and profiles (reference §7).
+///
+/// Unless lenient: the access token's software statement must cover the path's service provider, the service
+/// provider must be configured, a named MVPD must be integrated with it, sessions (create, resume) must be sent as a
+/// form, and sessions create, profiles and logout need a decodable `X-Device-Info` (§7.1).
 struct V2Routes: Sendable {
     let state: SimulatorState
     let configuration: SimulatorConfiguration
@@ -107,8 +111,7 @@ struct V2Routes: Sendable {
     // MARK: Handlers
 
     @Sendable func getConfiguration(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
-        _ = try await self.authorize(request)
-        let sp = try self.serviceProvider(context)
+        let (_, sp) = try await self.authorize(request, context: context)
         let info = request.headers[.xDeviceInfo].flatMap { DeviceInfo(headerValue: $0) }
         let origin = Self.origin(request)
         let body = ConfigurationResponse(
@@ -132,12 +135,12 @@ struct V2Routes: Sendable {
     }
 
     @Sendable func createSession(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
-        let clientId = try await self.authorize(request)
-        let sp = try self.serviceProvider(context)
+        let (clientId, sp) = try await self.authorize(request, context: context)
         let device = try Self.deviceIdentifier(request, required: true)!
-        let info = try Self.deviceInfo(request)
+        let info = try self.deviceInfo(request)
+        try self.requireForm(request)
         let fields = try await FormData.fields(of: request, context: context)
-        let mvpd = try self.mvpdParameter(fields)
+        let mvpd = try self.mvpdParameter(fields, serviceProvider: sp)
         let creation = await self.state.createSession(
             serviceProvider: sp,
             deviceIdentifier: device,
@@ -167,8 +170,7 @@ struct V2Routes: Sendable {
     }
 
     @Sendable func getSession(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
-        _ = try await self.authorize(request)
-        let sp = try self.serviceProvider(context)
+        let (_, sp) = try await self.authorize(request, context: context)
         let session = try await self.liveSession(context, serviceProvider: sp)
         var existing = ["serviceProvider": sp]
         existing["mvpd"] = session.mvpd
@@ -187,11 +189,11 @@ struct V2Routes: Sendable {
     }
 
     @Sendable func resumeSession(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
-        _ = try await self.authorize(request)
-        let sp = try self.serviceProvider(context)
+        let (_, sp) = try await self.authorize(request, context: context)
         let code = try context.parameters.require("code")
+        try self.requireForm(request)
         let fields = try await FormData.fields(of: request, context: context)
-        let mvpd = try self.mvpdParameter(fields)
+        let mvpd = try self.mvpdParameter(fields, serviceProvider: sp)
         guard
             let session = await self.state.resumeSession(
                 code: code,
@@ -231,29 +233,25 @@ struct V2Routes: Sendable {
     }
 
     @Sendable func getProfiles(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
-        let clientId = try await self.authorize(request)
-        let sp = try self.serviceProvider(context)
+        let (clientId, sp) = try await self.authorize(request, context: context)
         let device = try Self.deviceIdentifier(request, required: true)!
-        _ = try Self.deviceInfo(request)
+        _ = try self.deviceInfo(request)
         let profiles = await self.state.profiles(serviceProvider: sp, deviceIdentifier: device, clientId: clientId)
         return try JSONBody.response(.ok, ProfilesResponse(profiles: profiles.mapValues(ProfileBody.init)))
     }
 
     @Sendable func getProfilesForMVPD(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
-        let clientId = try await self.authorize(request)
-        let sp = try self.serviceProvider(context)
+        let (clientId, sp) = try await self.authorize(request, context: context)
         let device = try Self.deviceIdentifier(request, required: true)!
-        _ = try Self.deviceInfo(request)
-        let mvpd = try context.parameters.require("mvpd")
-        guard self.configuration.mvpd(id: mvpd) != nil else { throw EnhancedError.invalidMVPD }
+        _ = try self.deviceInfo(request)
+        let mvpd = try self.mvpdPath(context, serviceProvider: sp)
         let profiles = await self.state.profiles(serviceProvider: sp, deviceIdentifier: device, clientId: clientId)
         return try JSONBody.response(.ok, ProfilesResponse(profiles: profiles.filter { $0.key == mvpd }.mapValues(ProfileBody.init)))
     }
 
     /// The device's poll: `{}` while pending, the new profile once the code completed.
     @Sendable func getProfileForCode(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
-        _ = try await self.authorize(request)
-        let sp = try self.serviceProvider(context)
+        let (_, sp) = try await self.authorize(request, context: context)
         _ = try Self.deviceIdentifier(request, required: false)
         let session = try await self.liveSession(context, serviceProvider: sp)
         switch session.status {
@@ -268,12 +266,10 @@ struct V2Routes: Sendable {
     /// agent should visit `url` (the simulated MVPD's logout page, which returns to `redirectUrl`); otherwise there is
     /// nothing left to do and the answer is `complete`.
     @Sendable func logout(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
-        let clientId = try await self.authorize(request)
-        let sp = try self.serviceProvider(context)
+        let (clientId, sp) = try await self.authorize(request, context: context)
         let device = try Self.deviceIdentifier(request, required: true)!
-        _ = try Self.deviceInfo(request)
-        let mvpd = try context.parameters.require("mvpd")
-        guard self.configuration.mvpd(id: mvpd) != nil else { throw EnhancedError.invalidMVPD }
+        _ = try self.deviceInfo(request)
+        let mvpd = try self.mvpdPath(context, serviceProvider: sp)
         let redirectUrl = request.uri.query.flatMap { FormData.parse($0)["redirectUrl"] }.flatMap(Self.nonEmpty)
         let removed = await self.state.removeProfile(serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd)
         context.logger.info("logout", metadata: ["sp": .string(sp), "mvpd": .string(mvpd), "profile.removed": .stringConvertible(removed)])
@@ -297,12 +293,44 @@ struct V2Routes: Sendable {
 
     // MARK: Validation
 
-    /// The client id behind the request's bearer token, or 401 `invalid_access_token_client_application`.
-    func authorize(_ request: Request) async throws -> String {
-        guard let token = request.bearerToken, let clientId = await self.state.clientId(forAccessToken: token) else {
+    /// The client id behind the request's bearer token (else 401 `invalid_access_token_client_application`) and the
+    /// path's service provider (else 400 `invalid_parameter_service_provider`), which the token's software statement
+    /// must cover (else 401 `invalid_access_token_service_provider`).
+    func authorize(_ request: Request, context: SimulatorRequestContext) async throws -> (clientId: String, serviceProvider: String) {
+        guard let token = request.bearerToken, let client = await self.state.client(forAccessToken: token) else {
             throw EnhancedError.invalidAccessToken
         }
-        return clientId
+        let sp = try self.serviceProvider(context)
+        guard self.configuration.softwareStatement(client.softwareId, covers: sp) else {
+            context.logger.info(
+                "access token used outside its software statement",
+                metadata: ["sp": .string(sp), "dcr.client_id": .string(client.clientId), "dcr.software_id": .string(client.softwareId)]
+            )
+            throw EnhancedError.invalidAccessTokenServiceProvider
+        }
+        return (client.clientId, sp)
+    }
+
+    /// Unless lenient, the body must be declared as a form (reference §7.1); else 415.
+    func requireForm(_ request: Request) throws {
+        guard request.hasFormContentType || self.configuration.lenient else {
+            throw EnhancedError.unsupportedMediaType(expected: "application/x-www-form-urlencoded")
+        }
+    }
+
+    /// The path's `{mvpd}`: configured (else `invalid_parameter_mvpd`) and integrated with the service provider (else
+    /// `invalid_integration`).
+    func mvpdPath(_ context: SimulatorRequestContext, serviceProvider: String) throws -> String {
+        let mvpd = try context.parameters.require("mvpd")
+        try self.checkMVPD(mvpd, serviceProvider: serviceProvider)
+        return mvpd
+    }
+
+    private func checkMVPD(_ mvpd: String, serviceProvider: String) throws {
+        guard self.configuration.mvpd(id: mvpd) != nil else { throw EnhancedError.invalidMVPD }
+        guard self.configuration.integrates(serviceProvider: serviceProvider, mvpd: mvpd) else {
+            throw EnhancedError.invalidIntegration(serviceProvider: serviceProvider, mvpd: mvpd)
+        }
     }
 
     func serviceProvider(_ context: SimulatorRequestContext) throws -> String {
@@ -322,9 +350,9 @@ struct V2Routes: Sendable {
         return session
     }
 
-    private func mvpdParameter(_ fields: [String: String]) throws -> String? {
+    private func mvpdParameter(_ fields: [String: String], serviceProvider: String) throws -> String? {
         guard let mvpd = Self.nonEmpty(fields["mvpd"]) else { return nil }
-        guard self.configuration.mvpd(id: mvpd) != nil else { throw EnhancedError.invalidMVPD }
+        try self.checkMVPD(mvpd, serviceProvider: serviceProvider)
         return mvpd
     }
 
@@ -341,11 +369,13 @@ struct V2Routes: Sendable {
         return String(parts[1])
     }
 
-    /// The decoded `X-Device-Info`; 400 `invalid_header_device_info` when missing or not Base64.
-    static func deviceInfo(_ request: Request) throws -> DeviceInfo {
-        guard let header = request.headers[.xDeviceInfo], let info = DeviceInfo(headerValue: header) else {
+    /// The decoded `X-Device-Info`; 400 `invalid_header_device_info` when not Base64, or when missing (unless lenient).
+    func deviceInfo(_ request: Request) throws -> DeviceInfo? {
+        guard let header = request.headers[.xDeviceInfo] else {
+            if self.configuration.lenient { return nil }
             throw EnhancedError.invalidDeviceInfo
         }
+        guard let info = DeviceInfo(headerValue: header) else { throw EnhancedError.invalidDeviceInfo }
         return info
     }
 

@@ -1,0 +1,10 @@
+/// One durable record written (a value) or deleted (`nil`), as the state journal hands it to the state file.
+enum StateChange: Sendable {
+    case client(String, RegisteredClient?)
+    case accessToken(String, AccessTokenGrant?)
+    case session(String, AuthenticationSession?)
+    case profiles(SimulatorState.ProfileKey, [String: SimulatedProfile]?)
+    case v1Token(SimulatorState.DeviceKey, SimulatedProfile?)
+    case v1Authorizations(SimulatorState.DeviceKey, [String: AuthorizationGrant]?)
+    case denyLists(DenyLists)
+}

@@ -216,3 +216,12 @@ final class LogCapture: Sendable {
 
     var all: [String] { handler.entries.map { "\($0.level) \($0.message) \($0.metadata)" } }
 }
+
+extension HTTPFields {
+    /// These fields with `other`'s values added, replacing same-named ones.
+    func merging(_ other: HTTPFields) -> HTTPFields {
+        var merged = self
+        for field in other { merged[field.name] = field.value }
+        return merged
+    }
+}

@@ -20,16 +20,18 @@ final class Throttle: Sendable {
     }
 
     /// Above this many buckets an eviction pass runs immediately instead of waiting for the next interval.
-    static let maxBuckets = 200_000
+    static let defaultMaxBuckets = 200_000
 
     let capacity: Double
     let refillPerSecond: Double
+    let maxBuckets: Int
     private let clock: SimulatorClock
     private let buckets: Mutex<Buckets>
 
-    init(capacity: Int, refillPerSecond: Double, clock: SimulatorClock) {
+    init(capacity: Int, refillPerSecond: Double, clock: SimulatorClock, maxBuckets: Int = Throttle.defaultMaxBuckets) {
         self.capacity = Double(max(capacity, 1))
         self.refillPerSecond = max(refillPerSecond, 0.000_001)
+        self.maxBuckets = max(maxBuckets, 1)
         self.clock = clock
         self.buckets = Mutex(Buckets(lastEviction: clock.nowMillis))
     }
@@ -41,7 +43,7 @@ final class Throttle: Sendable {
     func allow(_ key: String) -> Bool {
         let now = self.clock.nowMillis
         return self.buckets.withLock { state in
-            if now - state.lastEviction >= self.refillMillis || state.byKey.count > Self.maxBuckets {
+            if now - state.lastEviction >= self.refillMillis || (state.byKey.count >= self.maxBuckets && state.byKey[key] == nil) {
                 self.evictFullBuckets(&state, now: now)
             }
             var bucket = state.byKey[key] ?? Bucket(tokens: self.capacity, updatedAt: now)
@@ -58,14 +60,21 @@ final class Throttle: Sendable {
     /// Number of buckets currently held.
     var bucketCount: Int { self.buckets.withLock { $0.byKey.count } }
 
+    /// Drops buckets idle long enough to be full again (a fresh bucket is the same). If the table is still at its cap,
+    /// the fullest buckets go too, down to nine tenths of the cap: forgetting a nearly full bucket changes little,
+    /// while the buckets of clients being throttled are kept, so a flood of new addresses cannot reset them.
     private func evictFullBuckets(_ state: inout Buckets, now: Int64) {
         state.lastEviction = now
         let refill = self.refillMillis
         state.byKey = state.byKey.filter { now - $0.value.updatedAt < refill }
-        if state.byKey.count > Self.maxBuckets {
-            // Still over the cap after dropping idle buckets: forget everybody (fail open) rather than grow.
-            state.byKey.removeAll(keepingCapacity: true)
-        }
+        guard state.byKey.count >= self.maxBuckets else { return }
+        let keep = self.maxBuckets * 9 / 10
+        let emptiest = state.byKey.sorted { self.tokens(in: $0.value, now: now) < self.tokens(in: $1.value, now: now) }.prefix(keep)
+        state.byKey = Dictionary(uniqueKeysWithValues: emptiest.map { ($0.key, $0.value) })
+    }
+
+    private func tokens(in bucket: Bucket, now: Int64) -> Double {
+        min(self.capacity, bucket.tokens + Double(max(now - bucket.updatedAt, 0)) / 1000 * self.refillPerSecond)
     }
 
     /// The device identity of a DCR or v2 request: `AP-Device-Identifier`, else its address.

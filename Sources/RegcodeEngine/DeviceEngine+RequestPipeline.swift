@@ -373,7 +373,9 @@ extension DeviceEngine {
         }
         switch purpose {
         case .register(_, let recovery):
-            return dispatch(operation, recovery: recovery)
+            guard let statement = settings.softwareStatement else { return dispatch(operation, recovery: recovery) }
+            // The attempt count goes with the resent request, so the stage's bound holds.
+            return send(.registerClient(softwareStatement: statement), purpose: purpose, attempt: attempt)
         case .token(_, let recovery):
             guard let credentials = snapshot.credentials else { return dispatch(operation, recovery: recovery) }
             return send(.obtainAccessToken(credentials), purpose: purpose, attempt: attempt)

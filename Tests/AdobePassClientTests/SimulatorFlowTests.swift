@@ -214,6 +214,8 @@ struct SimulatorFlowTests {
         configuration.throttleEnabled = true
         configuration.throttleCapacity = 10
         configuration.throttleRefillPerSecond = 1
+        // Keyed by device id here, so one device's bucket is seen apart from the DCR calls and other devices.
+        configuration.throttleKey = .device
         configuration.clock = .manual(clock)
         try await PassSimulator(configuration: configuration, logger: Fixtures.quietLogger).withRunningServer { baseURL in
             // DCR calls carry no device identifier, so they draw from the peer-address bucket, not the device's.

@@ -27,6 +27,7 @@ import Testing
 
     static func simulatorConfiguration() -> SimulatorConfiguration {
         var configuration = SimulatorConfiguration()
+        configuration.approvedSoftwareStatements[FleetEndToEndTests.softwareID] = []
         // These tests make a dozen calls in a few seconds; the throttle has its own tests.
         configuration.throttleEnabled = false
         configuration.denyResources = ["Denied": deniedDetails]
@@ -102,7 +103,12 @@ import Testing
             )
             #expect(
                 try await h.call(.checkAuthorization(resource: "Denied"), through: "sendTrackingData") == [
-                    .status(StatusID(rawValue: "Z100"), level: .error, message: Self.deniedDetails, extra: ["resource": "Denied"]),
+                    .status(
+                        StatusID(rawValue: "Z100"),
+                        level: .error,
+                        message: Self.deniedDetails,
+                        extra: ["resource": "Denied", "details": "authorization_denied_by_mvpd"]
+                    ),
                     .tokenRequestFailed("Denied", errorCode: "User Not Authorized Error", errorDescription: Self.deniedDetails),
                     .sendTrackingData(
                         .authorizationDetection,

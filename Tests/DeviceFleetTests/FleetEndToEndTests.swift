@@ -51,9 +51,12 @@ extension AsyncStream where Element == (String, DeviceEvent) {
 
 @Suite struct FleetEndToEndTests {
     static let statement = "eyJhbGciOiJub25lIn0.eyJzb2Z0d2FyZV9pZCI6InJlZ2NvZGVkLXRlc3QifQ.c2lnbmF0dXJl"
+    /// The `software_id` of ``statement``, which the strict simulator must be told to approve.
+    static let softwareID = "regcoded-test"
 
     @Test func deviceLogsInAfterTheCodeIsApprovedOnTheSimulator() async throws {
         var simulatorConfiguration = SimulatorConfiguration()
+        simulatorConfiguration.approvedSoftwareStatements[Self.softwareID] = []
         simulatorConfiguration.throttleEnabled = true
         let simulator = PassSimulator(configuration: simulatorConfiguration)
         try await simulator.withRunningServer { baseURL in

@@ -64,7 +64,12 @@ import Testing
         h.respond(.success(.authorization(AuthorizationDecision(resource: "Live", authorized: false, error: error))))
         #expect(
             h.events(since: mark) == [
-                .status(StatusID(rawValue: "Z100"), level: .error, message: Self.details, extra: ["resource": "Live"]),
+                .status(
+                    StatusID(rawValue: "Z100"),
+                    level: .error,
+                    message: Self.details,
+                    extra: ["resource": "Live", "details": "authorization_denied_by_mvpd"]
+                ),
                 .tokenRequestFailed("Live", errorCode: "User Not Authorized Error", errorDescription: Self.details),
                 Self.tracking(h, success: false, error: "User Not Authorized Error", details: Self.details),
             ]

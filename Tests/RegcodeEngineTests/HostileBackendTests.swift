@@ -97,11 +97,12 @@ import Testing
 
     @Test func forgottenClientCredentialsRegisterAgainOnce() {
         var h = EngineHarness()
-        h.startLogin()
+        h.startLogin(codeTTL: .seconds(30000))
         h.respond(.success(.profile(nil)))
         // The token expires; the backend no longer knows the client.
         h.clock.advance(by: .seconds(21600))
-        h.fireNextTimer()
+        h.timers[.poll] = nil
+        h.apply(h.engine.timerFired(.poll))
         #expect(h.outstanding?.request.name == "token")
         h.respond(.failure(.http(status: 400, retryAfter: nil, error: EnhancedError(code: "invalid_client"))))
         #expect(h.outstanding?.request.name == "register")

@@ -160,8 +160,10 @@ extension EndToEnd {
             let report = try Command.run(BuiltProducts.url("regcodectl"), ["report", "--database", database, "--format", "json"])
             #expect(report.status == 0, "\(report.stderr)")
             let json = try JSONSerialization.jsonObject(with: Data(report.stdout.utf8)) as? [String: Any]
-            let text = "\(json ?? [:])"
-            #expect(text.contains("reRegistrations") || text.contains("re_registrations") || text.contains("reregistrations"), "\(text.prefix(3000))")
+            let onboarding = (json?["fleet"] as? [String: Any])?["onboarding"] as? [String: Any]
+            #expect(onboarding?["re_registrations"] as? Int == 50, "\(onboarding ?? [:])")
+            #expect(onboarding?["new_codes"] as? Int == 50, "\(onboarding ?? [:])")
+            #expect(onboarding?["failed_onboardings"] as? Int == 0, "\(onboarding ?? [:])")
 
             daemon.signal(SIGTERM)
             #expect(await daemon.waitForExit() == 0)

@@ -80,6 +80,36 @@ struct V1TokenTests {
         }
     }
 
+    @Test func aNewRegcodeDropsTheDevicesOldTokenSoThePollIsPending() async throws {
+        let harness = Harness { $0.profileTTL = .seconds(3600) }
+        try await harness.run { client in
+            let headers = Client.bearer(try await client.credentials())
+            let first = try await client.newRegcode(headers)
+            #expect(try await client.approve(#"{"code":"\#(first)"}"#).status == .ok)
+            #expect(try await client.v1(.get, "/api/v1/authorize", headers, query: "&resource=REF30").status == .ok)
+            harness.clock.advance(by: .seconds(3600))
+            try expectClassicError(try await client.v1(.get, "/api/v1/tokens/authn", headers), status: .gone, message: "Gone")
+
+            // Logging in again: the fresh code is pending, not answered with the old token's 410.
+            let second = try await client.newRegcode(headers)
+            try expectClassicError(try await client.v1(.get, "/api/v1/tokens/authn", headers), status: .notFound, message: "Not Found")
+            try expectClassicError(
+                try await client.v1(.get, "/api/v1/tokens/authz", headers, query: "&resource=REF30"),
+                status: .preconditionFailed,
+                message: "User not authenticated"
+            )
+            #expect(try await client.approve(#"{"code":"\#(second)"}"#).status == .ok)
+            #expect(try await client.v1(.get, "/api/v1/tokens/authn", headers).status == .ok)
+
+            // The same holds while the old token is still valid, and other devices keep theirs.
+            let other = try await client.newRegcode(headers, deviceId: "b3RoZXI")
+            #expect(try await client.approve(#"{"code":"\#(other)"}"#).status == .ok)
+            _ = try await client.newRegcode(headers)
+            try expectClassicError(try await client.v1(.get, "/api/v1/tokens/authn", headers), status: .notFound, message: "Not Found")
+            #expect(try await client.v1(.get, "/api/v1/tokens/authn", headers, deviceId: "b3RoZXI").status == .ok)
+        }
+    }
+
     @Test func checkauthnByCodeAndTheAuthenticateAlias() async throws {
         try await Harness().run { client in
             let headers = Client.bearer(try await client.credentials())

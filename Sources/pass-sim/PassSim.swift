@@ -136,7 +136,10 @@ struct PassSim: AsyncParsableCommand {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("JSON fault configuration, the shape PUT /_sim/faults takes; the --fault-* flags override its default.", valueName: "file")
+        help: ArgumentHelp(
+            "JSON fault configuration, the shape PUT /_sim/faults takes: \"default\" (or \"all\") and the classes dcr, sessions, poll, decisions, config, other; the --fault-* flags override its default.",
+            valueName: "file"
+        )
     )
     var faults: String?
 
@@ -176,6 +179,15 @@ struct PassSim: AsyncParsableCommand {
     )
     var latency: Latency?
 
+    @Option(
+        name: .customLong("fault-latency-spike"),
+        help: ArgumentHelp("Probability that an API answer is held back by a latency spike.", valueName: "p")
+    )
+    var faultLatencySpike: Probability?
+
+    @Option(name: .customLong("latency-spike"), help: ArgumentHelp("Length of a latency spike (default 5000).", valueName: "ms"))
+    var latencySpikeMs: Int?
+
     @Option(name: .long, help: ArgumentHelp("Seed of the fault-injection random generator, for reproducible runs.", valueName: "n"))
     var seed: UInt64?
 
@@ -185,6 +197,9 @@ struct PassSim: AsyncParsableCommand {
         }
         if let retryAfter, retryAfter < 0 {
             throw ValidationError("--retry-after must not be negative.")
+        }
+        if let latencySpikeMs, latencySpikeMs < 0 {
+            throw ValidationError("--latency-spike must not be negative.")
         }
     }
 
@@ -217,6 +232,8 @@ struct PassSim: AsyncParsableCommand {
             defaults.latencyMs = latency.fixed
             defaults.latencySpreadMs = latency.spread
         }
+        if let value = self.faultLatencySpike?.value { defaults.latencySpike = value }
+        if let value = self.latencySpikeMs { defaults.latencySpikeMs = value }
         configuration.defaults = defaults
         do {
             try configuration.validate()

@@ -11,7 +11,8 @@ import Foundation
 /// Fault injection settings: an overall default plus per-class overrides.
 ///
 /// JSON (for `PUT /_sim/faults` and `pass-sim --faults FILE`):
-/// `{"default": {"error5xx": 0.05, "latencyMs": 50}, "poll": {"throttle429": 0.1}, "dcr": {…}}`.
+/// `{"default": {"error5xx": 0.05, "latencyMs": 50}, "poll": {"throttle429": 0.1}, "dcr": {…}}`; `all` is another
+/// name for `default`.
 public struct FaultConfiguration: Sendable, Equatable {
     /// Settings for every class, unless the class overrides them.
     public var defaults: FaultRates
@@ -34,7 +35,10 @@ public struct FaultConfiguration: Sendable, Equatable {
     public func validate() throws(FaultConfigurationError) {
         for endpointClass in EndpointClass.allCases {
             let rates = self.rates(for: endpointClass)
-            let probabilities = rates.responseFaults.map { ($0.0.rawValue, $0.1) } + [("earlyExpiry", rates.earlyExpiry ?? 0)]
+            let probabilities =
+                rates.responseFaults.map { ($0.0.rawValue, $0.1) } + [
+                    ("earlyExpiry", rates.earlyExpiry ?? 0), ("latencySpike", rates.latencySpike ?? 0),
+                ]
             for (name, value) in probabilities where !(0...1).contains(value) {
                 throw FaultConfigurationError("\(name) of \(endpointClass.rawValue) must be between 0 and 1, not \(value)")
             }
@@ -45,7 +49,9 @@ public struct FaultConfiguration: Sendable, Equatable {
             if let statuses = rates.error5xxStatuses, statuses.isEmpty || !statuses.allSatisfy({ (500...599).contains($0) }) {
                 throw FaultConfigurationError("error5xxStatuses of \(endpointClass.rawValue) must be a non-empty list of 500…599")
             }
-            if (rates.latencyMs ?? 0) < 0 || (rates.latencySpreadMs ?? 0) < 0 || (rates.retryAfterSeconds ?? 0) < 0 {
+            if (rates.latencyMs ?? 0) < 0 || (rates.latencySpreadMs ?? 0) < 0 || (rates.latencySpikeMs ?? 0) < 0
+                || (rates.retryAfterSeconds ?? 0) < 0
+            {
                 throw FaultConfigurationError("latencies and retryAfterSeconds of \(endpointClass.rawValue) must not be negative")
             }
         }
@@ -57,8 +63,15 @@ extension FaultConfiguration: Codable {
         let container = try decoder.container(keyedBy: AnyCodingKey.self)
         var defaults = FaultRates()
         var classes: [EndpointClass: FaultRates] = [:]
+        if container.contains(AnyCodingKey("default")) && container.contains(AnyCodingKey("all")) {
+            throw DecodingError.dataCorruptedError(
+                forKey: AnyCodingKey("all"),
+                in: container,
+                debugDescription: "\"all\" and \"default\" name the same settings; give one of them"
+            )
+        }
         for key in container.allKeys {
-            if key.stringValue == "default" {
+            if key.stringValue == "default" || key.stringValue == "all" {
                 defaults = try container.decode(FaultRates.self, forKey: key)
             } else if let endpointClass = EndpointClass(name: key.stringValue) {
                 classes[endpointClass] = try container.decode(FaultRates.self, forKey: key)
@@ -66,7 +79,7 @@ extension FaultConfiguration: Codable {
                 throw DecodingError.dataCorruptedError(
                     forKey: key,
                     in: container,
-                    debugDescription: "unknown endpoint class \"\(key.stringValue)\" (expected default, "
+                    debugDescription: "unknown endpoint class \"\(key.stringValue)\" (expected default or all, "
                         + EndpointClass.allCases.map(\.rawValue).joined(separator: ", ") + ")"
                 )
             }

@@ -54,6 +54,10 @@ final class FaultInjector: Sendable {
                     Self.count(.latency, endpointClass, in: &locked.stats)
                 }
             }
+            if let spike = rates.latencySpike, spike > 0, locked.generator.unit() < spike {
+                plan.latency = (plan.latency ?? .zero) + .milliseconds(max(rates.latencySpikeMs ?? 5000, 0))
+                Self.count(.latencySpike, endpointClass, in: &locked.stats)
+            }
             let faults = rates.responseFaults.filter { $0.1 > 0 }
             guard !faults.isEmpty else { return plan }
             var draw = locked.generator.unit()
@@ -74,7 +78,7 @@ final class FaultInjector: Sendable {
                 case .tokenExpiry:
                     guard protected else { return plan }
                     plan.outcome = .tokenExpiry
-                case .earlyExpiry, .latency: return plan
+                case .earlyExpiry, .latency, .latencySpike: return plan
                 }
                 Self.count(kind, endpointClass, in: &locked.stats)
                 return plan

@@ -26,4 +26,6 @@ public enum FaultKind: String, Sendable, CaseIterable, Codable, CodingKeyReprese
     case earlyExpiry
     /// The response was delayed.
     case latency
+    /// The response was held back by a latency spike.
+    case latencySpike
 }

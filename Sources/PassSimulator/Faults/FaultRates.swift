@@ -38,6 +38,10 @@ public struct FaultRates: Sendable, Equatable {
     public var latencyMs: Int?
     /// Extra latency drawn uniformly from 0…`latencySpreadMs` milliseconds.
     public var latencySpreadMs: Int?
+    /// Probability that a response is held back by a latency spike, on top of the latency above.
+    public var latencySpike: Double?
+    /// Length of a latency spike, in milliseconds (default 5000).
+    public var latencySpikeMs: Int?
 
     /// No faults.
     public init(
@@ -51,7 +55,9 @@ public struct FaultRates: Sendable, Equatable {
         tokenExpiry: Double? = nil,
         earlyExpiry: Double? = nil,
         latencyMs: Int? = nil,
-        latencySpreadMs: Int? = nil
+        latencySpreadMs: Int? = nil,
+        latencySpike: Double? = nil,
+        latencySpikeMs: Int? = nil
     ) {
         self.error5xx = error5xx
         self.error5xxStatuses = error5xxStatuses
@@ -64,6 +70,8 @@ public struct FaultRates: Sendable, Equatable {
         self.earlyExpiry = earlyExpiry
         self.latencyMs = latencyMs
         self.latencySpreadMs = latencySpreadMs
+        self.latencySpike = latencySpike
+        self.latencySpikeMs = latencySpikeMs
     }
 
     /// Each field of `self`, or of `fallback` where `self` has none.
@@ -79,7 +87,9 @@ public struct FaultRates: Sendable, Equatable {
             tokenExpiry: self.tokenExpiry ?? fallback.tokenExpiry,
             earlyExpiry: self.earlyExpiry ?? fallback.earlyExpiry,
             latencyMs: self.latencyMs ?? fallback.latencyMs,
-            latencySpreadMs: self.latencySpreadMs ?? fallback.latencySpreadMs
+            latencySpreadMs: self.latencySpreadMs ?? fallback.latencySpreadMs,
+            latencySpike: self.latencySpike ?? fallback.latencySpike,
+            latencySpikeMs: self.latencySpikeMs ?? fallback.latencySpikeMs
         )
     }
 
@@ -99,7 +109,7 @@ public struct FaultRates: Sendable, Equatable {
 extension FaultRates: Codable {
     private enum CodingKeys: String, CodingKey, CaseIterable {
         case error5xx, error5xxStatuses, throttle429, throttle429RetryAfter, retryAfterSeconds, drop, malformed
-        case tokenExpiry, earlyExpiry, latencyMs, latencySpreadMs
+        case tokenExpiry, earlyExpiry, latencyMs, latencySpreadMs, latencySpike, latencySpikeMs
     }
 
     public init(from decoder: any Decoder) throws {
@@ -124,7 +134,9 @@ extension FaultRates: Codable {
             tokenExpiry: try container.decodeIfPresent(Double.self, forKey: .tokenExpiry),
             earlyExpiry: try container.decodeIfPresent(Double.self, forKey: .earlyExpiry),
             latencyMs: try container.decodeIfPresent(Int.self, forKey: .latencyMs),
-            latencySpreadMs: try container.decodeIfPresent(Int.self, forKey: .latencySpreadMs)
+            latencySpreadMs: try container.decodeIfPresent(Int.self, forKey: .latencySpreadMs),
+            latencySpike: try container.decodeIfPresent(Double.self, forKey: .latencySpike),
+            latencySpikeMs: try container.decodeIfPresent(Int.self, forKey: .latencySpikeMs)
         )
     }
 
@@ -141,5 +153,7 @@ extension FaultRates: Codable {
         try container.encodeIfPresent(self.earlyExpiry, forKey: .earlyExpiry)
         try container.encodeIfPresent(self.latencyMs, forKey: .latencyMs)
         try container.encodeIfPresent(self.latencySpreadMs, forKey: .latencySpreadMs)
+        try container.encodeIfPresent(self.latencySpike, forKey: .latencySpike)
+        try container.encodeIfPresent(self.latencySpikeMs, forKey: .latencySpikeMs)
     }
 }

@@ -22,28 +22,40 @@ struct PassSim: AsyncParsableCommand {
         abstract:
             "A simulated Adobe Pass backend (DCR, REST API v2, legacy REST API v1) with a second-screen activation page, fault injection and an admin API.",
         discussion: """
-            The simulator is at least as strict as Adobe by default. --lenient turns these checks off:
-              - access tokens work only for the requestors of the software statement they were issued for
-                (else 401 invalid_access_token_service_provider; v1: 401 Not Authorized);
-              - only configured requestors are known (--requestor; else 400 invalid_parameter_service_provider,
-                v1: 400 Bad Request);
-              - an MVPD must be integrated with the requestor (--integration; else 400 invalid_integration,
-                v1: 400 Bad Request, pages: an error);
-              - registration needs an approved software_id (--software-statement; else 400
-                unapproved_software_statement);
-              - the documented Content-Type: DCR register application/json and DCR token
-                application/x-www-form-urlencoded (else 400 invalid_request), v2 sessions and session resume
-                application/x-www-form-urlencoded and decisions application/json (else 415 unsupported_media_type);
-              - X-Device-Info present and Base64 on DCR register and token (else 400 invalid_request) and on v2
-                sessions, profiles, profiles/{mvpd}, decisions and logout (else 400 invalid_header_device_info).
-            Errors use Adobe's enhanced error body (v2), {"error": …} (DCR) or the classic body (v1).
+            By default the simulator is at least as strict as Adobe;
+            --lenient turns these checks off:
+              - an access token works only for the requestors of its software
+                statement (else 401 invalid_access_token_service_provider;
+                v1: 401 Not Authorized);
+              - only configured requestors are known (--requestor; else 400
+                invalid_parameter_service_provider; v1: 400 Bad Request);
+              - an MVPD must be integrated with the requestor (--integration;
+                else 400 invalid_integration; v1: 400 Bad Request; the
+                second-screen pages show an error);
+              - registration needs an approved software_id
+                (--software-statement; else 400 unapproved_software_statement);
+              - the documented Content-Type: DCR register application/json and
+                DCR token application/x-www-form-urlencoded (else 400
+                invalid_request); v2 sessions create and resume
+                application/x-www-form-urlencoded and decisions
+                application/json (else 415 unsupported_media_type);
+              - X-Device-Info present and Base64 on DCR register and token
+                (else 400 invalid_request) and on v2 sessions create,
+                profiles, profiles/{mvpd}, decisions and logout (else 400
+                invalid_header_device_info).
+            Errors use Adobe's bodies: enhanced errors (v2), {"error": …} (DCR),
+            the classic body (v1).
 
-            Throttling is Adobe's token bucket (10 burst, 1 per second) on every path Adobe throttles, keyed by the first
-            X-Forwarded-For address, else the connection's address (--throttle-key device keys it by device instead).
+            Throttling is Adobe's token bucket (10 burst, 1 per second) on every
+            path Adobe throttles, DCR included, keyed by the first
+            X-Forwarded-For address, else the connection's address
+            (--throttle-key device keys it by device instead).
 
-            With --state FILE every client, access token, code, profile, v1 token and authorization and the deny lists
-            are kept in that SQLite file and loaded again at start; an answer is sent only once what it reports is
-            written. A file that is not pass-sim's is refused and left untouched.
+            With --state FILE, clients, access tokens, codes, profiles, v1 tokens
+            and authorizations and the deny lists are kept in that SQLite file
+            and loaded again at start; an answer is sent only once what it
+            reports is written. A file that is not pass-sim's is refused and
+            left untouched.
             """
     )
 

@@ -92,6 +92,8 @@ public final class Daemon: Sendable {
         if configuration.usesEmbeddedSimulator {
             var simulatorConfiguration = SimulatorConfiguration()
             simulatorConfiguration.autoApproveAfter = configuration.simulatorAutoApproveAfter
+            // The in-process backend serves the requestors the fleets use (strict about any other).
+            simulatorConfiguration.serviceProviders = Set(configuration.fleets.map(\.requestor)).union(["REF30"])
             // Beside the database, so a restarted daemon finds the same client, token and code.
             simulatorConfiguration.statePath = configuration.simulatorStatePath
             // The in-process backend must know the v1 key pairs the fleets sign with.

@@ -57,7 +57,7 @@ public final class Daemon: Sendable {
         self.addressPool = Mutex(ClientAddressPool(cidr: configuration.clientAddresses) ?? ClientAddressPool(cidr: ClientAddressPool.defaultRange)!)
         self.store = try RegcodeStore(path: configuration.database, logger: logger)
         self.broadcaster = EventBroadcaster(bufferSize: configuration.subscriberBuffer)
-        let printCodes = configuration.printCodes ?? configuration.usesEmbeddedSimulator
+        let printCodes = configuration.printsCodes
         let activationURL = self.activationURL
         var observers: [@Sendable ([DeviceStep], [StoredEvent]) -> Void] = []
         if printCodes {
@@ -184,7 +184,7 @@ public final class Daemon: Sendable {
             CodePrinter.say("activation page: \(url)")
         }
         let specs = try await reconcileDevices()
-        if configuration.printCodes ?? configuration.usesEmbeddedSimulator {
+        if configuration.printsCodes {
             let now = Int64(Date().timeIntervalSince1970 * 1000)
             for spec in specs {
                 if let code = spec.snapshot.code, code.expiresEpochMs > now {

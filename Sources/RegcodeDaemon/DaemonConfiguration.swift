@@ -84,6 +84,9 @@ public struct DaemonConfiguration: Sendable {
 
     public var usesEmbeddedSimulator: Bool { backend == nil }
 
+    /// Whether codes are printed: as configured, else when the backend is the embedded simulator.
+    public var printsCodes: Bool { printCodes ?? usesEmbeddedSimulator }
+
     /// Whether the backend runs on this host (the embedded simulator, or a URL on loopback).
     public var backendIsLocal: Bool {
         guard let backend else { return true }

@@ -115,13 +115,10 @@ extension DeviceEngine {
         login = .idle
         var actions: [Action] = []
         // A refused registration or token explains the REG500; a transient failure whose retries ran out does not.
-        switch stage {
-        case .registration where !FailureMapping.isTransient(failure):
-            actions.append(.emit(.status(.registrationFailed, message: FailureMapping.describe(failure))))
-        case .token where !FailureMapping.isTransient(failure):
-            actions.append(.emit(.status(.tokenFailed, message: FailureMapping.describe(failure))))
-        case .call: if isSignatureRefusal(failure) { actions.append(signatureRefusedStatus(failure)) }
-        default: break
+        if let refusal = FailureMapping.refusal(failure, at: stage) {
+            actions.append(.emit(.status(refusal, message: FailureMapping.describe(failure))))
+        } else if stage == .call, isSignatureRefusal(failure) {
+            actions.append(signatureRefusedStatus(failure))
         }
         actions.append(.emit(.status(.registrationCodeFailed, message: "error fetching registration code: \(FailureMapping.describe(failure))")))
         actions.append(.emit(.setAuthenticationStatus(AccessEnabler.statusError, .genericAuthentication)))

@@ -267,14 +267,19 @@ extension DeviceEngine {
     ) -> [Action] {
         let operation = purpose.operation
         var log: [Action] = []
-        if case .operation(.poll, _) = purpose {
-            // Polls keep their own log and their own pacing (the poll loop backs off).
-        } else if case .failure(let failure) = result, isCurrent(operation), let delay = retryDelay(for: purpose, attempt: attempt, after: failure) {
-            log += recordRequest(purpose, result: result, timing: timing, retryDelay: delay)
-            pipeline.backOff(purpose, attempt: attempt + 1)
-            return log + [.schedule(.retry, at: clock.now.advanced(by: delay))]
-        } else {
-            log += recordRequest(purpose, result: result, timing: timing, retryDelay: nil)
+        // Polls keep their own log and their own pacing (the poll loop backs off); the rest is retried here.
+        let isPoll: Bool
+        if case .operation(.poll, _) = purpose { isPoll = true } else { isPoll = false }
+        if !isPoll {
+            if case .failure(let failure) = result, isCurrent(operation),
+                let delay = retryDelay(for: purpose, attempt: attempt, after: failure)
+            {
+                pipeline.backOff(purpose, attempt: attempt + 1)
+                return recordRequest(purpose, result: result, timing: timing, retryDelay: delay) + [
+                    .schedule(.retry, at: clock.now.advanced(by: delay))
+                ]
+            }
+            log = recordRequest(purpose, result: result, timing: timing, retryDelay: nil)
         }
         switch purpose {
         case .register(_, let recovery):
@@ -314,7 +319,8 @@ extension DeviceEngine {
                 return log + finish(operation, with: .failure(failure), timing: nil, stage: .token)
             }
         case .operation(_, let recovery):
-            if case .failure(.http(401, _, _)) = result, settings.usesDCR {
+            if case .failure(.http(401, _, _)) = result, settings.usesDCR, !recovery.contains(.registeredAgain) {
+                // This answer is logged here: the poll loop only sees the call's final answer.
                 var actions = log
                 if case .poll = operation, let timing {
                     actions += recordPoll(operation, result: result, timing: timing, outcome: .unauthorized, nextDelay: nil)
@@ -324,13 +330,8 @@ extension DeviceEngine {
                     snapshot.accessToken = nil
                     return actions + send(.obtainAccessToken(credentials), purpose: .token(operation, recovery.union(.refreshedToken)))
                 }
-                if !recovery.contains(.registeredAgain) {
-                    // A fresh token is refused too: the backend forgot the client. Register again, once.
-                    return actions + registerAgain(operation, recovery: recovery)
-                }
-                if case .poll = operation {
-                    return actions + finish(operation, with: result, timing: nil, stage: .call)
-                }
+                // A fresh token is refused too: the backend forgot the client. Register again, once.
+                return actions + registerAgain(operation, recovery: recovery)
             }
             return log + finish(operation, with: result, timing: timing, stage: .call)
         }

@@ -80,11 +80,7 @@ enum FailureMapping {
 
     /// The status id of an authorization that failed for other reasons than a decision.
     static func authorizationStatus(for failure: BackendFailure, stage: PipelineStep) -> StatusID {
-        switch stage {
-        case .registration where !isTransient(failure): return .registrationFailed
-        case .token where !isTransient(failure): return .tokenFailed
-        default: break
-        }
+        if let refusal = refusal(failure, at: stage) { return refusal }
         switch failure {
         case .transport, .malformed:
             return .authorizationUnavailable
@@ -108,10 +104,17 @@ enum FailureMapping {
     /// server error, network) at any step is the configuration's (`CFG429`, `CFG5xx`, `CFG404`); only a
     /// refused registration or token is `R400` / `R401`.
     static func setRequestorStatus(for failure: BackendFailure, stage: PipelineStep) -> StatusID {
+        refusal(failure, at: stage) ?? configurationStatus(for: failure)
+    }
+
+    /// `R400` / `R401` when the backend refused the client registration or the token; nil for a call's own
+    /// failure and for transient ones (their retries ran out: the stage that asked reports them).
+    static func refusal(_ failure: BackendFailure, at stage: PipelineStep) -> StatusID? {
+        guard !isTransient(failure) else { return nil }
         switch stage {
-        case .registration where !isTransient(failure): .registrationFailed
-        case .token where !isTransient(failure): .tokenFailed
-        default: configurationStatus(for: failure)
+        case .registration: return .registrationFailed
+        case .token: return .tokenFailed
+        case .call: return nil
         }
     }
 

@@ -137,29 +137,42 @@ public final class PassSimulator: Sendable {
         }
 
         // Faults run outside the throttle: every answer is counted, and an injected fault consumes no token.
-        let faultMiddleware = FaultMiddleware(injector: self.faults, clock: self.configuration.clock)
+        let routes = self.faultedRoutes()
+        let faultMiddleware = FaultMiddleware(
+            injector: self.faults,
+            clock: self.configuration.clock,
+            routes: RouteTable(routes.dcrAndV2 + routes.v1)
+        )
         let api = router.group()
         api.add(middleware: faultMiddleware)
         if let throttle = self.throttle {
             api.add(middleware: ThrottleMiddleware(throttle: throttle, key: self.configuration.throttleKey, api: .dcrAndV2))
         }
-        DCRRoutes(state: self.state, configuration: self.configuration).register(on: api)
-        let v2 = V2Routes(state: self.state, configuration: self.configuration, faults: self.faults)
-        v2.register(on: api)
-        V2Decisions(routes: v2, mediaTokens: self.mediaTokens).register(on: api)
+        api.endpoints(routes.dcrAndV2)
 
         let v1Group = router.group()
         v1Group.add(middleware: faultMiddleware)
         if let throttle = self.throttle {
             v1Group.add(middleware: ThrottleMiddleware(throttle: throttle, key: self.configuration.throttleKey, api: .v1))
         }
+        v1Group.endpoints(routes.v1)
         let v1 = V1Routes(state: self.state, configuration: self.configuration, faults: self.faults, mediaTokens: self.mediaTokens)
-        v1.register(on: v1Group)
         v1.registerBrowser(on: router.group())
 
         AdminRoutes(state: self.state, faults: self.faults).register(on: router.group("/_sim"))
         ActivationPages(state: self.state, configuration: self.configuration).register(on: router.group())
         return router
+    }
+
+    /// The fault-injected (and throttled) routes: DCR and v2, then v1.
+    func faultedRoutes() -> (dcrAndV2: [APIRoute], v1: [APIRoute]) {
+        let v2 = V2Routes(state: self.state, configuration: self.configuration, faults: self.faults)
+        let v1 = V1Routes(state: self.state, configuration: self.configuration, faults: self.faults, mediaTokens: self.mediaTokens)
+        return (
+            DCRRoutes(state: self.state, configuration: self.configuration).apiRoutes + v2.apiRoutes
+                + V2Decisions(routes: v2, mediaTokens: self.mediaTokens).apiRoutes,
+            v1.apiRoutes
+        )
     }
 }
 

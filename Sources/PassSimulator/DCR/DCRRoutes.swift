@@ -38,9 +38,12 @@ struct DCRRoutes: Sendable {
         let token_type: String
     }
 
-    func register(on routes: RouterGroup<SimulatorRequestContext>) {
-        routes.endpoint("o/client/register", [.post: self.registerClient])
-        routes.endpoint("o/client/token", [.post: self.issueToken])
+    /// Registration and tokens: class `dcr`, no credentials.
+    var apiRoutes: [APIRoute] {
+        [
+            APIRoute("o/client/register", .dcr, .dcr, credentials: .none, [.post: self.registerClient]),
+            APIRoute("o/client/token", .dcr, .dcr, credentials: .none, [.post: self.issueToken]),
+        ]
     }
 
     @Sendable func registerClient(_ request: Request, context: SimulatorRequestContext) async throws -> Response {

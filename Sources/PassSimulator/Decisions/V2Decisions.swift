@@ -32,9 +32,12 @@ struct V2Decisions: Sendable {
         let decisions: [DecisionBody]
     }
 
-    func register(on group: RouterGroup<SimulatorRequestContext>) {
-        group.endpoint("api/v2/{sp}/decisions/authorize/{mvpd}", [.post: self.authorize])
-        group.endpoint("api/v2/{sp}/decisions/preauthorize/{mvpd}", [.post: self.preauthorize])
+    /// Class `decisions`, with an access token.
+    var apiRoutes: [APIRoute] {
+        [
+            APIRoute("api/v2/{sp}/decisions/authorize/{mvpd}", .decisions, .v2, [.post: self.authorize]),
+            APIRoute("api/v2/{sp}/decisions/preauthorize/{mvpd}", .decisions, .v2, [.post: self.preauthorize]),
+        ]
     }
 
     @Sendable func authorize(_ request: Request, context: SimulatorRequestContext) async throws -> Response {

@@ -10,16 +10,26 @@ import Foundation
 
 /// Applies fault injection and counts every API request by class and status.
 ///
-/// It runs outside the throttle, so a throttled answer is counted and an injected fault never consumes a token.
+/// It runs outside the throttle, so a throttled answer is counted and an injected fault never consumes a token. As a
+/// group middleware it runs only once the router has matched a route, so it classifies the request by the matched
+/// route pattern (`context.endpointPath`); a path no route matches is answered 404 without it, never faulted nor
+/// counted.
 struct FaultMiddleware: RouterMiddleware {
     typealias Context = SimulatorRequestContext
 
     let injector: FaultInjector
     let clock: SimulatorClock
+    let routes: RouteTable
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let route = RouteClassification(method: request.method, path: request.uri.path)
-        let plan = self.injector.plan(for: route.endpointClass, protected: route.protected)
+        let route: RouteClassification
+        if let classified = self.routes.classification(endpointPath: context.endpointPath) {
+            route = classified
+        } else {
+            context.logger.error("route without an endpoint class", metadata: ["http.route": .string(context.endpointPath ?? "")])
+            route = .unclassified
+        }
+        let plan = self.injector.plan(for: route.endpointClass, protected: route.isProtected(request.method))
         if let latency = plan.latency {
             try await self.clock.sleep(for: latency)
         }

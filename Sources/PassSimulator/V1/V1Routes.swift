@@ -21,22 +21,31 @@ struct V1Routes: Sendable {
     /// Adobe's documented ceiling for `ttl` (reference §4.1).
     static let maxRegcodeTTLSeconds: Int64 = 36_000
 
-    /// Routes a device or the login web app calls (throttled, fault-injected).
-    func register(on routes: RouterGroup<SimulatorRequestContext>) {
-        Self.withSuffixes(routes, "reggie/v1/{requestor}/regcode", [.post: self.createRegcode])
-        routes.endpoint("reggie/v1/{requestor}/regcode/{code}", [.get: self.getRegcode, .delete: self.deleteRegcode])
-        routes.endpoint("api/v1/config/{requestor}", [.get: self.config])
-        routes.endpoint("api/v1/authenticate/{code}", [.get: self.authenticateCode])
-        routes.endpoint("api/v1/checkauthn/{code}", [.get: self.checkAuthenticationOfCode])
-        Self.withSuffixes(routes, "api/v1/checkauthn", [.get: self.checkAuthentication])
-        Self.withSuffixes(routes, "api/v1/tokens/authn", [.get: self.authenticationToken])
-        Self.withSuffixes(routes, "api/v1/authorize", [.get: self.authorize])
-        Self.withSuffixes(routes, "api/v1/tokens/authz", [.get: self.authorizationToken])
-        Self.withSuffixes(routes, "api/v1/tokens/media", [.get: self.mediaToken])
-        Self.withSuffixes(routes, "api/v1/mediatoken", [.get: self.mediaToken])
-        Self.withSuffixes(routes, "api/v1/preauthorize", [.get: self.preauthorize])
-        Self.withSuffixes(routes, "api/v1/tokens/usermetadata", [.get: self.userMetadata])
-        Self.withSuffixes(routes, "api/v1/logout", [.delete: self.logout])
+    /// Routes a device or the login web app calls (throttled, fault-injected); the login web app's calls (reading or
+    /// deleting a code, `config`, `checkauthn/{code}`) need no credentials.
+    var apiRoutes: [APIRoute] {
+        Self.withSuffixes("reggie/v1/{requestor}/regcode", .sessions, credentials: .requiredFor(.post), [.post: self.createRegcode])
+            + [
+                APIRoute(
+                    "reggie/v1/{requestor}/regcode/{code}",
+                    .sessions,
+                    .v1,
+                    credentials: .none,
+                    [.get: self.getRegcode, .delete: self.deleteRegcode]
+                ),
+                APIRoute("api/v1/config/{requestor}", .config, .v1, credentials: .none, [.get: self.config]),
+                APIRoute("api/v1/authenticate/{code}", .poll, .v1, [.get: self.authenticateCode]),
+                APIRoute("api/v1/checkauthn/{code}", .other, .v1, credentials: .none, [.get: self.checkAuthenticationOfCode]),
+            ]
+            + Self.withSuffixes("api/v1/checkauthn", .other, [.get: self.checkAuthentication])
+            + Self.withSuffixes("api/v1/tokens/authn", .poll, [.get: self.authenticationToken])
+            + Self.withSuffixes("api/v1/authorize", .decisions, [.get: self.authorize])
+            + Self.withSuffixes("api/v1/tokens/authz", .decisions, [.get: self.authorizationToken])
+            + Self.withSuffixes("api/v1/tokens/media", .decisions, [.get: self.mediaToken])
+            + Self.withSuffixes("api/v1/mediatoken", .decisions, [.get: self.mediaToken])
+            + Self.withSuffixes("api/v1/preauthorize", .decisions, [.get: self.preauthorize])
+            + Self.withSuffixes("api/v1/tokens/usermetadata", .other, [.get: self.userMetadata])
+            + Self.withSuffixes("api/v1/logout", .other, [.delete: self.logout])
     }
 
     /// The second screen's browser entry point (not throttled: it is not in Adobe's throttled list).
@@ -44,13 +53,15 @@ struct V1Routes: Sendable {
         routes.endpoint("api/v1/authenticate", [.get: self.authenticate])
     }
 
+    /// `path`, `path.json` and `path.xml`.
     private static func withSuffixes(
-        _ routes: RouterGroup<SimulatorRequestContext>,
         _ path: String,
+        _ endpointClass: EndpointClass,
+        credentials: RouteClassification.Credentials = .required,
         _ handlers: [HTTPRequest.Method: RouterGroup<SimulatorRequestContext>.Handler]
-    ) {
-        for suffix in ["", ".json", ".xml"] {
-            routes.endpoint(RouterPath(path + suffix), handlers)
+    ) -> [APIRoute] {
+        ["", ".json", ".xml"].map { suffix in
+            APIRoute(RouterPath(path + suffix), endpointClass, .v1, credentials: credentials, handlers)
         }
     }
 

@@ -11,15 +11,18 @@ struct V2Routes: Sendable {
     let configuration: SimulatorConfiguration
     let faults: FaultInjector
 
-    func register(on routes: RouterGroup<SimulatorRequestContext>) {
-        routes.endpoint("api/v2/{sp}/configuration", [.get: self.getConfiguration])
-        routes.endpoint("api/v2/{sp}/sessions", [.post: self.createSession])
-        routes.endpoint("api/v2/{sp}/sessions/{code}", [.get: self.getSession, .post: self.resumeSession])
-        routes.endpoint("api/v2/authenticate/{sp}/{code}", [.get: self.authenticate])
-        routes.endpoint("api/v2/{sp}/profiles", [.get: self.getProfiles])
-        routes.endpoint("api/v2/{sp}/profiles/{mvpd}", [.get: self.getProfilesForMVPD])
-        routes.endpoint("api/v2/{sp}/profiles/code/{code}", [.get: self.getProfileForCode])
-        routes.endpoint("api/v2/{sp}/logout/{mvpd}", [.get: self.logout])
+    /// Every route but the browser's `authenticate` needs an access token.
+    var apiRoutes: [APIRoute] {
+        [
+            APIRoute("api/v2/{sp}/configuration", .config, .v2, [.get: self.getConfiguration]),
+            APIRoute("api/v2/{sp}/sessions", .sessions, .v2, [.post: self.createSession]),
+            APIRoute("api/v2/{sp}/sessions/{code}", .sessions, .v2, [.get: self.getSession, .post: self.resumeSession]),
+            APIRoute("api/v2/authenticate/{sp}/{code}", .other, .v2, credentials: .none, [.get: self.authenticate]),
+            APIRoute("api/v2/{sp}/profiles", .other, .v2, [.get: self.getProfiles]),
+            APIRoute("api/v2/{sp}/profiles/{mvpd}", .other, .v2, [.get: self.getProfilesForMVPD]),
+            APIRoute("api/v2/{sp}/profiles/code/{code}", .poll, .v2, [.get: self.getProfileForCode]),
+            APIRoute("api/v2/{sp}/logout/{mvpd}", .other, .v2, [.get: self.logout]),
+        ]
     }
 
     // MARK: Bodies

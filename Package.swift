@@ -239,6 +239,7 @@ let package = Package(
             dependencies: [
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 "PassSimulator",
+                "RegcodeTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -256,6 +257,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 "PassSimulator",
                 "RegcodeEngine",
+                "RegcodeTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings

@@ -1,5 +1,3 @@
-import Synchronization
-
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -37,8 +35,8 @@ public struct SimulatedMVPD: Sendable, Hashable, Codable {
 
 /// The simulator's source of wall-clock time, in milliseconds since the Unix epoch.
 ///
-/// Every expiry (codes, tokens, profiles, throttle refill) reads this clock, so tests can move time
-/// with ``ManualSimulatorClock`` instead of sleeping.
+/// Every expiry (codes, tokens, profiles, throttle refill) reads this clock and every injected latency waits on it,
+/// so tests can build one from a manual clock and move time instead of sleeping.
 public struct SimulatorClock: Sendable {
     private let read: @Sendable () -> Int64
     private let pause: @Sendable (Duration) async throws -> Void
@@ -65,32 +63,6 @@ public struct SimulatorClock: Sendable {
     /// The system wall clock.
     public static var system: SimulatorClock {
         SimulatorClock { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
-    }
-
-    /// A clock driven by `manual`; a wait moves the manual time forward instead of sleeping, so tests stay instant.
-    public static func manual(_ manual: ManualSimulatorClock) -> SimulatorClock {
-        SimulatorClock(nowMillis: { manual.nowMillis }, sleep: { manual.advance(by: $0) })
-    }
-}
-
-/// A settable clock for tests: time only moves when told to.
-public final class ManualSimulatorClock: Sendable {
-    private let value: Mutex<Int64>
-
-    /// Starts at `nowMillis` (epoch milliseconds).
-    public init(nowMillis: Int64 = 1_750_000_000_000) {
-        self.value = Mutex(nowMillis)
-    }
-
-    /// The current time in epoch milliseconds.
-    public var nowMillis: Int64 {
-        get { self.value.withLock { $0 } }
-        set { self.value.withLock { $0 = newValue } }
-    }
-
-    /// Moves time forward by `duration`.
-    public func advance(by duration: Duration) {
-        self.value.withLock { $0 += duration.milliseconds }
     }
 }
 

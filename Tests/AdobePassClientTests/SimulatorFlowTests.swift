@@ -4,6 +4,7 @@ import Foundation
 import NIOCore
 import PassSimulator
 import RegcodeEngine
+import RegcodeTestSupport
 import Testing
 
 /// The client against the real simulator over loopback HTTP.
@@ -209,14 +210,14 @@ struct SimulatorFlowTests {
     }
 
     @Test func throttlingAnswers429WithoutAnErrorBody() async throws {
-        let clock = ManualSimulatorClock()
+        let clock = ManualClock()
         var configuration = SimulatorConfiguration()
         configuration.throttleEnabled = true
         configuration.throttleCapacity = 10
         configuration.throttleRefillPerSecond = 1
         // Keyed by device id here, so one device's bucket is seen apart from the DCR calls and other devices.
         configuration.throttleKey = .device
-        configuration.clock = .manual(clock)
+        configuration.clock = SimulatorClock(nowMillis: { clock.epochMillisecondsNow }, sleep: { clock.advance(by: $0) })
         try await PassSimulator(configuration: configuration, logger: Fixtures.quietLogger).withRunningServer { baseURL in
             // DCR calls carry no device identifier, so they draw from the peer-address bucket, not the device's.
             let device = try await Self.register(Fixtures.client(baseURL: baseURL))

@@ -8,7 +8,7 @@ import Testing
 struct DCRTests {
     @Test func registerThenTokenHappyPath() async throws {
         let harness = Harness()
-        let now = harness.clock.nowMillis
+        let now = harness.clock.epochMillisecondsNow
         try await harness.run { client in
             let registration = try await client.register()
             #expect(registration.status == .created)

@@ -106,12 +106,12 @@ struct FaultTests {
     @Test func latencyAdvancesTheClock() async throws {
         let harness = Harness { $0.faults = FaultConfiguration(defaults: FaultRates(latencyMs: 250)) }
         try await harness.run { client in
-            let before = harness.clock.nowMillis
+            let before = harness.clock.epochMillisecondsNow
             #expect(try await client.send(.get, "/api/v1/config/REF30").status == .ok)
-            #expect(harness.clock.nowMillis - before == 250)
+            #expect(harness.clock.epochMillisecondsNow - before == 250)
             // Admin calls are never delayed.
             _ = try await client.send(.get, "/_sim/stats")
-            #expect(harness.clock.nowMillis - before == 250)
+            #expect(harness.clock.epochMillisecondsNow - before == 250)
             #expect(Self.faultCount(try await Self.stats(client), "latency") == 1)
         }
     }
@@ -125,9 +125,9 @@ struct FaultTests {
             let recorded = Recorder()
             try await harness.run { client in
                 for _ in 1...8 {
-                    let before = harness.clock.nowMillis
+                    let before = harness.clock.epochMillisecondsNow
                     _ = try await client.send(.get, "/api/v1/config/REF30")
-                    recorded.append(harness.clock.nowMillis - before)
+                    recorded.append(harness.clock.epochMillisecondsNow - before)
                 }
             }
             return recorded.values
@@ -166,7 +166,7 @@ struct FaultTests {
             let created = try await client.createSession(credentials).json()
             let code = try #require(created["code"] as? String)
             // The published window is unchanged…
-            #expect(created["notAfter"] as? String == String(harness.clock.nowMillis + 1_800_000))
+            #expect(created["notAfter"] as? String == String(harness.clock.epochMillisecondsNow + 1_800_000))
             let regcode = try await client.newRegcode(Client.bearer(credentials))
 
             // …but the code is dead before its end.
@@ -332,7 +332,7 @@ struct ScriptTests {
             let credentials = try await client.credentials()
             let code = try await client.newCode(credentials, fields: "")
             harness.clock.advance(by: .seconds(2))
-            let scriptedAt = harness.clock.nowMillis
+            let scriptedAt = harness.clock.epochMillisecondsNow
             let reply = try await Self.script(client, code, #"{"outcome":"approve","after":10,"mvpd":"DTV","userId":"jo"}"#)
             #expect(reply.status == .ok)
             #expect(try reply.json()["status"] as? String == "pending")

@@ -94,7 +94,7 @@ struct ProfileTests {
             #expect((try pending.json()["profiles"] as? [String: Any])?.isEmpty == true)
 
             harness.clock.advance(by: .seconds(30))
-            let approvedAt = harness.clock.nowMillis
+            let approvedAt = harness.clock.epochMillisecondsNow
             let approval = try await client.approve(#"{"code":"\#(code)","userId":"alice"}"#)
             #expect(approval.status == .ok)
             let approvalBody = try approval.json()
@@ -165,7 +165,7 @@ struct ProfileTests {
 
     @Test func autoApprovalCompletesTheCodeAfterTheDelay() async throws {
         let harness = Harness { $0.autoApproveAfter = .seconds(10) }
-        let issuedAt = harness.clock.nowMillis
+        let issuedAt = harness.clock.epochMillisecondsNow
         try await harness.run { client in
             let credentials = try await client.credentials()
             let code = try await client.newCode(credentials, fields: "mvpd=DTV")

@@ -11,7 +11,7 @@ struct SessionTests {
 
     @Test func createWithAllParametersAsksToAuthenticate() async throws {
         let harness = Harness()
-        let now = harness.clock.nowMillis
+        let now = harness.clock.epochMillisecondsNow
         try await harness.run { client in
             let credentials = try await client.credentials()
             let reply = try await client.createSession(credentials)

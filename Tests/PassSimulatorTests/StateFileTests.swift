@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Hummingbird
 import PassSimulator
+import RegcodeTestSupport
 import Synchronization
 import Testing
 
@@ -18,7 +19,7 @@ struct StateFileTests {
     /// A simulator on `path` and `clock`, as a restart would build it.
     static func harness(
         _ path: String,
-        clock: ManualSimulatorClock,
+        clock: ManualClock,
         _ configure: @escaping (inout SimulatorConfiguration) -> Void = { _ in }
     )
         -> Harness
@@ -32,7 +33,7 @@ struct StateFileTests {
 
     @Test func clientsTokensCodesAndProfilesSurviveARestart() async throws {
         try await Self.withStatePath { path in
-            let clock = ManualSimulatorClock()
+            let clock = ManualClock()
             let saved = Mutex<(Credentials, String, String)?>(nil)
             try await Self.harness(path, clock: clock).run { client in
                 let credentials = try await client.credentials()
@@ -88,7 +89,7 @@ struct StateFileTests {
 
     @Test func v1TokensDenyListsAndSupersededCodesSurviveARestart() async throws {
         try await Self.withStatePath { path in
-            let clock = ManualSimulatorClock()
+            let clock = ManualClock()
             let saved = Mutex<(Credentials, String, String)?>(nil)
             try await Self.harness(path, clock: clock).run { client in
                 let credentials = try await client.credentials()
@@ -120,7 +121,7 @@ struct StateFileTests {
         try await Self.withStatePath { path in
             // The first simulator keeps its connection open, as a killed process leaves the file: nothing checkpointed
             // at close, the latest pages only in the WAL.
-            let first = Self.harness(path, clock: ManualSimulatorClock())
+            let first = Self.harness(path, clock: ManualClock())
             let clientId = Mutex<String?>(nil)
             try await first.run { client in
                 let id = try #require(try await client.register().json()["client_id"] as? String)
@@ -138,7 +139,7 @@ struct StateFileTests {
 
     @Test func theFileIsPrivateWALAndMarkedAsPassSims() async throws {
         try await Self.withStatePath { path in
-            try await Self.harness(path, clock: ManualSimulatorClock()).run { client in
+            try await Self.harness(path, clock: ManualClock()).run { client in
                 _ = try await client.credentials()
             }
             let mode = try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
@@ -205,7 +206,7 @@ struct StateFileTests {
 
     @Test func expiredRecordsArePurgedFromTheFile() async throws {
         try await Self.withStatePath { path in
-            let clock = ManualSimulatorClock()
+            let clock = ManualClock()
             let harness = Self.harness(path, clock: clock) {
                 $0.accessTokenTTL = .seconds(60)
                 $0.codeTTL = .seconds(60)
@@ -228,7 +229,7 @@ struct StateFileTests {
 
     @Test func everyAnsweredChangeIsAlreadyInTheFile() async throws {
         try await Self.withStatePath { path in
-            try await Self.harness(path, clock: ManualSimulatorClock()).run { client in
+            try await Self.harness(path, clock: ManualClock()).run { client in
                 let credentials = try await client.credentials()
                 let code = try await client.newCode(credentials)
                 // Read through a second connection while the simulator still runs: the answer implies the commit.

@@ -4,16 +4,18 @@ import HummingbirdTesting
 import InMemoryLogging
 import Logging
 import PassSimulator
+import RegcodeTestSupport
 import Synchronization
 import Testing
 
 /// A simulator on a manual clock, exercised through Hummingbird's in-process router client.
 struct Harness {
-    let clock: ManualSimulatorClock
+    let clock: ManualClock
     let simulator: PassSimulator
 
-    init(logger: Logger? = nil, _ configure: (inout SimulatorConfiguration) -> Void = { _ in }) {
-        let clock = ManualSimulatorClock(nowMillis: 1_750_000_000_000)
+    /// - Parameter startMillis: the clock's starting time, in epoch milliseconds.
+    init(logger: Logger? = nil, startMillis: Int64 = 1_750_000_000_000, _ configure: (inout SimulatorConfiguration) -> Void = { _ in }) {
+        let clock = ManualClock(originEpochMs: startMillis)
         var configuration = SimulatorConfiguration()
         configuration.clock = .manual(clock)
         // Every in-process request comes from the same (unknown) address, so tests throttle per device unless they
@@ -31,6 +33,13 @@ struct Harness {
         try await app.test(.router) { client in
             try await test(Client(client: client))
         }
+    }
+}
+
+extension SimulatorClock {
+    /// The simulator's view of `clock`; an injected latency moves it forward instead of sleeping, so tests stay instant.
+    static func manual(_ clock: ManualClock) -> SimulatorClock {
+        SimulatorClock(nowMillis: { clock.epochMillisecondsNow }, sleep: { clock.advance(by: $0) })
     }
 }
 

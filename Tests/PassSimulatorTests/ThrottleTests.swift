@@ -1,4 +1,5 @@
 import Hummingbird
+import RegcodeTestSupport
 import Testing
 
 @testable import PassSimulator
@@ -81,7 +82,7 @@ struct ThrottleTests {
     }
 
     @Test func idleBucketsAreEvicted() {
-        let clock = ManualSimulatorClock()
+        let clock = ManualClock()
         let throttle = Throttle(capacity: 10, refillPerSecond: 1, clock: .manual(clock))
         for index in 0..<1000 {
             #expect(throttle.allow("device-\(index)"))
@@ -206,7 +207,7 @@ struct ThrottleTests {
     }
 
     @Test func theBucketTableStaysBoundedAndKeepsThrottledClients() {
-        let clock = ManualSimulatorClock()
+        let clock = ManualClock()
         let throttle = Throttle(capacity: 10, refillPerSecond: 1, clock: .manual(clock), maxBuckets: 100)
         // One client uses up its bucket.
         for _ in 0..<10 { #expect(throttle.allow("busy")) }

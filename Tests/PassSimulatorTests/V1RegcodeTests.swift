@@ -7,7 +7,7 @@ import Testing
 struct V1RegcodeTests {
     @Test func regcodeIs201WithTheRecordFieldsAndTypes() async throws {
         let harness = Harness()
-        let now = harness.clock.nowMillis
+        let now = harness.clock.epochMillisecondsNow
         try await harness.run { client in
             let credentials = try await client.credentials()
             let reply = try await client.regcode(
@@ -44,7 +44,7 @@ struct V1RegcodeTests {
 
     @Test func ttlDefaultsMaximumAndLimit() async throws {
         let harness = Harness()
-        let now = harness.clock.nowMillis
+        let now = harness.clock.epochMillisecondsNow
         try await harness.run { client in
             let headers = Client.bearer(try await client.credentials())
             let empty = try await client.regcode(headers, fields: "deviceId=d&ttl=").json()

@@ -15,9 +15,7 @@ struct V1SignatureTests {
 
     static func harness(logger: LogCapture? = nil) -> Harness {
         // The reference vectors sign for the requestor `sampleRequestorId`.
-        let harness = Harness(logger: logger?.logger) { $0.serviceProviders = ["REF30", "sampleRequestorId"] }
-        harness.clock.nowMillis = Self.vectorTime
-        return harness
+        Harness(logger: logger?.logger, startMillis: Self.vectorTime) { $0.serviceProviders = ["REF30", "sampleRequestorId"] }
     }
 
     @Test func theTestSignerReproducesTheReferenceVectors() {
@@ -141,7 +139,7 @@ struct V1SignatureTests {
     @Test func configuredKeysAndBearerTokensWork() async throws {
         let harness = Harness { $0.signingKeys["lab-tv"] = "s3cret" }
         try await harness.run { client in
-            let header = TestSigner.header(requestTime: harness.clock.nowMillis, publicKey: "lab-tv", secret: "s3cret")
+            let header = TestSigner.header(requestTime: harness.clock.epochMillisecondsNow, publicKey: "lab-tv", secret: "s3cret")
             #expect(try await client.v1(.get, "/api/v1/tokens/authn", [.authorization: header]).status == .notFound)
 
             let credentials = try await client.credentials()

@@ -18,7 +18,7 @@ struct V1TokenTests {
             )
 
             harness.clock.advance(by: .seconds(20))
-            let approvedAt = harness.clock.nowMillis
+            let approvedAt = harness.clock.epochMillisecondsNow
             let approval = try await client.approve(#"{"code":"\#(code)","mvpd":"DTV","userId":"erin"}"#)
             #expect(approval.status == .ok)
             #expect(try approval.json()["api"] as? String == "v1")
@@ -162,7 +162,7 @@ struct V1TokenTests {
             #expect(body["mvpd"] as? String == "Verizon")
             #expect(body["resource"] as? String == "REF30")
             #expect(body["requestor"] as? String == "REF30")
-            #expect(body["expires"] as? String == String(harness.clock.nowMillis + 24 * 3_600_000))
+            #expect(body["expires"] as? String == String(harness.clock.epochMillisecondsNow + 24 * 3_600_000))
 
             try expectClassicError(
                 try await client.v1(.get, "/api/v1/authorize", headers, query: "&resource=HBO"),
@@ -234,7 +234,7 @@ struct V1TokenTests {
                 #expect(body["requestor"] as? String == "REF30")
                 #expect(body["userId"] as? String == "gus")
                 #expect(body["mvpdId"] as? String == "Cablevision")
-                #expect(body["expires"] as? String == String(harness.clock.nowMillis + 420_000))
+                #expect(body["expires"] as? String == String(harness.clock.epochMillisecondsNow + 420_000))
                 let serialized = try #require(body["serializedToken"] as? String)
                 let decoded = String(decoding: try #require(Data(base64Encoded: serialized)), as: UTF8.self)
                 #expect(decoded.hasPrefix("<signatureInfo>"))
@@ -298,7 +298,7 @@ struct V1TokenTests {
         try await harness.run { client in
             let headers = Client.bearer(try await client.credentials())
             let code = try await client.newRegcode(headers)
-            let approvedAt = harness.clock.nowMillis
+            let approvedAt = harness.clock.epochMillisecondsNow
             let approval = try await client.approve(
                 #"{"code":"\#(code)","userId":"hana","attributes":{"zip":["90210"],"householdID":"house-1","allowMirroring":{"value":"true","state":"enc"}}}"#
             )

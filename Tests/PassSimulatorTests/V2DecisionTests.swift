@@ -27,7 +27,7 @@ struct V2DecisionTests {
         try await harness.run { client in
             let credentials = try await client.credentials()
             try await Self.signIn(client, credentials)
-            let now = harness.clock.nowMillis
+            let now = harness.clock.epochMillisecondsNow
             let reply = try await Self.decide(client, credentials, body: #"{"resources":["REF30","Live"]}"#)
             #expect(reply.status == .ok)
             let decisions = try #require(try reply.json()["decisions"] as? [[String: Any]])

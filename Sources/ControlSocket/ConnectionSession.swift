@@ -10,6 +10,7 @@ struct ConnectionSession: Sendable {
     let peer: PeerCredentials
     let handler: any ControlHandler
     let maxLineLength: Int
+    let inputLimits: InputLimits
     let cutOffGracePeriod: Duration
     let logger: Logger
 
@@ -19,6 +20,12 @@ struct ConnectionSession: Sendable {
         case subscribed(reply: JSONValue?, Subscription)
     }
 
+    /// Reads, decodes and answers requests one at a time.
+    ///
+    /// This runs in the connection's own task, not on the NIO event loop: the pipeline only splits lines, so
+    /// however long one line takes to check and decode, other connections' I/O goes on. While this loop is busy
+    /// (or waits for a peer to take its replies) unread lines queue in `inbound` up to its high watermark, and then
+    /// the channel stops reading from the socket.
     func run(_ inbound: NIOAsyncChannelInboundStream<LineFrame>) async {
         await withDiscardingTaskGroup { group in
             do {
@@ -60,7 +67,7 @@ struct ConnectionSession: Sendable {
         }
         let request: RPCRequest
         do {
-            request = try RPCRequest(line: line)
+            request = try RPCRequest(line: line, limits: self.inputLimits)
         } catch {
             self.logger.debug("Rejected a control line", metadata: ["rpc.error.code": "\(error.error.code)", "rpc.error": "\(error.error.message)"])
             return .reply(RPCMessage.error(id: error.id, error.error))

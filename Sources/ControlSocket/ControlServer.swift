@@ -51,6 +51,13 @@ public enum ControlServerError: Error, Sendable, Hashable, CustomStringConvertib
 /// - Requests on one connection are handled one at a time and answered in order; connections are independent.
 /// - Framing: lines end with `\n` (`\r\n` accepted), at most ``Configuration/maxLineLength`` bytes; a longer line is
 ///   discarded and answered with -32600 (`id` null), and the connection carries on. Blank lines are ignored.
+/// - Before a line is parsed, one pass over its bytes checks it against the JSON grammar (-32700 if it is not JSON)
+///   and ``Configuration/inputLimits`` (nesting depth, string and number length, members and elements per
+///   container; -32600 naming the limit). Either way `id` is null and the connection carries on. Lines are checked,
+///   decoded and handled in the connection's task, never on the event loop that does other connections' I/O.
+/// - Back-pressure, not refusal, bounds a connection that pipelines requests without reading the replies: once
+///   ``Configuration/maxPendingRequests`` lines wait unanswered, the server stops reading that socket until the
+///   backlog drains, so the peer's writes block in its kernel buffer. Nothing is dropped and no error is sent.
 /// - Errors: -32700 parse error and -32600 invalid request (`id` null when it could not be read; batches are refused
 ///   with -32600), -32601/-32602 and application codes from the ``ControlHandler``. Notifications get no reply.
 ///   Only a broken connection ends a session.
@@ -82,8 +89,16 @@ public final class ControlServer: Service, Sendable {
         public var maxLineLength = 1 << 20
         /// How long a cut-off subscriber gets to take its final `cutoff` notification before it is disconnected.
         public var cutOffGracePeriod: Duration = .seconds(2)
-        /// `listen()` backlog of a socket the server creates.
-        public var backlog: CInt = 128
+        /// Shape limits every request line must meet before it is parsed.
+        public var inputLimits = InputLimits()
+        /// How many received lines one connection may have waiting to be answered before the server stops reading
+        /// from it (plus at most one socket read's worth, 64 KiB, already in hand). Requests are handled one at a
+        /// time, so a deeper queue buys a pipelining client nothing; it bounds a connection's input memory at about
+        /// this many lines of ``maxLineLength``. Default 64.
+        public var maxPendingRequests = 64
+        /// `listen()` backlog of a socket the server creates: the system's `SOMAXCONN` (the kernel caps it at
+        /// `net.core.somaxconn` in any case), so a burst of clients connecting at once is not refused.
+        public var backlog: CInt = SOMAXCONN
 
         public init(listener: Listener, group: gid_t? = nil) {
             self.listener = listener
@@ -260,12 +275,16 @@ public final class ControlServer: Service, Sendable {
 
     private func initializeConnection(_ channel: any Channel) -> EventLoopFuture<AcceptedConnection> {
         let maxLineLength = self.configuration.maxLineLength
+        let pending = max(self.configuration.maxPendingRequests, 1)
+        let asyncConfiguration = NIOAsyncChannel<LineFrame, Never>.Configuration(
+            backPressureStrategy: .init(lowWatermark: pending / 2, highWatermark: pending)
+        )
         return PeerCredentials.of(channel)
             .map { Optional($0) }
             .recover { _ in nil }
             .flatMapThrowing { peer in
                 try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(maxLineLength: maxLineLength)))
-                let wrapped = try NIOAsyncChannel<LineFrame, Never>(wrappingChannelSynchronously: channel)
+                let wrapped = try NIOAsyncChannel<LineFrame, Never>(wrappingChannelSynchronously: channel, configuration: asyncConfiguration)
                 return AcceptedConnection(channel: wrapped, peer: peer)
             }
     }
@@ -299,6 +318,7 @@ public final class ControlServer: Service, Sendable {
             peer: peer,
             handler: self.handler,
             maxLineLength: self.configuration.maxLineLength,
+            inputLimits: self.configuration.inputLimits,
             cutOffGracePeriod: self.configuration.cutOffGracePeriod,
             logger: logger
         )

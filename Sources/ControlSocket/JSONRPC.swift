@@ -109,8 +109,18 @@ struct RPCRequest: Sendable, Equatable {
         self.method = method
     }
 
-    /// Decodes and validates one line.
-    init(line: ByteBuffer) throws(Rejection) {
+    /// Checks one line against `limits` and the JSON grammar, then decodes and validates it.
+    init(line: ByteBuffer, limits: InputLimits = InputLimits()) throws(Rejection) {
+        do {
+            try JSONPreScanner.scan(line, limits: limits)
+        } catch {
+            switch error {
+            case .syntax(let reason):
+                throw Rejection(error: .parseError("parse error: \(reason)"), id: .null)
+            case .limit(let limit, let value, let offset):
+                throw Rejection(error: .inputLimitExceeded(limit, value: value, offset: offset), id: .null)
+            }
+        }
         let value: JSONValue
         do {
             value = try JSONLine.decode(line)

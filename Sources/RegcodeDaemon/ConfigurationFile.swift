@@ -9,12 +9,51 @@ import Yams
 public enum ConfigurationFile {
     public static func load(path: String, into base: DaemonConfiguration = DaemonConfiguration()) throws(ConfigurationError) -> DaemonConfiguration {
         let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw ConfigurationError(file: path, key: "(file)", reason: "cannot read: \(error.localizedDescription)")
+        switch readRegularFile(path) {
+        case .success(let contents): text = contents
+        case .failure(let problem): throw ConfigurationError(file: path, key: "(file)", reason: problem.reason)
         }
         return try parse(text, file: path, into: base)
+    }
+
+    /// Why a configuration or secret file cannot be read, in the words of the actual cause.
+    struct FileProblem: Error {
+        var reason: String
+    }
+
+    /// Reads a regular UTF-8 file. A directory, a device such as `/dev/null` or a FIFO is refused as
+    /// "not a regular file" (a FIFO would block the start, `/dev/null` would silently mean "no
+    /// settings"), and "permission denied" is said only when `open` says so.
+    static func readRegularFile(_ path: String) -> Result<String, FileProblem> {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return .failure(FileProblem(reason: errnoReason(errno))) }
+        let type = info.st_mode & S_IFMT
+        guard type == S_IFREG else {
+            let kind = type == S_IFDIR ? "a directory" : type == S_IFCHR || type == S_IFBLK ? "a device" : "a special file"
+            return .failure(FileProblem(reason: "is \(kind), not a regular file"))
+        }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return .failure(FileProblem(reason: errnoReason(errno))) }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        let data: Data
+        do {
+            data = try handle.readToEnd() ?? Data()
+        } catch {
+            return .failure(FileProblem(reason: "cannot read: \(error.localizedDescription)"))
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            return .failure(FileProblem(reason: "is not UTF-8 text"))
+        }
+        return .success(text)
+    }
+
+    private static func errnoReason(_ code: Int32) -> String {
+        switch code {
+        case ENOENT: "no such file"
+        case EACCES, EPERM: "permission denied"
+        case ENOTDIR: "a component of the path is not a directory"
+        default: "cannot read: \(String(cString: strerror(code)))"
+        }
     }
 
     public static func parse(
@@ -87,8 +126,11 @@ public enum ConfigurationFile {
 
         func duration(_ node: Node, _ key: String) throws(ConfigurationError) -> Duration {
             let text = try string(node, key)
-            guard let value = DurationParser.parse(text) else { throw fail(key, "'\(text)' is not a duration (e.g. 5s, 500ms, 2m, 7d)") }
-            return value
+            do {
+                return try DurationParser.read(text)
+            } catch {
+                throw fail(key, error.description)
+            }
         }
 
         func optionalDuration(_ node: Node, _ key: String) throws(ConfigurationError) -> Duration? {

@@ -55,7 +55,18 @@ public final class Daemon: Sendable {
         self.catalogState = Mutex(try DeviceCatalog.load(configuration: configuration, environment: environment))
         // validate() checked the range.
         self.addressPool = Mutex(ClientAddressPool(cidr: configuration.clientAddresses) ?? ClientAddressPool(cidr: ClientAddressPool.defaultRange)!)
-        self.store = try RegcodeStore(path: configuration.database, logger: logger)
+        // The socket is bound only in run(); a path that cannot work must not leave a new database behind.
+        if SocketActivation.controlDescriptor(environment: environment) == nil {
+            try configuration.checkSocketPath()
+        }
+        // Before the store opens: a second daemon on this file must not write a byte of it.
+        try DatabaseLock.acquire(database: configuration.database)
+        do {
+            self.store = try RegcodeStore(path: configuration.database, logger: logger)
+        } catch let error as RegcodeStoreError {
+            // A file that is not ours, a newer schema or an unusable path: the operator's setting to fix.
+            throw ConfigurationError(file: configuration.configFile, key: "database", reason: error.description)
+        }
         self.broadcaster = EventBroadcaster(bufferSize: configuration.subscriberBuffer)
         let printCodes = configuration.printsCodes
         let activationURL = self.activationURL

@@ -152,6 +152,40 @@ public struct DaemonConfiguration: Sendable {
 }
 
 extension DaemonConfiguration {
+    /// Checks that the control socket can be created at `socket`, before the database is created:
+    /// a daemon that would fail at bind time must not leave a new, empty database behind.
+    ///
+    /// The directory must exist and be writable, the path must fit `sockaddr_un`, and an existing
+    /// entry must be a socket (a stale one is replaced at bind time; a live one is refused there).
+    public func checkSocketPath() throws(ConfigurationError) {
+        if let problem = Self.socketPathProblem(socket) {
+            throw ConfigurationError(file: configFile, key: "socket", reason: problem)
+        }
+    }
+
+    /// Why a Unix socket cannot be created at `path`, or nil when it can.
+    static func socketPathProblem(_ path: String) -> String? {
+        let capacity = MemoryLayout.size(ofValue: sockaddr_un().sun_path)
+        if path.isEmpty { return "the socket path is empty" }
+        // sun_path holds the bytes and a terminating NUL.
+        if path.utf8.count >= capacity {
+            return "\(path) is \(path.utf8.count) bytes long; a Unix socket path must be under \(capacity)"
+        }
+        let directory = (path as NSString).deletingLastPathComponent
+        let parent = directory.isEmpty ? "." : directory
+        var info = stat()
+        guard stat(parent, &info) == 0 else {
+            return errno == ENOENT
+                ? "the directory \(parent) does not exist" : "cannot use the directory \(parent): \(String(cString: strerror(errno)))"
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else { return "\(parent) is not a directory" }
+        guard access(parent, W_OK | X_OK) == 0 else { return "the directory \(parent) is not writable" }
+        if lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFSOCK {
+            return "\(path) exists and is not a socket"
+        }
+        return nil
+    }
+
     /// Embedded defaults; under systemd the state and runtime directories it hands over.
     public static func defaults(environment: [String: String]) -> DaemonConfiguration {
         var configuration = DaemonConfiguration()

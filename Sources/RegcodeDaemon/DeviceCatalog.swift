@@ -54,15 +54,15 @@ struct DeviceCatalog: Sendable {
         return DeviceCatalog(fleets: configuration.fleets, secrets: secrets)
     }
 
+    /// Every failure names the secret file: the configuration may not (a credential, a flag).
     private static func readSecret(_ path: String, key: String, configFile: String?) throws(ConfigurationError) -> String {
-        do {
-            let text = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        switch ConfigurationFile.readRegularFile(path) {
+        case .success(let contents):
+            let text = contents.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !text.isEmpty else { throw ConfigurationError(file: configFile, key: key, reason: "\(path) is empty") }
             return text
-        } catch let error as ConfigurationError {
-            throw error
-        } catch {
-            throw ConfigurationError(file: configFile, key: key, reason: "cannot read \(path): \(error.localizedDescription)")
+        case .failure(let problem):
+            throw ConfigurationError(file: configFile, key: key, reason: "\(path): \(problem.reason)")
         }
     }
 

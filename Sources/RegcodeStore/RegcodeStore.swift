@@ -52,6 +52,9 @@ public final class RegcodeStore: Sendable {
         logger[metadataKey: "db"] = .string(path)
         self.logger = logger
 
+        // Read-only first: a foreign or newer file must be refused byte for byte unchanged, and
+        // opening it for writing would already switch it to WAL.
+        try Self.probeExisting(path)
         try Self.createFileIfMissing(path, logger: logger)
 
         var configuration = Configuration()
@@ -117,6 +120,57 @@ public final class RegcodeStore: Sendable {
     private enum SchemaOutcome {
         case created, existing
         case migrated(from: Int32)
+    }
+
+    /// The 16 bytes every SQLite 3 database starts with.
+    static let sqliteMagic = Array("SQLite format 3\0".utf8)
+
+    /// Checks an existing, non-empty file without writing to it: it must start with the SQLite
+    /// header and be empty of schema, or carry this database's application id and a schema version
+    /// this build knows. `user_version` and `application_id` are read through a read-only
+    /// connection rather than at header offsets 60 and 68: a WAL not yet checkpointed may hold
+    /// newer values than the file's first page.
+    /// - Throws: ``RegcodeStoreError``; the file is left as it was.
+    static func probeExisting(_ path: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return }  // Missing: created below; other errors surface there.
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw RegcodeStoreError.cannotOpen(path: path, reason: "not a regular file")
+        }
+        guard info.st_size > 0 else { return }  // An empty file is a new database (SQLite treats it so).
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw RegcodeStoreError.cannotOpen(path: path, reason: String(cString: strerror(errno))) }
+        var header = [UInt8](repeating: 0, count: 100)
+        let count = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        close(fd)
+        guard count == header.count, Array(header[0..<16]) == sqliteMagic else {
+            throw RegcodeStoreError.cannotOpen(path: path, reason: "not an SQLite 3 database (no 'SQLite format 3' header)")
+        }
+        var configuration = Configuration()
+        configuration.label = "regcoded.store.probe"
+        configuration.readonly = true
+        configuration.busyMode = .timeout(5)
+        let (userVersion, applicationID, objects): (Int32, Int32, Int)
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            (userVersion, applicationID, objects) = try queue.read { db in
+                (
+                    try Int32.fetchOne(db, sql: "PRAGMA user_version") ?? 0,
+                    try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0,
+                    try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") ?? 0
+                )
+            }
+            try queue.close()
+        } catch {
+            throw RegcodeStoreError.cannotOpen(path: path, reason: describe(error))
+        }
+        if objects == 0 && userVersion == 0 && applicationID == 0 { return }
+        guard applicationID == Self.applicationID else {
+            throw RegcodeStoreError.notARegcodeDatabase(path: path, reason: "application_id is \(applicationID), expected \(Self.applicationID)")
+        }
+        guard (oldestMigratableVersion...schemaVersion).contains(userVersion) else {
+            throw RegcodeStoreError.unsupportedSchemaVersion(path: path, found: userVersion, supported: schemaVersion)
+        }
     }
 
     /// Creates the file with mode 0600 before SQLite sees it, because SQLite would create it with

@@ -2,41 +2,75 @@
 ///
 /// A bare number is seconds (`5`, `2.5`); otherwise one or more number–unit pairs, units `ms`,
 /// `s`, `m`, `h`, `d`, `w` (`500ms`, `10s`, `2m`, `1h30m`, `7d`). Case and surrounding blanks are
-/// ignored. Negative, non-finite and out-of-range values (beyond ±2⁶³ ms) are refused rather than
-/// trapping later in `Duration` arithmetic.
+/// ignored. Negative, non-finite and out-of-range values (beyond ``maximum``) are refused with a
+/// reason rather than trapping later in `Duration` or nanosecond arithmetic.
 public enum DurationParser {
     static let unitMilliseconds: [Substring: Double] = [
         "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000,
     ]
-    /// Sums above this are refused: it keeps `Duration` arithmetic on instants far from overflow.
-    static let maximumMilliseconds = Double(Int64.max / 4)
+    /// The longest duration accepted: one year. Intervals, back-offs and retention ages are scaled,
+    /// doubled and converted to `Int64` nanoseconds on their way to timers; a year leaves a margin of
+    /// over 250× before any of that overflows, and nothing the daemon times is longer.
+    public static let maximum: Duration = .seconds(365 * 86_400)
+    static let maximumMilliseconds = Double(maximum.milliseconds)
+
+    /// Why a text is not an accepted duration.
+    public enum Problem: Error, Equatable, CustomStringConvertible {
+        /// Not in the grammar at all.
+        case notADuration(String)
+        case notFinite(String)
+        case negative(String)
+        case tooLong(String)
+
+        public var description: String {
+            switch self {
+            case .notADuration(let text): "'\(text)' is not a duration (e.g. 5s, 500ms, 2m, 7d)"
+            case .notFinite(let text): "'\(text)' is not a finite duration"
+            case .negative(let text): "'\(text)' is negative; durations start at 0"
+            case .tooLong(let text): "'\(text)' is longer than the maximum of \(DurationParser.format(DurationParser.maximum))"
+            }
+        }
+    }
 
     public static func parse(_ text: String) -> Duration? {
-        milliseconds(text).map { .milliseconds($0) }
+        try? read(text)
+    }
+
+    /// The duration, or the reason `text` is refused: the form every configuration error reports.
+    public static func read(_ text: String) throws(Problem) -> Duration {
+        .milliseconds(try readMilliseconds(text))
     }
 
     /// The duration in whole milliseconds (rounded), or nil when `text` is not a duration.
     public static func milliseconds(_ text: String) -> Int64? {
+        try? readMilliseconds(text)
+    }
+
+    /// The duration in whole milliseconds (rounded), or the reason `text` is refused.
+    public static func readMilliseconds(_ text: String) throws(Problem) -> Int64 {
         var rest = Substring(text.trimmingBlanks().lowercased())
-        guard !rest.isEmpty else { return nil }
+        guard !rest.isEmpty else { throw .notADuration(text) }
         if let seconds = Double(rest) {
-            return checked(seconds * 1000)
+            return try checked(seconds * 1000, text: text)
         }
         var total = 0.0
         while !rest.isEmpty {
             let number = rest.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }
-            guard !number.isEmpty, let value = Double(number) else { return nil }
+            guard !number.isEmpty, let value = Double(number) else { throw .notADuration(text) }
             rest = rest.dropFirst(number.count)
             let unit = rest.prefix { $0.isASCII && $0.isLetter }
-            guard let scale = unitMilliseconds[unit] else { return nil }
+            guard let scale = unitMilliseconds[unit] else { throw .notADuration(text) }
             rest = rest.dropFirst(unit.count)
             total += value * scale
         }
-        return checked(total)
+        return try checked(total, text: text)
     }
 
-    private static func checked(_ milliseconds: Double) -> Int64? {
-        guard milliseconds.isFinite, milliseconds >= 0, milliseconds <= maximumMilliseconds else { return nil }
+    private static func checked(_ milliseconds: Double, text: String) throws(Problem) -> Int64 {
+        guard !milliseconds.isNaN else { throw .notFinite(text) }
+        guard milliseconds >= 0 else { throw .negative(text) }
+        guard milliseconds.isFinite else { throw .notFinite(text) }
+        guard milliseconds <= maximumMilliseconds else { throw .tooLong(text) }
         return Int64(milliseconds.rounded())
     }
 

@@ -128,6 +128,10 @@ struct RegcodedCommand: AsyncParsableCommand {
         let daemon: Daemon
         do {
             daemon = try Daemon(configuration: configuration, environment: environment, reloadConfiguration: reload)
+        } catch let error as ConfigurationError {
+            // Secrets, the socket path, the database lock and the database's header: before anything is written.
+            printError("regcoded: configuration error: \(error)")
+            throw ExitCode(2)
         } catch {
             printError("regcoded: \(error)")
             throw ExitCode(1)
@@ -200,10 +204,7 @@ struct FlagOverrides: Sendable {
             configuration.simulatorPort = hostPort.port
         }
         if let simulatorAutoApproveAfter {
-            guard let duration = DurationParser.parse(simulatorAutoApproveAfter) else {
-                throw ConfigurationError(file: nil, key: "--simulator-auto-approve-after", reason: "'\(simulatorAutoApproveAfter)' is not a duration")
-            }
-            configuration.simulatorAutoApproveAfter = duration
+            configuration.simulatorAutoApproveAfter = try Self.duration(simulatorAutoApproveAfter, flag: "--simulator-auto-approve-after")
         }
         if let logLevel {
             guard let level = Logger.Level(rawValue: logLevel.lowercased()) else {
@@ -224,10 +225,7 @@ struct FlagOverrides: Sendable {
         }
         var interval: Duration?
         if let pollInterval {
-            guard let value = DurationParser.parse(pollInterval) else {
-                throw ConfigurationError(file: nil, key: "--poll-interval", reason: "'\(pollInterval)' is not a duration")
-            }
-            interval = value
+            interval = try Self.duration(pollInterval, flag: "--poll-interval")
         }
         if let devices, !(0...100_000).contains(devices) {
             throw ConfigurationError(file: nil, key: "--devices", reason: "\(devices) is outside 0…100000")
@@ -248,4 +246,12 @@ struct FlagOverrides: Sendable {
         }
     }
 
+    /// A duration flag, refused with the grammar's reason (out of range, negative, not a duration).
+    static func duration(_ text: String, flag: String) throws(ConfigurationError) -> Duration {
+        do {
+            return try DurationParser.read(text)
+        } catch {
+            throw ConfigurationError(file: nil, key: flag, reason: error.description)
+        }
+    }
 }

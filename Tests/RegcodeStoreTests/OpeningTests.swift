@@ -96,4 +96,37 @@ import Testing
         #expect(reportedPath == garbage)
         #expect(!reason.isEmpty)
     }
+
+    /// A refused file is refused before it is opened for writing: its bytes, its journal mode
+    /// and its modification time stay as they were.
+    @Test func refusedFilesAreLeftByteForByteUnchanged() async throws {
+        let dir = try TempDirectory()
+        let foreign = dir.path("foreign.db")
+        try SQLiteShell.run(foreign, "CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES ('keep');")
+        let newer = dir.path("newer.db")
+        do { _ = try openStore(newer) }
+        try SQLiteShell.run(newer, "PRAGMA journal_mode = DELETE; PRAGMA user_version = 99;")
+        let short = dir.path("short.db")
+        try Data("SQLite format 3\0".utf8).write(to: URL(fileURLWithPath: short))
+
+        for path in [foreign, newer, short] {
+            let before = try Data(contentsOf: URL(fileURLWithPath: path))
+            let modified = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
+            #expect(throws: RegcodeStoreError.self) { try openStore(path) }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "\(path)")
+            #expect(try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date == modified, "\(path)")
+            #expect(!FileManager.default.fileExists(atPath: path + "-wal"), "\(path)")
+        }
+        #expect(try SQLiteShell.run(foreign, "PRAGMA journal_mode") == "delete")
+        #expect(try SQLiteShell.run(newer, "PRAGMA journal_mode") == "delete")
+    }
+
+    /// An existing empty file (a crash between creating and initialising it) is a new database.
+    @Test func emptyExistingFileIsCreatedAsNew() async throws {
+        let dir = try TempDirectory()
+        let path = dir.path("empty.db")
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        _ = try openStore(path)
+        #expect(try SQLiteShell.run(path, "PRAGMA application_id") == "\(RegcodeStore.applicationID)")
+    }
 }

@@ -24,4 +24,23 @@ import Testing
             #expect(DurationParser.parse(DurationParser.format(duration)) == duration)
         }
     }
+
+    @Test func refusalsSayWhy() {
+        #expect(throws: DurationParser.Problem.notADuration("fast")) { try DurationParser.read("fast") }
+        #expect(throws: DurationParser.Problem.negative("-1")) { try DurationParser.read("-1") }
+        #expect(throws: DurationParser.Problem.notFinite("nan")) { try DurationParser.read("nan") }
+        #expect(throws: DurationParser.Problem.notFinite("1e400")) { try DurationParser.read("1e400") }
+        #expect(throws: DurationParser.Problem.tooLong("1e16")) { try DurationParser.read("1e16") }
+        #expect(throws: DurationParser.Problem.tooLong("1e15")) { try DurationParser.read("1e15") }
+        #expect(throws: DurationParser.Problem.tooLong("366d")) { try DurationParser.read("366d") }
+        #expect(DurationParser.Problem.tooLong("366d").description == "'366d' is longer than the maximum of 365d")
+    }
+
+    /// A year is the longest duration, and it stays far inside `Int64` nanoseconds.
+    @Test func maximumIsAYearAndFitsNanoseconds() throws {
+        #expect(try DurationParser.read("365d") == DurationParser.maximum)
+        #expect(try DurationParser.read("52w") == .seconds(52 * 604_800))
+        let (seconds, _) = DurationParser.maximum.components
+        #expect(seconds.multipliedReportingOverflow(by: 1_000_000_000 * 100).overflow == false)
+    }
 }

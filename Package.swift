@@ -216,7 +216,7 @@ let package = Package(
             name: "RegcodeDaemonTests",
             dependencies: [
                 "AccessEnablerAPI", "DeviceFleet", "RegcodeDaemon", "RegcodeEngine", "RegcodeStore", "RegcodeSupport",
-                "ControlSocket",
+                "ControlSocket", "RegcodeTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

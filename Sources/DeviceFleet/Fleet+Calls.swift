@@ -7,14 +7,15 @@ extension Fleet {
         // A stopping fleet makes no new calls (an answer delivered while stopping may ask for a
         // follow-up, e.g. the token after a registration); only calls already made are awaited.
         guard !stopping else { return }
-        if activeCalls < maxConcurrentRequests {
+        if activeCalls < maxConcurrentRequests && held == nil {
             start(call)
         } else {
+            if held != nil { holdTotals.deferredCalls += 1 }
             waitingCalls.append(call)
         }
     }
 
-    private func start(_ call: PendingCall) {
+    func start(_ call: PendingCall) {
         activeCalls += 1
         workContinuation.yield(.call(call))
     }
@@ -36,7 +37,7 @@ extension Fleet {
         {
             process(call.device, actions)
         }
-        while activeCalls < maxConcurrentRequests, let next = waitingCalls.popFirst() {
+        while activeCalls < maxConcurrentRequests, held == nil, let next = waitingCalls.popFirst() {
             start(next)
         }
         if activeCalls == 0 && !drained.isEmpty {

@@ -3,6 +3,7 @@ import RegcodeEngine
 /// The fleet's one timer heap and the single sleep `run()` keeps for its earliest deadline.
 extension Fleet {
     func schedule(_ key: TimerKey, at deadline: C.Instant) {
+        held?.deferred[key] = nil
         timers.schedule(key, at: deadline)
         armSleeper(for: deadline)
     }
@@ -31,7 +32,12 @@ extension Fleet {
         guard sleeper?.id == id else { return }
         sleeper = nil
         guard !stopping else { return }
-        for key in timers.popDue(now: clock.now) {
+        let now = clock.now
+        for key in timers.popDue(now: now) {
+            if held != nil {
+                deferTimer(key, dueSince: now)
+                continue
+            }
             switch key.kind {
             case .engine(let timer):
                 guard let actions = members[key.device]?.engine.timerFired(timer) else { continue }

@@ -68,6 +68,10 @@ public actor Fleet<C: DeviceClock>: Service {
     var waitingCalls = Deque<PendingCall>()
     var activeCalls = 0
     var stopping = false
+    /// Set while the fleet takes no new work (see ``hold(reason:)``).
+    var held: Hold?
+    /// Totals over every hold so far.
+    public internal(set) var holdTotals = HoldTotals()
     var drained: [CheckedContinuation<Void, Never>] = []
     var stoppingWaiters: [CheckedContinuation<Void, Never>] = []
     let work: AsyncStream<Work>
@@ -107,6 +111,10 @@ public actor Fleet<C: DeviceClock>: Service {
         _ = member.engine.shutdown()
         for timer in DeviceTimer.allCases { timers.cancel(TimerKey(device: name, kind: .engine(timer))) }
         timers.cancel(TimerKey(device: name, kind: .scenario))
+        if var hold = held {
+            hold.deferred = hold.deferred.filter { $0.key.device != name }
+            held = hold
+        }
         waitingCalls.removeAll { $0.device == name }
         logger.debug("device removed", metadata: ["device": "\(name)"])
         return true
@@ -116,6 +124,7 @@ public actor Fleet<C: DeviceClock>: Service {
     public func send(_ command: DeviceCommand, to device: String) throws(FleetError) {
         guard !stopping else { throw .stopped }
         guard members[device] != nil else { throw .unknownDevice(device) }
+        if let held { throw .held(held.reason) }
         apply(command, to: device)
     }
 
@@ -220,6 +229,7 @@ public actor Fleet<C: DeviceClock>: Service {
                 schedule(TimerKey(device: name, kind: .engine(timer)), at: deadline)
             case .cancel(let timer):
                 timers.cancel(TimerKey(device: name, kind: .engine(timer)))
+                held?.deferred[TimerKey(device: name, kind: .engine(timer))] = nil
             case .emit(let event):
                 step.events.append(event)
                 reactions += member.scenario.reaction(to: event, settings: member.engine.settings)

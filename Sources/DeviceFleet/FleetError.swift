@@ -3,12 +3,15 @@ public enum FleetError: Error, Equatable, Sendable, CustomStringConvertible {
     case unknownDevice(String)
     case duplicateDevice(String)
     case stopped
+    /// The fleet is held (e.g. its steps cannot be stored) and takes no new work for now.
+    case held(String)
 
     public var description: String {
         switch self {
         case .unknownDevice(let name): "unknown device '\(name)'"
         case .duplicateDevice(let name): "a device named '\(name)' already exists"
         case .stopped: "the fleet is stopping"
+        case .held(let reason): "the fleet takes no new work for now: \(reason)"
         }
     }
 }

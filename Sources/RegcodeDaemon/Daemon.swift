@@ -27,7 +27,7 @@ public final class Daemon: Sendable {
     private let reloadConfiguration: (@Sendable () throws -> DaemonConfiguration)?
     let store: RegcodeStore
     let broadcaster: EventBroadcaster<JSONValue>
-    let pipeline: EventPipeline
+    let pipeline: EventPipeline<ContinuousClock>
     let fleet: Fleet<SystemDeviceClock>
     let backend = DeferredBackend()
     let httpClient: HTTPClient
@@ -81,7 +81,7 @@ public final class Daemon: Sendable {
         } else {
             self.metrics = nil
         }
-        self.pipeline = EventPipeline(store: store, broadcaster: broadcaster, observers: observers, logger: logger)
+        self.pipeline = EventPipeline(store: store, broadcaster: broadcaster, observers: observers, clock: ContinuousClock(), logger: logger)
         var httpConfiguration = HTTPClient.Configuration()
         httpConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(8, configuration.maxConcurrentRequests)
         // A refused connection should fail fast and back off, not hang for AsyncHTTPClient's 10 s default.
@@ -125,8 +125,11 @@ public final class Daemon: Sendable {
     /// calls in flight finish, the last steps are stored.
     public func run() async throws {
         let ready = AsyncStream<String>.makeStream()
+        // First: the watch outlives the pipeline (it must release a held fleet until the last
+        // steps are stored), and the pipeline outlives every producer of steps.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: pipeline)
+            .init(service: StorageWatchService(pipeline: pipeline, fleet: fleet, systemd: systemd, logger: logger)),
+            .init(service: pipeline),
         ]
         if let simulator {
             let host = configuration.simulatorHost
@@ -166,7 +169,11 @@ public final class Daemon: Sendable {
         services.append(.init(service: ReloadService(daemon: self)))
         if let metrics, let address = configuration.metrics.flatMap(HostPort.parse) {
             services.append(
-                .init(service: MetricsService(metrics: metrics, address: address, fleet: fleet, broadcaster: broadcaster, logger: logger))
+                .init(
+                    service: MetricsService(
+                        metrics: metrics, address: address, fleet: fleet, broadcaster: broadcaster, pipeline: pipeline, logger: logger
+                    )
+                )
             )
         }
         // Last: shut down first, so STOPPING=1 goes out before anything else stops.

@@ -310,10 +310,28 @@ struct DaemonControlHandler: ControlHandler {
             "subscribers": .int(Int64(daemon.broadcaster.subscriberCount)),
             "cutOffSubscribers": .int(Int64(daemon.broadcaster.cutOffCount)),
             "requestsOutstanding": .int(Int64(await daemon.fleet.requestsOutstanding)),
+            "storage": Self.storageStatus(daemon.pipeline.health, holds: await daemon.fleet.holdTotals),
             "database": .string(daemon.configuration.database),
             "socket": .string(daemon.configuration.socket),
             "backend": daemon.configuration.backend.map(JSONValue.string) ?? .string("embedded simulator"),
             "activationUrl": daemon.activationURL.value.map(JSONValue.string) ?? .null,
+        ]
+    }
+
+    /// `daemon.status`'s `storage` member: whether records reach the database, what waits in
+    /// memory, and what holds deferred.
+    static func storageStatus(_ health: StorageHealth, holds: HoldTotals) -> JSONValue {
+        [
+            "state": .string(health.failure == nil ? (health.holding ? "catching-up" : "ok") : "failing"),
+            "error": health.failure.map { .string($0.error) } ?? .null,
+            "failingSince": health.failure.map { .string(ISO8601DateFormatter().string(from: $0.since)) } ?? .null,
+            "backlog": .int(Int64(health.backlog)),
+            "held": .bool(health.holding),
+            "failedWrites": .int(Int64(health.failedWrites)),
+            "holds": .int(Int64(holds.holds)),
+            "deferredPolls": .int(Int64(holds.deferredPolls)),
+            "deferredTimers": .int(Int64(holds.deferredTimers)),
+            "deferredCalls": .int(Int64(holds.deferredCalls)),
         ]
     }
 
@@ -357,6 +375,7 @@ struct DaemonControlHandler: ControlHandler {
         case .unknownDevice(let name): .unknownDevice(name)
         case .duplicateDevice(let name): .conflict("a device named '\(name)' already exists", data: ["device": .string(name)])
         case .stopped: .unavailable("the daemon is stopping")
+        case .held(let reason): .unavailable("the daemon takes no new work until storage recovers: \(reason)")
         case nil: .internalError("\(error)")
         }
     }

@@ -8,68 +8,121 @@ import RegcodeSupport
 import ServiceLifecycle
 import Synchronization
 
+/// Where the pipeline stores steps: the database, or in tests a store that fails on demand.
+protocol StepStore: Sendable {
+    /// Stores `steps` in one transaction and returns their events with sequence numbers; on a
+    /// throw nothing of the batch is stored.
+    func apply(_ steps: [DeviceStep]) async throws -> [StoredEvent]
+}
+
+extension RegcodeStore: StepStore {}
+
 /// Takes the fleet's steps, stores them in batches (one transaction each) and only then
 /// publishes the stored events, so a subscriber never sees an event the database lacks.
 ///
 /// `record` only appends to a buffer: the fleet never waits for SQLite. The writer drains the
 /// buffer whenever it is non-empty, so batches grow with load and stay small when idle.
-final class EventPipeline: FleetSink, Service {
+///
+/// A batch that cannot be stored (database locked, disk full, I/O error) is never dropped: it goes
+/// back to the front of the buffer and is written again after a backoff, so the sequence stays
+/// gap-free and in order. ``health`` reports the trouble; once the buffer reaches
+/// ``Limits/holdAt`` the pipeline asks for the work to stop (see ``StorageHealth/holding``) and,
+/// after storage recovers and the buffer is back under ``Limits/releaseAt``, to resume.
+final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
+    /// Bounds of the in-memory buffer and the retry schedule.
+    struct Limits: Sendable {
+        /// Steps buffered at which new work is held.
+        var holdAt = 50_000
+        /// Steps buffered under which held work is released again (once writes succeed).
+        var releaseAt = 25_000
+        /// First retry delay after a failed write; doubles up to ``maxRetryDelay``.
+        var firstRetryDelay: Duration = .milliseconds(100)
+        var maxRetryDelay: Duration = .seconds(5)
+        /// How long a stopping daemon keeps retrying a failing write before it gives up.
+        var shutdownGrace: Duration = .seconds(60)
+    }
+
     private struct State {
         var buffer: [DeviceStep] = []
+        /// Steps of the batch being written (back in `buffer` if the write fails).
+        var writing = 0
         var closed = false
+        var health = StorageHealth()
     }
 
     private let state = Mutex(State())
     private let wakeups: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
-    private let store: RegcodeStore
+    private let store: any StepStore
     private let broadcaster: EventBroadcaster<JSONValue>
     private let observers: [@Sendable ([DeviceStep], [StoredEvent]) -> Void]
+    private let limits: Limits
+    private let clock: C
     private let logger: Logger
+    /// Every change of ``health``, newest wins (a watcher only needs the current state).
+    let healthChanges: AsyncStream<StorageHealth>
+    private let healthContinuation: AsyncStream<StorageHealth>.Continuation
 
-    init(store: RegcodeStore, broadcaster: EventBroadcaster<JSONValue>, observers: [@Sendable ([DeviceStep], [StoredEvent]) -> Void], logger: Logger)
-    {
+    init(
+        store: any StepStore,
+        broadcaster: EventBroadcaster<JSONValue>,
+        observers: [@Sendable ([DeviceStep], [StoredEvent]) -> Void],
+        limits: Limits = Limits(),
+        clock: C,
+        logger: Logger
+    ) {
         self.store = store
         self.broadcaster = broadcaster
         self.observers = observers
+        self.limits = limits
+        self.clock = clock
         self.logger = logger
         (wakeups, wake) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+        (healthChanges, healthContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
     func record(_ step: DeviceStep) {
-        let accepted = state.withLock { state -> Bool in
-            guard !state.closed else { return false }
+        let (accepted, changed) = state.withLock { state -> (Bool, StorageHealth?) in
+            guard !state.closed else { return (false, nil) }
             state.buffer.append(step)
-            return true
+            return (true, Self.updateHolding(&state, limits: limits))
         }
+        if let changed { healthContinuation.yield(changed) }
         if accepted {
             wake.yield()
         } else {
-            logger.warning("step recorded after the pipeline closed; dropped", metadata: ["device": "\(step.device)"])
+            logger.error("step recorded after the pipeline closed; not stored", metadata: ["device": "\(step.device)"])
         }
     }
 
     func run() async throws {
         await withGracefulShutdownHandler {
             for await _ in wakeups {
-                await flush()
+                await flush(until: nil)
             }
         } onGracefulShutdown: {
             self.wake.finish()
         }
         // Whatever the fleet produced while stopping is stored before the daemon exits.
         state.withLock { $0.closed = true }
-        await flush()
+        await flush(until: clock.now.advanced(by: limits.shutdownGrace))
+        healthContinuation.finish()
     }
 
-    /// Steps not yet written.
-    var backlog: Int { state.withLock { $0.buffer.count } }
+    /// Steps not yet stored (buffered, or in the batch being written).
+    var backlog: Int { state.withLock { $0.buffer.count + $0.writing } }
 
-    /// Writes everything buffered so far; used by the writer loop and at shutdown.
-    func flush() async {
+    /// Whether writes succeed, and whether new work is held.
+    var health: StorageHealth { state.withLock { $0.health } }
+
+    /// Writes everything buffered so far, retrying failed batches with backoff; with a
+    /// `deadline`, gives up at it (the daemon is stopping) and says how much was not stored.
+    func flush(until deadline: C.Instant?) async {
+        var delay = limits.firstRetryDelay
         while true {
             let steps = state.withLock { state -> [DeviceStep] in
                 defer { state.buffer.removeAll(keepingCapacity: true) }
+                state.writing = state.buffer.count
                 return state.buffer
             }
             guard !steps.isEmpty else { return }
@@ -79,10 +132,118 @@ final class EventPipeline: FleetSink, Service {
                     broadcaster.publish(stored.map(EventEncoding.params))
                 }
                 for observer in observers { observer(steps, stored) }
+                self.stored(steps.count)
+                delay = limits.firstRetryDelay
             } catch {
-                // Losing a batch would break the gap-free promise silently; say so loudly.
-                logger.error("could not store \(steps.count) device steps", metadata: ["error": "\(error)"])
+                // Back in front of whatever arrived meanwhile: order and the gap-free sequence hold.
+                let backlog = state.withLock { state -> Int in
+                    state.buffer.insert(contentsOf: steps, at: 0)
+                    state.writing = 0
+                    return state.buffer.count
+                }
+                failed(error, backlog: backlog, retryIn: delay)
+                if let deadline, clock.now >= deadline {
+                    logger.critical(
+                        "stopping with device steps that could not be stored",
+                        metadata: ["steps": "\(backlog)", "error": "\(error)"]
+                    )
+                    return
+                }
+                try? await clock.sleep(for: delay)
+                delay = min(delay * 2, limits.maxRetryDelay)
             }
+        }
+    }
+
+    private func failed(_ error: any Error, backlog: Int, retryIn delay: Duration) {
+        let (changed, first) = state.withLock { state -> (StorageHealth?, Bool) in
+            let before = state.health
+            let first = before.failure == nil
+            state.health.failure = StorageHealth.Failure(
+                error: "\(error)",
+                since: before.failure?.since ?? Date(),
+                attempts: (before.failure?.attempts ?? 0) + 1
+            )
+            state.health.failedWrites += 1
+            _ = Self.updateHolding(&state, limits: limits)
+            return (state.health, first)
+        }
+        if first {
+            logger.error(
+                "could not store device steps; keeping them and retrying",
+                metadata: ["steps": "\(backlog)", "error": "\(error)", "retry_in": "\(delay)"]
+            )
+        } else {
+            logger.warning(
+                "storing device steps failed again",
+                metadata: ["steps": "\(backlog)", "error": "\(error)", "attempts": "\(changed?.failure?.attempts ?? 0)"]
+            )
+        }
+        if let changed { healthContinuation.yield(changed) }
+    }
+
+    private func stored(_ count: Int) {
+        let (changed, recovered) = state.withLock { state -> (StorageHealth?, StorageHealth.Failure?) in
+            let recovered = state.health.failure
+            state.health.failure = nil
+            state.writing = 0
+            let holdingChanged = Self.updateHolding(&state, limits: limits)
+            return (recovered != nil ? state.health : holdingChanged, recovered)
+        }
+        if let recovered {
+            logger.notice(
+                "device steps stored again",
+                metadata: ["steps": "\(count)", "failed_attempts": "\(recovered.attempts)", "since": "\(recovered.since)"]
+            )
+        }
+        if let changed { healthContinuation.yield(changed) }
+    }
+
+    /// Sets `holding` from the buffer's size and the failure; returns the health when it changed.
+    private static func updateHolding(_ state: inout State, limits: Limits) -> StorageHealth? {
+        let backlog = state.buffer.count + state.writing
+        state.health.backlog = backlog
+        let holding: Bool
+        if state.health.holding {
+            holding = state.health.failure != nil || backlog >= limits.releaseAt
+        } else {
+            holding = backlog >= limits.holdAt
+        }
+        guard holding != state.health.holding else { return nil }
+        state.health.holding = holding
+        if holding { state.health.holds += 1 }
+        return state.health
+    }
+}
+
+/// Whether the daemon's records reach the database.
+struct StorageHealth: Sendable, Equatable {
+    struct Failure: Sendable, Equatable {
+        /// The last error, as SQLite put it.
+        var error: String
+        var since: Date
+        /// Failed attempts at the current batch.
+        var attempts: Int
+    }
+
+    /// Set while writes fail.
+    var failure: Failure?
+    /// Steps waiting in memory to be stored (as of the last change).
+    var backlog = 0
+    /// Whether new work is held because the backlog reached its bound.
+    var holding = false
+    /// Failed write attempts since the start.
+    var failedWrites = 0
+    /// Holds since the start.
+    var holds = 0
+
+    /// One line for logs and systemd's `STATUS=`; nil when all is well.
+    var summary: String? {
+        switch (failure, holding) {
+        case (nil, false): nil
+        case (let failure?, false): "storage failing (\(failure.error)); \(backlog) steps kept in memory"
+        case (let failure?, true): "storage failing (\(failure.error)); \(backlog) steps kept in memory; devices paused"
+        case (nil, true): "catching up on \(backlog) stored steps; devices paused"
         }
     }
 }

@@ -29,6 +29,12 @@ final class RegcodeMetrics: Sendable {
     private let subscribers: CoreMetrics.Gauge
     private let cutOffSubscribers: CoreMetrics.Counter
     private let cutOffSeen = Mutex(0)
+    private let storageFailing: CoreMetrics.Gauge
+    private let storageBacklog: CoreMetrics.Gauge
+    private let fleetHeld: CoreMetrics.Gauge
+    private let storageWriteFailures: CoreMetrics.Counter
+    private let deferredPollsCounter: CoreMetrics.Counter
+    private let totalsSeen = Mutex((failedWrites: 0, deferredPolls: 0))
     /// When each device showed its current code, to measure time to authenticate.
     private let codeShownAt = Mutex<[String: Int64]>([:])
 
@@ -58,6 +64,11 @@ final class RegcodeMetrics: Sendable {
         codesExpired = CoreMetrics.Counter(label: "regcoded_codes_expired_total", dimensions: [], factory: factory)
         subscribers = CoreMetrics.Gauge(label: "regcoded_subscribers", dimensions: [], factory: factory)
         cutOffSubscribers = CoreMetrics.Counter(label: "regcoded_subscribers_cut_off_total", dimensions: [], factory: factory)
+        storageFailing = CoreMetrics.Gauge(label: "regcoded_storage_failing", dimensions: [], factory: factory)
+        storageBacklog = CoreMetrics.Gauge(label: "regcoded_storage_backlog_steps", dimensions: [], factory: factory)
+        fleetHeld = CoreMetrics.Gauge(label: "regcoded_fleet_held", dimensions: [], factory: factory)
+        storageWriteFailures = CoreMetrics.Counter(label: "regcoded_storage_write_failures_total", dimensions: [], factory: factory)
+        deferredPollsCounter = CoreMetrics.Counter(label: "regcoded_polls_deferred_total", dimensions: [], factory: factory)
     }
 
     /// Records the polls and events of stored steps.
@@ -116,6 +127,19 @@ final class RegcodeMetrics: Sendable {
         if increase > 0 { cutOffSubscribers.increment(by: increase) }
     }
 
+    /// Samples the storage health and what holds deferred (counters take the increase of the totals).
+    func sample(storage: StorageHealth, holds: HoldTotals) {
+        storageFailing.record(storage.failure == nil ? 0 : 1)
+        storageBacklog.record(storage.backlog)
+        fleetHeld.record(storage.holding ? 1 : 0)
+        let (failedWrites, deferredPolls) = totalsSeen.withLock { seen -> (Int, Int) in
+            defer { seen = (max(seen.failedWrites, storage.failedWrites), max(seen.deferredPolls, holds.deferredPolls)) }
+            return (max(0, storage.failedWrites - seen.failedWrites), max(0, holds.deferredPolls - seen.deferredPolls))
+        }
+        if failedWrites > 0 { storageWriteFailures.increment(by: failedWrites) }
+        if deferredPolls > 0 { deferredPollsCounter.increment(by: deferredPolls) }
+    }
+
     /// The Prometheus text exposition.
     func exposition() -> String {
         registry?.emitToString() ?? ""
@@ -128,6 +152,7 @@ struct MetricsService: Service {
     let address: HostPort
     let fleet: Fleet<SystemDeviceClock>
     let broadcaster: EventBroadcaster<JSONValue>
+    let pipeline: EventPipeline<ContinuousClock>
     let logger: Logger
 
     func run() async throws {
@@ -154,6 +179,7 @@ struct MetricsService: Service {
                         subscriberCount: broadcaster.subscriberCount,
                         cutOffCount: broadcaster.cutOffCount
                     )
+                    metrics.sample(storage: pipeline.health, holds: await fleet.holdTotals)
                     do {
                         try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(1)) }
                     } catch {

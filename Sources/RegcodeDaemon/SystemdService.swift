@@ -16,6 +16,8 @@ final class SystemdService: Service {
         var readySent = false
         var lastStatus: String?
         var override: String?
+        /// Storage trouble, shown until storage recovers.
+        var storage: String?
     }
 
     private let notifier: SystemdNotifier
@@ -53,6 +55,16 @@ final class SystemdService: Service {
         if let message { notifier.notify("STATUS=\(message)") }
     }
 
+    /// Shows storage trouble in `STATUS=` (nil once it is over), at once and on every refresh.
+    func setStorageStatus(_ message: String?) {
+        let changed = state.withLock { state -> Bool in
+            defer { state.storage = message }
+            return state.storage != message
+        }
+        guard changed else { return }
+        if let message { notifier.notify("STATUS=\(message)") }
+    }
+
     func run() async throws {
         guard notifier.isEnabled else {
             try? await gracefulShutdown()
@@ -85,7 +97,7 @@ final class SystemdService: Service {
         guard state.withLock({ $0.readySent }) else { return }
         let summary = await summary()
         let message = state.withLock { state -> String? in
-            let text = state.override.map { "\(summary); \($0)" } ?? summary
+            let text = [summary, state.storage, state.override].compactMap { $0 }.joined(separator: "; ")
             guard text != state.lastStatus else { return nil }
             state.lastStatus = text
             return text

@@ -21,7 +21,7 @@ import Testing
         logger.logLevel = .critical
         let store = try RegcodeStore(path: directory.appendingPathComponent("state.db").path, logger: logger)
         let broadcaster = EventBroadcaster<JSONValue>()
-        let pipeline = EventPipeline(store: store, broadcaster: broadcaster, observers: [], logger: logger)
+        let pipeline = EventPipeline(store: store, broadcaster: broadcaster, observers: [], clock: ContinuousClock(), logger: logger)
 
         try await testGracefulShutdown { trigger in
             try await withThrowingTaskGroup(of: Void.self) { group in

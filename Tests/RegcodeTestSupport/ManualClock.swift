@@ -22,6 +22,8 @@ public final class ManualClock: DeviceClock {
     private struct State {
         var now = Instant(offset: .zero)
         var sleepers: [UInt64: Sleeper] = [:]
+        /// Sleeps cancelled before they were registered (the cancel handler ran first).
+        var cancelled: Set<UInt64> = []
         var nextID: UInt64 = 0
     }
 
@@ -63,17 +65,26 @@ public final class ManualClock: DeviceClock {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let resumeNow = state.withLock { state -> Bool in
-                    if deadline <= state.now { return true }
+                let outcome = state.withLock { state -> Result<Void, any Error>? in
+                    if state.cancelled.remove(id) != nil { return .failure(CancellationError()) }
+                    if deadline <= state.now { return .success(()) }
                     state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
-                    return false
+                    return nil
                 }
-                if resumeNow { continuation.resume() }
+                if let outcome { continuation.resume(with: outcome) }
             }
         } onCancel: {
-            let sleeper = state.withLock { $0.sleepers.removeValue(forKey: id) }
+            // The handler may run before the sleeper is registered: leave a mark so it never waits.
+            let sleeper = state.withLock { state -> Sleeper? in
+                guard let sleeper = state.sleepers.removeValue(forKey: id) else {
+                    state.cancelled.insert(id)
+                    return nil
+                }
+                return sleeper
+            }
             sleeper?.continuation.resume(throwing: CancellationError())
         }
+        _ = state.withLock { $0.cancelled.remove(id) }
         try Task.checkCancellation()
     }
 }

@@ -24,7 +24,7 @@ extension EndToEnd {
                 count: \(count)
                 scenario: cycle
                 poll:
-                  interval: 1s
+                  interval: 3s
                 cycle:
                   hold: 3s
                   authorize_every: 1s
@@ -150,9 +150,9 @@ extension EndToEnd {
             let database = directory.path("db.sqlite")
             let socket = directory.path("s.sock")
             let daemon = try ChildProcess("regcoded", ["--config", config, "--database", database, "--socket", socket])
-            #expect(await daemon.waitForOutput("regcoded ready"), "\(daemon.text)")
+            try #require(await daemon.waitForOutput("regcoded ready"), "\(daemon.text)")
             let subscriber = Subscriber(socket: socket)
-            while (try? Self.count(database, "SELECT count(*) FROM events WHERE name = 'setToken'")) ?? 0 < 5 {
+            while (try? Self.count(database, "SELECT count(*) FROM events WHERE name = 'setToken'")) ?? 0 < 5, daemon.process.isRunning {
                 try await Task.sleep(for: .milliseconds(200))
             }
 
@@ -196,9 +196,9 @@ extension EndToEnd {
             let database = "\(mountPoint)/db.sqlite"
             let socket = directory.path("s.sock")
             let daemon = try ChildProcess("regcoded", ["--config", config, "--database", database, "--socket", socket])
-            #expect(await daemon.waitForOutput("regcoded ready"), "\(daemon.text)")
+            try #require(await daemon.waitForOutput("regcoded ready"), "\(daemon.text)")
             let subscriber = Subscriber(socket: socket)
-            while (try? Self.count(database, "SELECT count(*) FROM events WHERE name = 'setToken'")) ?? 0 < 5 {
+            while (try? Self.count(database, "SELECT count(*) FROM events WHERE name = 'setToken'")) ?? 0 < 5, daemon.process.isRunning {
                 try await Task.sleep(for: .milliseconds(200))
             }
 
@@ -237,7 +237,7 @@ extension EndToEnd {
               - name: soak
                 count: 400
                 poll:
-                  interval: 1s
+                  interval: 3s
             """.write(toFile: config, atomically: true, encoding: .utf8)
             let database = directory.path("db.sqlite")
             let daemon = try ChildProcess("regcoded", ["--config", config, "--database", database, "--socket", directory.path("s.sock")])

@@ -58,6 +58,9 @@ public actor Fleet<C: DeviceClock>: Service {
     let sink: any FleetSink
     let logger: Logger
     let maxConcurrentRequests: Int
+    /// AccessEnabler calls a device may have waiting (queued for `setRequestor` or behind its
+    /// request in flight) before ``send(_:to:)`` refuses more with ``FleetError/busy(device:pending:)``.
+    let maxPendingPerDevice: Int
 
     var members: [String: Member] = [:]
     var incarnations: UInt64 = 0
@@ -77,11 +80,19 @@ public actor Fleet<C: DeviceClock>: Service {
     let work: AsyncStream<Work>
     let workContinuation: AsyncStream<Work>.Continuation
 
-    public init(clock: C, executor: any BackendExecutor, sink: any FleetSink, maxConcurrentRequests: Int = 256, logger: Logger) {
+    public init(
+        clock: C,
+        executor: any BackendExecutor,
+        sink: any FleetSink,
+        maxConcurrentRequests: Int = 256,
+        maxPendingPerDevice: Int = 256,
+        logger: Logger
+    ) {
         self.clock = clock
         self.executor = executor
         self.sink = sink
         self.maxConcurrentRequests = max(1, maxConcurrentRequests)
+        self.maxPendingPerDevice = max(1, maxPendingPerDevice)
         self.logger = logger
         (work, workContinuation) = AsyncStream.makeStream()
     }
@@ -125,11 +136,19 @@ public actor Fleet<C: DeviceClock>: Service {
         guard !stopping else { throw .stopped }
         guard members[device] != nil else { throw .unknownDevice(device) }
         if let held { throw .held(held.reason) }
+        if let pending = members[device]?.engine.pendingWork, pending >= maxPendingPerDevice {
+            throw .busy(device: device, pending: pending)
+        }
         apply(command, to: device)
     }
 
     public func snapshot(of device: String) -> DeviceSnapshot? {
         members[device]?.engine.snapshot
+    }
+
+    /// Calls and operations a device has waiting (see ``DeviceEngine/pendingWork``).
+    public func pendingWork(of device: String) -> Int? {
+        members[device]?.engine.pendingWork
     }
 
     public func settings(of device: String) -> DeviceSettings? {

@@ -5,6 +5,9 @@ public enum FleetError: Error, Equatable, Sendable, CustomStringConvertible {
     case stopped
     /// The fleet is held (e.g. its steps cannot be stored) and takes no new work for now.
     case held(String)
+    /// The device already has this many calls and operations waiting; the caller should wait for
+    /// their callbacks before sending more.
+    case busy(device: String, pending: Int)
 
     public var description: String {
         switch self {
@@ -12,6 +15,7 @@ public enum FleetError: Error, Equatable, Sendable, CustomStringConvertible {
         case .duplicateDevice(let name): "a device named '\(name)' already exists"
         case .stopped: "the fleet is stopping"
         case .held(let reason): "the fleet takes no new work for now: \(reason)"
+        case .busy(let device, let pending): "device '\(device)' already has \(pending) calls waiting; wait for their callbacks"
         }
     }
 }

@@ -34,6 +34,8 @@ public final class Daemon: Sendable {
     let logger: Logger
     let startedAt = Date()
     let activationURL = SharedValue<String?>(nil)
+    /// Set once every configured device exists: until then the socket answers "starting".
+    let devicesUp = SharedValue(false)
     private let simulator: PassSimulator?
     /// Emulated client addresses; stored devices' addresses are reserved at start-up.
     let addressPool: Mutex<ClientAddressPool>
@@ -171,7 +173,12 @@ public final class Daemon: Sendable {
             services.append(
                 .init(
                     service: MetricsService(
-                        metrics: metrics, address: address, fleet: fleet, broadcaster: broadcaster, pipeline: pipeline, logger: logger
+                        metrics: metrics,
+                        address: address,
+                        fleet: fleet,
+                        broadcaster: broadcaster,
+                        pipeline: pipeline,
+                        logger: logger
                     )
                 )
             )
@@ -223,6 +230,7 @@ public final class Daemon: Sendable {
                 started += 1
             }
         }
+        devicesUp.value = true
         await systemd.reached(.devicesResumed)
         logger.info(
             "regcoded ready",

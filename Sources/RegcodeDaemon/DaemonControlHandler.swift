@@ -26,8 +26,20 @@ struct DaemonControlHandler: ControlHandler {
         "logout": ["device"],
     ]
 
+    /// Methods answered while the daemon is still bringing its devices up.
+    static let availableWhileStarting: Set<String> = ["daemon.status", "subscribe"]
+
+    /// The answer to a call that needs the devices before they exist: retry shortly.
+    static let starting = RPCError(
+        code: 1004,
+        message: "starting: the configured devices are being brought up; retry shortly",
+        data: ["reason": "starting", "retryable": true]
+    )
+
     func handle(method: String, params: JSONValue?, peer: PeerCredentials) async throws(RPCError) -> JSONValue {
         let params = try RPCParams(params)
+        // Before the devices exist "unknown device" would be a lie; say why and that it passes.
+        if !daemon.devicesUp.value, !Self.availableWhileStarting.contains(method) { throw Self.starting }
         if let allowed = Self.accessEnablerMethods[method] {
             try params.allowOnly(allowed)
             return try await accessEnabler(method, params)
@@ -315,6 +327,7 @@ struct DaemonControlHandler: ControlHandler {
             "socket": .string(daemon.configuration.socket),
             "backend": daemon.configuration.backend.map(JSONValue.string) ?? .string("embedded simulator"),
             "activationUrl": daemon.activationURL.value.map(JSONValue.string) ?? .null,
+            "starting": .bool(!daemon.devicesUp.value),
         ]
     }
 
@@ -376,6 +389,8 @@ struct DaemonControlHandler: ControlHandler {
         case .duplicateDevice(let name): .conflict("a device named '\(name)' already exists", data: ["device": .string(name)])
         case .stopped: .unavailable("the daemon is stopping")
         case .held(let reason): .unavailable("the daemon takes no new work until storage recovers: \(reason)")
+        case .busy(let device, let pending):
+            .unavailable("device '\(device)' already has \(pending) calls waiting; wait for their callbacks before sending more")
         case nil: .internalError("\(error)")
         }
     }

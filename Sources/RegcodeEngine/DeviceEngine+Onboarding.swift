@@ -52,6 +52,12 @@ extension DeviceEngine {
         }
     }
 
+    /// AccessEnabler calls and backend operations accepted but not yet sent: calls waiting for
+    /// `setRequestor`, and operations queued behind the one request in flight. A caller that
+    /// keeps sending faster than the backend answers is refused past a bound on this (see
+    /// `Fleet`'s per-device bound) rather than growing it without limit.
+    public var pendingWork: Int { queuedCommands.count + pipeline.queue.count }
+
     /// Calls waiting for `setRequestor`.
     private var queuedCommands: [DeviceCommand] {
         switch setup {

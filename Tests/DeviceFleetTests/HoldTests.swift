@@ -111,4 +111,24 @@ import Testing
             backend.answer(call, .success(.profile(nil)))
         }
     }
+
+    @Test func callsPastTheBoundOfADeviceAreRefusedNotQueued() async throws {
+        let clock = ManualClock()
+        let backend = GatedBackend()
+        let fleet = TestFleet(clock: clock, executor: backend, sink: StepStream(), maxPendingPerDevice: 8, logger: .quiet)
+        try await withRunningFleet(fleet) {
+            // A new device has no MVPD list: calls wait for setRequestor, as AccessEnabler queues them.
+            var settings = DeviceSettings(name: "stb-1", requestor: "REF30")
+            settings.softwareStatement = "statement"
+            try await fleet.add(.init(settings: settings, deviceID: "id-1", snapshot: DeviceSnapshot(), scenario: .idle, seed: 1))
+            for _ in 0..<8 {
+                try await fleet.send(.checkAuthentication, to: "stb-1")
+            }
+            await #expect(throws: FleetError.busy(device: "stb-1", pending: 8)) {
+                try await fleet.send(.checkAuthentication, to: "stb-1")
+            }
+            // setRequestor itself is accepted only below the bound as well; the queue never grew.
+            #expect(await fleet.pendingWork(of: "stb-1") == 8)
+        }
+    }
 }

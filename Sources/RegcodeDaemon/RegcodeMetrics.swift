@@ -165,9 +165,15 @@ struct MetricsService: Service {
                 body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition()))
             )
         }
+        let logger = self.logger
         let app = Application(
             router: router,
             configuration: .init(address: .hostname(address.host, port: address.port), serverName: "regcoded"),
+            onServerRunning: { channel in
+                // Port 0 picks a free port: say which, so a scraper (or a test) can find it.
+                let port = channel.localAddress?.port ?? address.port
+                logger.notice("metrics listening", metadata: ["metrics.url": "http://\(address.host):\(port)/metrics"])
+            },
             logger: logger
         )
         try await withThrowingDiscardingTaskGroup { group in

@@ -27,5 +27,8 @@ struct StorageWatchService: Service {
             }
             systemd.setStorageStatus(health.summary)
         }
+        // The pipeline has stored its last steps; returning before the group asks would count
+        // as an unexpected end, so wait for the shutdown to reach this service.
+        try? await gracefulShutdown()
     }
 }

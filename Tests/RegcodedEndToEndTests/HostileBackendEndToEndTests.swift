@@ -110,9 +110,10 @@ extension EndToEnd {
 
         @Test func everyDeviceRecoversFromABackendRestartedEmptyMidSoak() async throws {
             let directory = try TemporaryDirectory()
-            let port = freePort()
-            let first = try ChildProcess("pass-sim", ["--listen", "127.0.0.1:\(port)"])
-            #expect(await first.waitForOutput("/activate"), "pass-sim did not start: \(first.text)")
+            // Port 0 first; the restart takes the same port back, as a restarted backend would.
+            let firstSim = try await PassSimProcess.start()
+            let first = firstSim.process
+            let port = try #require(firstSim.url.split(separator: ":").last.flatMap { Int($0) })
             let config = directory.path("regcoded.yaml")
             try """
             backend: http://127.0.0.1:\(port)

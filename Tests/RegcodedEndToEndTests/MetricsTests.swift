@@ -21,15 +21,19 @@ extension EndToEnd {
 
         @Test func metricsEndpointIsScrapedAndParsed() async throws {
             let directory = try TemporaryDirectory()
-            let port = freePort()
             let socket = directory.path("s.sock")
             let daemon = try ChildProcess(
                 "regcoded",
                 [
                     "--database", directory.path("db.sqlite"), "--socket", socket, "--simulator-listen", "127.0.0.1:0",
-                    "--simulator-auto-approve-after", "1", "--poll-interval", "3", "--devices", "2", "--metrics", "127.0.0.1:\(port)",
+                    "--simulator-auto-approve-after", "1", "--poll-interval", "3", "--devices", "2", "--metrics", "127.0.0.1:0",
                 ]
             )
+            // Port 0: the daemon logs the address it bound.
+            let marker = "metrics.url=http://127.0.0.1:"
+            try #require(await daemon.waitForOutput(marker), "\(daemon.text)")
+            let after = try #require(daemon.text.range(of: marker)).upperBound
+            let port = try #require(Int(daemon.text[after...].prefix { $0.isNumber }))
             var samples: [String: Double] = [:]
             let deadline = ContinuousClock.now + .seconds(40)
             while ContinuousClock.now < deadline {

@@ -245,7 +245,8 @@ extension EndToEnd {
                 try await Task.sleep(for: .milliseconds(200))
             }
             daemon.signal(SIGTERM)
-            #expect(await daemon.waitForExit() == 0)
+            let status = await daemon.waitForExit(timeout: .seconds(60))
+            #expect(status == 0, "\(daemon.text.suffix(3000))")
             let backend = try await Self.simulatorRequests(sim.url)
             let polls = try Self.count(database, "SELECT count(*) FROM poll_attempts WHERE http_status IS NOT NULL")
             #expect(backend.polls > 2_000)

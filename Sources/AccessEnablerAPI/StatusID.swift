@@ -55,6 +55,9 @@ public struct StatusID: RawRepresentable, Hashable, Sendable, Codable, CustomStr
     public static let providerSelectionCancelled = StatusID(rawValue: "N005")
     /// Preauthorization failed.
     public static let preauthorizationFailed = StatusID(rawValue: "P100")
+    /// The app's own stored authentication was bound to a device id that has since changed; it was
+    /// deleted (DOC `[ERR]`, level warning; single sign-on storage).
+    public static let deviceIdChanged = StatusID(rawValue: "SEC412")
 }
 
 /// The `level` of an advanced-status callback.

@@ -15,7 +15,7 @@ public struct SSORules: Sendable, Hashable {
     public var requestorBoundMVPDs: Set<String>
 
     public init(
-        sanitizerWipe: Range<SemanticVersion> = "1.7.5" ..< "1.9.0",
+        sanitizerWipe: Range<SemanticVersion> = "1.7.5"..<"1.9.0",
         sec412From: SemanticVersion = "2.5.0",
         requestorBoundMVPDs: Set<String> = []
     ) {
@@ -23,10 +23,4 @@ public struct SSORules: Sendable, Hashable {
         self.sec412From = sec412From
         self.requestorBoundMVPDs = requestorBoundMVPDs
     }
-}
-
-extension StatusID {
-    /// The app's own stored authentication was bound to a device id that has since changed; it was deleted
-    /// (DOC `[ERR]`, level warning).
-    public static let deviceIdChanged = StatusID(rawValue: "SEC412")
 }

@@ -55,8 +55,8 @@ extension RegcodeStore {
         }
     }
 
-    /// Logged polls, in send order; optionally of one device and/or sent at or after a time.
-    public func pollAttempts(device: String?, sinceEpochMs: Int64?) async throws -> [StoredPollAttempt] {
+    /// The `WHERE` clause both request logs share: one device and/or sent at or after a time.
+    private static func logFilter(device: String?, sinceEpochMs: Int64?) -> (sql: String, arguments: StatementArguments) {
         var conditions: [String] = []
         var arguments: StatementArguments = []
         if let device {
@@ -67,12 +67,16 @@ extension RegcodeStore {
             conditions.append("sent_at >= ?")
             arguments += [sinceEpochMs]
         }
-        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        return (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "), arguments)
+    }
+
+    /// Logged polls, in send order; optionally of one device and/or sent at or after a time.
+    public func pollAttempts(device: String?, sinceEpochMs: Int64?) async throws -> [StoredPollAttempt] {
+        let (filter, finalArguments) = Self.logFilter(device: device, sinceEpochMs: sinceEpochMs)
         let sql = """
             SELECT device, code, planned_at, sent_at, http_status, latency_ms, outcome, next_delay_ms
             FROM poll_attempts\(filter) ORDER BY sent_at, id
             """
-        let finalArguments = arguments
         return try await pool.read { db in
             let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: finalArguments)
             var attempts: [StoredPollAttempt] = []
@@ -104,22 +108,11 @@ extension RegcodeStore {
     /// sent at or after a time. A read-only store of schema version 1 (no request log) returns none.
     public func requestAttempts(device: String?, sinceEpochMs: Int64?) async throws -> [StoredRequestAttempt] {
         guard fileSchemaVersion >= 2 else { return [] }
-        var conditions: [String] = []
-        var arguments: StatementArguments = []
-        if let device {
-            conditions.append("device = ?")
-            arguments += [device]
-        }
-        if let sinceEpochMs {
-            conditions.append("sent_at >= ?")
-            arguments += [sinceEpochMs]
-        }
-        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        let (filter, finalArguments) = Self.logFilter(device: device, sinceEpochMs: sinceEpochMs)
         let sql = """
             SELECT id, device, stage, endpoint, sent_at, http_status, latency_ms, outcome, error_code, retry_delay_ms
             FROM request_attempts\(filter) ORDER BY sent_at, id
             """
-        let finalArguments = arguments
         return try await pool.read { db in
             let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: finalArguments)
             var attempts: [StoredRequestAttempt] = []

@@ -142,12 +142,15 @@ extension EndToEnd {
             }
         }
 
-        @Test func anExclusiveLockHeldThirtySecondsLosesNothing() async throws {
-            let directory = try TemporaryDirectory()
+        /// pass-sim, a daemon with 20 cycling devices on `database`, and a subscriber from seq 0;
+        /// returns once events flow (the first authorizations are stored).
+        static func startCyclingLab(
+            directory: TemporaryDirectory,
+            database: String
+        ) async throws -> (PassSimProcess, ChildProcess, Subscriber, String) {
             let sim = try await PassSimProcess.start(["--auto-approve-after", "1s"])
             let config = directory.path("regcoded.yaml")
             try Self.cyclingFleet(backend: sim.url, count: 20).write(toFile: config, atomically: true, encoding: .utf8)
-            let database = directory.path("db.sqlite")
             let socket = directory.path("s.sock")
             let daemon = try ChildProcess("regcoded", ["--config", config, "--database", database, "--socket", socket])
             try #require(await daemon.waitForOutput("regcoded ready"), "\(daemon.text)")
@@ -155,6 +158,13 @@ extension EndToEnd {
             while (try? Self.count(database, "SELECT count(*) FROM events WHERE name = 'setToken'")) ?? 0 < 5, daemon.process.isRunning {
                 try await Task.sleep(for: .milliseconds(200))
             }
+            return (sim, daemon, subscriber, socket)
+        }
+
+        @Test func anExclusiveLockHeldThirtySecondsLosesNothing() async throws {
+            let directory = try TemporaryDirectory()
+            let database = directory.path("db.sqlite")
+            let (sim, daemon, subscriber, socket) = try await Self.startCyclingLab(directory: directory, database: database)
 
             let lock = try ExclusiveLock(database: database)
             let failing = try await Self.waitForStorage("failing", socket: socket, within: .seconds(15))
@@ -190,17 +200,8 @@ extension EndToEnd {
             try #require(mount.status == 0, "\(mount.stderr)")
             defer { _ = try? Command.run(URL(fileURLWithPath: "/usr/bin/umount"), ["-l", mountPoint]) }
 
-            let sim = try await PassSimProcess.start(["--auto-approve-after", "1s"])
-            let config = directory.path("regcoded.yaml")
-            try Self.cyclingFleet(backend: sim.url, count: 20).write(toFile: config, atomically: true, encoding: .utf8)
             let database = "\(mountPoint)/db.sqlite"
-            let socket = directory.path("s.sock")
-            let daemon = try ChildProcess("regcoded", ["--config", config, "--database", database, "--socket", socket])
-            try #require(await daemon.waitForOutput("regcoded ready"), "\(daemon.text)")
-            let subscriber = Subscriber(socket: socket)
-            while (try? Self.count(database, "SELECT count(*) FROM events WHERE name = 'setToken'")) ?? 0 < 5, daemon.process.isRunning {
-                try await Task.sleep(for: .milliseconds(200))
-            }
+            let (sim, daemon, subscriber, socket) = try await Self.startCyclingLab(directory: directory, database: database)
 
             // Fill every byte that is left.
             let filler = "\(mountPoint)/filler"

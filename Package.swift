@@ -185,6 +185,8 @@ let package = Package(
         .testTarget(
             name: "RegcodeStoreTests",
             dependencies: ["AccessEnablerAPI", "RegcodeStore", "RegcodeEngine", "RegcodeSupport", "RegcodeTestSupport", .product(name: "Logging", package: "swift-log")],
+            // A database file written by the release before schema version 3, to migrate in tests.
+            resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

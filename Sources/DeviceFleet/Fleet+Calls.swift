@@ -33,9 +33,9 @@ extension Fleet {
         // While stopping the answer still reaches the engine (which has stopped its loops), so a
         // poll the backend answered is recorded, as abandoned; the app reacts to nothing any more.
         if let member = members[call.device], member.incarnation == call.incarnation,
-            let actions = members[call.device]?.engine.handle(response: result, for: call.id, timing: timing)
+            let actions = members[call.device]?.apps[call.app].engine.handle(response: result, for: call.id, timing: timing)
         {
-            process(call.device, actions)
+            process(call.device, app: call.app, actions)
         }
         while activeCalls < maxConcurrentRequests, held == nil, let next = waitingCalls.popFirst() {
             start(next)

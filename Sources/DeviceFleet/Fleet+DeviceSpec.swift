@@ -5,11 +5,20 @@ extension Fleet {
     public struct DeviceSpec: Sendable {
         public var settings: DeviceSettings
         public var deviceID: String
+        /// The first app's stored state.
         public var snapshot: DeviceSnapshot
         public var scenario: Scenario
         public var seed: UInt64
         /// Timing of the `cycle` scenario (defaults when nil).
         public var cycle: CyclePlan?
+        /// Single sign-on: the device's platform and storage settings; nil for a plain one-app device.
+        public var sso: DeviceSSOSettings?
+        /// The first app, when the device hosts apps (``sso`` set).
+        public var firstApp: HostedApp?
+        /// The device's other apps.
+        public var otherApps: [AppSpec] = []
+        /// The device's stored shared tokens.
+        public var tokens: [SharedToken] = []
 
         public init(
             settings: DeviceSettings,
@@ -25,6 +34,31 @@ extension Fleet {
             self.scenario = scenario
             self.seed = seed
             self.cycle = cycle
+        }
+
+        /// The host of the device's shared storage, when it hosts apps.
+        func makeSSOHost() -> SSOHost? {
+            guard let sso, let firstApp else { return nil }
+            return SSOHost(
+                settings: sso,
+                apps: [firstApp] + otherApps.map(\.app),
+                storedDeviceID: deviceID,
+                tokens: tokens,
+                heldProfiles: [snapshot.profile] + otherApps.map(\.snapshot.profile)
+            )
+        }
+    }
+
+    /// An app beyond a device's first: who it is, its stored state, and its own DCR software statement.
+    public struct AppSpec: Sendable {
+        public var app: HostedApp
+        public var snapshot: DeviceSnapshot
+        /// The app's software statement (secret); nil uses the device's.
+        public var softwareStatement: String?
+        public init(app: HostedApp, snapshot: DeviceSnapshot = DeviceSnapshot(), softwareStatement: String? = nil) {
+            self.app = app
+            self.snapshot = snapshot
+            self.softwareStatement = softwareStatement
         }
     }
 }

@@ -40,8 +40,8 @@ extension Fleet {
             }
             switch key.kind {
             case .engine(let timer):
-                guard let actions = members[key.device]?.engine.timerFired(timer) else { continue }
-                process(key.device, actions)
+                guard let actions = members[key.device]?.apps[key.app].engine.timerFired(timer) else { continue }
+                process(key.device, app: key.app, actions)
             case .scenario:
                 for command in cycleTick(device: key.device) where !stopping {
                     apply(command, to: key.device)

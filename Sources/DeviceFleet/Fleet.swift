@@ -19,8 +19,17 @@ public actor Fleet<C: DeviceClock>: Service {
         case loggingOut
     }
 
-    struct Member {
+    /// One AccessEnabler instance: an app of the device.
+    struct AppSlot {
+        let id: String
         var engine: DeviceEngine<C>
+    }
+
+    struct Member {
+        /// The device's apps; the first is the one the scenario drives and calls without `app` reach.
+        var apps: [AppSlot]
+        /// Shared token storage across the apps; nil for a device with one plain app (no overhead).
+        var sso: SSOHost?
         let scenario: Scenario
         let incarnation: UInt64
         let cycle: CyclePlan
@@ -35,11 +44,14 @@ public actor Fleet<C: DeviceClock>: Service {
 
     struct TimerKey: Hashable {
         var device: String
+        /// Index of the app on the device.
+        var app: Int = 0
         var kind: TimerKind
     }
 
     struct PendingCall: Sendable {
         var device: String
+        var app: Int
         var incarnation: UInt64
         var id: RequestID
         var request: BackendRequest
@@ -105,10 +117,17 @@ public actor Fleet<C: DeviceClock>: Service {
         let name = spec.settings.name
         guard members[name] == nil else { throw .duplicateDevice(name) }
         incarnations += 1
-        let engine = DeviceEngine(settings: spec.settings, deviceID: spec.deviceID, snapshot: spec.snapshot, clock: clock, seed: spec.seed)
-        members[name] = Member(engine: engine, scenario: spec.scenario, incarnation: incarnations, cycle: spec.cycle ?? CyclePlan())
+        members[name] = Member(
+            apps: makeApps(spec),
+            sso: spec.makeSSOHost(),
+            scenario: spec.scenario,
+            incarnation: incarnations,
+            cycle: spec.cycle ?? CyclePlan()
+        )
         let resumingCode = spec.snapshot.code != nil
-        if let actions = members[name]?.engine.resume() { process(name, actions) }
+        for app in members[name]!.apps.indices {
+            if let actions = members[name]?.apps[app].engine.resume() { process(name, app: app, actions) }
+        }
         for command in spec.scenario.startCommands(resumingCode: resumingCode) {
             apply(command, to: name)
         }
@@ -119,8 +138,10 @@ public actor Fleet<C: DeviceClock>: Service {
     @discardableResult
     public func remove(_ name: String) -> Bool {
         guard var member = members.removeValue(forKey: name) else { return false }
-        _ = member.engine.shutdown()
-        for timer in DeviceTimer.allCases { timers.cancel(TimerKey(device: name, kind: .engine(timer))) }
+        for app in member.apps.indices {
+            _ = member.apps[app].engine.shutdown()
+            for timer in DeviceTimer.allCases { timers.cancel(TimerKey(device: name, app: app, kind: .engine(timer))) }
+        }
         timers.cancel(TimerKey(device: name, kind: .scenario))
         if var hold = held {
             hold.deferred = hold.deferred.filter { $0.key.device != name }
@@ -131,28 +152,38 @@ public actor Fleet<C: DeviceClock>: Service {
         return true
     }
 
-    /// Applies an AccessEnabler call to a device.
-    public func send(_ command: DeviceCommand, to device: String) throws(FleetError) {
+    /// Applies an AccessEnabler call to one app of a device (`nil`: its first app).
+    public func send(_ command: DeviceCommand, to device: String, app appID: String? = nil) throws(FleetError) {
         guard !stopping else { throw .stopped }
-        guard members[device] != nil else { throw .unknownDevice(device) }
+        guard let member = members[device] else { throw .unknownDevice(device) }
+        let app = try appIndex(appID, of: member, device: device)
         if let held { throw .held(held.reason) }
-        if let pending = members[device]?.engine.pendingWork, pending >= maxPendingPerDevice {
+        let pending = member.apps[app].engine.pendingWork
+        if pending >= maxPendingPerDevice {
             throw .busy(device: device, pending: pending)
         }
-        apply(command, to: device)
+        apply(command, to: device, app: app)
     }
 
-    public func snapshot(of device: String) -> DeviceSnapshot? {
-        members[device]?.engine.snapshot
+    func appIndex(_ appID: String?, of member: Member, device: String) throws(FleetError) -> Int {
+        guard let appID else { return 0 }
+        guard let index = member.apps.firstIndex(where: { $0.id == appID }) else { throw .unknownApp(device: device, app: appID) }
+        return index
     }
 
-    /// Calls and operations a device has waiting (see ``DeviceEngine/pendingWork``).
+    /// The durable state of a device's app (`nil`: its first app).
+    public func snapshot(of device: String, app appID: String? = nil) -> DeviceSnapshot? {
+        guard let member = members[device], let app = try? appIndex(appID, of: member, device: device) else { return nil }
+        return member.apps[app].engine.snapshot
+    }
+
+    /// Calls and operations a device's first app has waiting (see ``DeviceEngine/pendingWork``).
     public func pendingWork(of device: String) -> Int? {
-        members[device]?.engine.pendingWork
+        members[device]?.apps[0].engine.pendingWork
     }
 
     public func settings(of device: String) -> DeviceSettings? {
-        members[device]?.engine.settings
+        members[device]?.apps[0].engine.settings
     }
 
     public var deviceNames: [String] { members.keys.sorted() }
@@ -160,7 +191,7 @@ public actor Fleet<C: DeviceClock>: Service {
     /// How many devices are in each phase (one actor hop for the whole fleet).
     public func phaseCounts() -> [DevicePhase: Int] {
         var counts: [DevicePhase: Int] = [:]
-        for member in members.values { counts[member.engine.phase, default: 0] += 1 }
+        for member in members.values { counts[member.apps[0].engine.phase, default: 0] += 1 }
         return counts
     }
 
@@ -214,7 +245,7 @@ public actor Fleet<C: DeviceClock>: Service {
         sleeper = nil
         timers = TimerQueue()
         for name in members.keys {
-            _ = members[name]?.engine.shutdown()
+            for app in members[name]!.apps.indices { _ = members[name]?.apps[app].engine.shutdown() }
         }
         waitingCalls.removeAll()
         workContinuation.finish()
@@ -231,27 +262,35 @@ public actor Fleet<C: DeviceClock>: Service {
 
     // MARK: Engine plumbing
 
-    func apply(_ command: DeviceCommand, to name: String) {
-        guard let actions = members[name]?.engine.handle(command) else { return }
-        process(name, actions)
+    func apply(_ command: DeviceCommand, to name: String, app: Int = 0) {
+        guard members[name] != nil else { return }
+        var actions: [DeviceAction<C.Instant>] = []
+        if members[name]?.sso != nil {
+            actions += storageBefore(command, device: name, app: app)
+        }
+        guard let handled = members[name]?.apps[app].engine.handle(command) else { return }
+        process(name, app: app, actions + handled)
     }
 
-    func process(_ name: String, _ actions: [DeviceAction<C.Instant>]) {
+    func process(_ name: String, app: Int = 0, _ actions: [DeviceAction<C.Instant>]) {
         guard let member = members[name] else { return }
-        var step = DeviceStep(device: name, snapshot: nil, endedCodes: [], polls: [], events: [], epochMs: clock.epochMillisecondsNow)
+        let slot = member.apps[app]
+        var step = DeviceStep(device: name, app: slot.id, isFirstApp: app == 0, epochMs: clock.epochMillisecondsNow)
         var reactions: [DeviceCommand] = []
         for action in actions {
             switch action {
             case .send(let id, let request, let context):
-                enqueueCall(PendingCall(device: name, incarnation: member.incarnation, id: id, request: request, context: context))
+                enqueueCall(PendingCall(device: name, app: app, incarnation: member.incarnation, id: id, request: request, context: context))
             case .schedule(let timer, let deadline):
-                schedule(TimerKey(device: name, kind: .engine(timer)), at: deadline)
+                schedule(TimerKey(device: name, app: app, kind: .engine(timer)), at: deadline)
             case .cancel(let timer):
-                timers.cancel(TimerKey(device: name, kind: .engine(timer)))
-                held?.deferred[TimerKey(device: name, kind: .engine(timer))] = nil
+                timers.cancel(TimerKey(device: name, app: app, kind: .engine(timer)))
+                held?.deferred[TimerKey(device: name, app: app, kind: .engine(timer))] = nil
             case .emit(let event):
                 step.events.append(event)
-                reactions += member.scenario.reaction(to: event, settings: member.engine.settings)
+                // The scenario drives the first app; other apps are driven by their callers.
+                guard app == 0 else { continue }
+                reactions += member.scenario.reaction(to: event, settings: slot.engine.settings)
                 if member.scenario == .cycle { reactions += cycleReaction(to: event, device: name) }
             case .persist(let snapshot):
                 step.snapshot = snapshot
@@ -261,11 +300,16 @@ public actor Fleet<C: DeviceClock>: Service {
                 step.requests.append(attempt)
             case .endCode(let ending):
                 step.endedCodes.append(ending)
+            case .storeTokens(let tokens):
+                step.tokens = tokens
             }
+        }
+        if let snapshot = step.snapshot, member.sso != nil, let tokens = storageAfter(snapshot, device: name, app: app) {
+            step.tokens = tokens
         }
         if !step.isEmpty { sink.record(step) }
         for command in reactions where !stopping {
-            apply(command, to: name)
+            apply(command, to: name, app: app)
         }
     }
 }

@@ -8,6 +8,8 @@ public enum FleetError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The device already has this many calls and operations waiting; the caller should wait for
     /// their callbacks before sending more.
     case busy(device: String, pending: Int)
+    /// The device hosts no app with this id.
+    case unknownApp(device: String, app: String)
 
     public var description: String {
         switch self {
@@ -16,6 +18,7 @@ public enum FleetError: Error, Equatable, Sendable, CustomStringConvertible {
         case .stopped: "the fleet is stopping"
         case .held(let reason): "the fleet takes no new work for now: \(reason)"
         case .busy(let device, let pending): "device '\(device)' already has \(pending) calls waiting; wait for their callbacks"
+        case .unknownApp(let device, let app): "device '\(device)' has no app '\(app)'"
         }
     }
 }

@@ -236,6 +236,17 @@ public enum ConfigurationFile {
                 case "client_redirect_uri": fleet.identity.clientRedirectURI = try string(value, path)
                 case "user_agent": fleet.identity.userAgent = try string(value, path)
                 case "forwarded_for": fleet.identity.sendsForwardedFor = try bool(value, path)
+                case "device":
+                    fleet.sso = try readDevice(value, key: path, base: fleet.sso ?? DeviceSSOSettings())
+                case "apps":
+                    guard let sequence = value.sequence else { throw fail(path, "expected a list of apps") }
+                    var apps: [AppConfiguration] = []
+                    for (index, item) in sequence.enumerated() {
+                        let app = try readApp(item, key: "\(path)[\(index)]")
+                        if apps.contains(where: { $0.id == app.id }) { throw fail("\(path)[\(index)].id", "'\(app.id)' is listed twice") }
+                        apps.append(app)
+                    }
+                    fleet.apps = apps
                 case "cycle":
                     for (sub, subValue) in try mapping(value, path) {
                         let subPath = "\(path).\(sub)"
@@ -252,6 +263,70 @@ public enum ConfigurationFile {
                 default: throw fail(path, "unknown key")
                 }
             }
+        }
+
+        /// `device:` — what the devices of a fleet are, for single sign-on.
+        func readDevice(_ node: Node, key prefix: String, base: DeviceSSOSettings) throws(ConfigurationError) -> DeviceSSOSettings {
+            var settings = base
+            for (key, value) in try mapping(node, prefix) {
+                let path = "\(prefix).\(key)"
+                switch key {
+                case "platform":
+                    let text = try string(value, path).lowercased()
+                    guard let family = DevicePlatform.Family(rawValue: text) else { throw fail(path, "'\(text)' is not tvos or ios") }
+                    settings.platform.family = family
+                case "os_version": settings.platform.osVersion = try version(value, path)
+                case "storage_scope":
+                    let text = try string(value, path).lowercased()
+                    guard let scope = StorageScope(rawValue: text) else {
+                        throw fail(path, "'\(text)' is not one of \(StorageScope.allCases.map(\.rawValue).joined(separator: ", "))")
+                    }
+                    settings.storage.scope = scope
+                case "ad_hoc_private": settings.storage.adHocPrivate = try bool(value, path)
+                default: throw fail(path, "unknown key")
+                }
+            }
+            return settings
+        }
+
+        /// One entry of `apps:`.
+        func readApp(_ node: Node, key prefix: String) throws(ConfigurationError) -> AppConfiguration {
+            var id: String?
+            var bundleId: String?
+            var teamId: String?
+            var app = AppConfiguration(id: "", bundleId: "", teamId: "")
+            for (key, value) in try mapping(node, prefix) {
+                let path = "\(prefix).\(key)"
+                switch key {
+                case "id": id = try string(value, path)
+                case "bundle_id": bundleId = try string(value, path)
+                case "team_id": teamId = try string(value, path)
+                case "requestor": app.requestor = try string(value, path)
+                case "access_enabler": app.accessEnabler = try version(value, path)
+                case "install_source":
+                    let text = try string(value, path)
+                    guard let source = InstallSource(rawValue: text) else {
+                        throw fail(path, "'\(text)' is not one of \(InstallSource.allCases.map(\.rawValue).joined(separator: ", "))")
+                    }
+                    app.installSource = source
+                default: throw fail(path, "unknown key")
+                }
+            }
+            guard let bundleId, !bundleId.isEmpty else { throw fail("\(prefix).bundle_id", "missing") }
+            guard let teamId, !teamId.isEmpty else { throw fail("\(prefix).team_id", "missing") }
+            app.bundleId = bundleId
+            app.teamId = teamId
+            app.id = id ?? bundleId
+            guard app.id.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
+                throw fail("\(prefix).id", "'\(app.id)' must be letters, digits, '-', '_' or '.'")
+            }
+            return app
+        }
+
+        func version(_ node: Node, _ key: String) throws(ConfigurationError) -> SemanticVersion {
+            let text = try string(node, key)
+            guard let version = SemanticVersion(text) else { throw fail(key, "'\(text)' is not a version such as 1.10 or 3.7.0") }
+            return version
         }
 
         func readPoll(_ node: Node, key prefix: String, into policy: inout PollPolicy) throws(ConfigurationError) {

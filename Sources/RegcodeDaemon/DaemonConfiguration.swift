@@ -41,6 +41,10 @@ public struct FleetConfiguration: Sendable, Equatable {
     public var cycle = CyclePlan()
     /// Domain, redirect URLs, User-Agent and whether devices send `X-Forwarded-For`.
     public var identity = ClientIdentity()
+    /// Single sign-on: the devices' platform and storage rules (set when `device` or `apps` is configured).
+    public var sso: DeviceSSOSettings?
+    /// The apps each device hosts; empty: one plain app.
+    public var apps: [AppConfiguration] = []
 
     public init() {}
 

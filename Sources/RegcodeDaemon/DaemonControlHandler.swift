@@ -13,17 +13,17 @@ struct DaemonControlHandler: ControlHandler {
     let daemon: Daemon
 
     static let accessEnablerMethods: [String: Set<String>] = [
-        "setRequestor": ["device", "requestor", "secret", "publicKey"],
-        "setOptions": ["device", "options"],
-        "checkAuthentication": ["device"],
-        "getAuthentication": ["device", "mvpd"],
-        "setSelectedProvider": ["device", "mvpd"],
-        "getSelectedProvider": ["device"],
-        "checkAuthorization": ["device", "resource"],
-        "getAuthorization": ["device", "resource"],
-        "checkPreauthorizedResources": ["device", "resources"],
-        "getMetadata": ["device", "key", "opCode", "resource_id", "user_metadata_name"],
-        "logout": ["device"],
+        "setRequestor": ["device", "app", "requestor", "secret", "publicKey"],
+        "setOptions": ["device", "app", "options"],
+        "checkAuthentication": ["device", "app"],
+        "getAuthentication": ["device", "app", "mvpd"],
+        "setSelectedProvider": ["device", "app", "mvpd"],
+        "getSelectedProvider": ["device", "app"],
+        "checkAuthorization": ["device", "app", "resource"],
+        "getAuthorization": ["device", "app", "resource"],
+        "checkPreauthorizedResources": ["device", "app", "resources"],
+        "getMetadata": ["device", "app", "key", "opCode", "resource_id", "user_metadata_name"],
+        "logout": ["device", "app"],
     ]
 
     /// Methods answered while the daemon is still bringing its devices up.
@@ -60,6 +60,15 @@ struct DaemonControlHandler: ControlHandler {
         case "devices.reset":
             try params.allowOnly(["device"])
             return try await resetDevice(try params.string("device"))
+        case "apps.list":
+            try params.allowOnly(["device"])
+            return try await appsList(try params.string("device"))
+        case "sso.explain":
+            try params.allowOnly(["device", "app"])
+            return try await explain(try params.string("device"), app: try params.optionalString("app"))
+        case "storage.list":
+            try params.allowOnly(["device", "domain"])
+            return try await storageList(try params.string("device"), domain: try params.optionalString("domain"))
         case "daemon.status":
             try params.allowOnly([])
             return try await status()
@@ -72,7 +81,13 @@ struct DaemonControlHandler: ControlHandler {
 
     private func accessEnabler(_ method: String, _ params: RPCParams) async throws(RPCError) -> JSONValue {
         let device = try params.string("device")
-        guard let settings = await daemon.fleet.settings(of: device) else { throw .unknownDevice(device) }
+        let app = try params.optionalString("app")
+        let settings: DeviceSettings
+        do {
+            settings = try await daemon.fleet.settings(of: device, app: app)
+        } catch {
+            throw Self.rpcError(error)
+        }
         let command: DeviceCommand
         switch method {
         case "setRequestor":
@@ -124,12 +139,14 @@ struct DaemonControlHandler: ControlHandler {
             throw .methodNotFound(method)
         }
         do {
-            try await daemon.fleet.send(command, to: device)
+            try await daemon.fleet.send(command, to: device, app: app)
         } catch {
             throw Self.rpcError(error)
         }
-        let phase = await daemon.fleet.snapshot(of: device)?.phase
-        return ["device": .string(device), "accepted": true, "state": phase.map { .string($0.rawValue) } ?? .null]
+        let phase = await daemon.fleet.snapshot(of: device, app: app)?.phase
+        var answer: [String: JSONValue] = ["device": .string(device), "accepted": true, "state": phase.map { .string($0.rawValue) } ?? .null]
+        if let app { answer["app"] = .string(app) }
+        return .object(answer)
     }
 
     /// The legacy `setRequestor(…secret:publicKey:)` keys: both or neither. They go to the device's memory
@@ -391,6 +408,8 @@ struct DaemonControlHandler: ControlHandler {
         case .held(let reason): .unavailable("the daemon takes no new work until storage recovers: \(reason)")
         case .busy(let device, let pending):
             .unavailable("device '\(device)' already has \(pending) calls waiting; wait for their callbacks before sending more")
+        case .unknownApp(let device, let app):
+            .invalidParams("device '\(device)' has no app '\(app)'", data: ["member": "app", "device": .string(device), "app": .string(app)])
         case nil: .internalError("\(error)")
         }
     }

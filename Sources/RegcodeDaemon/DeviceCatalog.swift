@@ -86,6 +86,14 @@ struct DeviceCatalog: Sendable {
         settings.presetMVPD = fleet.mvpd
         settings.polling = fleet.poll
         settings.identity = fleet.identity
+        if !fleet.apps.isEmpty {
+            settings.sso = fleet.sso ?? DeviceSSOSettings()
+            settings.apps = fleet.apps
+            settings.requestor = fleet.apps[0].requestor ?? fleet.requestor
+            settings.deviceInfo.osName = settings.sso?.platform.family == .ios ? "iOS" : "tvOS"
+            settings.deviceInfo.osFamily = settings.deviceInfo.osName
+            settings.deviceInfo.osVersion = settings.sso?.platform.osVersion.description ?? settings.deviceInfo.osVersion
+        }
         let secrets = secrets[fleet.name] ?? FleetSecrets()
         settings.softwareStatement = secrets.softwareStatement
         settings.signingKeys = secrets.signingKeys

@@ -91,6 +91,13 @@ struct DeviceReconciler {
     func reset(_ device: StoredDevice, settings: DeviceSettings, cycle: CyclePlan?) -> DevicePlan {
         var record = device
         record.snapshot = DeviceSnapshot()
+        record.tokens = []
+        record.apps = Self.apps(settings, stored: []).map { app in
+            var app = app
+            let generation = device.apps.first { $0.app.id == app.app.id }?.app.identity.vendorGeneration ?? 0
+            app.app.identity.vendorGeneration = generation
+            return app
+        }
         record.settings = Self.withoutSecrets(settings)
         return .restart(record, settings: settings, cycle: cycle)
     }
@@ -114,11 +121,22 @@ struct DeviceReconciler {
                 )
             }()
         if let snapshot { record.snapshot = snapshot }
+        record.apps = Self.apps(wanted.settings, stored: existing?.apps ?? [])
         record.settings = Self.withoutSecrets(wanted.settings)
         record.scenario = wanted.scenario
         record.fleet = wanted.fleet
         record.addedAtRuntime = wanted.addedAtRuntime
         return record
+    }
+
+    /// The configured apps with what the store learned about each (vendor generation, state), matched
+    /// by id; an app no longer configured is forgotten, a new one starts fresh.
+    static func apps(_ settings: DeviceSettings, stored: [StoredApp]) -> [StoredApp] {
+        settings.apps.enumerated().map { position, app in
+            let known = stored.first { $0.app.id == app.id }
+            let hosted = app.hosted(defaultRequestor: settings.requestor, vendorGeneration: known?.app.identity.vendorGeneration ?? 0)
+            return StoredApp(app: hosted, snapshot: position == 0 ? nil : known?.snapshot ?? DeviceSnapshot())
+        }
     }
 
     /// Settings as the store holds them: secrets come from the configuration on every start.

@@ -10,6 +10,7 @@ enum EventEncoding {
             "seq": .int(event.seq),
             "time": .string(timestamp(event.time)),
             "device": .string(event.device),
+            "app": .string(event.app),
             "name": .string(event.name),
             "args": .object(event.args),
         ]

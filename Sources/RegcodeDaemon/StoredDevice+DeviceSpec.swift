@@ -7,6 +7,19 @@ extension StoredDevice {
     func spec(settings: DeviceSettings, cycle: CyclePlan?) -> Fleet<SystemDeviceClock>.DeviceSpec {
         var settings = settings
         settings.clientAddress = clientAddress
-        return .init(settings: settings, deviceID: deviceID, snapshot: snapshot, scenario: scenario, seed: seed, cycle: cycle)
+        var spec = Fleet<SystemDeviceClock>.DeviceSpec(
+            settings: settings,
+            deviceID: deviceID,
+            snapshot: snapshot,
+            scenario: scenario,
+            seed: seed,
+            cycle: cycle
+        )
+        guard !apps.isEmpty else { return spec }
+        spec.sso = settings.sso ?? DeviceSSOSettings()
+        spec.firstApp = apps[0].app
+        spec.otherApps = apps.dropFirst().map { Fleet<SystemDeviceClock>.AppSpec(app: $0.app, snapshot: $0.snapshot ?? DeviceSnapshot()) }
+        spec.tokens = tokens
+        return spec
     }
 }

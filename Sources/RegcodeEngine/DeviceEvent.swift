@@ -19,6 +19,8 @@ public enum DeviceEvent: Sendable, Equatable {
     case preauthorizedResources([String])
     /// `setMetadataStatus:encrypted:forKey:andArguments:`; `arguments` is the key dictionary as the app passed it.
     case setMetadataStatus(JSONValue, encrypted: Bool, key: Int64, arguments: JSONValue)
+    /// A single sign-on diagnostic (`sso.…`): not an AccessEnabler callback.
+    case sso(SSODiagnosticEvent)
 
     /// An advanced-status callback.
     public static func status(
@@ -30,7 +32,8 @@ public enum DeviceEvent: Sendable, Equatable {
         .status(StatusReport(id: id, level: level, message: message, extra: extra))
     }
 
-    public var callback: Callback {
+    /// The AccessEnabler callback; nil for diagnostics.
+    public var callback: Callback? {
         switch self {
         case .setRequestorComplete: .setRequestorComplete
         case .setAuthenticationStatus: .setAuthenticationStatus
@@ -42,11 +45,15 @@ public enum DeviceEvent: Sendable, Equatable {
         case .tokenRequestFailed: .tokenRequestFailed
         case .preauthorizedResources: .preauthorizedResources
         case .setMetadataStatus: .setMetadataStatus
+        case .sso: nil
         }
     }
 
-    /// The callback's name on the wire.
-    public var name: String { callback.rawValue }
+    /// The callback's (or diagnostic's) name on the wire.
+    public var name: String {
+        if case .sso(let diagnostic) = self { return diagnostic.name }
+        return callback?.rawValue ?? ""
+    }
 
     /// The parameters under their AccessEnabler names (the `statusDictionary` keys as iOS sends them).
     public var args: [String: JSONValue] {
@@ -71,6 +78,8 @@ public enum DeviceEvent: Sendable, Equatable {
             ["resources": .array(resources.map { .string($0) })]
         case .setMetadataStatus(let metadata, let encrypted, let key, let arguments):
             ["metadata": metadata, "encrypted": .bool(encrypted), "key": .int(key), "arguments": arguments]
+        case .sso(let diagnostic):
+            diagnostic.args
         }
     }
 

@@ -46,6 +46,10 @@ public struct DeviceSettings: Sendable, Equatable, Codable {
     public var identity: ClientIdentity = ClientIdentity()
     /// The device's stable emulated client address (stored in its own column, not with the settings).
     public var clientAddress: String? = nil
+    /// Single sign-on: the device's platform and storage rules; nil for a plain one-app device.
+    public var sso: DeviceSSOSettings? = nil
+    /// The apps the device hosts (first = the one calls without `app` reach); empty: one plain app.
+    public var apps: [AppConfiguration] = []
 
     public init(name: String, requestor: String) {
         self.name = name
@@ -53,7 +57,7 @@ public struct DeviceSettings: Sendable, Equatable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case name, profile, requestor, presetMVPD, softwareStatement, signingKeys, polling, deviceInfo, identity
+        case name, profile, requestor, presetMVPD, softwareStatement, signingKeys, polling, deviceInfo, identity, sso, apps
     }
 
     /// Reads stored settings; keys an older version did not write keep their defaults.
@@ -67,6 +71,8 @@ public struct DeviceSettings: Sendable, Equatable, Codable {
         polling = try c.decodeIfPresent(PollPolicy.self, forKey: .polling) ?? polling
         deviceInfo = try c.decodeIfPresent(DeviceInfo.self, forKey: .deviceInfo) ?? deviceInfo
         identity = try c.decodeIfPresent(ClientIdentity.self, forKey: .identity) ?? identity
+        sso = try c.decodeIfPresent(DeviceSSOSettings.self, forKey: .sso)
+        apps = try c.decodeIfPresent([AppConfiguration].self, forKey: .apps) ?? []
     }
 
     /// The `X-Forwarded-For` value of the device's calls, when it sends one.
@@ -196,6 +202,9 @@ public enum DeviceAction<Instant: InstantProtocol & Sendable>: Sendable {
     case recordRequest(RequestAttempt)
     /// A code stopped being polled, and why (stored with the state that no longer holds it).
     case endCode(CodeEnding)
+    /// Store the device's shared token storage as it now is (single sign-on; emitted by ``SSOHost``
+    /// users, never by the engine itself).
+    case storeTokens([SharedToken])
 }
 
 /// The AccessEnabler calls an app (or a scenario, or a socket client) makes on a device.

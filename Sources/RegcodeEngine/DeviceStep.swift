@@ -2,6 +2,12 @@
 /// hands its sink and the store writes in one transaction.
 public struct DeviceStep: Sendable {
     public var device: String
+    /// The app (AccessEnabler instance) of the device the step is for.
+    public var app: String
+    /// Whether that app is the device's first: its state lives in the device's own row.
+    public var isFirstApp: Bool
+    /// The device's whole shared token storage, when this step changed it.
+    public var tokens: [SharedToken]?
     /// The device's new durable state, when it changed.
     public var snapshot: DeviceSnapshot?
     /// Codes that stopped being polled in this step, and why.
@@ -15,6 +21,8 @@ public struct DeviceStep: Sendable {
 
     public init(
         device: String,
+        app: String = DeviceStep.defaultApp,
+        isFirstApp: Bool = true,
         snapshot: DeviceSnapshot? = nil,
         endedCodes: [CodeEnding] = [],
         polls: [PollAttempt] = [],
@@ -23,6 +31,9 @@ public struct DeviceStep: Sendable {
         epochMs: Int64
     ) {
         self.device = device
+        self.app = app
+        self.isFirstApp = isFirstApp
+        self.tokens = nil
         self.snapshot = snapshot
         self.endedCodes = endedCodes
         self.polls = polls
@@ -31,5 +42,8 @@ public struct DeviceStep: Sendable {
         self.epochMs = epochMs
     }
 
-    public var isEmpty: Bool { snapshot == nil && polls.isEmpty && requests.isEmpty && events.isEmpty }
+    public var isEmpty: Bool { snapshot == nil && tokens == nil && polls.isEmpty && requests.isEmpty && events.isEmpty }
+
+    /// The id of a device's app when none is configured.
+    public static let defaultApp = "main"
 }

@@ -32,13 +32,20 @@ extension RegcodeStore {
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
             )
-            let insertEvent = try db.cachedStatement(sql: "INSERT INTO events (device, time, name, args) VALUES (?, ?, ?, ?)")
+            let insertEvent = try db.cachedStatement(sql: "INSERT INTO events (device, time, name, args, app) VALUES (?, ?, ?, ?, ?)")
             for step in steps {
                 if let snapshot = step.snapshot {
-                    if try !Self.writeSnapshot(snapshot, endedCodes: step.endedCodes, device: step.device, at: step.epochMs, json: json, db: db) {
-                        unknown.insert(step.device)
-                    }
+                    let written =
+                        step.isFirstApp
+                        ? try Self.writeSnapshot(snapshot, endedCodes: step.endedCodes, device: step.device, at: step.epochMs, json: json, db: db)
+                        : try Self.writeAppSnapshot(snapshot, device: step.device, app: step.app, at: step.epochMs, json: json, db: db)
+                    if !written { unknown.insert(step.device) }
                 }
+                if let tokens = step.tokens {
+                    try Self.writeTokens(tokens, device: step.device, db: db)
+                }
+                // The default app's name is not repeated in every row of a plain device.
+                let app: String? = step.app == DeviceStep.defaultApp ? nil : step.app
                 for poll in step.polls {
                     try insertPoll.execute(arguments: [
                         step.device, poll.code, poll.plannedEpochMs, poll.sentEpochMs, poll.httpStatus,
@@ -54,11 +61,12 @@ extension RegcodeStore {
                 }
                 requests += step.requests.count
                 for event in step.events {
-                    try insertEvent.execute(arguments: [step.device, step.epochMs, event.name, try json.argsText(event.args)])
+                    try insertEvent.execute(arguments: [step.device, step.epochMs, event.name, try json.argsText(event.args), app])
                     stored.append(
                         StoredEvent(
                             seq: db.lastInsertedRowID,
                             device: step.device,
+                            app: step.app,
                             time: step.epochMs,
                             name: event.name,
                             args: event.args

@@ -29,6 +29,8 @@ extension RegcodeStore {
                     """
             )
             var devices: [StoredDevice] = []
+            let apps = try Self.loadApps(db, json: json)
+            let tokens = try Self.loadTokens(db)
             while let row = try rows.next() {
                 let name: String = row["name"]
                 guard let scenario = Scenario(rawValue: row["scenario"]) else {
@@ -70,6 +72,8 @@ extension RegcodeStore {
                         clientAddress: row["client_address"]
                     )
                 )
+                devices[devices.count - 1].apps = apps[name] ?? []
+                devices[devices.count - 1].tokens = tokens[name] ?? []
             }
             return devices
         }
@@ -124,6 +128,8 @@ extension RegcodeStore {
                 )
             }
             _ = try Self.writeSnapshot(device.snapshot, device: device.name, at: now, json: json, db: db)
+            try Self.writeApps(device.apps, device: device.name, at: now, json: json, db: db)
+            try Self.writeTokens(device.tokens, device: device.name, db: db)
             return existing
         }
         if let keptID, keptID != device.deviceID {

@@ -14,7 +14,7 @@ extension RegcodeStore {
         let json = JSONColumns()
         // Sets are bound as one JSON array and expanded with json_each, so a filter of thousands
         // of devices stays one cacheable statement under SQLite's host-parameter limit.
-        var sql = "SELECT seq, device, time, name, args FROM events WHERE seq > ?"
+        var sql = "SELECT seq, device, time, name, args, app FROM events WHERE seq > ?"
         var arguments: StatementArguments = [seq]
         if let devices {
             sql += " AND device IN (SELECT value FROM json_each(?))"
@@ -37,6 +37,7 @@ extension RegcodeStore {
                     StoredEvent(
                         seq: seq,
                         device: row["device"],
+                        app: row["app"] ?? DeviceStep.defaultApp,
                         time: row["time"],
                         name: row["name"],
                         args: try json.value([String: JSONValue].self, from: row["args"], table: "events", key: "\(seq)")

@@ -21,6 +21,10 @@ public struct StoredDevice: Sendable, Equatable {
     /// The device's stable emulated client address (sent as `X-Forwarded-For`), unique among the
     /// stored devices; `nil` until the daemon assigns one (see ``RegcodeStore/assignClientAddresses(_:)``).
     public var clientAddress: String?
+    /// The apps the device hosts, first app first; empty for a plain one-app device.
+    public var apps: [StoredApp] = []
+    /// The device's shared token storage (devices that host apps).
+    public var tokens: [SharedToken] = []
 
     public init(
         name: String,
@@ -42,6 +46,17 @@ public struct StoredDevice: Sendable, Equatable {
         self.fleet = fleet
         self.addedAtRuntime = addedAtRuntime
         self.clientAddress = clientAddress
+    }
+}
+
+/// An app of a device as stored: who it is and, for apps other than the first, its own state.
+public struct StoredApp: Sendable, Equatable {
+    public var app: HostedApp
+    /// nil for the first app, whose state is the device's.
+    public var snapshot: DeviceSnapshot?
+    public init(app: HostedApp, snapshot: DeviceSnapshot? = nil) {
+        self.app = app
+        self.snapshot = snapshot
     }
 }
 

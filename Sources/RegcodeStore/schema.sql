@@ -2,10 +2,10 @@
 -- Times are milliseconds since the Unix epoch (UTC) unless a column says otherwise.
 
 -- application_id marks the file as a regcoded database ('RGCD'); user_version is the schema
--- version the store checks on open: it migrates older versions it knows in place (version 1: see
+-- version the store checks on open: it migrates older versions it knows in place (versions 1, 2: see
 -- RegcodeStore+Migration.swift) and refuses versions it does not know.
 PRAGMA application_id = 1380401988;
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;
 
 -- One row per emulated device; identity is stable across restarts.
 CREATE TABLE devices (
@@ -112,7 +112,64 @@ CREATE TABLE events (
     device          TEXT NOT NULL,
     time            INTEGER NOT NULL,
     name            TEXT NOT NULL,
-    args            TEXT NOT NULL                       -- compact JSON object, keys sorted
+    args            TEXT NOT NULL,                      -- compact JSON object, keys sorted
+    app             TEXT                                -- the device's app that fired it; NULL: the default app, main
 );
 CREATE INDEX events_by_device ON events(device, seq);
 CREATE INDEX events_by_time ON events(time);
+
+-- Apps of devices that host several AccessEnabler apps (single sign-on). A device without an app
+-- list has none here: its one app is the device row itself. The first app (position 0) keeps its
+-- login state in the device's own rows; the others keep theirs here.
+CREATE TABLE apps (
+    device          TEXT NOT NULL REFERENCES devices(name) ON DELETE CASCADE,
+    app             TEXT NOT NULL,                      -- the app's id on the device, as socket calls name it
+    position        INTEGER NOT NULL,                   -- 0 = the device's first app
+    bundle_id       TEXT NOT NULL,
+    team_id         TEXT NOT NULL,
+    requestor       TEXT NOT NULL,
+    access_enabler  TEXT NOT NULL,                      -- AccessEnabler SDK version, e.g. 3.9.2
+    install_source  TEXT NOT NULL CHECK (install_source IN ('appStore', 'xcode', 'adHoc', 'simulator')),
+    vendor_generation INTEGER NOT NULL DEFAULT 0,       -- bumped when all of the app's vendor's apps were reinstalled (new IDFV)
+    snapshot        TEXT,                               -- DeviceSnapshot JSON of apps other than the first; NULL for the first
+    updated_at      INTEGER NOT NULL,
+    PRIMARY KEY (device, app)
+);
+
+-- Authentication tokens as the devices' AccessEnablers keep them in their storage domains
+-- (pasteboard, NSUserDefaults, keychain), shared by the apps of a domain. Rewritten as a whole per
+-- device when one changes; position is the order lookups see them in.
+CREATE TABLE ae_tokens (
+    device          TEXT NOT NULL REFERENCES devices(name) ON DELETE CASCADE,
+    position        INTEGER NOT NULL,
+    domain          TEXT NOT NULL,                      -- global, team:T1, app:com.x.y.AppA, keychain:T1:v37
+    bound_device_id TEXT NOT NULL,                      -- the AccessEnabler device id of the app that stored it
+    requestor       TEXT NOT NULL,
+    mvpd            TEXT NOT NULL,
+    creator_app     TEXT NOT NULL,                      -- id of the app that stored it
+    creator_bundle  TEXT NOT NULL,
+    token_source    TEXT NOT NULL CHECK (token_source IN ('Adobe', 'Apple')),
+    format          TEXT NOT NULL CHECK (format IN ('legacy', 'v30', 'v37')),
+    user_id         TEXT,
+    not_after       INTEGER NOT NULL,
+    PRIMARY KEY (device, position)
+);
+
+-- The system TV Provider account of a device (Apple single sign-on); no row: signed out.
+CREATE TABLE tv_provider_accounts (
+    device          TEXT PRIMARY KEY NOT NULL REFERENCES devices(name) ON DELETE CASCADE,
+    provider        TEXT NOT NULL,                      -- Apple provider id (an MVPD's platformMappingId)
+    user_id         TEXT NOT NULL,
+    household_id    TEXT,
+    zip             TEXT,
+    expires_at      INTEGER,                            -- authenticationExpirationDate; NULL: no expiry reported
+    updated_at      INTEGER NOT NULL
+);
+
+-- Each app's TV Provider permission (Settings → TV Provider); no row: not determined.
+CREATE TABLE tv_provider_access (
+    device          TEXT NOT NULL REFERENCES devices(name) ON DELETE CASCADE,
+    app             TEXT NOT NULL,
+    access          TEXT NOT NULL CHECK (access IN ('notDetermined', 'denied', 'restricted', 'granted')),
+    PRIMARY KEY (device, app)
+);

@@ -63,6 +63,8 @@ struct EngineHarness {
                 requestLog.append(attempt)
             case .endCode(let ending):
                 endedCodes.append(ending)
+            case .storeTokens:
+                preconditionFailure("the engine never stores shared tokens itself")
             }
         }
     }

@@ -9,6 +9,10 @@ public enum TokenIgnoreReason: String, Sendable, Hashable, Codable {
     case mvpdNotConfigured
     /// Another requestor's token for an MVPD whose authentication is bound to the requestor.
     case otherRequestor
+    /// REST v2: another app's token, whose profile the backend binds to that app's client (INFERRED,
+    /// DOC `[FAQ]` 13: profiles are bound to device and client; cross-app SSO on v2 goes through the
+    /// SSO methods instead).
+    case boundToOtherClient
 }
 
 /// A token seen and passed over, with the first rule that excluded it.
@@ -53,7 +57,8 @@ extension SSORules {
         requestor: String,
         configuredMVPDs: Set<String>,
         tokens: [StoredToken],
-        now nowMillis: Int64
+        now nowMillis: Int64,
+        usesOtherAppsTokens: Bool = true
     ) -> TokenLookupResult {
         let readable = TokenFormatGeneration(accessEnabler: app.accessEnabler)
         var ignored: [IgnoredToken] = []
@@ -62,6 +67,7 @@ extension SSORules {
                 if token.isExpired(at: nowMillis) { .expired }
                 else if token.formatGeneration != readable { .unreadableFormat }
                 else if token.boundDeviceId != deviceId { .deviceIdMismatch }
+                else if !usesOtherAppsTokens && token.creatorApp != app.bundleId { .boundToOtherClient }
                 else if !configuredMVPDs.contains(token.mvpd) { .mvpdNotConfigured }
                 else if token.requestor != requestor && requestorBoundMVPDs.contains(token.mvpd) { .otherRequestor }
                 else { nil }

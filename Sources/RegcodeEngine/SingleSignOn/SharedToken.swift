@@ -1,0 +1,31 @@
+/// Where an authentication token came from (`getMetadata` `tokenSource`).
+public enum TokenSource: String, Sendable, Hashable, Codable {
+    /// A second-screen (or passive) login with Adobe Pass.
+    case adobe = "Adobe"
+    /// Exchanged from the system's TV Provider account (Apple single sign-on).
+    case apple = "Apple"
+}
+
+/// A token in a device's shared storage: what the AccessEnabler rules look at (``StoredToken``), the
+/// profile an app adopts when it uses it, and which app of the device stored it.
+public struct SharedToken: Sendable, Equatable {
+    public var metadata: StoredToken
+    public var profile: AuthProfile
+    /// The id of the app (on this device) that stored it.
+    public var creatorAppID: String
+    public var source: TokenSource
+
+    public init(metadata: StoredToken, profile: AuthProfile, creatorAppID: String, source: TokenSource = .adobe) {
+        self.metadata = metadata
+        self.profile = profile
+        self.creatorAppID = creatorAppID
+        self.source = source
+    }
+
+    /// Two tokens in one bucket replace each other (INFERRED key: without the device id, R2's two
+    /// apps could not both keep a token, as the tech note's step 5 says they do).
+    func sameBucket(as other: SharedToken) -> Bool {
+        metadata.domain == other.metadata.domain && metadata.boundDeviceId == other.metadata.boundDeviceId
+            && metadata.requestor == other.metadata.requestor && metadata.mvpd == other.metadata.mvpd
+    }
+}

@@ -83,6 +83,8 @@ let package = Package(
                 "RegcodeSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // RS256 service tokens (RSA is only in swift-crypto's extras module).
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -240,6 +242,8 @@ let package = Package(
             name: "PassSimulatorTests",
             dependencies: [
                 .product(name: "InMemoryLogging", package: "swift-log"),
+                // Signs SSO tokens of a test identity service.
+                .product(name: "Crypto", package: "swift-crypto"),
                 "PassSimulator",
                 "RegcodeTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),

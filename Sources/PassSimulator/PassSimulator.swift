@@ -160,6 +160,7 @@ public final class PassSimulator: Sendable {
         v1.registerBrowser(on: router.group())
 
         AdminRoutes(state: self.state, faults: self.faults).register(on: router.group("/_sim"))
+        SSOAdminRoutes(state: self.state).register(on: router.group("/_sim"))
         ActivationPages(state: self.state, configuration: self.configuration).register(on: router.group())
         return router
     }
@@ -170,7 +171,7 @@ public final class PassSimulator: Sendable {
         let v1 = V1Routes(state: self.state, configuration: self.configuration, faults: self.faults, mediaTokens: self.mediaTokens)
         return (
             DCRRoutes(state: self.state, configuration: self.configuration).apiRoutes + v2.apiRoutes
-                + V2Decisions(routes: v2, mediaTokens: self.mediaTokens).apiRoutes,
+                + V2Decisions(routes: v2, mediaTokens: self.mediaTokens).apiRoutes + PartnerRoutes(routes: v2).apiRoutes,
             v1.apiRoutes
         )
     }

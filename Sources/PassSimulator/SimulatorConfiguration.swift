@@ -14,21 +14,111 @@ public struct SimulatedMVPD: Sendable, Hashable, Codable {
     public var logoUrl: String?
     /// Whether the MVPD authenticates per aggregator (published as is; no behaviour attached).
     public var authPerAggregator: Bool
+    /// The identifier the streaming platform knows the MVPD by (Apple's `accountProviderIdentifier`).
+    public var platformMappingId: String?
+    /// Whether and how a platform onboarded the MVPD for its SSO; `nil`: not at all.
+    public var boardingStatus: BoardingStatus?
+    /// Whether apps should use the platform's services (VideoSubscriberAccount) for this MVPD.
+    public var enablePlatformServices: Bool
+    /// Whether the MVPD appears in the platform's own picker.
+    public var displayInPlatformPicker: Bool
+    /// Whether the platform permission must be granted (`false` skips the permission part of the PFS checks).
+    public var enforcePlatformPermissions: Bool
+    /// SAML attributes the partner must return; empty asks for Adobe's sample set.
+    public var requiredMetadataFields: [String]
 
-    /// An MVPD with identifier `id` shown as `displayName`.
-    public init(id: String, displayName: String, logoUrl: String? = nil, authPerAggregator: Bool = false) {
+    /// An MVPD with identifier `id` shown as `displayName`, with the platform fields of `platform`.
+    public init(
+        id: String,
+        displayName: String,
+        logoUrl: String? = nil,
+        authPerAggregator: Bool = false,
+        platform: MVPDPlatform = .init()
+    ) {
         self.id = id
         self.displayName = displayName
         self.logoUrl = logoUrl
         self.authPerAggregator = authPerAggregator
+        self.platformMappingId = platform.platformMappingId
+        self.boardingStatus = platform.boardingStatus
+        self.enablePlatformServices = platform.enablePlatformServices
+        self.displayInPlatformPicker = platform.displayInPlatformPicker
+        self.enforcePlatformPermissions = platform.enforcePlatformPermissions
+        self.requiredMetadataFields = platform.requiredMetadataFields
     }
 
-    /// The MVPDs offered when none are configured.
+    private enum CodingKeys: String, CodingKey {
+        case id, displayName, logoUrl, authPerAggregator
+    }
+
+    /// Decodes `id`, `displayName`, optional `logoUrl` and `authPerAggregator`, and the platform fields (all optional).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.decode(String.self, forKey: .id),
+            displayName: try container.decode(String.self, forKey: .displayName),
+            logoUrl: try container.decodeIfPresent(String.self, forKey: .logoUrl),
+            authPerAggregator: try container.decodeIfPresent(Bool.self, forKey: .authPerAggregator) ?? false,
+            platform: try MVPDPlatform(from: decoder)
+        )
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(self.id, forKey: .id)
+        try container.encode(self.displayName, forKey: .displayName)
+        try container.encodeIfPresent(self.logoUrl, forKey: .logoUrl)
+        try container.encode(self.authPerAggregator, forKey: .authPerAggregator)
+        try self.platform.encode(to: encoder)
+    }
+
+    /// The platform fields as one value.
+    public var platform: MVPDPlatform {
+        get {
+            MVPDPlatform(
+                platformMappingId: self.platformMappingId,
+                boardingStatus: self.boardingStatus,
+                enablePlatformServices: self.enablePlatformServices,
+                displayInPlatformPicker: self.displayInPlatformPicker,
+                enforcePlatformPermissions: self.enforcePlatformPermissions,
+                requiredMetadataFields: self.requiredMetadataFields
+            )
+        }
+        set {
+            self.platformMappingId = newValue.platformMappingId
+            self.boardingStatus = newValue.boardingStatus
+            self.enablePlatformServices = newValue.enablePlatformServices
+            self.displayInPlatformPicker = newValue.displayInPlatformPicker
+            self.enforcePlatformPermissions = newValue.enforcePlatformPermissions
+            self.requiredMetadataFields = newValue.requiredMetadataFields
+        }
+    }
+
+    /// The MVPDs offered when none are configured: `Comcast_SSO` is onboarded for Apple SSO (`SUPPORTED`), `Spectrum`
+    /// only appears in Apple's picker (`PICKER`), the others have no platform fields.
     public static let defaults: [SimulatedMVPD] = [
         SimulatedMVPD(id: "Cablevision", displayName: "Optimum"),
-        SimulatedMVPD(id: "Comcast_SSO", displayName: "Xfinity"),
+        SimulatedMVPD(
+            id: "Comcast_SSO",
+            displayName: "Xfinity",
+            platform: MVPDPlatform(
+                platformMappingId: "Comcast",
+                boardingStatus: .supported,
+                enablePlatformServices: true,
+                displayInPlatformPicker: true
+            )
+        ),
         SimulatedMVPD(id: "DTV", displayName: "DIRECTV"),
-        SimulatedMVPD(id: "Spectrum", displayName: "Spectrum"),
+        SimulatedMVPD(
+            id: "Spectrum",
+            displayName: "Spectrum",
+            platform: MVPDPlatform(
+                platformMappingId: "Spectrum",
+                boardingStatus: .picker,
+                enablePlatformServices: true,
+                displayInPlatformPicker: true
+            )
+        ),
         SimulatedMVPD(id: "Verizon", displayName: "Verizon Fios"),
     ]
 }
@@ -121,6 +211,19 @@ public struct SimulatorConfiguration: Sendable {
     public var domains: [String] = ["adobe.com"]
     /// Source of the current time.
     public var clock: SimulatorClock = .system
+
+    /// SSO settings of requestor × MVPD integrations, by service provider then MVPD; a pair missing here has the
+    /// defaults (enabled, every SSO method on, the simulator's profile TTL). Replaceable at runtime through
+    /// `PUT /_sim/integrations/{sp}/{mvpd}`.
+    public var integrationSettings: [String: [String: IntegrationSettings]] = [:]
+    /// Identity services whose tokens are accepted besides the simulator's own (`/_sim/identity/*`), by `iss`.
+    public var identityIssuers: [String: IdentityIssuer] = [:]
+    /// What basic v2 profiles are bound to; ``V2ProfileScope/deviceAndClient`` is Adobe's behaviour.
+    public var v2ProfileScope: V2ProfileScope = .deviceAndClient
+    /// Whether decisions for an `appleSSO` profile need an `AP-Partner-Framework-Status` header. Adobe documents the
+    /// header as accepted there but not as required (INFERRED, sso.md §3.3); a header that is sent is validated
+    /// either way.
+    public var requirePFSForAppleSSODecisions: Bool = false
 
     /// Resources whose authorization is denied, with the MVPD's `details` text (empty text: a generated message).
     public var denyResources: [String: String] = [:]

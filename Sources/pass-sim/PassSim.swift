@@ -56,6 +56,15 @@ struct PassSim: AsyncParsableCommand {
             and loaded again at start; an answer is sent only once what it
             reports is written. A file that is not pass-sim's is refused and
             left untouched.
+
+            Single sign-on (REST v2): Apple partner SSO (sessions/sso/Apple,
+            profiles/sso/Apple; the emulated MVPD IdP is
+            POST /_sim/partner/Apple/authn-response), platform identity
+            (Adobe-Subject-Token, X-Roku-Reserved-Roku-Connect-Token) and
+            service tokens (AD-Service-Token). Tokens come from
+            POST /_sim/identity/platform-token and /_sim/identity/service-token
+            or from the identityIssuers of --sso-config; a missing or invalid
+            header is ignored, never an error. GET /_sim/sso shows the SSO state.
             """
     )
 
@@ -100,6 +109,27 @@ struct PassSim: AsyncParsableCommand {
         )
     )
     var throttleKey = ThrottleKeyOption(.ip)
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "JSON file with the SSO sections: mvpds (with platform fields), integrations (SSO settings per requestor×MVPD), identityIssuers.",
+            valueName: "path"
+        )
+    )
+    var ssoConfig: String?
+
+    @Option(
+        name: .customLong("v2-profile-scope"),
+        help: ArgumentHelp(
+            "What basic v2 profiles are bound to: device+client (Adobe) or device (every app of a device shares them; not faithful).",
+            valueName: "device+client|device"
+        )
+    )
+    var v2ProfileScope: ProfileScopeOption = ProfileScopeOption(.deviceAndClient)
+
+    @Flag(name: .long, help: "Require AP-Partner-Framework-Status on decisions for appleSSO profiles (Adobe only documents it as accepted).")
+    var requirePfsOnDecisions = false
 
     @Option(name: .long, help: ArgumentHelp("Address to listen on.", valueName: "host:port"))
     var listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080)
@@ -287,6 +317,20 @@ struct PassSim: AsyncParsableCommand {
             configuration.approvedSoftwareStatements[statement.softwareId, default: []].formUnion(statement.requestors)
         }
 
+        configuration.v2ProfileScope = self.v2ProfileScope.scope
+        configuration.requirePFSForAppleSSODecisions = self.requirePfsOnDecisions
+        if let path = self.ssoConfig {
+            do {
+                try SSOConfigurationFile.load(path: path).apply(to: &configuration)
+            } catch let error as SSOConfigurationError {
+                writeError("pass-sim: \(path): \(error.description)")
+                throw ExitCode.failure
+            } catch {
+                writeError("pass-sim: cannot read \(path): \(error)")
+                throw ExitCode.failure
+            }
+        }
+
         let simulator = PassSimulator(configuration: configuration, logger: logger)
         let host = self.listen.host
         let application = simulator.makeApplication(host: host, port: self.listen.port) { port in
@@ -302,6 +346,23 @@ struct PassSim: AsyncParsableCommand {
         }
         try await application.runService()
     }
+}
+
+/// `device+client` or `device`.
+struct ProfileScopeOption: ExpressibleByArgument {
+    let scope: V2ProfileScope
+
+    init(_ scope: V2ProfileScope) {
+        self.scope = scope
+    }
+
+    init?(argument: String) {
+        guard let scope = V2ProfileScope(rawValue: argument) else { return nil }
+        self.scope = scope
+    }
+
+    var defaultValueDescription: String { self.scope.rawValue }
+    static var allValueStrings: [String] { V2ProfileScope.allCases.map(\.rawValue) }
 }
 
 /// `ip` or `device`.

@@ -63,6 +63,8 @@ public struct AuthenticationSession: Sendable {
     let userAgent: String?
     let peerAddress: String?
     let v1Info: V1RegcodeInfo?
+    /// The SSO subjects of the valid headers the session was created with; completing the code links them to the MVPD.
+    var ssoSubjects: [SSOSubject] = []
 
     /// When the code stops being usable: `notAfter`, or an earlier cutoff.
     var effectiveEnd: Int64 { min(self.notAfter, self.cutoff?.at ?? .max) }

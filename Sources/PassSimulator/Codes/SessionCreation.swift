@@ -10,4 +10,6 @@ enum SessionCreation: Sendable {
     case created(AuthenticationSession)
     /// The device already holds a valid profile for the requested MVPD, so no code is needed.
     case alreadyAuthenticated(SimulatedProfile)
+    /// A valid SSO header reaches a profile for the requested MVPD (`authenticatedSSO`, sso.md §3.3).
+    case authenticatedSSO(SimulatedProfile)
 }

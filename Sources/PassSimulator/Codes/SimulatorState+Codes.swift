@@ -20,13 +20,17 @@ extension SimulatorState {
         deviceInfo: DeviceInfo?,
         userAgent: String?,
         peerAddress: String?,
-        earlyExpiryOffset: Int64? = nil
+        earlyExpiryOffset: Int64? = nil,
+        ssoSubjects: [SSOSubject] = []
     ) -> SessionCreation {
         let now = self.now
         self.sweepIfDue(now: now)
-        let profileKey = ProfileKey(serviceProvider: serviceProvider, deviceIdentifier: deviceIdentifier, clientId: clientId)
+        let profileKey = self.profileKey(serviceProvider, deviceIdentifier, clientId)
         if let mvpd, let profile = self.profiles[profileKey]?[mvpd], now < profile.notAfter {
             return .alreadyAuthenticated(profile)
+        }
+        if let mvpd, let profile = self.ssoProfiles(serviceProvider: serviceProvider, subjects: ssoSubjects, now: now)[mvpd] {
+            return .authenticatedSSO(profile)
         }
         let deviceKey = DeviceKey(serviceProvider: serviceProvider, deviceIdentifier: deviceIdentifier)
         if let previous = self.liveCodeByDevice[deviceKey], var old = self.sessions[previous],
@@ -49,7 +53,8 @@ extension SimulatorState {
             deviceInfo: deviceInfo,
             userAgent: userAgent,
             peerAddress: peerAddress,
-            v1Info: nil
+            v1Info: nil,
+            ssoSubjects: ssoSubjects
         )
         self.liveCodeByDevice[deviceKey] = session.code
         return .created(session)

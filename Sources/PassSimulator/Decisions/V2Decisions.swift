@@ -48,12 +48,48 @@ struct V2Decisions: Sendable {
         try await self.decide(request, context: context, preauthorization: true)
     }
 
+    /// The profile a decision is made for: the caller's own, else one its valid SSO headers reach (sso.md §3.3). For an
+    /// `appleSSO` profile a PFS header that is sent must allow partner SSO for the MVPD (else its 400 error; INFERRED),
+    /// and must be sent with ``SimulatorConfiguration/requirePFSForAppleSSODecisions``.
+    private func profile(
+        _ request: Request,
+        serviceProvider sp: String,
+        deviceIdentifier device: String,
+        clientId: String,
+        mvpd: String
+    ) async throws -> SimulatedProfile {
+        let state = self.routes.state
+        switch await state.profileState(serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd) {
+        case .valid(let profile):
+            if profile.type == .appleSSO,
+                request.headers[.partnerFrameworkStatus] != nil || self.routes.configuration.requirePFSForAppleSSODecisions,
+                let problem = await self.routes.pfsProblem(request, mvpd: mvpd)
+            {
+                throw problem.error
+            }
+            return profile
+        case .expired:
+            if let sso = await self.ssoProfile(request, serviceProvider: sp, mvpd: mvpd) { return sso }
+            throw EnhancedError.authenticatedProfileExpired
+        case .absent:
+            if let sso = await self.ssoProfile(request, serviceProvider: sp, mvpd: mvpd) { return sso }
+            throw EnhancedError.authenticatedProfileMissing
+        }
+    }
+
+    private func ssoProfile(_ request: Request, serviceProvider: String, mvpd: String) async -> SimulatedProfile? {
+        let subjects = await self.routes.ssoSubjects(request)
+        guard !subjects.isEmpty else { return nil }
+        let state = self.routes.state
+        return await state.ssoProfiles(serviceProvider: serviceProvider, subjects: subjects, now: self.routes.configuration.clock.nowMillis)[mvpd]
+    }
+
     private func decide(_ request: Request, context: SimulatorRequestContext, preauthorization: Bool) async throws -> Response {
         let configuration = self.routes.configuration
         let (clientId, sp) = try await self.routes.authorize(request, context: context)
         let device = try V2Routes.deviceIdentifier(request, required: true)!
         _ = try self.routes.deviceInfo(request)
-        let mvpd = try self.routes.mvpdPath(context, serviceProvider: sp)
+        let mvpd = try await self.routes.mvpdPath(context, serviceProvider: sp)
         guard request.hasJSONContentType || configuration.lenient else {
             throw EnhancedError.unsupportedMediaType(expected: "application/json")
         }
@@ -64,12 +100,7 @@ struct V2Decisions: Sendable {
         if preauthorization, body.resources.count > configuration.preauthorizeResourceLimit {
             throw EnhancedError.tooManyResources(limit: configuration.preauthorizeResourceLimit)
         }
-        let profile: SimulatedProfile
-        switch await self.routes.state.profileState(serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd) {
-        case .absent: throw EnhancedError.authenticatedProfileMissing
-        case .expired: throw EnhancedError.authenticatedProfileExpired
-        case .valid(let valid): profile = valid
-        }
+        let profile = try await self.profile(request, serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd)
         let now = configuration.clock.nowMillis
         let decisions = await self.routes.state.decide(resources: body.resources, mvpd: mvpd).map { decision in
             var item = DecisionBody(resource: decision.resource, serviceProvider: sp, mvpd: mvpd, authorized: decision.denial == nil)

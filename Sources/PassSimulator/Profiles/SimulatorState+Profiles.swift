@@ -11,14 +11,14 @@ extension SimulatorState {
         let now = self.now
         self.sweepIfDue(now: now)
         self.observeV2Device(DeviceKey(serviceProvider: serviceProvider, deviceIdentifier: deviceIdentifier), now: now)
-        let key = ProfileKey(serviceProvider: serviceProvider, deviceIdentifier: deviceIdentifier, clientId: clientId)
+        let key = self.profileKey(serviceProvider, deviceIdentifier, clientId)
         return (self.profiles[key] ?? [:]).filter { now < $0.value.notAfter }
     }
 
     /// Removes the device's profile for `mvpd` (v2 logout); returns whether one existed.
     @discardableResult
     public func removeProfile(serviceProvider: String, deviceIdentifier: String, clientId: String, mvpd: String) -> Bool {
-        let key = ProfileKey(serviceProvider: serviceProvider, deviceIdentifier: deviceIdentifier, clientId: clientId)
+        let key = self.profileKey(serviceProvider, deviceIdentifier, clientId)
         guard self.profiles[key]?.removeValue(forKey: mvpd) != nil else { return false }
         if self.profiles[key]?.isEmpty == true { self.profiles[key] = nil }
         return true
@@ -29,7 +29,7 @@ extension SimulatorState {
         let now = self.now
         self.sweepIfDue(now: now)
         self.observeV2Device(DeviceKey(serviceProvider: serviceProvider, deviceIdentifier: deviceIdentifier), now: now)
-        let key = ProfileKey(serviceProvider: serviceProvider, deviceIdentifier: deviceIdentifier, clientId: clientId)
+        let key = self.profileKey(serviceProvider, deviceIdentifier, clientId)
         guard let profile = self.profiles[key]?[mvpd] else { return .absent }
         return now < profile.notAfter ? .valid(profile) : .expired(profile)
     }

@@ -20,7 +20,8 @@ extension SimulatorState {
         deviceInfo: DeviceInfo?,
         userAgent: String?,
         peerAddress: String?,
-        v1Info: V1RegcodeInfo?
+        v1Info: V1RegcodeInfo?,
+        ssoSubjects: [SSOSubject] = []
     ) -> AuthenticationSession {
         let script = self.configuration.defaultCodeScript
         let session = AuthenticationSession(
@@ -42,7 +43,8 @@ extension SimulatorState {
             deviceInfo: deviceInfo,
             userAgent: userAgent,
             peerAddress: peerAddress,
-            v1Info: v1Info
+            v1Info: v1Info,
+            ssoSubjects: ssoSubjects
         )
         self.sessions[session.code] = session
         return session
@@ -68,7 +70,7 @@ extension SimulatorState {
             userId: user,
             householdId: attributes["householdID"]?.value.stringValue ?? "household-\(user)",
             notBefore: now,
-            notAfter: now + self.configuration.profileTTL.milliseconds,
+            notAfter: now + self.profileTTL(serviceProvider: session.serviceProvider, mvpd: mvpd),
             sessionId: session.sessionId,
             attributes: attributes
         )
@@ -77,12 +79,17 @@ extension SimulatorState {
         self.sessions[session.code] = session
         switch session.api {
         case .v2:
-            let key = ProfileKey(
-                serviceProvider: session.serviceProvider,
-                deviceIdentifier: session.deviceIdentifier,
-                clientId: session.clientId
-            )
+            let key = self.profileKey(session.serviceProvider, session.deviceIdentifier, session.clientId)
             self.profiles[key, default: [:]][mvpd] = profile
+            // A login made with a valid SSO header links the subject to the MVPD (sso.md §3.3, "Linking").
+            for subject in session.ssoSubjects {
+                self.ssoLinks[subject, default: [:]][mvpd] = SSOLink(
+                    serviceProvider: session.serviceProvider,
+                    deviceIdentifier: session.deviceIdentifier,
+                    clientId: session.clientId,
+                    profile: profile
+                )
+            }
         case .v1:
             // Reference §5: the AuthN token is bound to (requestor, deviceId captured at regcode creation).
             let key = DeviceKey(serviceProvider: session.serviceProvider, deviceIdentifier: session.deviceIdentifier)
@@ -211,6 +218,13 @@ extension SimulatorState {
         }
         for (key, token) in self.v1Tokens where now >= token.notAfter + Self.expiredRetention {
             self.v1Tokens[key] = nil
+        }
+        for (subject, byMVPD) in self.ssoLinks {
+            let remaining = byMVPD.filter { now < $0.value.profile.notAfter }
+            if remaining.count != byMVPD.count { self.ssoLinks[subject] = remaining.isEmpty ? nil : remaining }
+        }
+        for (id, request) in self.partnerRequests where now >= request.notAfter + retention {
+            self.partnerRequests[id] = nil
         }
         for (key, byResource) in self.v1Authorizations {
             let remaining = byResource.filter { now < $0.value.notAfter + Self.expiredRetention }

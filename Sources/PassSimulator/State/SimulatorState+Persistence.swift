@@ -11,6 +11,11 @@ extension SimulatorState {
         self.v1Authorizations.attach(journal, restoring: snapshot.v1Authorizations)
         // Deny lists in the file were set through the admin API; they outlast a restart like everything else.
         if let lists = snapshot.denyLists { self.deny = lists }
+        self.ssoLinks.attach(journal, restoring: snapshot.ssoLinks)
+        self.partnerRequests.attach(journal, restoring: snapshot.partnerRequests.map { ($0.id, $0) })
+        self.ssoSecrets.attach(journal, restoring: snapshot.ssoSecrets)
+        self.mvpdPlatforms.attach(journal, restoring: snapshot.mvpdPlatforms)
+        self.integrationOverrides.attach(journal, restoring: snapshot.integrations)
         self.journal = journal
         self.rebuildIndexes()
         self.sweep(now: self.now)

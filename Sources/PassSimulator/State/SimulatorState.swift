@@ -47,6 +47,13 @@ public actor SimulatorState {
     var deny: DenyLists {
         didSet { self.journal?.record(.denyLists(self.deny)) }
     }
+    // Single sign-on (sso.md §3.3): subject links, open partner requests, generated keys, and the MVPD platform fields
+    // and integration settings replaced through the admin API.
+    var ssoLinks = TrackedMap<SSOSubject, [String: SSOLink]> { .ssoLinks($0, $1) }
+    var partnerRequests = TrackedMap<String, PartnerRequest> { .partnerRequest($0, $1) }
+    var ssoSecrets = TrackedMap<SSOSecret, String> { .ssoSecret($0, $1) }
+    var mvpdPlatforms = TrackedMap<String, MVPDPlatform> { .mvpdPlatform($0, $1) }
+    var integrationOverrides = TrackedMap<IntegrationKey, IntegrationSettings> { .integration($0, $1) }
 
     // Indexes derived from the records, rebuilt when the state file is loaded.
     var tokensByClient: [String: [String]] = [:]

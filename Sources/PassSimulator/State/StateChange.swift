@@ -7,4 +7,9 @@ enum StateChange: Sendable {
     case v1Token(SimulatorState.DeviceKey, SimulatedProfile?)
     case v1Authorizations(SimulatorState.DeviceKey, [String: AuthorizationGrant]?)
     case denyLists(DenyLists)
+    case ssoLinks(SSOSubject, [String: SSOLink]?)
+    case partnerRequest(String, PartnerRequest?)
+    case ssoSecret(SSOSecret, String?)
+    case mvpdPlatform(String, MVPDPlatform?)
+    case integration(IntegrationKey, IntegrationSettings?)
 }

@@ -56,6 +56,12 @@ final class StateFile: Sendable {
         CREATE TABLE deny_lists (id INTEGER PRIMARY KEY NOT NULL CHECK (id = 1), body TEXT NOT NULL);
         """
 
+    /// Tables added after format version 1 shipped; created when missing, so older files are upgraded in place
+    /// (purely additive, hence no version bump).
+    static let additions = """
+        CREATE TABLE IF NOT EXISTS sso_record (kind TEXT NOT NULL, key TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (kind, key));
+        """
+
     let path: String
     private let queue: DatabaseQueue
 
@@ -85,8 +91,10 @@ final class StateFile: Sendable {
                 try db.execute(sql: Self.schema)
                 try db.execute(sql: "PRAGMA application_id = \(Self.applicationID)")
                 try db.execute(sql: "PRAGMA user_version = \(Self.formatVersion)")
+                try db.execute(sql: Self.additions)
                 return true
             }
+            try await queue.write { db in try db.execute(sql: Self.additions) }
             if created {
                 // The marks live in the first page; copy it from the WAL into the file itself, so the header check of
                 // the next start sees them even if this process is killed before SQLite checkpoints on its own.
@@ -161,6 +169,16 @@ final class StateFile: Sendable {
             func json(_ value: some Encodable) throws -> String {
                 String(decoding: try encoder.encode(value), as: UTF8.self)
             }
+            func put(_ kind: SSORecordKind, key: String, body: String?) throws {
+                if let body {
+                    try db.execute(
+                        sql: "INSERT OR REPLACE INTO sso_record (kind, key, body) VALUES (?, ?, ?)",
+                        arguments: [kind.rawValue, key, body]
+                    )
+                } else {
+                    try db.execute(sql: "DELETE FROM sso_record WHERE kind = ? AND key = ?", arguments: [kind.rawValue, key])
+                }
+            }
             for change in changes {
                 switch change {
                 case .client(let id, let client?):
@@ -216,6 +234,16 @@ final class StateFile: Sendable {
                     )
                 case .denyLists(let lists):
                     try db.execute(sql: "INSERT OR REPLACE INTO deny_lists (id, body) VALUES (1, ?)", arguments: [try json(lists)])
+                case .ssoLinks(let subject, let links):
+                    try put(.link, key: try json(subject), body: try links.map { try json(StoredLinks(subject: subject, links: $0)) })
+                case .partnerRequest(let id, let request):
+                    try put(.partnerRequest, key: id, body: try request.map { try json($0) })
+                case .ssoSecret(let name, let value):
+                    try put(.secret, key: name.rawValue, body: try value.map { try json($0) })
+                case .mvpdPlatform(let mvpd, let platform):
+                    try put(.mvpdPlatform, key: mvpd, body: try platform.map { try json(StoredPlatform(mvpd: mvpd, platform: $0)) })
+                case .integration(let key, let settings):
+                    try put(.integration, key: try json(key), body: try settings.map { try json(StoredIntegration(key: key, settings: $0)) })
                 }
             }
         }
@@ -232,6 +260,11 @@ final class StateFile: Sendable {
         var v1Tokens: [(SimulatorState.DeviceKey, SimulatedProfile)] = []
         var v1Authorizations: [(SimulatorState.DeviceKey, [String: AuthorizationGrant])] = []
         var denyLists: DenyLists?
+        var ssoLinks: [(SSOSubject, [String: SSOLink])] = []
+        var partnerRequests: [PartnerRequest] = []
+        var ssoSecrets: [(SSOSecret, String)] = []
+        var mvpdPlatforms: [(String, MVPDPlatform)] = []
+        var integrations: [(IntegrationKey, IntegrationSettings)] = []
     }
 
     func load() async throws(SimulatorStateError) -> Snapshot {
@@ -270,6 +303,27 @@ final class StateFile: Sendable {
                 }
                 if let row = try Row.fetchOne(db, sql: "SELECT body FROM deny_lists WHERE id = 1") {
                     snapshot.denyLists = try decode(DenyLists.self, row)
+                }
+                for row in try Row.fetchAll(db, sql: "SELECT kind, key, body FROM sso_record") {
+                    let kind: String = row["kind"]
+                    switch SSORecordKind(rawValue: kind) {
+                    case .link?:
+                        let stored = try decode(StoredLinks.self, row)
+                        snapshot.ssoLinks.append((stored.subject, stored.links))
+                    case .partnerRequest?:
+                        snapshot.partnerRequests.append(try decode(PartnerRequest.self, row))
+                    case .secret?:
+                        if let name = SSOSecret(rawValue: row["key"]) { snapshot.ssoSecrets.append((name, try decode(String.self, row))) }
+                    case .mvpdPlatform?:
+                        let stored = try decode(StoredPlatform.self, row)
+                        snapshot.mvpdPlatforms.append((stored.mvpd, stored.platform))
+                    case .integration?:
+                        let stored = try decode(StoredIntegration.self, row)
+                        snapshot.integrations.append((stored.key, stored.settings))
+                    case nil:
+                        // A kind written by a newer build: skipped, and left in the file.
+                        continue
+                    }
                 }
                 return snapshot
             }
@@ -329,6 +383,7 @@ private struct StoredSession: Codable {
     var userAgent: String?
     var peerAddress: String?
     var v1Info: V1RegcodeInfo?
+    var ssoSubjects: [SSOSubject]?
 
     init(_ session: AuthenticationSession) {
         self.code = session.code
@@ -358,6 +413,7 @@ private struct StoredSession: Codable {
         self.userAgent = session.userAgent
         self.peerAddress = session.peerAddress
         self.v1Info = session.v1Info
+        self.ssoSubjects = session.ssoSubjects.isEmpty ? nil : session.ssoSubjects
     }
 
     var session: AuthenticationSession {
@@ -389,7 +445,33 @@ private struct StoredSession: Codable {
             deviceInfo: self.deviceInfo.map { DeviceInfo(fields: $0) },
             userAgent: self.userAgent,
             peerAddress: self.peerAddress,
-            v1Info: self.v1Info
+            v1Info: self.v1Info,
+            ssoSubjects: self.ssoSubjects ?? []
         )
     }
+}
+
+/// The kinds of single sign-on records kept in the `sso_record` table.
+private enum SSORecordKind: String {
+    case link
+    case partnerRequest = "partner_request"
+    case secret
+    case mvpdPlatform = "mvpd_platform"
+    case integration
+}
+
+/// A subject's links with the subject itself, so a row is self-describing.
+private struct StoredLinks: Codable {
+    var subject: SSOSubject
+    var links: [String: SSOLink]
+}
+
+private struct StoredPlatform: Codable {
+    var mvpd: String
+    var platform: MVPDPlatform
+}
+
+private struct StoredIntegration: Codable {
+    var key: IntegrationKey
+    var settings: IntegrationSettings
 }

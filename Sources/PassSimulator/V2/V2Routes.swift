@@ -27,7 +27,7 @@ struct V2Routes: Sendable {
 
     // MARK: Bodies
 
-    private struct SessionResponse: Encodable {
+    struct SessionResponse: Encodable {
         var actionName: String
         var actionType: String
         var reasonType: String
@@ -40,6 +40,14 @@ struct V2Routes: Sendable {
         // Strings on purpose: Adobe sends the code window as strings of epoch milliseconds (reference §7.2).
         var notBefore: String?
         var notAfter: String?
+        /// Partner flow only (sso.md §2.4).
+        var authenticationRequest: AuthenticationRequest?
+
+        struct AuthenticationRequest: Encodable {
+            var type = "saml"
+            var request: String
+            var attributesNames: [String]
+        }
     }
 
     private struct SessionStatusResponse: Encodable {
@@ -52,7 +60,7 @@ struct V2Routes: Sendable {
         var notAfter: String
     }
 
-    private struct ProfilesResponse: Encodable {
+    struct ProfilesResponse: Encodable {
         var profiles: [String: ProfileBody]
     }
 
@@ -65,14 +73,15 @@ struct V2Routes: Sendable {
         var notBefore: Int64
         var notAfter: Int64
         var issuer: String
-        var type = "regular"
+        var type: ProfileType
         var attributes: [String: Attribute]
         var sessionId: String
 
         init(_ profile: SimulatedProfile) {
             self.notBefore = profile.notBefore
             self.notAfter = profile.notAfter
-            self.issuer = profile.mvpd
+            self.issuer = profile.issuer
+            self.type = profile.type
             self.attributes = profile.attributes.mapValues { Attribute(value: $0.value, state: $0.encrypted ? "enc" : "plain") }
             self.sessionId = profile.sessionId
         }
@@ -100,9 +109,12 @@ struct V2Routes: Sendable {
             var authPerAggregator: Bool
             var authPerBrowserSession = false
             var passiveAuthnEnabled = false
-            var enablePlatformServices = false
-            var displayInPlatformPicker = false
-            var enforcePlatformPermissions = false
+            var enablePlatformServices: Bool
+            var displayInPlatformPicker: Bool
+            var enforcePlatformPermissions: Bool
+            var platformMappingId: String?
+            var boardingStatus: BoardingStatus?
+            var requiredMetadataFields: [String]?
         }
 
         var device: String
@@ -124,12 +136,18 @@ struct V2Routes: Sendable {
                 id: sp,
                 name: sp,
                 domains: self.configuration.domains.map { .init(name: $0) },
-                mvpds: self.configuration.mvpds.map { mvpd in
+                mvpds: await self.state.mvpdsInForce().map { mvpd in
                     .init(
                         id: mvpd.id,
                         displayName: mvpd.displayName,
                         logoUrl: mvpd.logoUrl ?? "\(origin)/_sim/logos/\(FormData.encodeComponent(mvpd.id)).svg",
-                        authPerAggregator: mvpd.authPerAggregator
+                        authPerAggregator: mvpd.authPerAggregator,
+                        enablePlatformServices: mvpd.enablePlatformServices,
+                        displayInPlatformPicker: mvpd.displayInPlatformPicker,
+                        enforcePlatformPermissions: mvpd.enforcePlatformPermissions,
+                        platformMappingId: mvpd.platformMappingId,
+                        boardingStatus: mvpd.boardingStatus,
+                        requiredMetadataFields: mvpd.requiredMetadataFields.isEmpty ? nil : mvpd.requiredMetadataFields
                     )
                 }
             )
@@ -143,7 +161,8 @@ struct V2Routes: Sendable {
         let info = try self.deviceInfo(request)
         try self.requireForm(request)
         let fields = try await FormData.fields(of: request, context: context)
-        let mvpd = try self.mvpdParameter(fields, serviceProvider: sp)
+        let mvpd = try await self.mvpdParameter(fields, serviceProvider: sp)
+        let subjects = await self.ssoSubjects(request)
         let creation = await self.state.createSession(
             serviceProvider: sp,
             deviceIdentifier: device,
@@ -154,7 +173,8 @@ struct V2Routes: Sendable {
             deviceInfo: info,
             userAgent: request.headers[.userAgent],
             peerAddress: request.forwardedFor ?? context.remoteAddress,
-            earlyExpiryOffset: self.faults.earlyExpiryOffset(ttlMillis: self.configuration.codeTTL.milliseconds)
+            earlyExpiryOffset: self.faults.earlyExpiryOffset(ttlMillis: self.configuration.codeTTL.milliseconds),
+            ssoSubjects: subjects
         )
         switch creation {
         case .created(let session):
@@ -169,6 +189,12 @@ struct V2Routes: Sendable {
         case .alreadyAuthenticated(let profile):
             context.logger.info("session answered with existing profile", metadata: ["sp": .string(sp), "mvpd": .string(profile.mvpd)])
             return try JSONBody.response(.ok, Self.authorizeResponse(sp: sp, profile: profile))
+        case .authenticatedSSO(let profile):
+            context.logger.info(
+                "session answered with an SSO profile",
+                metadata: ["sp": .string(sp), "mvpd": .string(profile.mvpd), "profile.type": .string(profile.type.rawValue)]
+            )
+            return try JSONBody.response(.ok, Self.authorizeResponse(sp: sp, profile: profile, reasonType: "authenticatedSSO"))
         }
     }
 
@@ -196,7 +222,7 @@ struct V2Routes: Sendable {
         let code = try context.parameters.require("code")
         try self.requireForm(request)
         let fields = try await FormData.fields(of: request, context: context)
-        let mvpd = try self.mvpdParameter(fields, serviceProvider: sp)
+        let mvpd = try await self.mvpdParameter(fields, serviceProvider: sp)
         guard
             let session = await self.state.resumeSession(
                 code: code,
@@ -239,7 +265,7 @@ struct V2Routes: Sendable {
         let (clientId, sp) = try await self.authorize(request, context: context)
         let device = try Self.deviceIdentifier(request, required: true)!
         _ = try self.deviceInfo(request)
-        let profiles = await self.state.profiles(serviceProvider: sp, deviceIdentifier: device, clientId: clientId)
+        let profiles = await self.visibleProfiles(request, serviceProvider: sp, deviceIdentifier: device, clientId: clientId)
         return try JSONBody.response(.ok, ProfilesResponse(profiles: profiles.mapValues(ProfileBody.init)))
     }
 
@@ -247,9 +273,33 @@ struct V2Routes: Sendable {
         let (clientId, sp) = try await self.authorize(request, context: context)
         let device = try Self.deviceIdentifier(request, required: true)!
         _ = try self.deviceInfo(request)
-        let mvpd = try self.mvpdPath(context, serviceProvider: sp)
-        let profiles = await self.state.profiles(serviceProvider: sp, deviceIdentifier: device, clientId: clientId)
+        let mvpd = try await self.mvpdPath(context, serviceProvider: sp)
+        let profiles = await self.visibleProfiles(request, serviceProvider: sp, deviceIdentifier: device, clientId: clientId)
         return try JSONBody.response(.ok, ProfilesResponse(profiles: profiles.filter { $0.key == mvpd }.mapValues(ProfileBody.init)))
+    }
+
+    /// The caller's own profiles plus those its valid SSO headers reach. An `appleSSO` profile is hidden when the
+    /// request carries a PFS header that does not allow partner SSO for its MVPD (INFERRED, sso.md §3.3); without the
+    /// header it is shown (FAQ 10: later queries use the basic endpoints).
+    private func visibleProfiles(
+        _ request: Request,
+        serviceProvider: String,
+        deviceIdentifier: String,
+        clientId: String
+    ) async -> [String: SimulatedProfile] {
+        let subjects = await self.ssoSubjects(request)
+        var profiles = await self.state.profilesWithSSO(
+            serviceProvider: serviceProvider,
+            deviceIdentifier: deviceIdentifier,
+            clientId: clientId,
+            subjects: subjects
+        )
+        if request.headers[.partnerFrameworkStatus] != nil {
+            for (mvpd, profile) in profiles where profile.type == .appleSSO {
+                if await self.pfsProblem(request, mvpd: mvpd) != nil { profiles[mvpd] = nil }
+            }
+        }
+        return profiles
     }
 
     /// The device's poll: `{}` while pending, the new profile once the code completed.
@@ -268,16 +318,37 @@ struct V2Routes: Sendable {
     /// Drops the device's profile for the MVPD (reference §7.8). When there was one, the answer is `logout`: the user
     /// agent should visit `url` (the simulated MVPD's logout page, which returns to `redirectUrl`); otherwise there is
     /// nothing left to do and the answer is `complete`.
+    ///
+    /// SSO (sso.md §2.5): an `appleSSO` profile is dropped and answered `partner_logout`/`partner_interactive` without
+    /// `url` (the user signs out in the system settings). With valid SSO headers it is a single logout: the subjects'
+    /// links to the MVPD go too, and the answer's `url` is the relative one of Adobe's SSO samples.
     @Sendable func logout(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         let (clientId, sp) = try await self.authorize(request, context: context)
         let device = try Self.deviceIdentifier(request, required: true)!
         _ = try self.deviceInfo(request)
-        let mvpd = try self.mvpdPath(context, serviceProvider: sp)
+        let mvpd = try await self.mvpdPath(context, serviceProvider: sp)
         let redirectUrl = request.uri.query.flatMap { FormData.parse($0)["redirectUrl"] }.flatMap(Self.nonEmpty)
-        let removed = await self.state.removeProfile(serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd)
-        context.logger.info("logout", metadata: ["sp": .string(sp), "mvpd": .string(mvpd), "profile.removed": .stringConvertible(removed)])
+        let subjects = await self.ssoSubjects(request)
+        let outcome = await self.state.logout(serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd, subjects: subjects)
+        let removed = outcome.removedProfile != nil
+        context.logger.info(
+            "logout",
+            metadata: [
+                "sp": .string(sp), "mvpd": .string(mvpd), "profile.removed": .stringConvertible(removed),
+                "sso.links.removed": .stringConvertible(outcome.removedLinks),
+            ]
+        )
         var entry = ["actionName": "complete", "actionType": "none", "mvpd": mvpd]
-        if removed {
+        if outcome.removedProfile?.type == .appleSSO {
+            entry["actionName"] = "partner_logout"
+            entry["actionType"] = "partner_interactive"
+        } else if outcome.removedProfile?.type == .degraded {
+            // A degraded profile has no MVPD session to end.
+        } else if !subjects.isEmpty && (removed || outcome.removedLinks > 0) {
+            entry["actionName"] = "logout"
+            entry["actionType"] = "interactive"
+            entry["url"] = "/adobe-services/logout?" + FormData.query(["requestor_id": sp, "mso_id": mvpd, "pt_device_id": device])
+        } else if removed {
             entry["actionName"] = "logout"
             entry["actionType"] = "interactive"
             var query: KeyValuePairs<String, String> = ["noflash": "true", "mso_id": mvpd, "requestor_id": sp]
@@ -323,15 +394,17 @@ struct V2Routes: Sendable {
 
     /// The path's `{mvpd}`: configured (else `invalid_parameter_mvpd`) and integrated with the service provider (else
     /// `invalid_integration`).
-    func mvpdPath(_ context: SimulatorRequestContext, serviceProvider: String) throws -> String {
+    func mvpdPath(_ context: SimulatorRequestContext, serviceProvider: String) async throws -> String {
         let mvpd = try context.parameters.require("mvpd")
-        try self.checkMVPD(mvpd, serviceProvider: serviceProvider)
+        try await self.checkMVPD(mvpd, serviceProvider: serviceProvider)
         return mvpd
     }
 
-    private func checkMVPD(_ mvpd: String, serviceProvider: String) throws {
+    /// A configured MVPD (else `invalid_parameter_mvpd`) whose integration with the service provider exists and is
+    /// enabled (else `invalid_integration`).
+    func checkMVPD(_ mvpd: String, serviceProvider: String) async throws {
         guard self.configuration.mvpd(id: mvpd) != nil else { throw EnhancedError.invalidMVPD }
-        guard self.configuration.integrates(serviceProvider: serviceProvider, mvpd: mvpd) else {
+        guard await self.state.integrationIsActive(serviceProvider: serviceProvider, mvpd: mvpd) else {
             throw EnhancedError.invalidIntegration(serviceProvider: serviceProvider, mvpd: mvpd)
         }
     }
@@ -353,9 +426,9 @@ struct V2Routes: Sendable {
         return session
     }
 
-    private func mvpdParameter(_ fields: [String: String], serviceProvider: String) throws -> String? {
+    func mvpdParameter(_ fields: [String: String], serviceProvider: String) async throws -> String? {
         guard let mvpd = Self.nonEmpty(fields["mvpd"]) else { return nil }
-        try self.checkMVPD(mvpd, serviceProvider: serviceProvider)
+        try await self.checkMVPD(mvpd, serviceProvider: serviceProvider)
         return mvpd
     }
 
@@ -387,7 +460,7 @@ struct V2Routes: Sendable {
         return value
     }
 
-    private static func sessionResponse(_ session: AuthenticationSession) -> SessionResponse {
+    static func sessionResponse(_ session: AuthenticationSession) -> SessionResponse {
         let hasMVPD = session.mvpd != nil
         return SessionResponse(
             actionName: hasMVPD ? "authenticate" : "resume",
@@ -406,11 +479,11 @@ struct V2Routes: Sendable {
         )
     }
 
-    private static func authorizeResponse(sp: String, profile: SimulatedProfile) -> SessionResponse {
+    static func authorizeResponse(sp: String, profile: SimulatedProfile, reasonType: String = "authenticated") -> SessionResponse {
         SessionResponse(
             actionName: "authorize",
             actionType: "direct",
-            reasonType: "authenticated",
+            reasonType: reasonType,
             url: "/api/v2/\(sp)/decisions/authorize/\(profile.mvpd)",
             sessionId: profile.sessionId,
             mvpd: profile.mvpd,

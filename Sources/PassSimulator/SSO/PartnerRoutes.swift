@@ -1,0 +1,176 @@
+import Hummingbird
+import Logging
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// REST v2 partner (Apple) single sign-on: `POST /api/v2/{sp}/sessions/sso/{partner}` and
+/// `POST /api/v2/{sp}/profiles/sso/{partner}` (sso.md §2.4, §3.3).
+///
+/// Basic validation (token, service provider, partner, headers, form, MVPD and integration) fails with an enhanced
+/// error, as for basic sessions. Partner validation falls back to the basic flow on `sessions/sso`, checked in this
+/// order: the integration or MVPD not set up for the device's Apple platform → `configuration_fallback`; PFS header
+/// missing or not allowing partner SSO → `pfs_fallback`; `domainName`/`redirectUrl` missing →
+/// `missing_parameters_fallback` (resume). On `profiles/sso` a bad PFS header is an error.
+struct PartnerRoutes: Sendable {
+    let routes: V2Routes
+
+    /// The only partner Adobe documents.
+    static let apple = "Apple"
+
+    var apiRoutes: [APIRoute] {
+        [
+            APIRoute("api/v2/{sp}/sessions/sso/{partner}", .sessions, .v2, [.post: self.createPartnerSession]),
+            APIRoute("api/v2/{sp}/profiles/sso/{partner}", .other, .v2, [.post: self.createPartnerProfile]),
+        ]
+    }
+
+    private var state: SimulatorState { self.routes.state }
+
+    private func partner(_ context: SimulatorRequestContext) throws -> String {
+        guard let partner = context.parameters.get("partner"), partner == Self.apple else { throw EnhancedError.invalidPartner }
+        return partner
+    }
+
+    @Sendable func createPartnerSession(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        let (clientId, sp) = try await self.routes.authorize(request, context: context)
+        let partner = try self.partner(context)
+        let device = try V2Routes.deviceIdentifier(request, required: true)!
+        let info = try self.routes.deviceInfo(request)
+        try self.routes.requireForm(request)
+        let fields = try await FormData.fields(of: request, context: context)
+        guard let mvpd = try await self.routes.mvpdParameter(fields, serviceProvider: sp) else { throw EnhancedError.invalidMVPD }
+        let settings = await self.state.integrationSettings(serviceProvider: sp, mvpd: mvpd)
+        var log: Logger.Metadata = ["sp": .string(sp), "mvpd": .string(mvpd), "partner": .string(partner)]
+
+        if settings.degraded {
+            context.logger.info("partner session: degraded MVPD", metadata: log)
+            let body = V2Routes.SessionResponse(
+                actionName: "authorize",
+                actionType: "direct",
+                reasonType: "degraded",
+                url: "/api/v2/\(sp)/decisions/authorize/\(mvpd)",
+                sessionId: UUID().uuidString.lowercased(),
+                mvpd: mvpd,
+                serviceProvider: sp
+            )
+            return try JSONBody.response(.ok, body)
+        }
+        if let profile = await self.state.profiles(serviceProvider: sp, deviceIdentifier: device, clientId: clientId)[mvpd] {
+            // INFERRED split (sso.md §3.3): the partner's own profile is `authenticatedSSO`, any other `authenticated`.
+            let reason = profile.type == .appleSSO ? "authenticatedSSO" : "authenticated"
+            context.logger.info("partner session answered with existing profile", metadata: log)
+            return try JSONBody.response(.ok, V2Routes.authorizeResponse(sp: sp, profile: profile, reasonType: reason))
+        }
+
+        let platform = await self.state.platform(ofMVPD: mvpd) ?? MVPDPlatform()
+        let fallback: String?
+        if !platform.supportsPartnerSSO || !settings.allowsApple(on: ApplePlatform(osName: info?["osName"])) {
+            fallback = "configuration_fallback"
+        } else if let problem = await self.routes.pfsProblem(request, mvpd: mvpd) {
+            log["pfs.problem"] = .string(problem.rawValue)
+            fallback = "pfs_fallback"
+        } else if V2Routes.nonEmpty(fields["domainName"]) == nil || V2Routes.nonEmpty(fields["redirectUrl"]) == nil {
+            fallback = "missing_parameters_fallback"
+        } else {
+            fallback = nil
+        }
+
+        if let fallback {
+            let creation = await self.state.createSession(
+                serviceProvider: sp,
+                deviceIdentifier: device,
+                clientId: clientId,
+                mvpd: mvpd,
+                domainName: V2Routes.nonEmpty(fields["domainName"]),
+                redirectUrl: V2Routes.nonEmpty(fields["redirectUrl"]),
+                deviceInfo: info,
+                userAgent: request.headers[.userAgent],
+                peerAddress: request.forwardedFor ?? context.remoteAddress,
+                earlyExpiryOffset: self.routes.faults.earlyExpiryOffset(ttlMillis: self.routes.configuration.codeTTL.milliseconds)
+            )
+            guard case .created(let session) = creation else {
+                // Unreachable: the device has no profile for the MVPD (checked above) and partner sessions carry no
+                // SSO subjects.
+                throw HTTPError(.internalServerError)
+            }
+            var body = V2Routes.sessionResponse(session)
+            body.reasonType = fallback
+            if fallback == "missing_parameters_fallback" {
+                body.actionName = "resume"
+                body.actionType = "direct"
+                body.missingParameters = session.missingParameters
+                body.url = "/api/v2/\(sp)/sessions/\(session.code)"
+            }
+            log["code"] = .string(session.code)
+            context.logger.info("partner session fell back to the basic flow", metadata: log.merging(["reason": .string(fallback)]) { $1 })
+            return try JSONBody.response(.ok, body)
+        }
+
+        let partnerRequest = await self.state.openPartnerRequest(serviceProvider: sp, mvpd: mvpd, deviceIdentifier: device, clientId: clientId)
+        var body = V2Routes.SessionResponse(
+            actionName: "partner_profile",
+            actionType: "direct",
+            reasonType: "none",
+            url: "/api/v2/\(sp)/profiles/sso/\(partner)",
+            sessionId: partnerRequest.sessionId,
+            mvpd: mvpd,
+            serviceProvider: sp
+        )
+        body.authenticationRequest = .init(
+            request: SAMLMessages.authnRequest(
+                id: partnerRequest.id,
+                serviceProvider: sp,
+                mvpd: mvpd,
+                attributesNames: platform.attributesNames,
+                now: partnerRequest.notBefore
+            ),
+            attributesNames: platform.attributesNames
+        )
+        context.logger.info("partner authentication request issued", metadata: log)
+        return try JSONBody.response(.ok, body)
+    }
+
+    @Sendable func createPartnerProfile(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        let (clientId, sp) = try await self.routes.authorize(request, context: context)
+        _ = try self.partner(context)
+        let device = try V2Routes.deviceIdentifier(request, required: true)!
+        _ = try self.routes.deviceInfo(request)
+        try self.routes.requireForm(request)
+        let fields = try await FormData.fields(of: request, context: context)
+        let samlResponse = V2Routes.nonEmpty(fields["SAMLResponse"])
+        // The MVPD the PFS provider must match: the `mvpd` parameter when sent, else the one of the request answered.
+        var mvpd = try await self.routes.mvpdParameter(fields, serviceProvider: sp)
+        if mvpd == nil, let samlResponse { mvpd = try await self.state.unverifiedPartnerMVPD(samlResponse) }
+        if let problem = await self.routes.pfsProblem(request, mvpd: mvpd) {
+            context.logger.info("partner profile refused: PFS", metadata: ["sp": .string(sp), "pfs.problem": .string(problem.rawValue)])
+            throw problem.error
+        }
+        guard let samlResponse,
+            let answer = try await self.state.verifiedPartnerAnswer(
+                samlResponse,
+                serviceProvider: sp,
+                deviceIdentifier: device,
+                clientId: clientId
+            ),
+            mvpd == nil || mvpd == answer.request.mvpd
+        else {
+            context.logger.info("partner profile refused: SAMLResponse", metadata: ["sp": .string(sp)])
+            throw EnhancedError.invalidSAMLResponse
+        }
+        try await self.routes.checkMVPD(answer.request.mvpd, serviceProvider: sp)
+        let degraded = await self.state.integrationSettings(serviceProvider: sp, mvpd: answer.request.mvpd).degraded
+        let profile = await self.state.storePartnerProfile(request: answer.request, assertion: answer.assertion, degraded: degraded)
+        context.logger.info(
+            "partner profile created",
+            metadata: ["sp": .string(sp), "mvpd": .string(profile.mvpd), "profile.type": .string(profile.type.rawValue)]
+        )
+        return try JSONBody.response(
+            degraded ? .ok : .created,
+            V2Routes.ProfilesResponse(profiles: [profile.mvpd: V2Routes.ProfileBody(profile)])
+        )
+    }
+}

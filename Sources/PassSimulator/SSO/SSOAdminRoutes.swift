@@ -1,0 +1,219 @@
+import Hummingbird
+import Logging
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Test and lab hooks for single sign-on under `/_sim`: the emulated MVPD IdP Apple's VideoSubscriberAccount talks to,
+/// the platform identity and service token issuers, runtime MVPD platform fields and integration settings, and a view
+/// of the SSO state.
+struct SSOAdminRoutes: Sendable {
+    let state: SimulatorState
+
+    /// Default lifetime of issued identity tokens.
+    static let defaultTokenTTL: Int64 = 3600
+
+    private struct AuthnResponseRequest: Decodable {
+        let authenticationRequest: String
+        let provider: String
+        let user: SAMLUser
+    }
+
+    private struct PlatformTokenRequest: Decodable {
+        let sub: String
+        let did: String?
+        let ttl: Int64?
+    }
+
+    private struct ServiceTokenRequest: Decodable {
+        let iss: String?
+        let sub: String
+        let ttl: Int64?
+    }
+
+    private struct IntegrationBody: Encodable {
+        let serviceProvider: String
+        let mvpd: String
+        let settings: IntegrationSettings
+
+        func encode(to encoder: any Encoder) throws {
+            try self.settings.encode(to: encoder)
+            var container = encoder.container(keyedBy: AnyCodingKey.self)
+            try container.encode(self.serviceProvider, forKey: AnyCodingKey("serviceProvider"))
+            try container.encode(self.mvpd, forKey: AnyCodingKey("mvpd"))
+        }
+    }
+
+    private struct ConfigBody: Encodable {
+        let v2ProfileScope: V2ProfileScope
+        /// Whether the profile scope is Adobe's.
+        let v2ProfileScopeFaithful: Bool
+        let requirePFSForAppleSSODecisions: Bool
+        let identityIssuers: [String]
+    }
+
+    func register(on routes: RouterGroup<SimulatorRequestContext>) {
+        routes.endpoint("partner/{partner}/authn-response", [.post: self.authnResponse])
+        routes.endpoint("identity/platform-token", [.post: self.platformToken])
+        routes.endpoint("identity/service-token", [.post: self.serviceToken])
+        routes.endpoint("identity/service-key", [.get: self.serviceKey])
+        routes.endpoint("mvpds/{mvpd}", [.get: self.getMVPD, .put: self.putMVPD])
+        routes.endpoint("integrations/{sp}/{mvpd}", [.get: self.getIntegration, .put: self.putIntegration])
+        routes.endpoint("sso", [.get: self.getSSO])
+        routes.endpoint("config", [.get: self.getConfig])
+    }
+
+    private static func invalid(_ message: String) -> AdminRoutes.AdminError {
+        AdminRoutes.AdminError(status: .badRequest, error: "invalid_request", message: message)
+    }
+
+    /// `POST /_sim/partner/Apple/authn-response`: the SAML answer the MVPD would give VideoSubscriberAccount.
+    @Sendable func authnResponse(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        guard context.parameters.get("partner") == PartnerRoutes.apple else {
+            throw AdminRoutes.AdminError(status: .notFound, error: "unknown_partner", message: "Only the Apple partner is emulated.")
+        }
+        let body = try await JSONBody.decode(
+            AuthnResponseRequest.self,
+            from: request,
+            context: context,
+            orThrow: Self.invalid(
+                #"Expected JSON {"authenticationRequest": "<base64>", "provider": "<platformMappingId>", "user": {"userID": "…", "householdID"?: "…", "zip"?: "…"}}."#
+            )
+        )
+        guard !body.user.userID.isEmpty else { throw Self.invalid("user.userID must not be empty.") }
+        switch try await self.state.idpAnswer(authenticationRequest: body.authenticationRequest, provider: body.provider, user: body.user) {
+        case .response(let saml):
+            context.logger.info("partner SAML answer issued", metadata: ["partner.provider": .string(body.provider)])
+            return try JSONBody.response(.ok, ["SAMLResponse": saml])
+        case .unknownRequest:
+            throw AdminRoutes.AdminError(
+                status: .badRequest,
+                error: "unknown_request",
+                message: "The authentication request was not issued by this simulator, was already answered, or expired."
+            )
+        case .providerMismatch(let expected):
+            throw AdminRoutes.AdminError(
+                status: .badRequest,
+                error: "provider_mismatch",
+                message: "The provider \(body.provider) does not map to the request's MVPD (expected \(expected ?? "none: the MVPD has no platformMappingId"))."
+            )
+        }
+    }
+
+    /// `POST /_sim/identity/platform-token {"sub", "did"?, "ttl"?}` → `{"token": <HS256 JWS>}`.
+    @Sendable func platformToken(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        let body = try await JSONBody.decode(
+            PlatformTokenRequest.self,
+            from: request,
+            context: context,
+            orThrow: Self.invalid(#"Expected JSON {"sub": "…", "did"?: "…", "ttl"?: seconds}."#)
+        )
+        guard !body.sub.isEmpty else { throw Self.invalid("sub must not be empty.") }
+        let ttl = body.ttl ?? Self.defaultTokenTTL
+        let token = try await self.state.issuePlatformToken(subject: body.sub, deviceId: body.did, ttlSeconds: ttl)
+        return try JSONBody.response(.ok, ["token": token])
+    }
+
+    /// `POST /_sim/identity/service-token {"iss"?, "sub", "ttl"?}` → `{"token": <RS256 JWS>}`.
+    @Sendable func serviceToken(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        let body = try await JSONBody.decode(
+            ServiceTokenRequest.self,
+            from: request,
+            context: context,
+            orThrow: Self.invalid(#"Expected JSON {"iss"?: "…", "sub": "…", "ttl"?: seconds}."#)
+        )
+        guard !body.sub.isEmpty else { throw Self.invalid("sub must not be empty.") }
+        let issuer = body.iss.flatMap { $0.isEmpty ? nil : $0 } ?? SimulatorState.serviceIssuer
+        let ttl = body.ttl ?? Self.defaultTokenTTL
+        let token = try await self.state.issueServiceToken(issuer: issuer, subject: body.sub, ttlSeconds: ttl)
+        return try JSONBody.response(.ok, ["token": token])
+    }
+
+    /// `GET /_sim/identity/service-key` → `{"alg": "RS256", "pem": <public key>}`: what an identity service hands Adobe.
+    @Sendable func serviceKey(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        try JSONBody.response(.ok, ["alg": "RS256", "pem": try await self.state.serviceTokenPublicKey()])
+    }
+
+    @Sendable func getMVPD(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        let id = try context.parameters.require("mvpd")
+        guard let mvpd = await self.state.mvpdsInForce().first(where: { $0.id == id }) else { throw Self.unknownMVPD(id) }
+        return try JSONBody.response(.ok, mvpd)
+    }
+
+    /// `PUT /_sim/mvpds/{mvpd}` with the platform fields (missing ones take their defaults) replaces them.
+    @Sendable func putMVPD(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        let id = try context.parameters.require("mvpd")
+        let platform = try await JSONBody.decode(
+            MVPDPlatform.self,
+            from: request,
+            context: context,
+            orThrow: Self.invalid(
+                #"Expected JSON {"platformMappingId"?, "boardingStatus"?: "SUPPORTED"|"PICKER", "enablePlatformServices"?, "displayInPlatformPicker"?, "enforcePlatformPermissions"?, "requiredMetadataFields"?}."#
+            )
+        )
+        guard await self.state.setPlatform(platform, ofMVPD: id) else { throw Self.unknownMVPD(id) }
+        context.logger.info("MVPD platform fields replaced", metadata: ["mvpd": .string(id)])
+        return try await self.getMVPD(request, context: context)
+    }
+
+    @Sendable func getIntegration(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        let (sp, mvpd) = try self.integration(context)
+        let settings = await self.state.integrationSettings(serviceProvider: sp, mvpd: mvpd)
+        return try JSONBody.response(.ok, IntegrationBody(serviceProvider: sp, mvpd: mvpd, settings: settings))
+    }
+
+    /// `PUT /_sim/integrations/{sp}/{mvpd}` with the settings (missing ones take their defaults) replaces them. It
+    /// does not integrate a pair the configuration does not integrate.
+    @Sendable func putIntegration(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        let (sp, mvpd) = try self.integration(context)
+        var request = request
+        let buffer = try await request.collectBody(upTo: context.maxUploadSize)
+        let settings: IntegrationSettings
+        do {
+            settings = try JSONDecoder().decode(IntegrationSettings.self, from: Data(buffer: buffer))
+        } catch {
+            throw Self.invalid(
+                #"Expected JSON {"enabled"?, "degraded"?, "authPerRequestor"?, "ssoDisabled"?, "sso"?: {"appleIos"?, "appleTvos"?, "platform"?, "serviceToken"?}, "ttl"?: seconds}: \#(AdminRoutes.describe(error))"#
+            )
+        }
+        await self.state.setIntegrationSettings(settings, serviceProvider: sp, mvpd: mvpd)
+        context.logger.info("integration settings replaced", metadata: ["sp": .string(sp), "mvpd": .string(mvpd)])
+        return try JSONBody.response(.ok, IntegrationBody(serviceProvider: sp, mvpd: mvpd, settings: settings))
+    }
+
+    /// `GET /_sim/sso`: stored profiles by type, subject links, open partner requests.
+    @Sendable func getSSO(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        try JSONBody.response(.ok, await self.state.ssoSnapshot())
+    }
+
+    /// `GET /_sim/config`: the behaviour switches a lab may want to confirm (non-faithful ones flagged).
+    @Sendable func getConfig(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        let configuration = self.state.configuration
+        return try JSONBody.response(
+            .ok,
+            ConfigBody(
+                v2ProfileScope: configuration.v2ProfileScope,
+                v2ProfileScopeFaithful: configuration.v2ProfileScope == .deviceAndClient,
+                requirePFSForAppleSSODecisions: configuration.requirePFSForAppleSSODecisions,
+                identityIssuers: configuration.identityIssuers.keys.sorted()
+            )
+        )
+    }
+
+    private func integration(_ context: SimulatorRequestContext) throws -> (String, String) {
+        let sp = try context.parameters.require("sp")
+        let mvpd = try context.parameters.require("mvpd")
+        guard self.state.configuration.accepts(serviceProvider: sp) else {
+            throw AdminRoutes.AdminError(status: .notFound, error: "unknown_service_provider", message: "The service provider \(sp) is not known.")
+        }
+        guard self.state.configuration.mvpd(id: mvpd) != nil else { throw Self.unknownMVPD(mvpd) }
+        return (sp, mvpd)
+    }
+
+    private static func unknownMVPD(_ mvpd: String) -> AdminRoutes.AdminError {
+        AdminRoutes.AdminError(status: .notFound, error: "unknown_mvpd", message: "The MVPD \"\(mvpd)\" is not configured.")
+    }
+}

@@ -1,0 +1,73 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The SSO sections of pass-sim's configuration file (JSON, `--sso-config`):
+///
+/// ```json
+/// {"mvpds": [{"id": "Comcast_SSO", "displayName": "Xfinity", "platformMappingId": "Comcast", "boardingStatus": "SUPPORTED", …}],
+///  "integrations": [{"serviceProvider": "REF30", "mvpd": "Comcast_SSO", "degraded": false, "sso": {"appleTvos": false}, "ttl": 86400}],
+///  "identityIssuers": {"roku": {"kind": "platform", "alg": "HS256", "key": "secret"}}}
+/// ```
+///
+/// `mvpds` replaces the MVPD list; `integrations` sets the SSO settings of listed pairs (and, unless the command line
+/// integrates them explicitly, nothing else); `identityIssuers` adds accepted external issuers.
+public struct SSOConfigurationFile: Sendable, Decodable {
+    /// One integration's settings with the pair it belongs to.
+    public struct Integration: Sendable, Decodable {
+        public var serviceProvider: String
+        public var mvpd: String
+        public var settings: IntegrationSettings
+
+        private enum CodingKeys: String, CodingKey {
+            case serviceProvider, mvpd
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.serviceProvider = try container.decode(String.self, forKey: .serviceProvider)
+            self.mvpd = try container.decode(String.self, forKey: .mvpd)
+            self.settings = try IntegrationSettings(from: decoder)
+        }
+    }
+
+    public var mvpds: [SimulatedMVPD]?
+    public var integrations: [Integration]?
+    public var identityIssuers: [String: IdentityIssuer]?
+
+    /// Reads the file at `path`.
+    public static func load(path: String) throws -> SSOConfigurationFile {
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        return try JSONDecoder().decode(Self.self, from: data)
+    }
+
+    /// Applies the sections to `configuration`; throws a readable message when they contradict each other.
+    public func apply(to configuration: inout SimulatorConfiguration) throws(SSOConfigurationError) {
+        if let mvpds {
+            guard !mvpds.isEmpty else { throw SSOConfigurationError("mvpds must not be empty") }
+            guard Set(mvpds.map(\.id)).count == mvpds.count else { throw SSOConfigurationError("mvpds has duplicate ids") }
+            configuration.mvpds = mvpds
+        }
+        for integration in self.integrations ?? [] {
+            guard configuration.mvpd(id: integration.mvpd) != nil else {
+                throw SSOConfigurationError("integration \(integration.serviceProvider)×\(integration.mvpd): unknown MVPD")
+            }
+            configuration.integrationSettings[integration.serviceProvider, default: [:]][integration.mvpd] = integration.settings
+        }
+        for (issuer, settings) in self.identityIssuers ?? [:] {
+            if let problem = settings.problem { throw SSOConfigurationError("identity issuer \(issuer): \(problem)") }
+            configuration.identityIssuers[issuer] = settings
+        }
+    }
+}
+
+/// Why the SSO configuration file cannot be applied.
+public struct SSOConfigurationError: Error, Sendable, CustomStringConvertible {
+    public let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}

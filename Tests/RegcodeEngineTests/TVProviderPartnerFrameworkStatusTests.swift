@@ -54,10 +54,10 @@ struct TVProviderPartnerFrameworkStatusTests {
     }
 
     @Test(arguments: [
-        PartnerFrameworkStatus(state: TVProviderState(account: Self.account, access: .granted)),
-        PartnerFrameworkStatus(state: TVProviderState(account: Self.account, access: .denied)),
-        PartnerFrameworkStatus(state: TVProviderState(account: Self.account, access: .granted, fault: TVProviderFault(.providerRejected))),
-        PartnerFrameworkStatus(state: TVProviderState(account: Self.account, access: .granted, fault: TVProviderFault(.accessNotGranted))),
+        PartnerFrameworkStatus(state: TVProviderState(account: TVProviderPartnerFrameworkStatusTests.account, access: .granted)),
+        PartnerFrameworkStatus(state: TVProviderState(account: TVProviderPartnerFrameworkStatusTests.account, access: .denied)),
+        PartnerFrameworkStatus(state: TVProviderState(account: TVProviderPartnerFrameworkStatusTests.account, access: .granted, fault: TVProviderFault(.providerRejected))),
+        PartnerFrameworkStatus(state: TVProviderState(account: TVProviderPartnerFrameworkStatusTests.account, access: .granted, fault: TVProviderFault(.accessNotGranted))),
         PartnerFrameworkStatus(accessStatus: nil),
     ])
     func roundTrip(status: PartnerFrameworkStatus) {

@@ -12,4 +12,11 @@ public enum Callback: String, Sendable, CaseIterable, Codable {
     case tokenRequestFailed
     case preauthorizedResources
     case setMetadataStatus
+    /// `presentTvProviderDialog:` (AccessEnabler 2.0+): show Apple's TV Provider picker (the
+    /// VideoSubscriberAccount view controller), fired by `getAuthentication` when the requestor has at
+    /// least one MVPD onboarded for Apple single sign-on.
+    case presentTvProviderDialog
+    /// `dismissTvProviderDialog:` (AccessEnabler 2.0+): hide that picker again, after the user picked a
+    /// provider, chose "Other TV Provider" or cancelled.
+    case dismissTvProviderDialog
 }

@@ -51,8 +51,31 @@ public struct StatusID: RawRepresentable, Hashable, Sendable, Codable, CustomStr
     public static let tempPassExpired = StatusID(rawValue: "N111")
     /// The backend holds no (valid) authentication for the device.
     public static let authenticationNotFound = StatusID(rawValue: "N130")
-    /// The MVPD picker was cancelled (`setSelectedProvider(nil)`).
+    /// The MVPD picker was cancelled (`setSelectedProvider(nil)`), or the Apple TV Provider picker was (`N005`, info).
     public static let providerSelectionCancelled = StatusID(rawValue: "N005")
+    /// Apple single sign-on (VideoSubscriberAccount, tvOS/iOS only; DOC `[ASSO]`, `[ERR]`).
+    /// `VSA203`, info: the app logged out, but its authentication came from the TV Provider account, which
+    /// only the user can end (Settings → Accounts → TV Provider). Fired by `logout`.
+    public static let tvProviderSignOutRequired = StatusID(rawValue: "VSA203")
+    /// `VSA403`: the app's TV Provider permission is denied (or restricted, INFERRED). Only in `[ASSO]`;
+    /// its level (info) is INFERRED.
+    public static let tvProviderAccessDenied = StatusID(rawValue: "VSA403")
+    /// `VSA404`, info: the app's TV Provider permission is undetermined (the user was never asked).
+    public static let tvProviderAccessUndetermined = StatusID(rawValue: "VSA404")
+    /// `VSA503`, info: the VideoSubscriberAccount metadata request failed during `getAuthentication`; the
+    /// regular flow follows, context in `message`.
+    public static let tvProviderUnavailable = StatusID(rawValue: "VSA503")
+    /// `APPL`, error: VideoSubscriberAccount failed during `setRequestor`; `details` holds the VSA error.
+    /// Adobe also spells it `AAPL`; `[ASSO]` spells it `APPL`, which is what regcoded emits.
+    public static let appleSSOError = StatusID(rawValue: "APPL")
+    /// `APPL_ERROR`, error: VideoSubscriberAccount failed during `checkAuthentication` (user signed in at
+    /// system level); `details` holds the VSA error. Also spelled `AAPL_ERROR` by Adobe.
+    public static let appleSSOAuthenticationError = StatusID(rawValue: "APPL_ERROR")
+    /// `N003`, info: the user chose "Other TV Provider" in the Apple picker; `displayProviderDialog` follows.
+    public static let otherTVProviderSelected = StatusID(rawValue: "N003")
+    /// `N004`, info: the user chose, in the Apple picker, a provider this requestor does not support
+    /// (no integration, or single sign-on disabled for it); `displayProviderDialog` follows.
+    public static let tvProviderNotSupported = StatusID(rawValue: "N004")
     /// Preauthorization failed.
     public static let preauthorizationFailed = StatusID(rawValue: "P100")
     /// The app's own stored authentication was bound to a device id that has since changed; it was

@@ -221,9 +221,35 @@ public enum AdobePassResponseParser {
             }
             // The picker needs some label; the id is what the backend itself falls back to in its logs.
             let displayName = entry["displayName"]?.stringValue ?? id
-            mvpds.append(MVPD(id: id, displayName: displayName, logoURL: entry["logoUrl"]?.stringValue))
+            mvpds.append(
+                MVPD(
+                    id: id,
+                    displayName: displayName,
+                    logoURL: entry["logoUrl"]?.stringValue,
+                    platformMappingId: entry["platformMappingId"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 },
+                    boardingStatus: entry["boardingStatus"]?.stringValue.flatMap(MVPD.BoardingStatus.init(rawValue:)),
+                    enablePlatformServices: platformFlag(entry["enablePlatformServices"]) ?? false,
+                    displayInPlatformPicker: platformFlag(entry["displayInPlatformPicker"]) ?? false,
+                    enforcePlatformPermissions: platformFlag(entry["enforcePlatformPermissions"]) ?? true
+                )
+            )
         }
         return .success(.configuration(mvpds: mvpds))
+    }
+
+    /// An MVPD platform flag: a JSON boolean (v2) or the text `"true"`/`"false"` of the v1 rendering of
+    /// its XML list; anything else counts as absent, so a stray value never fails the configuration.
+    private static func platformFlag(_ value: JSONValue?) -> Bool? {
+        switch value {
+        case .bool(let flag)?: flag
+        case .string(let text)?:
+            switch text.trimmingCharacters(in: .whitespaces).lowercased() {
+            case "true": true
+            case "false": false
+            default: nil
+            }
+        default: nil
+        }
     }
 
     /// v2 session (`code`, `notAfter` as a string of epoch ms) or v1 regcode (`code`, `expires` as a number).

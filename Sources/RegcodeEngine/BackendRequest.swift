@@ -145,14 +145,73 @@ public struct ClientCredentials: Sendable, Equatable, Codable {
 }
 
 /// An MVPD as the configuration lists it and as `displayProviderDialog` reports it.
+///
+/// The platform fields say how the MVPD takes part in a streaming platform's single sign-on (Apple TV
+/// Provider on tvOS/iOS); they come from the v2 `/configuration` and the v1 MVPD list (DOC `[API-CONF]`,
+/// `[V1-MVPD]`). Snapshots written before they existed decode with the defaults below.
 public struct MVPD: Sendable, Equatable, Codable {
+    /// `boardingStatus`: how far Apple onboarded the MVPD (AccessEnabler 2.2+; `nil` = not at all).
+    public enum BoardingStatus: String, Sendable, Hashable, Codable {
+        /// Fully supported by Apple: authentication uses Apple's single sign-on token.
+        case supported = "SUPPORTED"
+        /// Shown in Apple's picker, but the authentication flow is Adobe's (registration code on tvOS).
+        case picker = "PICKER"
+    }
+
     public var id: String
     public var displayName: String
     public var logoURL: String?
-    public init(id: String, displayName: String, logoURL: String? = nil) {
+    /// The provider id Apple's VideoSubscriberAccount uses for this MVPD (`accountProviderIdentifier`).
+    public var platformMappingId: String?
+    /// `nil` when absent or a value this version does not know.
+    public var boardingStatus: BoardingStatus?
+    /// The MVPD supports the platform's single sign-on for this requestor.
+    public var enablePlatformServices: Bool
+    /// The MVPD may appear in the platform's picker even when not onboarded for single sign-on.
+    public var displayInPlatformPicker: Bool
+    /// The device must enforce the permissions the platform reports; `true` when the backend omits it
+    /// (INFERRED: the safe reading of an absent flag).
+    public var enforcePlatformPermissions: Bool
+
+    public init(
+        id: String,
+        displayName: String,
+        logoURL: String? = nil,
+        platformMappingId: String? = nil,
+        boardingStatus: BoardingStatus? = nil,
+        enablePlatformServices: Bool = false,
+        displayInPlatformPicker: Bool = false,
+        enforcePlatformPermissions: Bool = true
+    ) {
         self.id = id
         self.displayName = displayName
         self.logoURL = logoURL
+        self.platformMappingId = platformMappingId
+        self.boardingStatus = boardingStatus
+        self.enablePlatformServices = enablePlatformServices
+        self.displayInPlatformPicker = displayInPlatformPicker
+        self.enforcePlatformPermissions = enforcePlatformPermissions
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, displayName, logoURL, platformMappingId, boardingStatus, enablePlatformServices,
+            displayInPlatformPicker, enforcePlatformPermissions
+    }
+
+    /// Every platform field is optional, so that stored snapshots of older versions still decode; an
+    /// unknown `boardingStatus` reads as `nil` rather than failing the whole snapshot.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        displayName = try container.decode(String.self, forKey: .displayName)
+        logoURL = try container.decodeIfPresent(String.self, forKey: .logoURL)
+        platformMappingId = try container.decodeIfPresent(String.self, forKey: .platformMappingId)
+        boardingStatus = try container.decodeIfPresent(String.self, forKey: .boardingStatus)
+            .flatMap(BoardingStatus.init(rawValue:))
+        enablePlatformServices = try container.decodeIfPresent(Bool.self, forKey: .enablePlatformServices) ?? false
+        displayInPlatformPicker = try container.decodeIfPresent(Bool.self, forKey: .displayInPlatformPicker) ?? false
+        enforcePlatformPermissions =
+            try container.decodeIfPresent(Bool.self, forKey: .enforcePlatformPermissions) ?? true
     }
 }
 

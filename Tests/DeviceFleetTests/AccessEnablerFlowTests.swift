@@ -67,7 +67,18 @@ import Testing
             #expect(try await h.call(.getSelectedProvider, through: "selectedProvider") == [.selectedProvider(nil)])
 
             // 3. Login with the picker and a second-screen code.
-            let mvpds = SimulatedMVPD.defaults.map { MVPD(id: $0.id, displayName: $0.displayName, logoURL: "\(h.baseURL)/_sim/logos/\($0.id).svg") }
+            let mvpds = SimulatedMVPD.defaults.map {
+                MVPD(
+                    id: $0.id,
+                    displayName: $0.displayName,
+                    logoURL: "\(h.baseURL)/_sim/logos/\($0.id).svg",
+                    platformMappingId: $0.platformMappingId,
+                    boardingStatus: $0.boardingStatus.flatMap { MVPD.BoardingStatus(rawValue: $0.rawValue) },
+                    enablePlatformServices: $0.enablePlatformServices,
+                    displayInPlatformPicker: $0.displayInPlatformPicker,
+                    enforcePlatformPermissions: $0.enforcePlatformPermissions
+                )
+            }
             #expect(try await h.call(.getAuthentication(mvpd: nil), through: "displayProviderDialog") == [.displayProviderDialog(mvpds)])
             let shown = try await h.call(.setSelectedProvider("Cablevision"), through: "status")
             let code = try #require(shown.last?.args["statusDictionary"]?["message"]?.stringValue)

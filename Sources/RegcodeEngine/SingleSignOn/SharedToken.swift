@@ -1,11 +1,3 @@
-/// Where an authentication token came from (`getMetadata` `tokenSource`).
-public enum TokenSource: String, Sendable, Hashable, Codable {
-    /// A second-screen (or passive) login with Adobe Pass.
-    case adobe = "Adobe"
-    /// Exchanged from the system's TV Provider account (Apple single sign-on).
-    case apple = "Apple"
-}
-
 /// A token in a device's shared storage: what the AccessEnabler rules look at (``StoredToken``), the
 /// profile an app adopts when it uses it, and which app of the device stored it.
 public struct SharedToken: Sendable, Equatable {

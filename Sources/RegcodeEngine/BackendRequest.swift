@@ -84,6 +84,10 @@ public struct RequestContext: Sendable, Equatable {
     public var identity: ClientIdentity
     /// `X-Forwarded-For`: the device's emulated client address. Data only, never connected to.
     public var forwardedFor: String?
+    /// REST v2 single sign-on identities to present (platform identity, service token).
+    public var ssoIdentity: SSOIdentitySettings?
+    /// `AP-Partner-Framework-Status` (Apple single sign-on): base64 JSON, when the app sends it.
+    public var partnerFrameworkStatus: String?
 
     public init(
         profile: APIProfile = .v2,
@@ -94,7 +98,9 @@ public struct RequestContext: Sendable, Equatable {
         visitorID: String? = nil,
         signingKeys: SigningKeys? = nil,
         identity: ClientIdentity = ClientIdentity(),
-        forwardedFor: String? = nil
+        forwardedFor: String? = nil,
+        ssoIdentity: SSOIdentitySettings? = nil,
+        partnerFrameworkStatus: String? = nil
     ) {
         self.profile = profile
         self.requestor = requestor
@@ -105,6 +111,8 @@ public struct RequestContext: Sendable, Equatable {
         self.signingKeys = signingKeys
         self.identity = identity
         self.forwardedFor = forwardedFor
+        self.ssoIdentity = ssoIdentity
+        self.partnerFrameworkStatus = partnerFrameworkStatus
     }
 }
 

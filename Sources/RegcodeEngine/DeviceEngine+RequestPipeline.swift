@@ -234,7 +234,8 @@ extension DeviceEngine {
             visitorID: snapshot.options["visitorID"],
             signingKeys: runtimeSigningKeys ?? settings.signingKeys,
             identity: settings.identity,
-            forwardedFor: settings.forwardedFor
+            forwardedFor: settings.forwardedFor,
+            ssoIdentity: settings.ssoIdentity
         )
     }
 

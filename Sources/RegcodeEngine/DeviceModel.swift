@@ -50,6 +50,8 @@ public struct DeviceSettings: Sendable, Equatable, Codable {
     public var sso: DeviceSSOSettings? = nil
     /// The apps the device hosts (first = the one calls without `app` reach); empty: one plain app.
     public var apps: [AppConfiguration] = []
+    /// REST v2 single sign-on identities the device's calls present; nil: none.
+    public var ssoIdentity: SSOIdentitySettings? = nil
 
     public init(name: String, requestor: String) {
         self.name = name
@@ -57,7 +59,7 @@ public struct DeviceSettings: Sendable, Equatable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case name, profile, requestor, presetMVPD, softwareStatement, signingKeys, polling, deviceInfo, identity, sso, apps
+        case name, profile, requestor, presetMVPD, softwareStatement, signingKeys, polling, deviceInfo, identity, sso, apps, ssoIdentity
     }
 
     /// Reads stored settings; keys an older version did not write keep their defaults.
@@ -73,6 +75,7 @@ public struct DeviceSettings: Sendable, Equatable, Codable {
         identity = try c.decodeIfPresent(ClientIdentity.self, forKey: .identity) ?? identity
         sso = try c.decodeIfPresent(DeviceSSOSettings.self, forKey: .sso)
         apps = try c.decodeIfPresent([AppConfiguration].self, forKey: .apps) ?? []
+        ssoIdentity = try c.decodeIfPresent(SSOIdentitySettings.self, forKey: .ssoIdentity)
     }
 
     /// The `X-Forwarded-For` value of the device's calls, when it sends one.

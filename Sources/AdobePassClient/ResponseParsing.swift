@@ -79,6 +79,13 @@ public enum AdobePassResponseParser {
             parsed = parseV1UserMetadata(json)
         case (.logout, _):
             parsed = .success(.loggedOut)
+        case (.partnerSession(let mvpd), _):
+            parsed = parsePartnerSession(json, requestedMVPD: mvpd)
+        case (.partnerAuthenticationResponse, _):
+            parsed = json["SAMLResponse"]?.stringValue.map { .success(.samlResponse($0)) }
+                ?? .failure(Malformed(reason: "identity provider answer without SAMLResponse"))
+        case (.partnerProfile(_, let mvpd), _):
+            parsed = parseProfiles(json, preferring: mvpd)
         }
         return parsed.mapError { .malformed(status: status, reason: $0.reason) }
     }
@@ -278,6 +285,18 @@ public enum AdobePassResponseParser {
         return .success(.session(IssuedCode(code: code, expiresEpochMs: expires, mvpd: mvpd)))
     }
 
+    /// `sessions/sso/Apple`: `partner_profile` carries the SAML request for the TV Provider; `authorize` means a
+    /// profile is already held; the fallbacks (`authenticate` with a code, `resume`) continue as the code flow.
+    private static func parsePartnerSession(_ json: JSONValue, requestedMVPD: String) -> Result<BackendResponse, Malformed> {
+        if json["actionName"]?.stringValue == "partner_profile" {
+            guard let request = json["authenticationRequest"]?["request"]?.stringValue, !request.isEmpty else {
+                return .failure(Malformed(reason: "partner_profile answer without authenticationRequest.request"))
+            }
+            return .success(.partnerAuthenticationRequest(request: request))
+        }
+        return parseSession(json, expiryField: "notAfter", requestedMVPD: requestedMVPD)
+    }
+
     /// v2 `{"profiles": {mvpd: MvpdProfile}}`; an empty map means the code is still pending. The profile of
     /// `preferred` wins when present.
     private static func parseProfiles(_ json: JSONValue, preferring preferred: String?) -> Result<BackendResponse, Malformed> {
@@ -294,7 +313,13 @@ public enum AdobePassResponseParser {
             let userID = userAttribute?["state"]?.stringValue == "enc" ? nil : userAttribute?["value"]?.stringValue
             candidates.append(
                 (
-                    key, AuthProfile(mvpd: key, userID: userID, expiresEpochMs: notAfter),
+                    key,
+                    AuthProfile(
+                        mvpd: key,
+                        userID: userID,
+                        expiresEpochMs: notAfter,
+                        source: value["type"]?.stringValue == "appleSSO" ? .apple : .adobe
+                    ),
                     value["type"]?.stringValue == "regular"
                 )
             )

@@ -24,6 +24,9 @@ enum V2Requests {
         if let visitorID = context.visitorID {
             headers.append(("AP-Visitor-Identifier", visitorID))
         }
+        if let status = context.partnerFrameworkStatus {
+            headers.append(("AP-Partner-Framework-Status", status))
+        }
         return headers
     }
 

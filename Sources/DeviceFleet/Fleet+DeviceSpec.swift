@@ -19,6 +19,8 @@ extension Fleet {
         public var otherApps: [AppSpec] = []
         /// The device's stored shared tokens.
         public var tokens: [SharedToken] = []
+        /// The device's TV Provider as stored (or configured); nil: not emulated.
+        public var tvProvider: TVProviderDevice?
 
         public init(
             settings: DeviceSettings,

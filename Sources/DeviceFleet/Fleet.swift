@@ -30,6 +30,8 @@ public actor Fleet<C: DeviceClock>: Service {
         var apps: [AppSlot]
         /// Shared token storage across the apps; nil for a device with one plain app (no overhead).
         var sso: SSOHost?
+        /// The device's TV Provider (Apple single sign-on); nil when not emulated.
+        var tvProvider: TVProviderDevice?
         let scenario: Scenario
         let incarnation: UInt64
         let cycle: CyclePlan
@@ -120,11 +122,13 @@ public actor Fleet<C: DeviceClock>: Service {
         members[name] = Member(
             apps: makeApps(spec),
             sso: spec.makeSSOHost(),
+            tvProvider: spec.tvProvider,
             scenario: spec.scenario,
             incarnation: incarnations,
             cycle: spec.cycle ?? CyclePlan()
         )
         let resumingCode = spec.snapshot.code != nil
+        pushTVProvider(to: name)
         for app in members[name]!.apps.indices {
             if let actions = members[name]?.apps[app].engine.resume() { process(name, app: app, actions) }
         }

@@ -10,6 +10,10 @@ public enum FleetError: Error, Equatable, Sendable, CustomStringConvertible {
     case busy(device: String, pending: Int)
     /// The device hosts no app with this id.
     case unknownApp(device: String, app: String)
+    /// The device does not emulate a TV Provider (no `tv_provider` configured).
+    case noTVProvider(String)
+    /// No Apple picker is open in that app.
+    case noTVProviderPicker(device: String, app: String)
 
     public var description: String {
         switch self {
@@ -19,6 +23,8 @@ public enum FleetError: Error, Equatable, Sendable, CustomStringConvertible {
         case .held(let reason): "the fleet takes no new work for now: \(reason)"
         case .busy(let device, let pending): "device '\(device)' already has \(pending) calls waiting; wait for their callbacks"
         case .unknownApp(let device, let app): "device '\(device)' has no app '\(app)'"
+        case .noTVProvider(let device): "device '\(device)' has no TV Provider (configure tv_provider)"
+        case .noTVProviderPicker(let device, let app): "no TV Provider picker is open in app '\(app)' of device '\(device)'"
         }
     }
 }

@@ -238,6 +238,8 @@ public enum ConfigurationFile {
                 case "forwarded_for": fleet.identity.sendsForwardedFor = try bool(value, path)
                 case "device":
                     fleet.sso = try readDevice(value, key: path, base: fleet.sso ?? DeviceSSOSettings())
+                case "tv_provider":
+                    fleet.tvProvider = try readTVProvider(value, key: path)
                 case "apps":
                     guard let sequence = value.sequence else { throw fail(path, "expected a list of apps") }
                     var apps: [AppConfiguration] = []
@@ -287,6 +289,32 @@ public enum ConfigurationFile {
                 }
             }
             return settings
+        }
+
+        /// `tv_provider:` — the TV Provider (Apple single sign-on) each device starts with.
+        func readTVProvider(_ node: Node, key prefix: String) throws(ConfigurationError) -> TVProviderDevice {
+            var state = TVProviderDevice()
+            var provider: String?
+            var user = TVProviderUser(userID: "tv-provider-user")
+            for (key, value) in try mapping(node, prefix) {
+                let path = "\(prefix).\(key)"
+                switch key {
+                case "provider": provider = try optionalString(value, path)
+                case "user_id": user.userID = try string(value, path)
+                case "household_id": user.householdID = try string(value, path)
+                case "zip": user.zip = try string(value, path)
+                case "access":
+                    let text = try string(value, path)
+                    guard let access = TVProviderAccess(rawValue: text) else {
+                        throw fail(path, "'\(text)' is not one of \(TVProviderAccess.allCases.map(\.rawValue).joined(separator: ", "))")
+                    }
+                    state.defaultAccess = access
+                default: throw fail(path, "unknown key")
+                }
+            }
+            // A configured account does not expire on its own; the lab signs it out (vsa.signOut) or sets an expiry (vsa.signIn).
+            if let provider { state.account = TVProviderAccount(providerID: provider, user: user, expiresEpochMs: Int64.max) }
+            return state
         }
 
         /// One entry of `apps:`.

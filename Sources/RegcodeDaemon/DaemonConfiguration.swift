@@ -45,6 +45,8 @@ public struct FleetConfiguration: Sendable, Equatable {
     public var sso: DeviceSSOSettings?
     /// The apps each device hosts; empty: one plain app.
     public var apps: [AppConfiguration] = []
+    /// Apple single sign-on: the TV Provider each device starts with; nil: not emulated.
+    public var tvProvider: TVProviderDevice?
 
     public init() {}
 

@@ -66,6 +66,21 @@ struct DaemonControlHandler: ControlHandler {
         case "sso.explain":
             try params.allowOnly(["device", "app"])
             return try await explain(try params.string("device"), app: try params.optionalString("app"))
+        case "vsa.status":
+            try params.allowOnly(["device"])
+            return try await tvProviderStatus(try params.string("device"))
+        case "vsa.signIn":
+            try params.allowOnly(["device", "provider", "userId", "householdId", "zip", "expires"])
+            return try await tvProviderSignIn(params)
+        case "vsa.signOut":
+            try params.allowOnly(["device"])
+            return try await tvProviderUpdate(try params.string("device")) { $0.account = .signedOut }
+        case "vsa.setAccess":
+            try params.allowOnly(["device", "app", "access"])
+            return try await tvProviderSetAccess(params)
+        case "vsa.pick":
+            try params.allowOnly(["device", "app", "provider", "other", "cancel"])
+            return try await tvProviderPick(params)
         case "storage.list":
             try params.allowOnly(["device", "domain"])
             return try await storageList(try params.string("device"), domain: try params.optionalString("domain"))
@@ -408,6 +423,10 @@ struct DaemonControlHandler: ControlHandler {
         case .held(let reason): .unavailable("the daemon takes no new work until storage recovers: \(reason)")
         case .busy(let device, let pending):
             .unavailable("device '\(device)' already has \(pending) calls waiting; wait for their callbacks before sending more")
+        case .noTVProvider(let device):
+            .invalidParams("device '\(device)' has no TV Provider: configure `tv_provider` for its fleet", data: ["device": .string(device)])
+        case .noTVProviderPicker(let device, let app):
+            .conflict("no TV Provider picker is open in app '\(app)' of device '\(device)': call getAuthentication first", data: ["device": .string(device), "app": .string(app)])
         case .unknownApp(let device, let app):
             .invalidParams("device '\(device)' has no app '\(app)'", data: ["member": "app", "device": .string(device), "app": .string(app)])
         case nil: .internalError("\(error)")

@@ -86,6 +86,7 @@ struct DeviceCatalog: Sendable {
         settings.presetMVPD = fleet.mvpd
         settings.polling = fleet.poll
         settings.identity = fleet.identity
+        settings.tvProvider = fleet.tvProvider
         if !fleet.apps.isEmpty {
             settings.sso = fleet.sso ?? DeviceSSOSettings()
             settings.apps = fleet.apps

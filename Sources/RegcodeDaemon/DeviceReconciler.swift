@@ -92,6 +92,7 @@ struct DeviceReconciler {
         var record = device
         record.snapshot = DeviceSnapshot()
         record.tokens = []
+        record.tvProvider = settings.tvProvider
         record.apps = Self.apps(settings, stored: []).map { app in
             var app = app
             let generation = device.apps.first { $0.app.id == app.app.id }?.app.identity.vendorGeneration ?? 0
@@ -122,6 +123,8 @@ struct DeviceReconciler {
             }()
         if let snapshot { record.snapshot = snapshot }
         record.apps = Self.apps(wanted.settings, stored: existing?.apps ?? [])
+        // What the lab did to the TV Provider outlives a restart; configuring it away removes it.
+        record.tvProvider = wanted.settings.tvProvider == nil ? nil : existing?.tvProvider ?? wanted.settings.tvProvider
         record.settings = Self.withoutSecrets(wanted.settings)
         record.scenario = wanted.scenario
         record.fleet = wanted.fleet

@@ -15,6 +15,7 @@ extension StoredDevice {
             seed: seed,
             cycle: cycle
         )
+        spec.tvProvider = tvProvider
         guard !apps.isEmpty else { return spec }
         spec.sso = settings.sso ?? DeviceSSOSettings()
         spec.firstApp = apps[0].app

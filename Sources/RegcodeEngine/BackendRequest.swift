@@ -29,6 +29,14 @@ public enum BackendRequest: Sendable, Equatable {
     case userMetadata(mvpd: String)
     /// v2 `GET /api/v2/{sp}/logout/{mvpd}` (v1 `DELETE /api/v1/logout`).
     case logout(mvpd: String)
+    /// Apple single sign-on, v2 `POST /api/v2/{sp}/sessions/sso/Apple` with the partner framework status:
+    /// the SAML request to hand to the TV Provider (or a fallback to the code flow).
+    case partnerSession(mvpd: String)
+    /// The TV Provider's second request: the MVPD's identity provider answers the SAML request for the
+    /// signed-in account (pass-sim's emulated IdP, `POST /_sim/partner/Apple/authn-response`).
+    case partnerAuthenticationResponse(request: String, provider: String, user: TVProviderUser)
+    /// v2 `POST /api/v2/{sp}/profiles/sso/Apple` with the SAML response: the `appleSSO` profile.
+    case partnerProfile(samlResponse: String, mvpd: String)
 
     /// Whether the call needs an access token (everything but DCR itself).
     public var isProtected: Bool {
@@ -53,6 +61,9 @@ public enum BackendRequest: Sendable, Equatable {
         case .preauthorize: "preauthorize"
         case .userMetadata: "usermetadata"
         case .logout: "logout"
+        case .partnerSession: "sessions.sso"
+        case .partnerAuthenticationResponse: "tvprovider.saml"
+        case .partnerProfile: "profiles.sso"
         }
     }
 }
@@ -242,10 +253,28 @@ public struct AuthProfile: Sendable, Equatable, Codable {
     public var userID: String?
     /// End of validity, milliseconds since the Unix epoch.
     public var expiresEpochMs: Int64
-    public init(mvpd: String, userID: String?, expiresEpochMs: Int64) {
+    /// Apple when it was exchanged from the TV Provider account (`getMetadata` `tokenSource`).
+    public var source: TokenSource
+    public init(mvpd: String, userID: String?, expiresEpochMs: Int64, source: TokenSource = .adobe) {
         self.mvpd = mvpd
         self.userID = userID
         self.expiresEpochMs = expiresEpochMs
+        self.source = source
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case mvpd, userID, expiresEpochMs, source
+    }
+
+    /// Snapshots written before single sign-on have no source: Adobe.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            mvpd: try c.decode(String.self, forKey: .mvpd),
+            userID: try c.decodeIfPresent(String.self, forKey: .userID),
+            expiresEpochMs: try c.decode(Int64.self, forKey: .expiresEpochMs),
+            source: try c.decodeIfPresent(TokenSource.self, forKey: .source) ?? .adobe
+        )
     }
 }
 
@@ -328,6 +357,10 @@ public enum BackendResponse: Sendable, Equatable {
     case accessToken(token: String, expiresIn: Duration)
     case configuration(mvpds: [MVPD])
     case session(IssuedCode)
+    /// `sessions/sso/Apple` answered `partner_profile`: the SAML request for the TV Provider.
+    case partnerAuthenticationRequest(request: String)
+    /// The identity provider's SAML response, for `profiles/sso/Apple`.
+    case samlResponse(String)
     /// A v2 sessions answer with `actionName: "authorize"`: the device already holds a profile for `mvpd`.
     case alreadyAuthenticated(mvpd: String)
     /// `nil` while the code is still pending (v2 empty `profiles` map, v1 404), or when no profile is held.

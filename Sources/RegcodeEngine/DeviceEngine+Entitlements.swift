@@ -45,7 +45,7 @@ extension DeviceEngine {
         case .idle:
             // As getAuthentication: the picker (or the preset MVPD), a code, polling.
             return apply(.getAuthentication(mvpd: nil))
-        case .awaitingProvider, .requestingCode, .polling:
+        case .awaitingProvider, .requestingCode, .polling, .awaitingTVProvider, .exchanging:
             // A login is already under way; the authorization waits for it.
             return []
         }
@@ -219,6 +219,11 @@ extension DeviceEngine {
             metadata = .string(deviceID)
         case .userMetadata:
             let name = key[AccessEnabler.metadataUserMetaKey]?.stringValue ?? ""
+            // Known on the device: whether the token was exchanged from the TV Provider account.
+            if name == "tokenSource" {
+                let source = isAuthenticated ? snapshot.profile?.source.userMetadataValue : nil
+                return [.emit(.setMetadataStatus(source.map(JSONValue.string) ?? .null, encrypted: false, key: opCode.rawValue, arguments: key))]
+            }
             if isAuthenticated, let profile = snapshot.profile, !name.isEmpty {
                 return enqueue(.userMetadata(key: key, name: name, mvpd: profile.mvpd))
             }
@@ -251,6 +256,7 @@ extension DeviceEngine {
     mutating func logout() -> [Action] {
         var actions = stopLogin(endingCodeAs: .cancelled)
         let mvpd = snapshot.profile?.mvpd
+        let apple = snapshot.profile?.source == .apple
         clearAuthentication()
         snapshot.selectedMVPD = nil
         snapshot.renewals = 0
@@ -258,13 +264,17 @@ extension DeviceEngine {
             actions.append(.emit(.setAuthenticationStatus(AccessEnabler.statusError, .userNotAuthenticated)))
             return actions + failPendingAuthorizations()
         }
-        return actions + enqueue(.logout(mvpd: mvpd))
+        return actions + enqueue(.logout(mvpd: mvpd, apple: apple))
     }
 
-    mutating func logoutFinished(_ result: Result<BackendResponse, BackendFailure>) -> [Action] {
+    mutating func logoutFinished(_ result: Result<BackendResponse, BackendFailure>, apple: Bool) -> [Action] {
         var actions: [Action] = []
         if case .failure(let failure) = result, isSignatureRefusal(failure) {
             actions.append(signatureRefusedStatus(failure))
+        }
+        // The TV Provider account still signs every app in: the user must sign out in Settings too.
+        if let status = appleRules.logout(tokenSource: apple ? .apple : .adobe) {
+            actions.append(.emit(.status(status)))
         }
         // The device forgot the profile already; a backend failure does not bring it back.
         actions.append(.emit(.setAuthenticationStatus(AccessEnabler.statusError, .userNotAuthenticated)))
@@ -302,7 +312,8 @@ extension DeviceEngine {
             return [.emit(.preauthorizedResources([]))]
         case .userMetadata(let key, _, _):
             return [.emit(.setMetadataStatus(.null, encrypted: false, key: AccessEnabler.MetadataOpCode.userMetadata.rawValue, arguments: key))]
-        case .configure, .checkAuthentication, .fetchProfile, .createSession, .poll, .logout:
+        case .configure, .checkAuthentication, .fetchProfile, .createSession, .poll, .logout, .partnerSession, .partnerSAML,
+            .partnerProfile:
             return []
         }
     }

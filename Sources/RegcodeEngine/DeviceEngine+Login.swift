@@ -7,6 +7,9 @@ extension DeviceEngine {
         if isAuthenticated {
             return authenticationStatusEvents(cached: true)
         }
+        if mvpd == nil, let apple = tvProviderAtGetAuthentication() {
+            return apple
+        }
         var actions = stopLogin(endingCodeAs: .replaced)
         snapshot.renewals = 0
         if let preset = mvpd ?? settings.presetMVPD {

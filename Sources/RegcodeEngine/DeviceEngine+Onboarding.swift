@@ -32,7 +32,7 @@ extension DeviceEngine {
         }
         switch command {
         case .checkAuthentication:
-            return authenticationStatusEvents(cached: true)
+            return tvProviderStatusesAtCheckAuthentication() + authenticationStatusEvents(cached: true)
         case .getAuthentication(let mvpd):
             return getAuthentication(mvpd: mvpd)
         case .setSelectedProvider(let mvpd):
@@ -47,6 +47,8 @@ extension DeviceEngine {
             return getMetadata(key)
         case .logout:
             return logout()
+        case .selectTVProvider(let choice):
+            return selectTVProvider(choice)
         case .setRequestor, .setOptions, .getSelectedProvider:
             return []
         }
@@ -66,14 +68,27 @@ extension DeviceEngine {
         }
     }
 
+    /// `setRequestorComplete(1)`, then the calls that waited for it.
+    mutating func completeSetRequestor(pending: [DeviceCommand]) -> [Action] {
+        setup = .configured
+        var actions: [Action] = [.emit(.setRequestorComplete(AccessEnabler.statusSuccess))]
+        for command in pending { actions += apply(command) }
+        return actions
+    }
+
     mutating func configurationFinished(_ result: Result<BackendResponse, BackendFailure>, stage: Stage) -> [Action] {
         let pending = queuedCommands
         if case .success(.configuration(let mvpds)) = result {
             snapshot.mvpds = mvpds
-            setup = .configured
-            var actions: [Action] = [.emit(.setRequestorComplete(AccessEnabler.statusSuccess))]
-            for command in pending { actions += apply(command) }
-            return actions
+            var actions: [Action] = []
+            switch tvProviderAtSetRequestor() {
+            case .status(let report): actions.append(.emit(.status(report)))
+            case .exchange(let mvpd):
+                // `setRequestor` completes once the exchange ended; calls keep queueing behind it.
+                return startExchange(mvpd: mvpd, completesSetRequestor: true)
+            case .nothing: break
+            }
+            return actions + completeSetRequestor(pending: pending)
         }
         let failure: BackendFailure
         if case .failure(let error) = result {

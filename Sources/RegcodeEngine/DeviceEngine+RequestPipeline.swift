@@ -19,13 +19,19 @@ extension DeviceEngine {
         case preauthorize(resources: [String], mvpd: String)
         /// `key` is the app's key dictionary, echoed in `setMetadataStatus`.
         case userMetadata(key: JSONValue, name: String, mvpd: String)
-        case logout(mvpd: String)
+        /// `apple`: the profile came from the TV Provider, so the app is told to sign out there too (VSA203).
+        case logout(mvpd: String, apple: Bool)
+        /// Apple single sign-on exchange, in three steps (see `DeviceEngine+TVProvider`).
+        case partnerSession(mvpd: String, login: UInt64)
+        case partnerSAML(request: String, provider: String, user: TVProviderUser, mvpd: String, login: UInt64)
+        case partnerProfile(samlResponse: String, mvpd: String, login: UInt64)
 
         /// The stage the request log files the call under.
         var stage: RequestStage {
             switch self {
             case .configure: .configuration
-            case .checkAuthentication, .createSession: .session
+            case .checkAuthentication, .createSession, .partnerSession, .partnerSAML: .session
+            case .partnerProfile: .profile
             case .fetchProfile: .profile
             case .poll: .poll
             case .authorize, .mediaToken, .preauthorize: .decision
@@ -166,6 +172,9 @@ extension DeviceEngine {
             return clock.now < loop.expiry
         case .authorize, .mediaToken, .preauthorize, .userMetadata, .logout:
             return true
+        case .partnerSession(_, let id), .partnerSAML(_, _, _, _, let id), .partnerProfile(_, _, let id):
+            if case .exchanging(let exchange) = login { return exchange.id == id }
+            return false
         }
     }
 
@@ -215,7 +224,10 @@ extension DeviceEngine {
         case .mediaToken(let resource, let mvpd): .mediaToken(mvpd: mvpd, resource: resource)
         case .preauthorize(let resources, let mvpd): .preauthorize(mvpd: mvpd, resources: resources)
         case .userMetadata(_, _, let mvpd): .userMetadata(mvpd: mvpd)
-        case .logout(let mvpd): .logout(mvpd: mvpd)
+        case .logout(let mvpd, _): .logout(mvpd: mvpd)
+        case .partnerSession(let mvpd, _): .partnerSession(mvpd: mvpd)
+        case .partnerSAML(let request, let provider, let user, _, _): .partnerAuthenticationResponse(request: request, provider: provider, user: user)
+        case .partnerProfile(let saml, let mvpd, _): .partnerProfile(samlResponse: saml, mvpd: mvpd)
         }
     }
 
@@ -235,7 +247,8 @@ extension DeviceEngine {
             signingKeys: runtimeSigningKeys ?? settings.signingKeys,
             identity: settings.identity,
             forwardedFor: settings.forwardedFor,
-            ssoIdentity: settings.ssoIdentity
+            ssoIdentity: settings.ssoIdentity,
+            partnerFrameworkStatus: tvProvider.map { PartnerFrameworkStatus(state: $0).headerValue }
         )
     }
 
@@ -455,8 +468,14 @@ extension DeviceEngine {
             return preauthorizationFinished(result, resources: resources, stage: stage)
         case .userMetadata(let key, let name, _):
             return userMetadataFinished(result, key: key, name: name)
-        case .logout:
-            return logoutFinished(result)
+        case .logout(_, let apple):
+            return logoutFinished(result, apple: apple)
+        case .partnerSession(let mvpd, let id):
+            return partnerSessionFinished(result, mvpd: mvpd, login: id, stage: stage)
+        case .partnerSAML(_, _, _, let mvpd, let id):
+            return partnerSAMLFinished(result, mvpd: mvpd, login: id, stage: stage)
+        case .partnerProfile(_, _, let id):
+            return partnerProfileFinished(result, login: id, stage: stage)
         }
     }
 }

@@ -20,6 +20,18 @@ extension DeviceEngine {
         /// Asking for a code (or, v1, whether the backend already knows the device).
         case requestingCode(CodeRequest)
         case polling(PollLoop)
+        /// Apple single sign-on: the TV Provider picker is shown (`presentTvProviderDialog`).
+        case awaitingTVProvider(TVProviderPicker)
+        /// Apple single sign-on: exchanging the TV Provider account for a profile.
+        case exchanging(PartnerExchange)
+    }
+
+    struct PartnerExchange: Sendable {
+        let id: UInt64
+        var mvpd: String
+        /// The silent exchange of `setRequestor`: it completes the call (and releases the calls queued
+        /// behind it) whatever its outcome.
+        var completesSetRequestor: Bool
     }
 
     struct CodeRequest: Sendable {

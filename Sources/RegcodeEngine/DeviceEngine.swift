@@ -40,6 +40,11 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
     var pendingAuthorizations: [String] = []
     /// End of validity of the last granted authorization per resource (`getMetadata` opcode 1).
     var authorizationExpiry: [String: Int64] = [:]
+    /// Apple single sign-on: the device's TV Provider account and this app's permission, as the fleet
+    /// last reported them; nil when the app does not emulate it (``tvProviderChanged(_:)``).
+    public internal(set) var tvProvider: TVProviderState?
+    /// The Apple single sign-on rules (INFERRED choices are fields there).
+    var appleRules = AppleSSORules()
 
     public init(settings: DeviceSettings, deviceID: String, snapshot: DeviceSnapshot = DeviceSnapshot(), clock: C, seed: UInt64) {
         self.settings = settings
@@ -60,8 +65,8 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
     public var phase: DevicePhase {
         if case .configuring = setup { return .configuring }
         switch login {
-        case .awaitingProvider: return .selectingProvider
-        case .requestingCode: return .requestingCode
+        case .awaitingProvider, .awaitingTVProvider: return .selectingProvider
+        case .requestingCode, .exchanging: return .requestingCode
         case .polling: return .polling
         case .idle: break
         }

@@ -19,6 +19,9 @@ public enum DeviceEvent: Sendable, Equatable {
     case preauthorizedResources([String])
     /// `setMetadataStatus:encrypted:forKey:andArguments:`; `arguments` is the key dictionary as the app passed it.
     case setMetadataStatus(JSONValue, encrypted: Bool, key: Int64, arguments: JSONValue)
+    /// The Apple TV Provider picker to present; the argument describes it (`VSAccountPicker`, providers).
+    case presentTvProviderDialog(JSONValue)
+    case dismissTvProviderDialog(JSONValue)
     /// A single sign-on diagnostic (`sso.…`): not an AccessEnabler callback.
     case sso(SSODiagnosticEvent)
 
@@ -45,6 +48,8 @@ public enum DeviceEvent: Sendable, Equatable {
         case .tokenRequestFailed: .tokenRequestFailed
         case .preauthorizedResources: .preauthorizedResources
         case .setMetadataStatus: .setMetadataStatus
+        case .presentTvProviderDialog: .presentTvProviderDialog
+        case .dismissTvProviderDialog: .dismissTvProviderDialog
         case .sso: nil
         }
     }
@@ -78,6 +83,8 @@ public enum DeviceEvent: Sendable, Equatable {
             ["resources": .array(resources.map { .string($0) })]
         case .setMetadataStatus(let metadata, let encrypted, let key, let arguments):
             ["metadata": metadata, "encrypted": .bool(encrypted), "key": .int(key), "arguments": arguments]
+        case .presentTvProviderDialog(let viewController), .dismissTvProviderDialog(let viewController):
+            ["viewController": viewController]
         case .sso(let diagnostic):
             diagnostic.args
         }

@@ -52,6 +52,9 @@ public struct DeviceSettings: Sendable, Equatable, Codable {
     public var apps: [AppConfiguration] = []
     /// REST v2 single sign-on identities the device's calls present; nil: none.
     public var ssoIdentity: SSOIdentitySettings? = nil
+    /// Apple single sign-on: the TV Provider account and permissions the device starts with (the lab
+    /// changes them at run time); nil: the device has no TV Provider emulation.
+    public var tvProvider: TVProviderDevice? = nil
 
     public init(name: String, requestor: String) {
         self.name = name
@@ -59,7 +62,7 @@ public struct DeviceSettings: Sendable, Equatable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case name, profile, requestor, presetMVPD, softwareStatement, signingKeys, polling, deviceInfo, identity, sso, apps, ssoIdentity
+        case name, profile, requestor, presetMVPD, softwareStatement, signingKeys, polling, deviceInfo, identity, sso, apps, ssoIdentity, tvProvider
     }
 
     /// Reads stored settings; keys an older version did not write keep their defaults.
@@ -76,6 +79,7 @@ public struct DeviceSettings: Sendable, Equatable, Codable {
         sso = try c.decodeIfPresent(DeviceSSOSettings.self, forKey: .sso)
         apps = try c.decodeIfPresent([AppConfiguration].self, forKey: .apps) ?? []
         ssoIdentity = try c.decodeIfPresent(SSOIdentitySettings.self, forKey: .ssoIdentity)
+        tvProvider = try c.decodeIfPresent(TVProviderDevice.self, forKey: .tvProvider)
     }
 
     /// The `X-Forwarded-For` value of the device's calls, when it sends one.
@@ -228,6 +232,8 @@ public enum DeviceCommand: Sendable, Equatable {
     /// The `getMetadata:` key dictionary: `opCode` (0–3), `resource_id`, `user_metadata_name`.
     case getMetadata(JSONValue)
     case logout
+    /// The user's answer in the Apple TV Provider picker (`presentTvProviderDialog`).
+    case selectTVProvider(TVProviderChoice)
 
     public var name: String {
         switch self {
@@ -242,6 +248,7 @@ public enum DeviceCommand: Sendable, Equatable {
         case .checkPreauthorizedResources: "checkPreauthorizedResources"
         case .getMetadata: "getMetadata"
         case .logout: "logout"
+        case .selectTVProvider: "selectTVProvider"
         }
     }
 }

@@ -31,6 +31,7 @@ extension RegcodeStore {
             var devices: [StoredDevice] = []
             let apps = try Self.loadApps(db, json: json)
             let tokens = try Self.loadTokens(db)
+            let tvProviders = try Self.loadTVProviders(db)
             while let row = try rows.next() {
                 let name: String = row["name"]
                 guard let scenario = Scenario(rawValue: row["scenario"]) else {
@@ -74,6 +75,7 @@ extension RegcodeStore {
                 )
                 devices[devices.count - 1].apps = apps[name] ?? []
                 devices[devices.count - 1].tokens = tokens[name] ?? []
+                devices[devices.count - 1].tvProvider = tvProviders[name]
             }
             return devices
         }
@@ -130,6 +132,7 @@ extension RegcodeStore {
             _ = try Self.writeSnapshot(device.snapshot, device: device.name, at: now, json: json, db: db)
             try Self.writeApps(device.apps, device: device.name, at: now, json: json, db: db)
             try Self.writeTokens(device.tokens, device: device.name, db: db)
+            try Self.writeTVProvider(device.tvProvider, device: device.name, at: now, db: db)
             return existing
         }
         if let keptID, keptID != device.deviceID {

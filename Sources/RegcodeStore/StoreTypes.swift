@@ -25,6 +25,8 @@ public struct StoredDevice: Sendable, Equatable {
     public var apps: [StoredApp] = []
     /// The device's shared token storage (devices that host apps).
     public var tokens: [SharedToken] = []
+    /// The device's TV Provider (Apple single sign-on) as last stored; nil: not emulated.
+    public var tvProvider: TVProviderDevice?
 
     public init(
         name: String,

@@ -166,7 +166,8 @@ CREATE TABLE tv_provider_accounts (
     updated_at      INTEGER NOT NULL
 );
 
--- Each app's TV Provider permission (Settings → TV Provider); no row: not determined.
+-- Each app's TV Provider permission (Settings → TV Provider); app '*' holds the permission of apps
+-- without a row of their own. A device emulating a TV Provider always has the '*' row.
 CREATE TABLE tv_provider_access (
     device          TEXT NOT NULL REFERENCES devices(name) ON DELETE CASCADE,
     app             TEXT NOT NULL,

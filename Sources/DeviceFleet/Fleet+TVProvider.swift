@@ -1,0 +1,52 @@
+import RegcodeEngine
+
+/// The lab's hand on a device's TV Provider (Apple single sign-on): sign the system account in or
+/// out, set an app's permission, answer Apple's picker. Every change reaches each app's engine at once,
+/// as apps read the account when they next ask.
+extension Fleet {
+    /// The device's TV Provider; nil when the device does not emulate one.
+    public func tvProvider(of device: String) throws(FleetError) -> TVProviderDevice? {
+        guard let member = members[device] else { throw .unknownDevice(device) }
+        return member.tvProvider
+    }
+
+    /// Changes the device's TV Provider and tells every app; returns the new state.
+    @discardableResult
+    public func updateTVProvider(of device: String, _ change: (inout TVProviderDevice) -> Void) throws(FleetError) -> TVProviderDevice {
+        guard var state = members[device]?.tvProvider else { throw .noTVProvider(device) }
+        change(&state)
+        members[device]?.tvProvider = state
+        pushTVProvider(to: device)
+        return state
+    }
+
+    /// Answers the open Apple picker of an app (`nil`: the first).
+    public func selectTVProvider(_ choice: TVProviderChoice, device: String, app appID: String?) throws(FleetError) {
+        guard !stopping else { throw .stopped }
+        guard let member = members[device] else { throw .unknownDevice(device) }
+        let app = try appIndex(appID, of: member, device: device)
+        guard member.apps[app].engine.isPresentingTVProvider else { throw .noTVProviderPicker(device: device, app: member.apps[app].id) }
+        if let held { throw .held(held.reason) }
+        // Choosing a supported provider in Apple's picker signs the system account in (DOC `[ASSO]`); a
+        // picker-only one hands over to the app's code flow and leaves the account signed out.
+        if case .provider(let id) = choice, var state = member.tvProvider, state.account.providerID == nil,
+            case .singleSignOn = AppleSSOCatalogue(mvpds: member.apps[app].engine.snapshot.mvpds ?? []).role(ofProvider: id)
+        {
+            state.account = TVProviderAccount(
+                providerID: id,
+                user: state.account.user ?? TVProviderUser(userID: "tv-provider-user"),
+                expiresEpochMs: clock.epochMillisecondsNow + 30 * 86_400_000
+            )
+            members[device]?.tvProvider = state
+            pushTVProvider(to: device)
+        }
+        apply(.selectTVProvider(choice), to: device, app: app)
+    }
+
+    func pushTVProvider(to device: String) {
+        guard let member = members[device] else { return }
+        for app in member.apps.indices {
+            members[device]?.apps[app].engine.tvProviderChanged(member.tvProvider?.state(for: member.apps[app].id))
+        }
+    }
+}

@@ -1,0 +1,193 @@
+import ControlSocket
+import Foundation
+import RegcodeSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Apple single sign-on on tvOS (cookbook flow E; sso.md §3.4 E7–E12) over the real control socket of a
+/// real `regcoded` against `pass-sim`: the emulated TV Provider account, Apple's picker, the REST v2
+/// partner exchange, permissions, and logout. pass-sim's defaults make `Comcast_SSO` a supported
+/// provider (Apple id `Comcast`) and `Spectrum` a picker-only one.
+extension EndToEnd {
+    @Suite(.timeLimit(.minutes(3))) struct SingleSignOnAppleTests {
+        typealias Lab = DaemonEndToEndTests.Lab
+        typealias TwoApps = SingleSignOnTableTests.TwoApps
+
+        /// One tvOS device, `tv-1`, whose app is idle, with the given `tv_provider` section.
+        struct TV {
+            let lab: Lab
+            let client: ControlClient
+            var events: ControlClient.Notifications.Iterator
+            static let device = "tv-1"
+
+            static func start(tvProvider: String) async throws -> Lab {
+                let files = try TemporaryDirectory()
+                let config = files.path("regcoded.yaml")
+                try """
+                fleets:
+                  - name: tv
+                    count: 1
+                    scenario: idle
+                    tv_provider:
+                \(tvProvider)
+                """.write(toFile: config, atomically: true, encoding: .utf8)
+                return try await Lab.start(extraArguments: ["--config", config], simulatorArguments: ["--no-throttle"])
+            }
+
+            func call(_ method: String, _ extra: [String: JSONValue] = [:]) async throws -> JSONValue {
+                var params: [String: JSONValue] = ["device": .string(Self.device)]
+                for (key, value) in extra { params[key] = value }
+                return try await client.call(method: method, params: .object(params))
+            }
+
+            /// Events up to and including the first whose label is in `until`.
+            mutating func events(until: Set<String>) async -> [String] {
+                var seen: [String] = []
+                while let event = await DaemonEndToEndTests.nextEvent(&events, timeout: .seconds(30), where: { _ in true }) {
+                    let label = TwoApps.label(event)
+                    seen.append(label)
+                    if label == "status(REGCODE)" {
+                        let code = event["args"]?["statusDictionary"]?["message"]?.stringValue ?? ""
+                        _ = try? await lab.approve(code)
+                    }
+                    if until.contains(label) { break }
+                }
+                return seen
+            }
+
+            mutating func afterCall(_ method: String, _ extra: [String: JSONValue] = [:], until: Set<String>) async throws -> [String] {
+                _ = try await call(method, extra)
+                let seen = await events(until: until)
+                // checkAuthentication's answer is followed by its authenticationDetection tracking.
+                if method == "checkAuthentication" { _ = await events(until: ["sendTrackingData(authenticationDetection)"]) }
+                return seen
+            }
+
+            /// Requests pass-sim answered on the partner endpoints so far.
+            func partnerRequests() async throws -> Int {
+                let (data, _) = try await URLSession.shared.data(from: URL(string: "\(lab.simulatorURL)/_sim/sso")!)
+                let sso = try JSONDecoder().decode(JSONValue.self, from: data)
+                return sso["profiles"]?["appleSSO"]?.arrayValue?.count ?? 0
+            }
+        }
+
+        static func withTV(_ tvProvider: String, _ body: (inout TV) async throws -> Void) async throws {
+            let lab = try await TV.start(tvProvider: tvProvider)
+            try await ControlClient.withConnection(to: lab.socket) { client in
+                _ = try await client.call(method: "subscribe", params: ["devices": [.string(TV.device)]])
+                var tv = TV(lab: lab, client: client, events: client.notifications.makeAsyncIterator())
+                try await body(&tv)
+            }
+        }
+
+        static let complete: Set<String> = ["setRequestorComplete(1)", "setRequestorComplete(0)"]
+        static let authStatus: Set<String> = ["setAuthenticationStatus(1)", "setAuthenticationStatus(0)"]
+
+        @Test func apple_silentExchange_tokenSource_logoutVSA203_relaunch() async throws {
+            try await Self.withTV("      provider: Comcast\n      user_id: alice\n      access: granted") { tv in
+                // E7: the exchange is silent; setRequestorComplete is the only callback.
+                #expect(try await tv.afterCall("setRequestor", until: Self.complete) == ["setRequestorComplete(1)"])
+                #expect(try await tv.partnerRequests() == 1)
+                #expect(try await tv.afterCall("checkAuthentication", until: Self.authStatus) == ["setAuthenticationStatus(1)"])
+                _ = try await tv.call("getMetadata", ["opCode": 3, "user_metadata_name": "tokenSource"])
+                let metadata = await DaemonEndToEndTests.nextEvent(&tv.events) { $0["name"] == "setMetadataStatus" }
+                #expect(metadata?["args"]?["metadata"] == "Apple")
+
+                // E12: logout of an Apple token tells the user to sign out of the TV Provider too.
+                #expect(
+                    try await tv.afterCall("logout", until: Self.authStatus) == ["status(VSA203)", "setAuthenticationStatus(0)"]
+                )
+                #expect(try await tv.partnerRequests() == 0, "the backend's appleSSO profile was logged out")
+                // The account is still signed in: the next launch signs the app in again, silently.
+                #expect(try await tv.afterCall("setRequestor", until: Self.complete) == ["setRequestorComplete(1)"])
+                #expect(try await tv.afterCall("checkAuthentication", until: Self.authStatus) == ["setAuthenticationStatus(1)"])
+
+                // Signing out in Settings ends it: logout, relaunch, and the app stays signed out.
+                _ = try await tv.call("vsa.signOut")
+                _ = try await tv.afterCall("logout", until: Self.authStatus)
+                #expect(try await tv.afterCall("setRequestor", until: Self.complete) == ["setRequestorComplete(1)"])
+                #expect(try await tv.afterCall("checkAuthentication", until: Self.authStatus) == ["setAuthenticationStatus(0)"])
+            }
+        }
+
+        @Test func apple_picker_supported_signsTheAccountIn() async throws {
+            try await Self.withTV("      access: granted") { tv in
+                _ = try await tv.afterCall("setRequestor", until: Self.complete)
+                #expect(try await tv.afterCall("checkAuthentication", until: Self.authStatus) == ["setAuthenticationStatus(0)"])
+                #expect(try await tv.afterCall("getAuthentication", until: ["presentTvProviderDialog"]) == ["presentTvProviderDialog"])
+                // E8: a supported provider: dismiss, exchange, authenticated, no code.
+                #expect(
+                    try await tv.afterCall("vsa.pick", ["provider": "Comcast"], until: Self.authStatus)
+                        == ["dismissTvProviderDialog", "setAuthenticationStatus(1)"]
+                )
+                let status = try await tv.call("vsa.status")
+                #expect(status["signedIn"] == true)
+                #expect(status["provider"] == "Comcast")
+                // No picker is open any more: a second answer is refused.
+                await #expect(throws: RPCError.self) { try await tv.call("vsa.pick", ["cancel": true]) }
+            }
+        }
+
+        @Test func apple_picker_pickerOnly_regcode() async throws {
+            try await Self.withTV("      access: granted") { tv in
+                _ = try await tv.afterCall("setRequestor", until: Self.complete)
+                _ = try await tv.afterCall("getAuthentication", until: ["presentTvProviderDialog"])
+                // E9 (KB-16609): a picker-only provider falls back to the registration code.
+                #expect(
+                    try await tv.afterCall("vsa.pick", ["provider": "Spectrum"], until: Self.authStatus)
+                        == [
+                            "dismissTvProviderDialog", "sendTrackingData(mvpdSelection)", "status(REGCODE)",
+                            "setAuthenticationStatus(1)",
+                        ]
+                )
+                #expect(try await tv.call("vsa.status")["signedIn"] == false, "a picker-only provider does not sign the account in")
+                _ = await tv.events(until: ["sendTrackingData(authenticationDetection)"])
+                _ = try await tv.call("getMetadata", ["opCode": 3, "user_metadata_name": "tokenSource"])
+                let metadata = await DaemonEndToEndTests.nextEvent(&tv.events) { $0["name"] == "setMetadataStatus" }
+                #expect(metadata?["args"]?["metadata"] == .null)
+            }
+        }
+
+        @Test func apple_N003_otherProvider_and_N005_cancel() async throws {
+            try await Self.withTV("      access: granted") { tv in
+                _ = try await tv.afterCall("setRequestor", until: Self.complete)
+                _ = try await tv.afterCall("getAuthentication", until: ["presentTvProviderDialog"])
+                #expect(
+                    try await tv.afterCall("vsa.pick", ["other": true], until: ["displayProviderDialog"])
+                        == ["dismissTvProviderDialog", "status(N003)", "displayProviderDialog"]
+                )
+                _ = try await tv.afterCall("getAuthentication", until: ["presentTvProviderDialog"])
+                #expect(
+                    try await tv.afterCall("vsa.pick", ["cancel": true], until: Self.authStatus)
+                        == ["dismissTvProviderDialog", "status(N005)", "setAuthenticationStatus(0)"]
+                )
+            }
+        }
+
+        @Test func apple_permission_VSA403_VSA404_atEachStep() async throws {
+            try await Self.withTV("      provider: Comcast\n      access: denied") { tv in
+                // E11, denied: at setRequestor, at checkAuthentication (signed in), at getAuthentication.
+                #expect(try await tv.afterCall("setRequestor", until: Self.complete) == ["status(VSA403)", "setRequestorComplete(1)"])
+                #expect(
+                    try await tv.afterCall("checkAuthentication", until: Self.authStatus) == ["status(VSA403)", "setAuthenticationStatus(0)"]
+                )
+                #expect(
+                    try await tv.afterCall("getAuthentication", until: ["displayProviderDialog"]) == ["status(VSA403)", "displayProviderDialog"]
+                )
+                // Not determined: the same with VSA404.
+                _ = try await tv.call("vsa.setAccess", ["access": "notDetermined"])
+                #expect(try await tv.afterCall("setRequestor", until: Self.complete) == ["status(VSA404)", "setRequestorComplete(1)"])
+                #expect(
+                    try await tv.afterCall("checkAuthentication", until: Self.authStatus) == ["status(VSA404)", "setAuthenticationStatus(0)"]
+                )
+                // Granted: the silent exchange happens at the next launch.
+                _ = try await tv.call("vsa.setAccess", ["access": "granted"])
+                #expect(try await tv.afterCall("setRequestor", until: Self.complete) == ["setRequestorComplete(1)"])
+                #expect(try await tv.afterCall("checkAuthentication", until: Self.authStatus) == ["setAuthenticationStatus(1)"])
+            }
+        }
+    }
+}

@@ -23,7 +23,7 @@ extension EndToEnd {
             var events: ControlClient.Notifications.Iterator
             static let device = "tv-1"
 
-            static func start(tvProvider: String) async throws -> Lab {
+            static func start(tvProvider: String, apps: String = "") async throws -> Lab {
                 let files = try TemporaryDirectory()
                 let config = files.path("regcoded.yaml")
                 try """
@@ -33,6 +33,7 @@ extension EndToEnd {
                     scenario: idle
                     tv_provider:
                 \(tvProvider)
+                \(apps)
                 """.write(toFile: config, atomically: true, encoding: .utf8)
                 return try await Lab.start(extraArguments: ["--config", config], simulatorArguments: ["--no-throttle"])
             }
@@ -74,8 +75,8 @@ extension EndToEnd {
             }
         }
 
-        static func withTV(_ tvProvider: String, _ body: (inout TV) async throws -> Void) async throws {
-            let lab = try await TV.start(tvProvider: tvProvider)
+        static func withTV(_ tvProvider: String, apps: String = "", _ body: (inout TV) async throws -> Void) async throws {
+            let lab = try await TV.start(tvProvider: tvProvider, apps: apps)
             try await ControlClient.withConnection(to: lab.socket) { client in
                 _ = try await client.call(method: "subscribe", params: ["devices": [.string(TV.device)]])
                 var tv = TV(lab: lab, client: client, events: client.notifications.makeAsyncIterator())
@@ -187,6 +188,48 @@ extension EndToEnd {
                 _ = try await tv.call("vsa.setAccess", ["access": "granted"])
                 #expect(try await tv.afterCall("setRequestor", until: Self.complete) == ["setRequestorComplete(1)"])
                 #expect(try await tv.afterCall("checkAuthentication", until: Self.authStatus) == ["setAuthenticationStatus(1)"])
+            }
+        }
+
+        @Test func v2_partner_secondApp_silent() async throws {
+            // Two teams: nothing is shared through storage, the TV Provider account is the only link.
+            let apps = """
+                    apps:
+                      - id: A
+                        bundle_id: com.a.App
+                        team_id: T1
+                      - id: B
+                        bundle_id: com.b.App
+                        team_id: T2
+                """
+            try await Self.withTV("      access: granted", apps: apps) { tv in
+                _ = try await tv.afterCall("setRequestor", ["app": "A"], until: Self.complete)
+                _ = try await tv.afterCall("getAuthentication", ["app": "A"], until: ["presentTvProviderDialog"])
+                #expect(
+                    try await tv.afterCall("vsa.pick", ["app": "A", "provider": "Comcast"], until: Self.authStatus)
+                        == ["dismissTvProviderDialog", "setAuthenticationStatus(1)"]
+                )
+                _ = await tv.events(until: ["sendTrackingData(authenticationDetection)"])
+                // E13: the second app exchanges silently at setRequestor (its own appleSSO profile, its own client).
+                #expect(try await tv.afterCall("setRequestor", ["app": "B"], until: Self.complete) == ["setRequestorComplete(1)"])
+                #expect(try await tv.afterCall("checkAuthentication", ["app": "B"], until: Self.authStatus) == ["setAuthenticationStatus(1)"])
+                #expect(try await tv.partnerRequests() == 2)
+            }
+        }
+
+        @Test func v2_partner_fallback_configuration_regcode() async throws {
+            try await Self.withTV("      provider: Comcast\n      access: granted") { tv in
+                // Single sign-on switched off for tvOS on the integration: the backend falls back to a code.
+                let url = "\(tv.lab.simulatorURL)/_sim/integrations/REF30/Comcast_SSO"
+                let put = try await putJSON(url, #"{"sso":{"appleTvos":false}}"#)
+                #expect(put == 200)
+                #expect(try await tv.afterCall("setRequestor", until: Self.complete) == ["setRequestorComplete(1)"])
+                #expect(try await tv.afterCall("checkAuthentication", until: Self.authStatus) == ["setAuthenticationStatus(0)"])
+                // E14: configuration_fallback answers with a code; the device polls it like any other.
+                #expect(
+                    try await tv.afterCall("getAuthentication", until: Self.authStatus) == ["status(REGCODE)", "setAuthenticationStatus(1)"]
+                )
+                #expect(try await tv.partnerRequests() == 0)
             }
         }
     }

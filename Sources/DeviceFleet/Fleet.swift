@@ -281,6 +281,7 @@ public actor Fleet<C: DeviceClock>: Service {
         let slot = member.apps[app]
         var step = DeviceStep(device: name, app: slot.id, isFirstApp: app == 0, epochMs: clock.epochMillisecondsNow)
         var reactions: [DeviceCommand] = []
+        var pick: TVProviderChoice?
         for action in actions {
             switch action {
             case .send(let id, let request, let context):
@@ -292,6 +293,10 @@ public actor Fleet<C: DeviceClock>: Service {
                 held?.deferred[TimerKey(device: name, app: app, kind: .engine(timer))] = nil
             case .emit(let event):
                 step.events.append(event)
+                if case .presentTvProviderDialog(let picker) = event, let answer = member.tvProvider?.pickerAnswer {
+                    let offered = picker["providers"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+                    pick = answer.choice(offering: offered)
+                }
                 // The scenario drives the first app; other apps are driven by their callers.
                 guard app == 0 else { continue }
                 reactions += member.scenario.reaction(to: event, settings: slot.engine.settings)
@@ -314,6 +319,9 @@ public actor Fleet<C: DeviceClock>: Service {
         if !step.isEmpty { sink.record(step) }
         for command in reactions where !stopping {
             apply(command, to: name, app: app)
+        }
+        if let pick, !stopping {
+            try? selectTVProvider(pick, device: name, app: slot.id)
         }
     }
 }

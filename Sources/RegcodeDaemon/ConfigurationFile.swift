@@ -309,6 +309,9 @@ public enum ConfigurationFile {
                         throw fail(path, "'\(text)' is not one of \(TVProviderAccess.allCases.map(\.rawValue).joined(separator: ", "))")
                     }
                     state.defaultAccess = access
+                case "picker_answer":
+                    let text = try string(value, path)
+                    state.pickerAnswer = text == "wait" ? nil : TVProviderDevice.PickerAnswer(text)
                 default: throw fail(path, "unknown key")
                 }
             }

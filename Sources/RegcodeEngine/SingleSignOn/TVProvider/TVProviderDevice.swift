@@ -7,19 +7,52 @@ public struct TVProviderDevice: Sendable, Equatable, Codable {
     public var access: [String: TVProviderAccess]
     /// What an app's permission is until someone sets it (Apple: not determined until the prompt).
     public var defaultAccess: TVProviderAccess
-    /// An injected TV Provider failure (`vsa.injectFault`), for every app.
+    /// An injected TV Provider failure, for every app.
     public var fault: TVProviderFault?
+    /// How the scenario answers Apple's picker; nil: the lab answers (`vsa.pick`).
+    public var pickerAnswer: PickerAnswer?
+
+    /// The scenario's answer in Apple's picker.
+    public enum PickerAnswer: Sendable, Equatable, Codable {
+        /// The first provider the picker offers.
+        case first
+        case provider(String)
+        case other
+        case cancel
+
+        /// `first`, `other`, `cancel`, or a provider's Apple id.
+        public init(_ text: String) {
+            switch text {
+            case "first": self = .first
+            case "other": self = .other
+            case "cancel": self = .cancel
+            default: self = .provider(text)
+            }
+        }
+
+        /// The choice for a picker offering `providers` (Apple ids, in order); nil when there is none to pick.
+        public func choice(offering providers: [String]) -> TVProviderChoice? {
+            switch self {
+            case .first: providers.first.map(TVProviderChoice.provider)
+            case .provider(let id): .provider(id)
+            case .other: .other
+            case .cancel: .cancel
+            }
+        }
+    }
 
     public init(
         account: TVProviderAccount = .signedOut,
         access: [String: TVProviderAccess] = [:],
         defaultAccess: TVProviderAccess = .notDetermined,
-        fault: TVProviderFault? = nil
+        fault: TVProviderFault? = nil,
+        pickerAnswer: PickerAnswer? = nil
     ) {
         self.account = account
         self.access = access
         self.defaultAccess = defaultAccess
         self.fault = fault
+        self.pickerAnswer = pickerAnswer
     }
 
     /// What app `id`'s AccessEnabler sees.

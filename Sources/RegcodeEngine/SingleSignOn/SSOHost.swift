@@ -174,7 +174,11 @@ public struct SSOHost: Sendable {
         held[app] = profile
         let domain = storage(of: app).domain
         if let profile {
-            if tokens.contains(where: { $0.metadata.domain == domain && $0.profile == profile }) { return false }
+            // Taken over from a token the app can use (shared): nothing new to store.
+            let boundTo = deviceID(of: app)
+            if tokens.contains(where: { $0.metadata.domain == domain && $0.metadata.boundDeviceId == boundTo && $0.profile == profile }) {
+                return false
+            }
             let identity = apps[app].identity
             let token = SharedToken(
                 metadata: StoredToken(

@@ -47,6 +47,24 @@ extension DaemonControlHandler {
         return try await tvProviderUpdate(device) { $0.access[appID] = access }
     }
 
+    /// A TV Provider failure every app meets until cleared (`kind: null`) or, with `once`, at its next report.
+    func tvProviderInjectFault(_ params: RPCParams) async throws(RPCError) -> JSONValue {
+        let device = try params.string("device")
+        let fault: TVProviderFault?
+        if let text = try params.optionalString("kind") {
+            guard let kind = TVProviderFault.Kind(rawValue: text) else {
+                throw .invalidParams(
+                    "'kind' must be one of \(TVProviderFault.Kind.allCases.map(\.rawValue).joined(separator: ", ")) or null",
+                    data: ["member": "kind"]
+                )
+            }
+            fault = TVProviderFault(kind, once: params.object["once"]?.boolValue == true)
+        } else {
+            fault = nil
+        }
+        return try await tvProviderUpdate(device) { $0.fault = fault }
+    }
+
     func tvProviderPick(_ params: RPCParams) async throws(RPCError) -> JSONValue {
         let device = try params.string("device")
         let app = try params.optionalString("app")
@@ -98,6 +116,7 @@ extension DaemonControlHandler {
             "expires": account.providerID == nil ? .null : .int(account.expiresEpochMs),
             "defaultAccess": .string(state.defaultAccess.rawValue),
             "access": .object(state.access.mapValues { .string($0.rawValue) }),
+            "fault": state.fault.map { .string($0.kind.rawValue) } ?? .null,
         ]
     }
 }

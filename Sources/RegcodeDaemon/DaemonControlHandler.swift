@@ -78,6 +78,9 @@ struct DaemonControlHandler: ControlHandler {
         case "vsa.setAccess":
             try params.allowOnly(["device", "app", "access"])
             return try await tvProviderSetAccess(params)
+        case "vsa.injectFault":
+            try params.allowOnly(["device", "kind", "once"])
+            return try await tvProviderInjectFault(params)
         case "vsa.pick":
             try params.allowOnly(["device", "app", "provider", "other", "cancel"])
             return try await tvProviderPick(params)

@@ -232,5 +232,39 @@ extension EndToEnd {
                 #expect(try await tv.partnerRequests() == 0)
             }
         }
+
+        @Test func apple_fault_APPL_APPL_ERROR_VSA503_atEachStep() async throws {
+            try await Self.withTV("      provider: Comcast\n      access: granted") { tv in
+                _ = try await tv.call("vsa.injectFault", ["kind": "serviceTemporarilyUnavailable"])
+                // E11, a TV Provider failure: APPL at setRequestor, APPL_ERROR at checkAuthentication, VSA503 at getAuthentication.
+                #expect(try await tv.afterCall("setRequestor", until: Self.complete) == ["status(APPL)", "setRequestorComplete(1)"])
+                #expect(
+                    try await tv.afterCall("checkAuthentication", until: Self.authStatus) == ["status(APPL_ERROR)", "setAuthenticationStatus(0)"]
+                )
+                #expect(
+                    try await tv.afterCall("getAuthentication", until: ["displayProviderDialog"]) == ["status(VSA503)", "displayProviderDialog"]
+                )
+                _ = try await tv.call("vsa.injectFault", ["kind": .null])
+                #expect(try await tv.afterCall("setRequestor", until: Self.complete) == ["setRequestorComplete(1)"])
+                #expect(try await tv.afterCall("checkAuthentication", until: Self.authStatus) == ["setAuthenticationStatus(1)"])
+            }
+        }
+
+        @Test func apple_N004_providerWithoutSingleSignOnForTheRequestor() async throws {
+            try await Self.withTV("      access: granted") { tv in
+                // Spectrum boarded as SUPPORTED but without platform services: in the picker, not usable for SSO.
+                let put = try await putJSON(
+                    "\(tv.lab.simulatorURL)/_sim/mvpds/Spectrum",
+                    #"{"displayName":"Spectrum","platformMappingId":"Spectrum","boardingStatus":"SUPPORTED","enablePlatformServices":false,"displayInPlatformPicker":true}"#
+                )
+                #expect(put == 200)
+                _ = try await tv.afterCall("setRequestor", until: Self.complete)
+                _ = try await tv.afterCall("getAuthentication", until: ["presentTvProviderDialog"])
+                #expect(
+                    try await tv.afterCall("vsa.pick", ["provider": "Spectrum"], until: ["displayProviderDialog"])
+                        == ["dismissTvProviderDialog", "status(N004)", "displayProviderDialog"]
+                )
+            }
+        }
     }
 }

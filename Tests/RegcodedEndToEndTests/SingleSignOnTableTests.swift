@@ -29,7 +29,7 @@ extension EndToEnd {
             static let embeddedStatement =
                 "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzb2Z0d2FyZV9pZCI6InJlZ2NvZGVkLWVtYmVkZGVkIiwiY2xpZW50X25hbWUiOiJyZWdjb2RlZCIsInNvZnR3YXJlX3ZlcnNpb24iOiIxIn0.c2ltdWxhdG9y"
 
-            static func start(platform: String, osVersion: String, apps: String, client: ControlClient? = nil) async throws -> Lab {
+            static func start(platform: String, osVersion: String, apps: String, profile: String = "v1") async throws -> Lab {
                 let files = try TemporaryDirectory()
                 let config = files.path("regcoded.yaml")
                 // Any well-formed statement: pass-sim registers it (each app registers its own client).
@@ -39,7 +39,7 @@ extension EndToEnd {
                 fleets:
                   - name: sso
                     count: 1
-                    profile: v1
+                    profile: \(profile)
                     software_statement_file: \(statement)
                     mvpd: Comcast_SSO
                     scenario: idle
@@ -155,12 +155,13 @@ extension EndToEnd {
         static func withTwoApps(
             platform: String = "ios",
             osVersion: String = "17.0",
+            profile: String = "v1",
             _ a: (bundle: String, team: String, ae: String),
             _ b: (bundle: String, team: String, ae: String),
             _ body: (inout TwoApps) async throws -> Void
         ) async throws {
             let apps = TwoApps.app("A", bundle: a.bundle, team: a.team, ae: a.ae) + "\n" + TwoApps.app("B", bundle: b.bundle, team: b.team, ae: b.ae)
-            let lab = try await TwoApps.start(platform: platform, osVersion: osVersion, apps: apps)
+            let lab = try await TwoApps.start(platform: platform, osVersion: osVersion, apps: apps, profile: profile)
             try await ControlClient.withConnection(to: lab.socket) { client in
                 _ = try await client.call(method: "subscribe", params: ["devices": [.string(TwoApps.device)]])
                 var session = TwoApps(lab: lab, client: client, events: client.notifications.makeAsyncIterator())
@@ -284,6 +285,18 @@ extension EndToEnd {
                 #expect(try await apps.checkAuthentication("B") == [Self.notAuthenticated])
                 #expect(try await apps.explain("A")["domain"] == "keychain:T1:v30")
                 #expect(try await apps.explain("B")["domain"] == "keychain:T1:v37")
+            }
+        }
+
+        /// REST v2 binds a basic profile to the device and the app's own client (FAQ 13): the R1 setup shares
+        /// nothing there, and the lookup says why (cross-app SSO on v2 goes through the SSO methods).
+        @Test func v2_basicProfiles_boundToClient() async throws {
+            try await Self.withTwoApps(profile: "v2", ("com.x.y.AppA", "T1", "1.10"), ("com.x.y.AppB", "T1", "1.10")) { apps in
+                _ = try await apps.setRequestor("A")
+                #expect(try await apps.logIn("A") == Self.loginEvents)
+                _ = try await apps.setRequestor("B")
+                #expect(try await apps.checkAuthentication("B") == ["sso.tokenIgnored", Self.notAuthenticated])
+                #expect(try await apps.explain("B")["candidates"]?.arrayValue?.first?["reason"] == "boundToOtherClient")
             }
         }
     }

@@ -45,6 +45,8 @@ public struct FleetConfiguration: Sendable, Equatable {
     public var sso: DeviceSSOSettings?
     /// The apps each device hosts; empty: one plain app.
     public var apps: [AppConfiguration] = []
+    /// REST v2 single sign-on identities (`sso_identity:`): platform identity and service token users; nil: none.
+    public var ssoIdentity: SSOIdentitySettings?
 
     public init() {}
 

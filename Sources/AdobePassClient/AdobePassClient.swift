@@ -7,17 +7,25 @@ import RegcodeEngine
 
 /// Executes the engine's `BackendRequest`s against an Adobe Pass backend (DCR, REST API v2, legacy v1).
 ///
-/// Stateless apart from its configuration: every per-device input comes in the `RequestContext`, so one value
-/// can serve a whole fleet concurrently. The `HTTPClient` belongs to the caller, who also shuts it down.
+/// Stateless apart from its configuration and a cache of single sign-on identity tokens: every per-device input
+/// comes in the `RequestContext`, so one value can serve a whole fleet concurrently. The `HTTPClient` belongs to
+/// the caller, who also shuts it down.
 public struct AdobePassClient: Sendable {
     public let configuration: AdobePassClientConfiguration
     private let httpClient: HTTPClient
     private let logger: Logger
+    /// Platform identity and service tokens (`RequestContext.ssoIdentity`), shared by copies of this value.
+    private let identityTokens: SSOIdentityTokens
 
     public init(configuration: AdobePassClientConfiguration, httpClient: HTTPClient, logger: Logger) {
         self.configuration = configuration
         self.httpClient = httpClient
         self.logger = logger
+        self.identityTokens = SSOIdentityTokens(
+            baseURL: configuration.baseURL,
+            httpClient: httpClient,
+            timeout: configuration.requestTimeout
+        )
     }
 
     /// Performs one backend call and interprets the answer. Never throws: every problem is a `BackendFailure`.
@@ -25,12 +33,15 @@ public struct AdobePassClient: Sendable {
     /// The whole exchange is bounded by `configuration.requestTimeout`; cancelling the calling task ends it
     /// with `.transport("cancelled")`.
     public func execute(_ request: BackendRequest, context: RequestContext) async -> Result<BackendResponse, BackendFailure> {
-        let call = RequestBuilder.call(for: request, context: context, configuration: configuration)
+        var call = RequestBuilder.call(for: request, context: context, configuration: configuration)
         var logger = self.logger
         logger[metadataKey: "request.name"] = "\(request.name)"
         logger[metadataKey: "api.profile"] = "\(context.profile.rawValue)"
         logger[metadataKey: "http.method"] = "\(call.method.rawValue)"
         logger[metadataKey: "http.path"] = "\(call.path)"
+        if let identity = context.ssoIdentity, !identity.isEmpty, SSOIdentityTokens.applies(to: request, path: call.path) {
+            call.headers += await identityTokens.headers(for: identity, deviceID: context.deviceID, logger: logger)
+        }
         logger.trace("Sending Adobe Pass request")
 
         let clock = ContinuousClock()

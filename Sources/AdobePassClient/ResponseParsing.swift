@@ -303,7 +303,7 @@ public enum AdobePassResponseParser {
         guard let profiles = json["profiles"]?.objectValue else {
             return .failure(Malformed(reason: "missing profiles map"))
         }
-        var candidates: [(mvpd: String, profile: AuthProfile, regular: Bool)] = []
+        var candidates: [(mvpd: String, profile: AuthProfile, rank: Int)] = []
         for (key, value) in profiles {
             guard let notAfter = value["notAfter"]?.int64Value else {
                 return .failure(Malformed(reason: "profile \(key) without notAfter"))
@@ -320,15 +320,16 @@ public enum AdobePassResponseParser {
                         expiresEpochMs: notAfter,
                         source: value["type"]?.stringValue == "appleSSO" ? .apple : .adobe
                     ),
-                    value["type"]?.stringValue == "regular"
+                    profileRank(value["type"]?.stringValue)
                 )
             )
         }
-        // Normally one code yields one profile; with several, a regular MVPD profile beats temporary/degraded
-        // ones, then the longest-lived wins, then the key order keeps the choice deterministic.
+        // Normally one code yields one profile; with several, a regular MVPD profile beats a single sign-on one,
+        // which beats temporary/degraded ones, then the longest-lived wins, then the key order keeps the choice
+        // deterministic.
         let chosen = candidates.min { lhs, rhs in
             if let preferred, (lhs.mvpd == preferred) != (rhs.mvpd == preferred) { return lhs.mvpd == preferred }
-            if lhs.regular != rhs.regular { return lhs.regular }
+            if lhs.rank != rhs.rank { return lhs.rank < rhs.rank }
             if lhs.profile.expiresEpochMs != rhs.profile.expiresEpochMs {
                 return lhs.profile.expiresEpochMs > rhs.profile.expiresEpochMs
             }
@@ -337,7 +338,20 @@ public enum AdobePassResponseParser {
         return .success(.profile(chosen?.profile))
     }
 
-    /// v2 `{"profiles": {…}}` for `checkAuthentication`: authenticated when the map is not empty.
+    /// The single sign-on profile types (sso.md §2.1): the user is authenticated with the MVPD through another
+    /// app's or device's login (`platformSSO`, `serviceTokenSSO`) or the system's TV Provider account (`appleSSO`).
+    static let singleSignOnProfileTypes: Set<String> = ["platformSSO", "serviceTokenSSO", "appleSSO"]
+
+    /// Preference among profile types: the app's own `regular` login, then single sign-on profiles, then anything
+    /// else (`temporary`, `degraded`, unknown).
+    private static func profileRank(_ type: String?) -> Int {
+        guard let type else { return 2 }
+        if type == "regular" { return 0 }
+        return singleSignOnProfileTypes.contains(type) ? 1 : 2
+    }
+
+    /// v2 `{"profiles": {…}}` for `checkAuthentication`: authenticated when the map is not empty (a single sign-on
+    /// profile counts: the backend answers decisions with it).
     private static func parseProfileCount(_ json: JSONValue) -> Result<BackendResponse, Malformed> {
         guard let profiles = json["profiles"]?.objectValue else {
             return .failure(Malformed(reason: "missing profiles map"))

@@ -249,6 +249,7 @@ public enum ConfigurationFile {
                         apps.append(app)
                     }
                     fleet.apps = apps
+                case "sso_identity": fleet.ssoIdentity = try readSSOIdentity(value, key: path, base: fleet.ssoIdentity)
                 case "cycle":
                     for (sub, subValue) in try mapping(value, path) {
                         let subPath = "\(path).\(sub)"
@@ -318,6 +319,24 @@ public enum ConfigurationFile {
             // A configured account does not expire on its own; the lab signs it out (vsa.signOut) or sets an expiry (vsa.signIn).
             if let provider { state.account = TVProviderAccount(providerID: provider, user: user, expiresEpochMs: Int64.max) }
             return state
+        }
+
+        /// `sso_identity:` — the REST v2 single sign-on identities the fleet's devices present (sso.md §3.3):
+        /// `platform_user` (platform identity `sub`), `roku_header` (send it as Roku's header), `service_user`
+        /// (service token `sub`). Null or empty users mean none; a section naming no user means no identity.
+        func readSSOIdentity(_ node: Node, key prefix: String, base: SSOIdentitySettings?) throws(ConfigurationError) -> SSOIdentitySettings? {
+            if node.null != nil { return nil }
+            var settings = base ?? SSOIdentitySettings()
+            for (key, value) in try mapping(node, prefix) {
+                let path = "\(prefix).\(key)"
+                switch key {
+                case "platform_user": settings.platformUser = try optionalString(value, path).flatMap { $0.isEmpty ? nil : $0 }
+                case "roku_header": settings.rokuHeader = try bool(value, path)
+                case "service_user": settings.serviceUser = try optionalString(value, path).flatMap { $0.isEmpty ? nil : $0 }
+                default: throw fail(path, "unknown key")
+                }
+            }
+            return settings.isEmpty ? nil : settings
         }
 
         /// One entry of `apps:`.

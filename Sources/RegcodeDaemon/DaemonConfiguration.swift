@@ -47,6 +47,8 @@ public struct FleetConfiguration: Sendable, Equatable {
     public var apps: [AppConfiguration] = []
     /// Apple single sign-on: the TV Provider each device starts with; nil: not emulated.
     public var tvProvider: TVProviderDevice?
+    /// REST v2 single sign-on identities (`sso_identity:`): platform identity and service token users; nil: none.
+    public var ssoIdentity: SSOIdentitySettings?
 
     public init() {}
 

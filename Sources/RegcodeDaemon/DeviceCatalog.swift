@@ -95,6 +95,7 @@ struct DeviceCatalog: Sendable {
             settings.deviceInfo.osFamily = settings.deviceInfo.osName
             settings.deviceInfo.osVersion = settings.sso?.platform.osVersion.description ?? settings.deviceInfo.osVersion
         }
+        settings.ssoIdentity = fleet.ssoIdentity
         let secrets = secrets[fleet.name] ?? FleetSecrets()
         settings.softwareStatement = secrets.softwareStatement
         settings.signingKeys = secrets.signingKeys

@@ -66,6 +66,9 @@ struct DaemonControlHandler: ControlHandler {
         case "sso.explain":
             try params.allowOnly(["device", "app"])
             return try await explain(try params.string("device"), app: try params.optionalString("app"))
+        case "apps.reinstall":
+            try params.allowOnly(["device", "app"])
+            return try await reinstallApp(try params.string("device"), app: try params.string("app"))
         case "storage.list":
             try params.allowOnly(["device", "domain"])
             return try await storageList(try params.string("device"), domain: try params.optionalString("domain"))

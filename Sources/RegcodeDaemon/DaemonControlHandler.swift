@@ -84,6 +84,9 @@ struct DaemonControlHandler: ControlHandler {
         case "vsa.pick":
             try params.allowOnly(["device", "app", "provider", "other", "cancel"])
             return try await tvProviderPick(params)
+        case "apps.reinstall":
+            try params.allowOnly(["device", "app"])
+            return try await reinstallApp(try params.string("device"), app: try params.string("app"))
         case "storage.list":
             try params.allowOnly(["device", "domain"])
             return try await storageList(try params.string("device"), domain: try params.optionalString("domain"))

@@ -20,12 +20,15 @@ enum JSONText {
     }
 }
 
-/// One readable line per event: `#42 10:00:00.123 stb-1 status REGCODE X7K2Q9P (expires 10:30:00)`.
+/// One readable line per event: `#42 10:00:00.123 stb-1 status REGCODE X7K2Q9P (expires 10:30:00)`;
+/// an event of an app other than a plain device's `main` names it: `#43 10:00:01.000 sso-1/B setRequestorComplete status=1`.
 enum EventLine {
     static func render(_ params: JSONValue) -> String {
         let seq = params["seq"]?.intValue.map { "#\($0)" } ?? "#?"
         let time = params["time"]?.stringValue.map(shortTime) ?? ""
-        let device = params["device"]?.stringValue ?? "?"
+        var device = params["device"]?.stringValue ?? "?"
+        // Apps of a device that hosts several: `sso-1/B`; a plain device's one app stays implicit.
+        if let app = params["app"]?.stringValue, app != DeviceStep.defaultApp { device += "/\(app)" }
         let name = params["name"]?.stringValue ?? "?"
         let args = params["args"] ?? [:]
         return "\(seq) \(time) \(device) \(name) \(describe(name: name, args: args))"

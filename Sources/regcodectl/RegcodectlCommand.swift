@@ -10,8 +10,8 @@ import SoakReport
 struct RegcodectlCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "regcodectl",
-        abstract: "Control a running regcoded: call AccessEnabler methods, watch events, list devices.",
-        subcommands: [Call.self, Watch.self, Devices.self, Report.self]
+        abstract: "Control a running regcoded: call AccessEnabler methods, watch events, list devices and their apps.",
+        subcommands: [Call.self, Watch.self, Devices.self, Apps.self, Explain.self, Report.self]
     )
 }
 

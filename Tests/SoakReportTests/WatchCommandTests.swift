@@ -64,6 +64,38 @@ struct WatchCommandTests {
         }
     }
 
+    /// An app other than a plain device's `main` is named after the device; `main` stays implicit.
+    @Test func anAppOtherThanMainIsShownAfterTheDevice() throws {
+        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("watch-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let socketPath = directory.appendingPathComponent("ctl.sock").path
+        let server = try FakeControlSocket(path: socketPath)
+        defer { server.close() }
+
+        let command = try RunningCommand(BuiltProducts.url("regcodectl"), ["watch", "--socket", socketPath, "--count", "3"], in: directory)
+        defer { command.stop() }
+        let connection = try server.accept(timeout: 10)
+        defer { connection.close() }
+        let request = try JSONSerialization.jsonObject(with: Data(try connection.readLine(timeout: 10).utf8)) as? [String: Any]
+        let id = try #require(request?["id"] as? Int)
+        try connection.write(#"{"jsonrpc":"2.0","id":\#(id),"result":{"lastSeq":0}}"# + "\n")
+        for (seq, app) in [(1, #","app":"main""#), (2, #","app":"B""#), (3, "")] {
+            try connection.write(
+                #"{"jsonrpc":"2.0","method":"event","params":{"seq":\#(seq),"time":"2026-11-21T10:00:00.012Z","device":"sso-1"\#(app),"name":"setRequestorComplete","args":{"status":1}}}"#
+                    + "\n"
+            )
+        }
+        #expect(command.waitForExit(timeout: 10), "regcodectl did not stop after --count events")
+        #expect(command.process.terminationStatus == 0, "\(command.stderr)")
+        #expect(
+            command.stdout.split(separator: "\n").map(String.init) == [
+                "#1 10:00:00.012 sso-1 setRequestorComplete status=1",
+                "#2 10:00:00.012 sso-1/B setRequestorComplete status=1",
+                "#3 10:00:00.012 sso-1 setRequestorComplete status=1",
+            ]
+        )
+    }
 }
 
 /// A started program whose output goes to files in a directory, read while it runs.

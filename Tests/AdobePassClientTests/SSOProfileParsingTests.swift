@@ -19,7 +19,16 @@ struct SSOProfileParsingTests {
             """#
         #expect(
             Self.parse(.fetchProfile(mvpd: "Comcast_SSO"), body)
-                == .success(.profile(AuthProfile(mvpd: "Comcast_SSO", userID: "u-1", expiresEpochMs: 1_724_345_252_000)))
+                == .success(
+                    .profile(
+                        AuthProfile(
+                            mvpd: "Comcast_SSO",
+                            userID: "u-1",
+                            expiresEpochMs: 1_724_345_252_000,
+                            source: type == "appleSSO" ? .apple : .adobe
+                        )
+                    )
+                )
         )
         #expect(Self.parse(.checkAuthentication, body) == .success(.authenticationStatus(true)))
     }

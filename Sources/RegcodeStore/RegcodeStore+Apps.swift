@@ -41,16 +41,17 @@ extension RegcodeStore {
         return apps
     }
 
-    /// Shared tokens per device, in lookup order.
-    static func loadTokens(_ db: Database) throws -> [String: [SharedToken]] {
+    /// Shared tokens per device (of one device when `device` is given), in lookup order.
+    static func loadTokens(_ db: Database, device only: String? = nil) throws -> [String: [SharedToken]] {
         var tokens: [String: [SharedToken]] = [:]
         let rows = try Row.fetchCursor(
             db,
             sql: """
                 SELECT device, position, domain, bound_device_id, requestor, mvpd, creator_app, creator_bundle, token_source,
                        format, user_id, not_after
-                FROM ae_tokens ORDER BY device, position
-                """
+                FROM ae_tokens WHERE ?1 IS NULL OR device = ?1 ORDER BY device, position
+                """,
+            arguments: [only]
         )
         while let row = try rows.next() {
             let device: String = row["device"]
@@ -126,6 +127,6 @@ extension RegcodeStore {
 
     /// The token storage of one device, as stored (for `storage.list`).
     public func tokens(of device: String) async throws -> [SharedToken] {
-        try await pool.read { db in try Self.loadTokens(db)[device] ?? [] }
+        try await pool.read { db in try Self.loadTokens(db, device: device)[device] ?? [] }
     }
 }

@@ -15,8 +15,10 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-async-algorithms.git", from: "1.1.4"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -117,6 +119,22 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The same control API over HTTP (JSON-RPC, server-sent events) and the web console, on Hummingbird.
+        .target(
+            name: "ControlHTTP",
+            dependencies: [
+                "ControlSocket",
+                "RegcodeSupport",
+                .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            resources: [.embedInCode("Console/index.html")],
+            swiftSettings: swiftSettings
+        ),
         // The daemon: configuration, device catalog, event pipeline, control handler, services.
         .target(
             name: "RegcodeDaemon",
@@ -129,6 +147,7 @@ let package = Package(
                 "PassSimulator",
                 "RegcodeStore",
                 "ControlSocket",
+                "ControlHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -204,8 +223,23 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "ControlHTTPTests",
+            dependencies: [
+                "ControlHTTP",
+                "ControlSocket",
+                "RegcodeSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "RegcodedEndToEndTests",
             dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 "RegcodeSupport",
                 "RegcodeTestSupport",
                 "ControlSocket",

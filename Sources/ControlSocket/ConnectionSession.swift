@@ -14,12 +14,6 @@ struct ConnectionSession: Sendable {
     let cutOffGracePeriod: Duration
     let logger: Logger
 
-    enum Outcome {
-        case none
-        case reply(JSONValue)
-        case subscribed(reply: JSONValue?, Subscription)
-    }
-
     /// Reads, decodes and answers requests one at a time.
     ///
     /// This runs in the connection's own task, not on the NIO event loop: the pipeline only splits lines, so
@@ -61,38 +55,8 @@ struct ConnectionSession: Sendable {
         }
     }
 
-    func process(_ line: ByteBuffer) async -> Outcome {
-        if line.readableBytesView.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") }) {
-            return .none
-        }
-        let request: RPCRequest
-        do {
-            request = try RPCRequest(line: line, limits: self.inputLimits)
-        } catch {
-            self.logger.debug("Rejected a control line", metadata: ["rpc.error.code": "\(error.error.code)", "rpc.error": "\(error.error.message)"])
-            return .reply(RPCMessage.error(id: error.id, error.error))
-        }
-        var logger = self.logger
-        logger[metadataKey: "rpc.method"] = "\(request.method)"
-        logger.trace("Control call")
-
-        if request.method == "subscribe" {
-            do throws(RPCError) {
-                let subscription = try await self.handler.subscribe(params: request.params, peer: self.peer)
-                logger.debug("Subscription started")
-                return .subscribed(reply: request.id.map { RPCMessage.result(id: $0, subscription.result) }, subscription)
-            } catch {
-                logger.debug("Subscribe refused", metadata: ["rpc.error.code": "\(error.code)"])
-                return request.id.map { .reply(RPCMessage.error(id: $0, error)) } ?? .none
-            }
-        }
-        do throws(RPCError) {
-            let result = try await self.handler.handle(method: request.method, params: request.params, peer: self.peer)
-            return request.id.map { .reply(RPCMessage.result(id: $0, result)) } ?? .none
-        } catch {
-            logger.debug("Control call failed", metadata: ["rpc.error.code": "\(error.code)"])
-            return request.id.map { .reply(RPCMessage.error(id: $0, error)) } ?? .none
-        }
+    func process(_ line: ByteBuffer) async -> RPCDispatcher.Answer {
+        await RPCDispatcher(handler: self.handler, inputLimits: self.inputLimits, logger: self.logger).answer(line, peer: .unixSocket(self.peer))
     }
 
     /// Streams one subscription until it ends; when the server ends it, says so and closes the connection.

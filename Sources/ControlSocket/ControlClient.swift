@@ -14,11 +14,16 @@ import Darwin
 #endif
 
 /// Why talking to the daemon failed (error replies arrive as ``RPCError`` instead).
+///
+/// ``description`` is the short form; ``explanation`` is the message for a person at a terminal: it
+/// names the socket path and how to fix the problem.
 public enum ControlClientError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Nothing listens at the path (no file, or a stale socket file).
     case daemonNotRunning(path: String)
     /// The socket file (or a directory above it) does not let us connect.
     case permissionDenied(path: String)
+    /// Something other than a socket is at the path (a regular file, a directory).
+    case notASocket(path: String)
     case connectFailed(path: String, reason: String)
     /// The daemon closed the connection before answering.
     case connectionClosed
@@ -30,6 +35,7 @@ public enum ControlClientError: Error, Sendable, Hashable, CustomStringConvertib
         switch self {
         case .daemonNotRunning(let path): "daemon not running at \(path)"
         case .permissionDenied(let path): "permission denied: \(path)"
+        case .notASocket(let path): "not a socket: \(path)"
         case .connectFailed(let path, let reason): "cannot connect to \(path): \(reason)"
         case .connectionClosed: "the daemon closed the connection"
         case .malformedReply(let reason): "malformed reply from the daemon: \(reason)"
@@ -37,13 +43,74 @@ public enum ControlClientError: Error, Sendable, Hashable, CustomStringConvertib
         }
     }
 
+    /// What went wrong, at which path, and what to do about it.
+    ///
+    /// Looks at the path again when asked, so a missing file and a stale socket file are told apart.
+    public var explanation: String {
+        let elsewhere = "pass --socket PATH / set REGCODED_SOCKET"
+        switch self {
+        case .daemonNotRunning(let path):
+            let why = SocketPathKind(path) == .missing ? "no such file" : "connection refused"
+            return "no daemon at \(path) (\(why)): start one with 'regcoded', or \(elsewhere)"
+        case .permissionDenied(let path):
+            guard let group = SocketPathKind.groupName(of: path) else {
+                return "permission denied at \(path) (a directory above it is closed to this user): "
+                    + "run as the daemon's user or root, or \(elsewhere)"
+            }
+            return "permission denied at \(path): the socket admits the daemon's user, root and its group '\(group)' "
+                + "(regcoded --socket-group); run as one of them or join the group (usermod -aG \(group) $USER, then log in again)"
+        case .notASocket(let path):
+            let what = SocketPathKind(path) == .directory ? "a directory" : "a file"
+            return "\(path) is \(what), not a socket: point at the daemon's socket, \(elsewhere)"
+        case .connectFailed(let path, let reason):
+            return "cannot connect to \(path) (\(reason)): \(elsewhere)"
+        case .connectionClosed, .malformedReply, .replyTooLong:
+            return self.description
+        }
+    }
+
     /// Classifies a failed `connect()`.
     static func connect(errno code: CInt, path: String) -> ControlClientError {
         switch code {
-        case ENOENT, ECONNREFUSED, ENOTDIR: .daemonNotRunning(path: path)
+        case ENOENT, ENOTDIR: .daemonNotRunning(path: path)
+        // Linux refuses a connection to a regular file or a directory the same way as to a stale socket.
+        case ECONNREFUSED, ENOTSOCK:
+            switch SocketPathKind(path) {
+            case .file, .directory: .notASocket(path: path)
+            case .socket, .missing: .daemonNotRunning(path: path)
+            }
         case EACCES, EPERM: .permissionDenied(path: path)
         default: .connectFailed(path: path, reason: String(cString: strerror(code)))
         }
+    }
+}
+
+/// What is at a socket path, as `lstat` sees it.
+private enum SocketPathKind: Equatable {
+    case missing
+    case socket
+    case directory
+    case file
+
+    init(_ path: String) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            self = .missing
+            return
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFSOCK: self = .socket
+        case S_IFDIR: self = .directory
+        default: self = .file
+        }
+    }
+
+    /// The name of the group owning `path` (its number if it has no name); nil when it cannot be read.
+    static func groupName(of path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        guard let entry = getgrgid(info.st_gid), let name = entry.pointee.gr_name else { return String(info.st_gid) }
+        return String(cString: name)
     }
 }
 

@@ -7,17 +7,17 @@ public protocol ControlHandler: Sendable {
     ///
     /// Unknown methods should throw ``RPCError/methodNotFound(_:)``; bad parameters ``RPCError/invalidParams(_:data:)``.
     /// Calls from one connection arrive one at a time, in order.
-    func handle(method: String, params: JSONValue?, peer: PeerCredentials) async throws(RPCError) -> JSONValue
+    func handle(method: String, params: JSONValue?, peer: ControlPeer) async throws(RPCError) -> JSONValue
 
     /// Handles the `subscribe` method: the server sends ``Subscription/result`` as the reply, then streams the
     /// subscription's events as `event` notifications on the same connection.
     ///
     /// The default refuses with "unknown method".
-    func subscribe(params: JSONValue?, peer: PeerCredentials) async throws(RPCError) -> Subscription
+    func subscribe(params: JSONValue?, peer: ControlPeer) async throws(RPCError) -> Subscription
 }
 
 extension ControlHandler {
-    public func subscribe(params: JSONValue?, peer: PeerCredentials) async throws(RPCError) -> Subscription {
+    public func subscribe(params: JSONValue?, peer: ControlPeer) async throws(RPCError) -> Subscription {
         throw .methodNotFound("subscribe")
     }
 }
@@ -74,13 +74,40 @@ public struct Subscription: Sendable {
 }
 
 /// How a subscription's stream ended, as far as the connection is concerned.
-enum NotificationStreamEnd: Sendable, Equatable {
+public enum NotificationStreamEnd: Sendable, Equatable {
     /// The server ended it (slow consumer, failed replay, shutdown); the client should be told and disconnected.
     case cutOff(reason: String)
     /// The consumer side went away (connection closing, task cancelled).
     case cancelled
     /// Writing to the connection failed.
     case writeFailed
+}
+
+extension Subscription {
+    /// The sequence number the client already had when it subscribed, if any.
+    public var since: Int64? { self.source.since }
+
+    /// Sends replayed then live events through `emit` (notification params, seq) until the stream ends: for a transport
+    /// other than the socket (HTTP's server-sent events). A throwing `emit` ends the stream with `writeFailed`.
+    public func stream(_ emit: (JSONValue, Int64?) async throws -> Void) async -> NotificationStreamEnd {
+        await self.source.run(emit: emit)
+    }
+
+    /// Returns when the live part ends; true if it was cut off for falling behind.
+    public func waitUntilCutOff() async -> Bool {
+        await self.source.waitUntilCutOff()
+    }
+
+    /// Ends the subscription and unregisters it; idempotent.
+    public func cancel() {
+        self.source.cancel()
+    }
+
+    /// Ends the live part after what is already buffered (shutdown): the stream then ends as cut off, so the client
+    /// is told the last sequence number it got and resumes from there.
+    public func finish() {
+        self.source.finish()
+    }
 }
 
 /// The type-erased event source behind a ``Subscription``.
@@ -91,6 +118,7 @@ protocol NotificationSource: Sendable {
     /// Returns when the live part ends; true if it was cut off for falling behind. False if the caller is cancelled.
     func waitUntilCutOff() async -> Bool
     func cancel()
+    func finish()
 }
 
 private struct ReplayThenLive<Element: Sendable, Replay: AsyncSequence & Sendable>: NotificationSource where Replay.Element == Element {
@@ -140,6 +168,10 @@ private struct ReplayThenLive<Element: Sendable, Replay: AsyncSequence & Sendabl
     func waitUntilCutOff() async -> Bool {
         if case .cutOff? = await self.live.waitForTermination() { return true }
         return false
+    }
+
+    func finish() {
+        self.live.finish()
     }
 
     func cancel() {

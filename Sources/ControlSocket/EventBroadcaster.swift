@@ -154,6 +154,12 @@ public final class EventSubscription<Element: Sendable>: AsyncSequence, Sendable
         self.box.state.withLock { $0.buffer.count }
     }
 
+    /// Ends the subscription once its buffered events are consumed (termination ``Termination/finished``); idempotent.
+    public func finish() {
+        for wakeUp in self.box.terminate(.finished, dropBuffered: false) { wakeUp.resume() }
+        self.unregister(self.box.id)
+    }
+
     /// Ends the subscription, dropping buffered events; idempotent.
     public func cancel() {
         for wakeUp in self.box.terminate(.cancelled, dropBuffered: true) { wakeUp.resume() }

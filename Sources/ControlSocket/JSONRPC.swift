@@ -131,21 +131,21 @@ struct RPCRequest: Sendable, Equatable {
     }
 }
 
-/// The lines the server writes.
-enum RPCMessage {
-    static func result(id: JSONValue, _ result: JSONValue) -> JSONValue {
+/// The messages the server writes (on the socket one per line, over HTTP one per body).
+public enum RPCMessage {
+    public static func result(id: JSONValue, _ result: JSONValue) -> JSONValue {
         ["jsonrpc": "2.0", "id": id, "result": result]
     }
 
-    static func error(id: JSONValue, _ error: RPCError) -> JSONValue {
+    public static func error(id: JSONValue, _ error: RPCError) -> JSONValue {
         ["jsonrpc": "2.0", "id": id, "error": error.jsonValue]
     }
 
-    static func notification(method: String, params: JSONValue) -> JSONValue {
+    public static func notification(method: String, params: JSONValue) -> JSONValue {
         ["jsonrpc": "2.0", "method": .string(method), "params": params]
     }
 
-    static func request(id: JSONValue?, method: String, params: JSONValue?) -> JSONValue {
+    public static func request(id: JSONValue?, method: String, params: JSONValue?) -> JSONValue {
         var object: [String: JSONValue] = ["jsonrpc": "2.0", "method": .string(method)]
         if let id { object["id"] = id }
         if let params { object["params"] = params }

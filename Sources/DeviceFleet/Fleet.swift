@@ -199,6 +199,13 @@ public actor Fleet<C: DeviceClock>: Service {
         return counts
     }
 
+    /// Devices by state, grouped by a key of the caller's (the daemon groups by fleet): one pass, one actor hop.
+    public func phaseCounts<Key: Hashable & Sendable>(groupedBy key: (String) -> Key) -> [Key: [DevicePhase: Int]] {
+        var counts: [Key: [DevicePhase: Int]] = [:]
+        for (name, member) in members { counts[key(name), default: [:]][member.apps[0].engine.phase, default: 0] += 1 }
+        return counts
+    }
+
     public var count: Int { members.count }
 
     /// Backend calls running or waiting for a slot.

@@ -151,6 +151,8 @@ public enum ConfigurationFile {
                 case "socket_group": configuration.socketGroup = try optionalString(value, key)
                 case "backend": configuration.backend = try optionalString(value, key)
                 case "metrics": configuration.metrics = try optionalString(value, key)
+                case "http": configuration.http = try optionalString(value, key)
+                case "http_token_file": configuration.httpTokenFile = try optionalString(value, key)
                 case "print_codes": configuration.printCodes = try bool(value, key)
                 case "max_concurrent_requests": configuration.maxConcurrentRequests = try int(value, key, range: 1...100_000)
                 case "subscriber_buffer": configuration.subscriberBuffer = try int(value, key, range: 16...1_000_000)

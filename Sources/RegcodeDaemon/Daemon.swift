@@ -1,6 +1,7 @@
 import AccessEnablerAPI
 import AdobePassClient
 import AsyncHTTPClient
+import ControlHTTP
 import ControlSocket
 import DeviceFleet
 import Foundation
@@ -37,6 +38,14 @@ public final class Daemon: Sendable {
     /// Set once every configured device exists: until then the socket answers "starting".
     let devicesUp = SharedValue(false)
     private let simulator: PassSimulator?
+    /// The in-process backend, when there is one (`simulator.approve` completes codes on it).
+    var embeddedSimulator: PassSimulator? { simulator }
+    /// Live per-fleet figures and each device's last outcome, for `fleets.stats`, `devices.list` and the console.
+    let liveStats = LiveStats()
+    /// The fleet of devices added over the socket (configured devices' fleets follow from their names).
+    let addedDeviceFleets = Mutex<[String: String]>([:])
+    /// The HTTP listener's bearer token, read at start-up; nil on loopback without one.
+    let httpToken: String?
     /// Emulated client addresses; stored devices' addresses are reserved at start-up.
     let addressPool: Mutex<ClientAddressPool>
     let metrics: RegcodeMetrics?
@@ -61,6 +70,7 @@ public final class Daemon: Sendable {
         if SocketActivation.controlDescriptor(environment: environment) == nil {
             try configuration.checkSocketPath()
         }
+        self.httpToken = try Self.readHTTPToken(configuration)
         // Before the store opens: a second daemon on this file must not write a byte of it.
         try DatabaseLock.acquire(database: configuration.database)
         do {
@@ -72,7 +82,8 @@ public final class Daemon: Sendable {
         self.broadcaster = EventBroadcaster(bufferSize: configuration.subscriberBuffer)
         let printCodes = configuration.printsCodes
         let activationURL = self.activationURL
-        var observers: [@Sendable ([DeviceStep], [StoredEvent]) -> Void] = []
+        let liveStats = self.liveStats
+        var observers: [@Sendable ([DeviceStep], [StoredEvent]) -> Void] = [{ steps, _ in liveStats.record(steps) }]
         if printCodes {
             observers.append { steps, _ in CodePrinter.print(steps, activationURL: activationURL.value) }
         }
@@ -166,6 +177,31 @@ public final class Daemon: Sendable {
             await systemd.reached(.socketListening)
         }
         services.append(.init(service: server))
+        liveStats.setFleetResolver { [weak self] device in self?.fleetName(of: device) }
+        if let http = configuration.http, let address = HostPort.parse(http) {
+            var httpConfiguration = HTTPControlServer.Configuration(host: address.host, port: address.port, token: httpToken)
+            httpConfiguration.inputLimits = serverConfiguration.inputLimits
+            let logger = self.logger
+            var exposition: (@Sendable () -> String)?
+            if let metrics = self.metrics {
+                exposition = { metrics.exposition() }
+            }
+            let onListening: @Sendable (Int) async -> Void = { port in
+                let host = address.host.contains(":") ? "[\(address.host)]" : address.host
+                let url = "http://\(host):\(port)/"
+                logger.notice("console and HTTP API listening", metadata: ["http.url": "\(url)"])
+                // Like the activation page: the address a person (or a test, with port 0) needs to know.
+                CodePrinter.say("console: \(url)")
+            }
+            let httpServer = HTTPControlServer(
+                configuration: httpConfiguration,
+                handler: handler,
+                metrics: exposition,
+                logger: logger,
+                onListening: onListening
+            )
+            services.append(.init(service: httpServer))
+        }
         services.append(.init(service: Starter(daemon: self, backendURLs: ready.stream)))
         services.append(.init(service: RetentionService(store: store, retention: configuration.retention, logger: logger)))
         services.append(.init(service: ReloadService(daemon: self)))
@@ -258,6 +294,31 @@ public final class Daemon: Sendable {
         }
     }
 
+    /// The fleet a device belongs to: by its name for configured devices, as recorded for devices added over the socket.
+    func fleetName(of device: String) -> String? {
+        catalog.fleet(forDevice: device)?.name ?? addedDeviceFleets.withLock { $0[device] }
+    }
+
+    /// The HTTP bearer token from `http_token_file` (or the `http-token` credential): one line, surrounding white space ignored.
+    static func readHTTPToken(_ configuration: DaemonConfiguration) throws -> String? {
+        guard configuration.http != nil, let path = configuration.httpTokenFile else { return nil }
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigurationError(file: configuration.configFile, key: "http_token_file", reason: "cannot read \(path): \(error.localizedDescription)")
+        }
+        let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard token.count >= 16, !token.contains(where: \.isWhitespace) else {
+            throw ConfigurationError(
+                file: configuration.configFile,
+                key: "http_token_file",
+                reason: "\(path) must hold one token of at least 16 characters without spaces (e.g. from `openssl rand -hex 32`)"
+            )
+        }
+        return token
+    }
+
     /// The devices the configuration lists.
     func wantedDevices(_ catalog: DeviceCatalog) -> [WantedDevice] {
         catalog.fleets.flatMap { fleet in
@@ -278,6 +339,9 @@ public final class Daemon: Sendable {
     func reconcileDevices() async throws -> [Fleet<SystemDeviceClock>.DeviceSpec] {
         let stored = try await store.loadDevices()
         addressPool.withLock { $0.reserve(stored.compactMap(\.clientAddress)) }
+        addedDeviceFleets.withLock { fleets in
+            for device in stored where device.addedAtRuntime { fleets[device.name] = device.fleet }
+        }
         let plans = DeviceReconciler().plan(
             wanted: wantedDevices(catalog),
             stored: stored,

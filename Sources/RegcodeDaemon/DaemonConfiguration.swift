@@ -77,6 +77,10 @@ public struct DaemonConfiguration: Sendable {
     public var simulatorPort = 8080
     public var simulatorAutoApproveAfter: Duration?
     public var metrics: String?
+    /// `HOST:PORT` of the HTTP control listener (JSON-RPC, server-sent events, web console); nil serves none.
+    public var http: String?
+    /// A file holding the bearer token HTTP clients must send; required when `http` is not on loopback.
+    public var httpTokenFile: String?
     public var logLevel: Logger.Level = .info
     public var retention = RetentionConfiguration()
     public var fleets: [FleetConfiguration] = [FleetConfiguration()]
@@ -156,6 +160,24 @@ public struct DaemonConfiguration: Sendable {
         if let metrics, HostPort.parse(metrics) == nil {
             throw ConfigurationError(file: configFile, key: "metrics", reason: "'\(metrics)' is not HOST:PORT")
         }
+        if let http {
+            guard let address = HostPort.parse(http) else {
+                throw ConfigurationError(file: configFile, key: "http", reason: "'\(http)' is not HOST:PORT")
+            }
+            if !Self.isLoopback(address.host), httpTokenFile == nil {
+                throw ConfigurationError(
+                    file: configFile,
+                    key: "http",
+                    reason: "\(http) is reachable from other hosts: give a bearer token with http_token_file (--http-token-file) or the http-token credential, or listen on 127.0.0.1"
+                )
+            }
+        }
+    }
+
+    /// `127.0.0.1`, `::1`, `localhost`: addresses only this host reaches.
+    static func isLoopback(_ host: String) -> Bool {
+        let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        return host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 }
 
@@ -202,6 +224,12 @@ extension DaemonConfiguration {
         }
         if let runtime = firstDirectory(environment["RUNTIME_DIRECTORY"]) {
             configuration.socket = "\(runtime)/regcoded.sock"
+        }
+        // systemd's LoadCredential=http-token:… hands the token over without a file in the configuration.
+        if let credentials = firstDirectory(environment["CREDENTIALS_DIRECTORY"]),
+            FileManager.default.fileExists(atPath: "\(credentials)/http-token")
+        {
+            configuration.httpTokenFile = "\(credentials)/http-token"
         }
         return configuration
     }

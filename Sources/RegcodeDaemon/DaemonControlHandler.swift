@@ -12,22 +12,8 @@ import RegcodeSupport
 struct DaemonControlHandler: ControlHandler {
     let daemon: Daemon
 
-    static let accessEnablerMethods: [String: Set<String>] = [
-        "setRequestor": ["device", "app", "requestor", "secret", "publicKey"],
-        "setOptions": ["device", "app", "options"],
-        "checkAuthentication": ["device", "app"],
-        "getAuthentication": ["device", "app", "mvpd"],
-        "setSelectedProvider": ["device", "app", "mvpd"],
-        "getSelectedProvider": ["device", "app"],
-        "checkAuthorization": ["device", "app", "resource"],
-        "getAuthorization": ["device", "app", "resource"],
-        "checkPreauthorizedResources": ["device", "app", "resources"],
-        "getMetadata": ["device", "app", "key", "opCode", "resource_id", "user_metadata_name"],
-        "logout": ["device", "app"],
-    ]
-
     /// Methods answered while the daemon is still bringing its devices up.
-    static let availableWhileStarting: Set<String> = ["daemon.status", "subscribe"]
+    static let availableWhileStarting: Set<String> = ["daemon.status", "subscribe", "rpc.discover"]
 
     /// The answer to a call that needs the devices before they exist: retry shortly.
     static let starting = RPCError(
@@ -36,63 +22,57 @@ struct DaemonControlHandler: ControlHandler {
         data: ["reason": "starting", "retryable": true]
     )
 
-    func handle(method: String, params: JSONValue?, peer: PeerCredentials) async throws(RPCError) -> JSONValue {
+    func handle(method: String, params: JSONValue?, peer: ControlPeer) async throws(RPCError) -> JSONValue {
         let params = try RPCParams(params)
+        // One table names every method and its parameters (and is what rpc.discover describes).
+        guard let entry = RPCMethodCatalog.method(method), method != "subscribe" else { throw .methodNotFound(method) }
+        try params.allowOnly(Set(entry.parameters.map(\.name)))
         // Before the devices exist "unknown device" would be a lie; say why and that it passes.
         if !daemon.devicesUp.value, !Self.availableWhileStarting.contains(method) { throw Self.starting }
-        if let allowed = Self.accessEnablerMethods[method] {
-            try params.allowOnly(allowed)
+        if entry.accessEnabler {
             return try await accessEnabler(method, params)
         }
         switch method {
         case "devices.list":
-            try params.allowOnly([])
             return try await devicesList()
         case "devices.get":
-            try params.allowOnly(["device"])
             return try await deviceDetail(try params.string("device"))
         case "devices.add":
-            try params.allowOnly(["device", "fleet", "requestor", "profile", "mvpd", "scenario"])
             return try await addDevice(params)
         case "devices.remove":
-            try params.allowOnly(["device"])
             return try await removeDevice(try params.string("device"))
         case "devices.reset":
-            try params.allowOnly(["device"])
             return try await resetDevice(try params.string("device"))
         case "apps.list":
-            try params.allowOnly(["device"])
             return try await appsList(try params.string("device"))
         case "sso.explain":
-            try params.allowOnly(["device", "app"])
             return try await explain(try params.string("device"), app: try params.optionalString("app"))
         case "vsa.status":
-            try params.allowOnly(["device"])
             return try await tvProviderStatus(try params.string("device"))
         case "vsa.signIn":
-            try params.allowOnly(["device", "provider", "userId", "householdId", "zip", "expires"])
             return try await tvProviderSignIn(params)
         case "vsa.signOut":
-            try params.allowOnly(["device"])
             return try await tvProviderUpdate(try params.string("device")) { $0.account = .signedOut }
         case "vsa.setAccess":
-            try params.allowOnly(["device", "app", "access"])
             return try await tvProviderSetAccess(params)
         case "vsa.injectFault":
-            try params.allowOnly(["device", "kind", "once"])
             return try await tvProviderInjectFault(params)
         case "vsa.pick":
-            try params.allowOnly(["device", "app", "provider", "other", "cancel"])
             return try await tvProviderPick(params)
         case "apps.reinstall":
-            try params.allowOnly(["device", "app"])
             return try await reinstallApp(try params.string("device"), app: try params.string("app"))
         case "storage.list":
-            try params.allowOnly(["device", "domain"])
             return try await storageList(try params.string("device"), domain: try params.optionalString("domain"))
         case "daemon.status":
-            try params.allowOnly([])
             return try await status()
+        case "devices.polls":
+            return try await devicesPolls(params)
+        case "fleets.stats":
+            return await fleetsStats()
+        case "simulator.approve":
+            return try await simulatorApprove(params)
+        case "rpc.discover":
+            return RPCMethodCatalog.openRPC(version: RegcodedVersion.current)
         default:
             throw .methodNotFound(method)
         }
@@ -223,15 +203,17 @@ struct DaemonControlHandler: ControlHandler {
         var devices: [JSONValue] = []
         for name in live {
             let snapshot = await daemon.fleet.snapshot(of: name)
-            devices.append(Self.summaryJSON(name: name, summary: byName[name], snapshot: snapshot))
+            devices.append(Self.summaryJSON(name: name, summary: byName[name], snapshot: snapshot, lastOutcome: daemon.liveStats.lastOutcome(of: name)))
         }
         return ["devices": .array(devices)]
     }
 
-    static func summaryJSON(name: String, summary: DeviceSummary?, snapshot: DeviceSnapshot?) -> JSONValue {
+    static func summaryJSON(name: String, summary: DeviceSummary?, snapshot: DeviceSnapshot?, lastOutcome: LastOutcome?) -> JSONValue {
         let code = snapshot?.code
         return [
             "device": .string(name),
+            "fleet": summary?.fleet.map(JSONValue.string) ?? .null,
+            "lastOutcome": lastOutcome?.jsonValue ?? .null,
             "state": .string((snapshot?.phase ?? summary?.state ?? .new).rawValue),
             "code": code.map { .string($0.code) } ?? .null,
             "expires": code.map { .int($0.expiresEpochMs) } ?? .null,
@@ -248,7 +230,9 @@ struct DaemonControlHandler: ControlHandler {
         }
         let summaries = try await storeCall { store in try await store.deviceSummaries() }
         let deviceID = try await storeCall { store in try await store.deviceID(named: name) }
-        var detail = Self.summaryJSON(name: name, summary: summaries.first { $0.name == name }, snapshot: snapshot).objectValue ?? [:]
+        var detail =
+            Self.summaryJSON(name: name, summary: summaries.first { $0.name == name }, snapshot: snapshot, lastOutcome: daemon.liveStats.lastOutcome(of: name))
+            .objectValue ?? [:]
         detail["deviceId"] = deviceID.map(JSONValue.string) ?? .null
         detail["requestor"] = .string(settings.requestor)
         detail["profile"] = .string(settings.profile.rawValue)
@@ -307,6 +291,7 @@ struct DaemonControlHandler: ControlHandler {
             throw .conflict("no emulated client address left for '\(name)'", data: ["device": .string(name)])
         }
         try await storeCall { store in try await store.saveDevice(device) }
+        daemon.addedDeviceFleets.withLock { $0[name] = template.name }
         do {
             try await daemon.fleet.add(device.spec(settings: settings, cycle: cycle))
         } catch {
@@ -318,6 +303,7 @@ struct DaemonControlHandler: ControlHandler {
 
     private func removeDevice(_ name: String) async throws(RPCError) -> JSONValue {
         guard await daemon.fleet.remove(name) else { throw .unknownDevice(name) }
+        daemon.liveStats.forget(name)
         _ = try await storeCall { store in try await store.removeDevice(named: name) }
         return ["device": .string(name), "removed": true]
     }
@@ -388,9 +374,9 @@ struct DaemonControlHandler: ControlHandler {
 
     // MARK: Subscribe
 
-    func subscribe(params: JSONValue?, peer: PeerCredentials) async throws(RPCError) -> Subscription {
+    func subscribe(params: JSONValue?, peer: ControlPeer) async throws(RPCError) -> Subscription {
         let params = try RPCParams(params)
-        try params.allowOnly(["devices", "events", "since"])
+        try params.allowOnly(RPCMethodCatalog.parameterNames("subscribe") ?? [])
         let devices = try params.optionalStrings("devices").map(Set.init)
         let names = try params.optionalStrings("events").map(Set.init)
         let since = try params.optionalInt("since")
@@ -478,7 +464,7 @@ struct StoredEventReplay: AsyncSequence, Sendable {
     }
 }
 
-/// The version `daemon.status` reports.
+/// The version `daemon.status` and `rpc.discover` report.
 public enum RegcodedVersion {
-    public static let current = "0.1.0"
+    public static let current = RegcodeVersion.current
 }

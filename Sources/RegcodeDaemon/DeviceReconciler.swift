@@ -79,8 +79,11 @@ struct DeviceReconciler {
     ) -> DevicePlan {
         let record = self.record(for: wanted, existing: stored, snapshot: running?.snapshot)
         if let running {
+            // The running device was given its stored emulated address (`spec`); the configuration names none.
+            var wantedSettings = wanted.settings
+            wantedSettings.clientAddress = record.clientAddress
             let unchanged =
-                running.settings == wanted.settings && stored?.scenario == wanted.scenario
+                running.settings == wantedSettings && stored?.scenario == wanted.scenario
                 && stored?.addedAtRuntime == wanted.addedAtRuntime
             return unchanged ? .keep(wanted.name) : .restart(record, settings: wanted.settings, cycle: wanted.cycle)
         }

@@ -265,7 +265,7 @@ extension RegcodeStore {
             let rows = try Row.fetchCursor(
                 db,
                 sql: """
-                    SELECT d.name, d.state, c.code, c.expires_at AS code_expires_at,
+                    SELECT d.name, d.state, d.fleet, c.code, c.expires_at AS code_expires_at,
                            CASE WHEN c.code IS NULL THEN 0 ELSE
                                (SELECT count(*) FROM poll_attempts p
                                 WHERE p.device = d.name AND p.sent_at >= c.issued_at - ? AND p.code = c.code)
@@ -293,7 +293,8 @@ extension RegcodeStore {
                         codeExpiresEpochMs: row["code_expires_at"],
                         pollsForCode: row["polls_for_code"],
                         lastHTTPStatus: row["last_http_status"],
-                        lastPollEpochMs: row["last_sent_at"]
+                        lastPollEpochMs: row["last_sent_at"],
+                        fleet: row["fleet"]
                     )
                 )
             }

@@ -120,6 +120,8 @@ public struct DeviceSummary: Sendable, Equatable {
     public var lastHTTPStatus: Int?
     /// When the device's latest logged poll was sent, milliseconds since the Unix epoch.
     public var lastPollEpochMs: Int64?
+    /// The configured fleet the device belongs to (or was modelled on, for a device added over the socket).
+    public var fleet: String?
 
     public init(
         name: String,
@@ -128,8 +130,10 @@ public struct DeviceSummary: Sendable, Equatable {
         codeExpiresEpochMs: Int64?,
         pollsForCode: Int,
         lastHTTPStatus: Int?,
-        lastPollEpochMs: Int64?
+        lastPollEpochMs: Int64?,
+        fleet: String? = nil
     ) {
+        self.fleet = fleet
         self.name = name
         self.state = state
         self.pendingCode = pendingCode

@@ -9,11 +9,14 @@ extension SoakReport {
     /// The product's lateness target (p99 under 50 ms), drawn as a reference line.
     static let latenessTargetMs = 50.0
 
-    /// A self-contained HTML page: headline cards, the interval histogram, lateness over time,
-    /// the device-state timeline (at most `timelineRows` devices), requests by stage and failed
-    /// onboardings (when the request log was read) and the device table.
+    /// A self-contained HTML page: what went wrong in words, headline cards, errors and 429s over
+    /// time with the trouble windows, the fleets, errors by stage, the sortable device table, the
+    /// interval histogram and lateness over time (per fleet), the device-state timeline (at most
+    /// `timelineRows` devices), and requests by stage and failed onboardings (when the request log
+    /// was read).
     ///
-    /// It uses no scripts and no external resources; it follows the viewer's light or dark scheme.
+    /// It loads nothing from anywhere (inline CSS, SVG and one small script that sorts the device
+    /// table); it follows the viewer's light or dark scheme.
     public func html(timelineRows: Int = SoakReport.defaultTimelineRows) -> String {
         var page = """
             <!DOCTYPE html>
@@ -22,7 +25,7 @@ extension SoakReport {
             <meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <title>regcoded soak report</title>
-            <style>\(Self.css)</style>
+            <style>\(Self.css)\n\(Self.troubleCSS)</style>
             </head>
             <body>
             <main>
@@ -34,17 +37,29 @@ extension SoakReport {
             window += " · polls sent \(UTCText.readable(first)) to \(UTCText.readable(last))"
         }
         page += "<p class=\"meta\">Generated \(HTML.escape(UTCText.readable(generatedAtMs))) · \(HTML.escape(window))</p>\n"
+        page += summarySection()
         page += cards()
-        page += "<h2>Interval between polls of a code</h2>\n" + intervalHistogram()
-        page += "<h2>Lateness over time</h2>\n" + latenessChart()
+        page += "<h2>Errors and 429s over time</h2>\n" + errorCharts()
+        if fleets.count > 1 || fleets.first?.fleet != noFleetName {
+            page += "<h2>Fleets</h2>\n" + fleetTable()
+        }
+        page += "<h2>Errors by stage</h2>\n" + troubleStageTable()
+        page += "<h2>Devices</h2>\n" + deviceTable()
+        page += "<h2>Interval between polls of a code</h2>\n"
+        page += perFleet { series, figures, small in
+            intervalHistogram(series: series, figures: figures, width: small ? 560 : 960, height: small ? 260 : 300)
+        }
+        page += "<h2>Lateness over time</h2>\n"
+        page += perFleet { series, figures, small in
+            latenessChart(series: series, figures: figures, width: small ? 560 : 960, height: small ? 260 : 300)
+        }
         page += "<h2>Device states</h2>\n" + timeline(maxRows: max(timelineRows, 0))
         if requestsLoaded {
             page += "<h2>Requests by stage</h2>\n" + stageTable()
             page += "<h2>Failed onboardings</h2>\n" + failedOnboardingTable()
         }
-        page += "<h2>Devices</h2>\n" + deviceTable()
         page += definitions()
-        page += "</main>\n</body>\n</html>\n"
+        page += "</main>\n<script>\(Self.sortScript)</script>\n</body>\n</html>\n"
         return page
     }
 
@@ -53,7 +68,14 @@ extension SoakReport {
     private func cards() -> String {
         let f = fleet
         var cards: [(label: String, value: String, sub: String, warn: Bool)] = []
-        cards.append(("Devices", String(devices.count), "\(f.codes) code\(f.codes == 1 ? "" : "s") polled", false))
+        let t = trouble.figures
+        cards.append(
+            (
+                "Devices", String(devices.count),
+                "\(t.devicesWithCode) got a code · \(t.neverGotCode.count) never did · \(f.codes) code\(f.codes == 1 ? "" : "s") polled",
+                !t.neverGotCode.isEmpty
+            )
+        )
         let perCode =
             f.pollsPerCode.mean.map {
                 "\(NumberText.fixed($0, maxDecimals: 2)) per code, max \(NumberText.fixed(f.pollsPerCode.max ?? 0, maxDecimals: 0))"
@@ -85,7 +107,20 @@ extension SoakReport {
                 "planned p50 \(NumberText.duration(f.plannedInterval.p50)) · achieved p99 \(NumberText.duration(f.achievedInterval.p99))", false
             )
         )
-        cards.append(("429s", String(f.throttled), "backoffs \(f.backoffs)", false))
+        let pollStage = t.stage("poll")
+        cards.append(
+            (
+                "429s", String(t.throttled),
+                "polls \(pollStage?.throttled ?? 0) · other requests \(t.throttled - (pollStage?.throttled ?? 0)) · backoffs \(f.backoffs)",
+                t.throttled > 0
+            )
+        )
+        cards.append(
+            (
+                "5xx", String(t.serverErrors),
+                "polls \(pollStage?.serverErrors ?? 0) · other requests \(t.serverErrors - (pollStage?.serverErrors ?? 0))", t.serverErrors > 0
+            )
+        )
         cards.append(
             (
                 "Latency p99", NumberText.duration(f.latency.p99),
@@ -126,7 +161,7 @@ extension SoakReport {
 
     // MARK: Interval histogram
 
-    private func intervalHistogram() -> String {
+    func intervalHistogram(series: ReportSeries, figures: PollFigures, width: Double = 960, height: Double = 300) -> String {
         let achieved = series.achievedIntervals
         let planned = series.plannedIntervals
         guard let achievedMin = achieved.first else {
@@ -155,7 +190,9 @@ extension SoakReport {
         let yTicks = Ticks.nice(low: 0, high: peak, target: 5)
         let yStep = max(yTicks.step.rounded(.up), 1)
         let yTop = (peak / yStep).rounded(.up) * yStep
-        let frame = PlotFrame(xRange: start...end, yRange: 0...yTop)
+        var frame = PlotFrame(xRange: start...end, yRange: 0...yTop)
+        frame.width = width
+        frame.height = height
 
         let inSeconds = end - start >= 2000 || start >= 2000
         let xTicks = Ticks.nice(low: start, high: end, target: 8).values.map { value in
@@ -187,7 +224,7 @@ extension SoakReport {
             }
             path += " V\(Markup.coordinate(frame.y(0)))"
             svg += "<path class=\"planned\" d=\"\(path)\"/>"
-            if let p50 = fleet.plannedInterval.p50 {
+            if let p50 = figures.plannedInterval.p50 {
                 let x = Markup.coordinate(frame.x(p50))
                 svg +=
                     "<line class=\"marker\" x1=\"\(x)\" x2=\"\(x)\" y1=\"\(Markup.coordinate(frame.top))\" y2=\"\(Markup.coordinate(frame.y(0)))\"/>"
@@ -215,10 +252,10 @@ extension SoakReport {
     /// Above this many polls the chart draws per-column median and maximum instead of every poll.
     static let scatterLimit = 4000
 
-    private func latenessChart() -> String {
+    func latenessChart(series: ReportSeries, figures: PollFigures, width: Double = 960, height: Double = 300) -> String {
         let points = series.lateness
         guard let first = points.first, let last = points.last,
-            let p99 = fleet.lateness.p99, let latest = fleet.lateness.max, let earliest = fleet.lateness.min
+            let p99 = figures.lateness.p99, let latest = figures.lateness.max, let earliest = figures.lateness.min
         else {
             return "<p class=\"note\">No polls in this window.</p>\n"
         }
@@ -234,7 +271,9 @@ extension SoakReport {
         if yHigh <= yLow { yHigh = yLow + 1 }
         let yTicks = Ticks.nice(low: yLow, high: yHigh, target: 5)
         yHigh = (yHigh / yTicks.step).rounded(.up) * yTicks.step
-        let frame = PlotFrame(xRange: xLow...xHigh, yRange: yLow...yHigh)
+        var frame = PlotFrame(xRange: xLow...xHigh, yRange: yLow...yHigh)
+        frame.width = width
+        frame.height = height
         let xTicks = Ticks.time(fromMs: Int64(xLow.rounded(.up)), toMs: Int64(xHigh), target: 7).map { (Double($0.ms), $0.label) }
         let yLabels = Ticks.nice(low: yLow, high: yHigh, target: 5).values.map { ($0, NumberText.fixed($0, maxDecimals: 1)) }
 
@@ -305,7 +344,7 @@ extension SoakReport {
             "<text class=\"p99-label\" x=\"\(Markup.coordinate(frame.left + frame.plotWidth - 4))\" y=\"\(Markup.coordinate(p99Y - 4))\" text-anchor=\"end\">p99 \(HTML.escape(NumberText.duration(p99)))</text>"
         svg += "</svg>\n"
         var html =
-            "<div class=\"legend\">\(legend)<span><span class=\"swatch\" style=\"background:var(--bad)\"></span>p99 of all polls (dashed)</span></div>\n"
+            "<div class=\"legend\">\(legend)<span><span class=\"swatch\" style=\"background:var(--bad)\"></span>p99 of the polls drawn (dashed)</span></div>\n"
             + svg
         var note = "\(points.count) polls; lateness min \(NumberText.duration(earliest)), max \(NumberText.duration(latest))."
         if clipped > 0 { note += " \(clipped) poll\(clipped == 1 ? "" : "s") later than \(NumberText.duration(yHigh)) drawn at the top edge." }
@@ -334,7 +373,11 @@ extension SoakReport {
         if endMs - startMs < 1000 { endMs = startMs + 1000 }
         var codesByDevice: [String: [CodeSummary]] = [:]
         for code in codes { codesByDevice[code.device, default: []].append(code) }
-        let rowsDevices = devices.map(\.device).filter { codesByDevice[$0] != nil }
+        // With named fleets, a fleet's devices are drawn together (fleets in table order).
+        let fleetRank = Dictionary(fleets.enumerated().map { ($0.element.fleet, $0.offset) }, uniquingKeysWith: { first, _ in first })
+        let rowsDevices = devices.enumerated()
+            .sorted { (fleetRank[$0.element.fleet] ?? 0, $0.offset) < (fleetRank[$1.element.fleet] ?? 0, $1.offset) }
+            .map(\.element.device).filter { codesByDevice[$0] != nil }
         let shown = Array(rowsDevices.prefix(maxRows))
         let omitted = rowsDevices.count - shown.count
 
@@ -363,6 +406,11 @@ extension SoakReport {
 
             """
         html += svg
+        if !trouble.figures.neverGotCode.isEmpty {
+            let count = trouble.figures.neverGotCode.count
+            html +=
+                "<p class=\"note\">Not drawn: \(count) device\(count == 1 ? "" : "s") that never got a code (see <a href=\"#devices\">the device table</a>).</p>\n"
+        }
         if omitted > 0 {
             html +=
                 "<p class=\"note\">\(omitted) more device\(omitted == 1 ? "" : "s") not drawn (the timeline shows the first \(shown.count) in name order).</p>\n"
@@ -477,59 +525,6 @@ extension SoakReport {
                 failed.lastFailure?.errorId ?? "-", failed.lastFailure?.message ?? "-",
             ]
             html += "<tr class=\"failed\">" + cells.map { "<td>\(HTML.escape($0))</td>" }.joined() + "</tr>\n"
-        }
-        return html + "</tbody>\n</table></div>\n"
-    }
-
-    // MARK: Device table
-
-    private func deviceTable() -> String {
-        guard !devices.isEmpty else { return "<p class=\"note\">No devices in this window.</p>\n" }
-        var headers = [
-            "Device", "Polls", "Codes", "Polls/code max", "Auth", "Time to auth p50", "Expired", "Interval p50",
-            "Planned p50", "Lateness p50", "Lateness p99", "Lateness max", "Lateness min", "429s", "Backoffs",
-            StatusEventRecord.expired, StatusEventRecord.failed,
-        ]
-        if requestsLoaded {
-            headers += ["State", "Requests", "Request 429s", "Request 5xx", "Re-registrations", "New codes"]
-        }
-        var html =
-            "<div class=\"table-wrap\"><table>\n<thead><tr>" + headers.map { "<th>\(HTML.escape($0))</th>" }.joined() + "</tr></thead>\n<tbody>\n"
-        for device in devices {
-            let f = device.figures
-            var cells: [(String, Bool)] = [
-                (device.device, false),
-                (String(f.polls), false),
-                (String(f.codes), false),
-                (f.pollsPerCode.max.map { NumberText.fixed($0, maxDecimals: 0) } ?? "-", false),
-                (String(f.authenticatedCodes), false),
-                (NumberText.duration(f.timeToAuthenticate.p50), false),
-                (String(f.expiredCodes), f.expiredCodes > 0),
-                (NumberText.duration(f.achievedInterval.p50), false),
-                (NumberText.duration(f.plannedInterval.p50), false),
-                (NumberText.duration(f.lateness.p50), false),
-                (NumberText.duration(f.lateness.p99), (f.lateness.p99 ?? 0) > Self.latenessTargetMs),
-                (NumberText.duration(f.lateness.max), false),
-                (NumberText.duration(f.lateness.min), (f.lateness.min ?? 0) < 0),
-                (String(f.throttled), false),
-                (String(f.backoffs), false),
-                (f.expiryEvents.map(String.init) ?? "-", false),
-                (f.failureEvents.map(String.init) ?? "-", (f.failureEvents ?? 0) > 0),
-            ]
-            if requestsLoaded {
-                let r = device.requests
-                let throttled = r.stages.reduce(0) { $0 + $1.throttled }
-                let serverErrors = r.stages.reduce(0) { $0 + $1.serverErrors }
-                cells += [
-                    (device.state ?? "-", device.failedOnboarding != nil),
-                    (String(r.requests), false),
-                    (String(throttled), false),
-                    (String(serverErrors), false),
-                    (String(device.onboarding.reRegistrations), false),
-                    (device.onboarding.newCodes.map(String.init) ?? "-", false),
-                ]
-            }
-            html += "<tr>" + cells.map { "<td\($0.1 ? " class=\"warn\"" : "")>\(HTML.escape($0.0))</td>" }.joined() + "</tr>\n"
         }
         return html + "</tbody>\n</table></div>\n"
     }

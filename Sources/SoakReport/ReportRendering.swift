@@ -8,7 +8,10 @@ extension SoakReport {
     ///
     /// Every key is always present (`null` when a figure has no values), in a fixed order; when the
     /// request log was read, `failed_onboardings` and, in `fleet` and each device, `onboarding` and
-    /// `requests` (and a device's `state`) are added.
+    /// `requests` (and a device's `state`) are added. `trouble` (the headline sentences, devices
+    /// without a code, 429s and 5xx by stage with polls as the stage `poll`, the timeline and the
+    /// trouble windows) and `fleets` (every figure per fleet) are always there, as are each device's
+    /// `fleet` and `trouble`; `throttled_429` of the poll figures still counts poll 429s only.
     public func json(pretty: Bool = true) -> String {
         var json = JSONWriter(layout: pretty ? .indented(2) : .compact)
         json.object { json in
@@ -41,6 +44,10 @@ extension SoakReport {
                         json.key("device")
                         json.string(device.device)
                         Self.writeMembers(device.figures, to: &json)
+                        json.key("fleet")
+                        json.string(device.fleet)
+                        json.key("trouble")
+                        Self.writeDeviceTrouble(device.trouble, to: &json)
                         if requestsLoaded {
                             json.key("state")
                             if let state = device.state { json.string(state) } else { json.null() }
@@ -48,6 +55,24 @@ extension SoakReport {
                             Self.writeOnboarding(device.onboarding, device: device, to: &json)
                             json.key("requests")
                             Self.writeRequests(device.requests, to: &json)
+                        }
+                    }
+                }
+            }
+            json.key("trouble")
+            writeTrouble(to: &json)
+            json.key("fleets")
+            json.array { json in
+                for group in fleets {
+                    json.object { json in
+                        json.key("fleet")
+                        json.string(group.fleet)
+                        json.key("trouble")
+                        json.object { json in Self.writeTroubleFigures(group.trouble, to: &json) }
+                        Self.writeMembers(group.figures, to: &json)
+                        if requestsLoaded {
+                            json.key("requests")
+                            Self.writeRequests(group.requests, to: &json)
                         }
                     }
                 }
@@ -62,6 +87,138 @@ extension SoakReport {
             }
         }
         return json.text
+    }
+
+    /// `trouble`: what went wrong, fleet-wide (see ``headline``), with the timeline and windows.
+    private func writeTrouble(to json: inout JSONWriter) {
+        json.object { json in
+            json.key("headline")
+            json.array { json in
+                for sentence in headline { json.string(sentence) }
+            }
+            Self.writeTroubleFigures(trouble.figures, to: &json)
+            json.key("never_got_code_devices")
+            json.array { json in
+                for device in devices where !device.trouble.gotCode {
+                    json.object { json in
+                        json.key("device")
+                        json.string(device.device)
+                        json.key("fleet")
+                        json.string(device.fleet)
+                        json.key("stopped_at")
+                        if let stage = device.trouble.stoppedAt { json.string(stage) } else { json.null() }
+                        json.key("status")
+                        if let status = device.trouble.stopStatus { json.string(status) } else { json.null() }
+                        json.key("last_error")
+                        if let error = device.trouble.lastError { json.string(error) } else { json.null() }
+                    }
+                }
+            }
+            json.key("bucket_ms")
+            json.int(trouble.bucketMs)
+            json.key("trouble_share")
+            json.raw(NumberText.json(Self.troubleShare))
+            json.key("windows")
+            json.array { json in
+                for window in trouble.windows {
+                    json.object { json in
+                        json.key("label")
+                        json.string(window.label)
+                        json.key("start_ms")
+                        json.int(window.startMs)
+                        json.key("end_ms")
+                        json.int(window.endMs)
+                        for (key, value) in [
+                            ("requests", window.requests), ("throttled_429", window.throttled), ("server_5xx", window.serverErrors),
+                            ("other_errors", window.otherErrors),
+                        ] {
+                            json.key(key)
+                            json.int(Int64(value))
+                        }
+                        json.key("worst_stage")
+                        if let stage = window.worstStage { json.string(stage) } else { json.null() }
+                        json.key("fleets")
+                        json.array { json in
+                            for fleet in window.fleets { json.string(fleet) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The members of a ``TroubleFigures``: counts, where devices stopped, by stage, timeline.
+    private static func writeTroubleFigures(_ t: TroubleFigures, to json: inout JSONWriter) {
+        for (key, value) in [
+            ("devices", t.devices), ("devices_with_code", t.devicesWithCode), ("never_got_code", t.neverGotCode.count),
+            ("throttled_429", t.throttled), ("server_5xx", t.serverErrors), ("errors", t.failed),
+        ] {
+            json.key(key)
+            json.int(Int64(value))
+        }
+        json.key("stopped_at")
+        json.array { json in
+            for stop in t.stops {
+                json.object { json in
+                    json.key("stage")
+                    if let stage = stop.stage { json.string(stage) } else { json.null() }
+                    json.key("status")
+                    if let status = stop.status { json.string(status) } else { json.null() }
+                    json.key("devices")
+                    json.array { json in
+                        for device in stop.devices { json.string(device) }
+                    }
+                }
+            }
+        }
+        json.key("by_stage")
+        json.object { json in
+            for stage in t.stages {
+                json.key(stage.stage)
+                json.object { json in
+                    for (key, value) in [
+                        ("requests", stage.requests), ("errors", stage.failed), ("throttled_429", stage.throttled),
+                        ("server_5xx", stage.serverErrors),
+                    ] {
+                        json.key(key)
+                        json.int(Int64(value))
+                    }
+                }
+            }
+        }
+        json.key("timeline")
+        json.array { json in
+            for bucket in t.timeline {
+                json.object { json in
+                    json.key("start_ms")
+                    json.int(bucket.startMs)
+                    for (key, value) in [
+                        ("requests", bucket.requests), ("throttled_429", bucket.throttled), ("server_5xx", bucket.serverErrors),
+                        ("other_errors", bucket.otherErrors),
+                    ] {
+                        json.key(key)
+                        json.int(Int64(value))
+                    }
+                }
+            }
+        }
+    }
+
+    private static func writeDeviceTrouble(_ t: DeviceTrouble, to json: inout JSONWriter) {
+        json.object { json in
+            json.key("got_code")
+            json.bool(t.gotCode)
+            json.key("stopped_at")
+            if let stage = t.stoppedAt { json.string(stage) } else { json.null() }
+            json.key("stop_status")
+            if let status = t.stopStatus { json.string(status) } else { json.null() }
+            json.key("last_error")
+            if let error = t.lastError { json.string(error) } else { json.null() }
+            for (key, value) in [("throttled_429", t.throttled), ("server_5xx", t.serverErrors), ("errors", t.errors)] {
+                json.key(key)
+                json.int(Int64(value))
+            }
+        }
     }
 
     /// `onboarding`: the fleet's counts, or one device's (with `got_code` and its last failure).
@@ -276,7 +433,10 @@ extension SoakReport {
     /// (`registration_requests`, `registration_ok`, `registration_429`, `registration_5xx`,
     /// `registration_transport_errors`, `registration_client_errors`, `registration_other`,
     /// `registration_retried`, …); on the fleet row `devices_with_code` and `failed_onboardings` are
-    /// counts, on a device row 1 or 0.
+    /// counts, on a device row 1 or 0. Trouble columns come last (`fleet`, `got_code`,
+    /// `never_got_code`, `stopped_at`, `stop_status`, `last_error`, `all_429`, `all_5xx`,
+    /// `all_errors`, `poll_5xx`, `poll_errors`), and with named fleets one `group` row per fleet
+    /// follows the devices (its `fleet` column names it).
     public func csv() -> String {
         typealias Column = (String, (PollFigures) -> String)
         func count(_ value: Int) -> String { String(value) }
@@ -357,11 +517,81 @@ extension SoakReport {
             ]
         }
 
-        var lines = [(["scope", "device"] + columns.map(\.0) + requestColumns.map(\.0)).map(Self.csvField).joined(separator: ",")]
-        let fleetRow = DeviceReport(device: "", figures: fleet, requests: requests, onboarding: onboarding)
-        let scoped = [("fleet", fleetRow)] + devices.map { ("device", $0) }
-        for (scope, report) in scoped {
-            let fields = [scope, report.device] + columns.map { $0.1(report.figures) } + requestColumns.map { $0.1(report) }
+        // Trouble columns, last so existing column positions stay. On the fleet and group rows
+        // `got_code` counts devices with a code; 429s and 5xx are over every stage, polls included.
+        typealias TroubleColumn = (String, (DeviceReport, TroubleFigures?) -> String)
+        func pollServerErrors(_ device: DeviceReport) -> Int {
+            device.figures.httpStatuses.filter { (500...599).contains($0.key) }.values.reduce(0, +)
+        }
+        func pollErrors(_ device: DeviceReport) -> Int {
+            Self.errorOutcomes.reduce(0) { $0 + (device.figures.outcomes[$1] ?? 0) }
+        }
+        let troubleColumns: [TroubleColumn] = [
+            ("fleet", { (device: DeviceReport, _: TroubleFigures?) -> String in device.fleet }),
+            (
+                "got_code",
+                { (device: DeviceReport, group: TroubleFigures?) -> String in
+                    if let group { return String(group.devicesWithCode) }
+                    return device.trouble.gotCode ? "1" : "0"
+                }
+            ),
+            (
+                "never_got_code",
+                { (device: DeviceReport, group: TroubleFigures?) -> String in
+                    if let group { return String(group.neverGotCode.count) }
+                    return device.trouble.gotCode ? "0" : "1"
+                }
+            ),
+            (
+                "stopped_at",
+                { (device: DeviceReport, group: TroubleFigures?) -> String in
+                    (group == nil ? device.trouble.stoppedAt : group?.stops.first?.stage) ?? ""
+                }
+            ),
+            (
+                "stop_status",
+                { (device: DeviceReport, group: TroubleFigures?) -> String in
+                    (group == nil ? device.trouble.stopStatus : group?.stops.first?.status) ?? ""
+                }
+            ),
+            ("last_error", { (device: DeviceReport, group: TroubleFigures?) -> String in group == nil ? device.trouble.lastError ?? "" : "" }),
+            ("all_429", { (device: DeviceReport, group: TroubleFigures?) -> String in String(group?.throttled ?? device.trouble.throttled) }),
+            ("all_5xx", { (device: DeviceReport, group: TroubleFigures?) -> String in String(group?.serverErrors ?? device.trouble.serverErrors) }),
+            ("all_errors", { (device: DeviceReport, group: TroubleFigures?) -> String in String(group?.failed ?? device.trouble.errors) }),
+            // Request stages have their 429 and 5xx columns above, and `throttled_429` counts poll 429s.
+            (
+                "poll_5xx",
+                { (device: DeviceReport, group: TroubleFigures?) -> String in
+                    String(group.map { $0.stage("poll")?.serverErrors ?? 0 } ?? pollServerErrors(device))
+                }
+            ),
+            (
+                "poll_errors",
+                { (device: DeviceReport, group: TroubleFigures?) -> String in
+                    String(group.map { $0.stage("poll")?.failed ?? 0 } ?? pollErrors(device))
+                }
+            ),
+        ]
+
+        let names: [String] = ["scope", "device"] + columns.map(\.0) + requestColumns.map(\.0) + troubleColumns.map(\.0)
+        var lines = [names.map(Self.csvField).joined(separator: ",")]
+        var fleetRow = DeviceReport(device: "", figures: fleet, requests: requests, onboarding: onboarding)
+        fleetRow.fleet = ""
+        var scoped: [(String, DeviceReport, TroubleFigures?)] = [("fleet", fleetRow, trouble.figures)]
+        scoped += devices.map { ("device", $0, nil) }
+        if fleets.count > 1 || fleets.first?.fleet != noFleetName {
+            // One row per configured fleet, after the devices: the device column is empty.
+            for group in fleets {
+                var onboardingFigures = OnboardingFigures()
+                for device in devices where device.fleet == group.fleet { onboardingFigures.merge(device.onboarding) }
+                var row = DeviceReport(device: "", figures: group.figures, requests: group.requests, onboarding: onboardingFigures)
+                row.fleet = group.fleet
+                scoped.append(("group", row, group.trouble))
+            }
+        }
+        for (scope, report, group) in scoped {
+            var fields = [scope, report.device] + columns.map { $0.1(report.figures) } + requestColumns.map { $0.1(report) }
+            fields += troubleColumns.map { $0.1(report, group) }
             lines.append(fields.map(Self.csvField).joined(separator: ","))
         }
         return lines.joined(separator: "\r\n") + "\r\n"
@@ -374,8 +604,10 @@ extension SoakReport {
 
     // MARK: Text
 
-    /// A readable summary: the fleet's figures, then (when the request log was read) onboarding,
-    /// requests by stage and failed onboardings, then one table row per device.
+    /// A readable summary: what went wrong (``headline``) and the devices that never got a code,
+    /// the fleet's figures, trouble by stage with the trouble windows, the fleets, then (when the
+    /// request log was read) onboarding, requests by stage and failed onboardings, then one table
+    /// row per device.
     public func text() -> String {
         var lines: [String] = []
         lines.append("regcoded soak report, generated \(UTCText.readable(generatedAtMs))")
@@ -384,17 +616,26 @@ extension SoakReport {
             window += "; polls sent \(UTCText.readable(first)) to \(UTCText.readable(last))"
         }
         lines.append("window: \(window)")
+        lines += headline.enumerated().map { ($0.offset == 0 ? "trouble: " : "         ") + Self.printable($0.element) }
+        let dead = trouble.figures.neverGotCode
+        if !dead.isEmpty {
+            // A few hundred names would push everything else off the screen; the rest are in FAILED ONBOARDINGS.
+            var names = dead.prefix(100).map(Self.printable)
+            if dead.count > 100 { names.append("… and \(dead.count - 100) more") }
+            lines += Self.wrapped("never got a code: ", names)
+        }
         lines.append("percentiles: nearest rank; intervals, lateness and latency in ms or s")
         lines.append("")
         lines.append("FLEET (\(devices.count) device\(devices.count == 1 ? "" : "s"))")
         lines += Self.textBlock(fleet, eventsLoaded: eventsLoaded).map { "  " + $0 }
         lines.append("")
+        lines += troubleSections()
         if requestsLoaded {
             lines += requestSections()
         }
         lines.append("DEVICES")
         var header = [
-            "DEVICE", "POLLS", "CODES", "AUTH", "EXPIRED", "TTA P50", "INTERVAL P50", "PLANNED P50",
+            "DEVICE", "FLEET", "GOT CODE", "POLLS", "CODES", "AUTH", "EXPIRED", "TTA P50", "INTERVAL P50", "PLANNED P50",
             "LATE P50", "LATE P99", "LATE MAX", "429", "BACKOFFS", StatusEventRecord.expired, StatusEventRecord.failed,
         ]
         if requestsLoaded {
@@ -403,7 +644,8 @@ extension SoakReport {
         let rows = devices.map { device -> [String] in
             let f = device.figures
             var row = [
-                Self.printable(device.device), String(f.polls), String(f.codes), String(f.authenticatedCodes), String(f.expiredCodes),
+                Self.printable(device.device), Self.printable(device.fleet), device.trouble.gotCode ? "yes" : "no",
+                String(f.polls), String(f.codes), String(f.authenticatedCodes), String(f.expiredCodes),
                 NumberText.duration(f.timeToAuthenticate.p50), NumberText.duration(f.achievedInterval.p50),
                 NumberText.duration(f.plannedInterval.p50), NumberText.duration(f.lateness.p50),
                 NumberText.duration(f.lateness.p99), NumberText.duration(f.lateness.max), String(f.throttled),
@@ -421,6 +663,76 @@ extension SoakReport {
         }
         lines.append(rows.isEmpty ? "(no polls logged in this window)" : TextTable.render(header: header, rows: rows))
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `prefix` then `items` joined by commas, wrapped at about 100 columns under the prefix.
+    static func wrapped(_ prefix: String, _ items: [String]) -> [String] {
+        var lines: [String] = []
+        var line = prefix
+        for (index, item) in items.enumerated() {
+            let piece = item + (index == items.count - 1 ? "" : ",")
+            if line.count > prefix.count && line.count + piece.count + 1 > 100 {
+                lines.append(line)
+                line = String(repeating: " ", count: prefix.count)
+            }
+            line += (line.count > prefix.count ? " " : "") + piece
+        }
+        lines.append(line)
+        return lines
+    }
+
+    /// TROUBLE BY STAGE (with the trouble windows) and FLEETS, each followed by a blank line.
+    private func troubleSections() -> [String] {
+        var lines: [String] = []
+        let t = trouble.figures
+        lines.append("TROUBLE BY STAGE (\(t.throttled) 429s, \(t.serverErrors) 5xx, \(t.failed) errors in all)")
+        if t.stages.isEmpty {
+            lines.append("(no requests logged in this window)")
+        } else {
+            let rows = t.stages.map { stage -> [String] in
+                [Self.printable(stage.stage), String(stage.requests), String(stage.failed), String(stage.throttled), String(stage.serverErrors)]
+            }
+            lines.append(TextTable.render(header: ["STAGE", "REQUESTS", "ERRORS", "429", "5XX"], rows: rows))
+        }
+        let bucket = NumberText.duration(Double(trouble.bucketMs))
+        if trouble.windows.isEmpty {
+            lines.append(
+                "trouble windows: none (no \(bucket) bucket with \(Self.troubleMinimumErrors)+ errors making \(Int(Self.troubleShare * 100)) % or more of its requests)"
+            )
+        } else {
+            lines.append(
+                "trouble windows (\(bucket) buckets with \(Self.troubleMinimumErrors)+ errors making \(Int(Self.troubleShare * 100)) % or more of their requests):"
+            )
+            for window in trouble.windows {
+                lines.append("  " + Self.printable(Self.describe(window, withDate: windowsSpanDays)))
+            }
+        }
+        lines.append("")
+        if fleets.count > 1 || fleets.first?.fleet != noFleetName {
+            lines.append("FLEETS")
+            let rows = fleets.map { f -> [String] in
+                [
+                    Self.printable(f.fleet), String(f.trouble.devices), String(f.trouble.devicesWithCode),
+                    String(f.trouble.neverGotCode.count), f.trouble.stops.first.map { Self.printable($0.phrase) } ?? "-",
+                    String(f.trouble.throttled), String(f.trouble.serverErrors), String(f.figures.polls),
+                    NumberText.duration(f.figures.achievedInterval.p50), NumberText.duration(f.figures.lateness.p99),
+                ]
+            }
+            let header = ["FLEET", "DEVICES", "GOT CODE", "NO CODE", "MOSTLY STOPPED AT", "429", "5XX", "POLLS", "INTERVAL P50", "LATE P99"]
+            lines.append(TextTable.render(header: header, rows: rows))
+            lines.append("")
+        }
+        return lines
+    }
+
+    /// `T1 12:00:05–12:01:30 (1m 25s): 340 429s, 2 5xx, 0 other errors of 400 requests; mostly registration; fleets a, b`.
+    static func describe(_ window: TroubleWindow, withDate: Bool = false) -> String {
+        var text =
+            "\(window.label) \(clock(window.startMs, withDate: withDate))–\(clock(window.endMs, withDate: withDate)) (\(NumberText.duration(Double(window.endMs - window.startMs)))): "
+            + "\(window.throttled) 429s, \(window.serverErrors) 5xx, \(window.otherErrors) other errors of \(window.requests) requests"
+        if let stage = window.worstStage { text += "; mostly \(stage)" }
+        if !window.fleets.isEmpty { text += "; fleet\(window.fleets.count == 1 ? "" : "s") \(window.fleets.joined(separator: ", "))" }
+        return text
     }
 
     /// ONBOARDING, REQUESTS BY STAGE and FAILED ONBOARDINGS, each followed by a blank line.
@@ -515,7 +827,7 @@ extension SoakReport {
             ("planned interval", spread(f.plannedInterval)),
             ("lateness", spread(f.lateness, withMin: true)),
             ("latency", spread(f.latency)),
-            ("429s", String(f.throttled)),
+            ("poll 429s", String(f.throttled)),
             ("backoffs", String(f.backoffs)),
             (
                 "authenticated",

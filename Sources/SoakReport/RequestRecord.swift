@@ -47,10 +47,13 @@ public struct DeviceRecord: Sendable, Equatable {
     public var state: String?
     /// Codes the device was ever issued, as far as the state database remembers.
     public var codesIssued: Int
+    /// `devices.fleet`: the configured fleet the device belongs to.
+    public var fleet: String?
 
-    public init(device: String, state: String?, codesIssued: Int) {
+    public init(device: String, state: String?, codesIssued: Int, fleet: String? = nil) {
         self.device = device
         self.state = state
         self.codesIssued = codesIssued
+        self.fleet = fleet
     }
 }

@@ -103,8 +103,10 @@ struct PlotFrame {
             "<line class=\"axis\" x1=\"\(Markup.coordinate(left))\" x2=\"\(Markup.coordinate(left + plotWidth))\" y1=\"\(bottomY)\" y2=\"\(bottomY)\"/>"
         svg +=
             "<line class=\"axis\" x1=\"\(Markup.coordinate(left))\" x2=\"\(Markup.coordinate(left))\" y1=\"\(Markup.coordinate(top))\" y2=\"\(bottomY)\"/>"
-        svg +=
-            "<text class=\"title\" x=\"\(Markup.coordinate(left + plotWidth / 2))\" y=\"\(Markup.coordinate(height - 8))\" text-anchor=\"middle\">\(HTML.escape(xTitle))</text>"
+        if !xTitle.isEmpty {
+            svg +=
+                "<text class=\"title\" x=\"\(Markup.coordinate(left + plotWidth / 2))\" y=\"\(Markup.coordinate(height - 8))\" text-anchor=\"middle\">\(HTML.escape(xTitle))</text>"
+        }
         guard !yTitle.isEmpty else { return svg }
         let middle = Markup.coordinate(top + plotHeight / 2)
         svg +=

@@ -93,6 +93,10 @@ public struct DeviceReport: Sendable, Equatable {
     public var onboarding: OnboardingFigures
     /// Set when the device never got a code.
     public var failedOnboarding: FailedOnboarding?
+    /// The device's fleet (``noFleetName`` when it has none or is no longer stored).
+    public var fleet: String = noFleetName
+    /// Whether it got a code, where it stopped, its 429s and 5xx over every stage.
+    public var trouble = DeviceTrouble()
 
     public init(
         device: String,
@@ -159,6 +163,11 @@ public struct SoakReport: Sendable, Equatable {
     /// Every code, by device (natural order), then by first poll.
     public var codes: [CodeSummary]
     public var series: ReportSeries
+    /// Devices without a code, 429s and 5xx by stage (polls included), errors over time and the
+    /// trouble windows, fleet-wide.
+    public var trouble: Trouble
+    /// Every figure per fleet (`devices.fleet`), in natural name order with ``noFleetName`` last.
+    public var fleets: [FleetReport]
 
     /// Outcomes after which the engine waits a backoff delay rather than the interval.
     ///
@@ -257,6 +266,9 @@ public struct SoakReport: Sendable, Equatable {
             onboarding.newCodes = 0
         }
         var devices: [DeviceReport] = []
+        var fleetOf: [String: String] = [:]
+        var fleetAccumulators: [String: FigureAccumulator] = [:]
+        var fleetRequestAccumulators: [String: RequestAccumulator] = [:]
         var codes: [CodeSummary] = []
         var failedOnboardings: [FailedOnboarding] = []
         for name in names {
@@ -320,18 +332,23 @@ public struct SoakReport: Sendable, Equatable {
             }
             onboarding.merge(deviceOnboarding)
 
-            devices.append(
-                DeviceReport(
-                    device: name,
-                    figures: figures,
-                    state: record?.state,
-                    requests: requestFigures.finish(),
-                    onboarding: deviceOnboarding,
-                    failedOnboarding: failed
-                )
+            var report = DeviceReport(
+                device: name,
+                figures: figures,
+                state: record?.state,
+                requests: requestFigures.finish(),
+                onboarding: deviceOnboarding,
+                failedOnboarding: failed
             )
+            let fleetName = record?.fleet ?? noFleetName
+            report.fleet = fleetName
+            fleetOf[name] = fleetName
+            devices.append(report)
             fleet.merge(device)
             fleetRequests.merge(requestFigures)
+            fleetAccumulators[fleetName, default: FigureAccumulator(outcomeKinds: outcomeKinds)].merge(device)
+            fleetRequestAccumulators[fleetName, default: RequestAccumulator(stageKinds: stageKinds, outcomeKinds: requestOutcomeKinds)]
+                .merge(requestFigures)
         }
         self.requests = fleetRequests.finish()
         self.onboarding = onboarding
@@ -343,6 +360,14 @@ public struct SoakReport: Sendable, Equatable {
             fleetFigures.failureEvents = failureEvents.values.reduce(0, +)
         }
         self.fleet = fleetFigures
+        let (trouble, troubleByFleet) = Self.computeTrouble(
+            polls: polls,
+            requests: allRequests,
+            devices: &devices,
+            fleetOf: fleetOf,
+            stageKinds: stageKinds
+        )
+        self.trouble = trouble
         self.devices = devices
         self.codes = codes
 
@@ -357,6 +382,38 @@ public struct SoakReport: Sendable, Equatable {
                 .map(\.element)
         }
         self.series = series
+
+        let fleetNames = Set(fleetOf.values).sorted { a, b in
+            (a == noFleetName) != (b == noFleetName) ? b == noFleetName : NaturalOrder.less(a, b)
+        }
+        fleets = fleetNames.map { name in
+            var accumulator = fleetAccumulators[name] ?? FigureAccumulator(outcomeKinds: outcomeKinds)
+            var figures = accumulator.finish()
+            if statusEvents != nil {
+                let members = devices.filter { $0.fleet == name }
+                figures.expiryEvents = members.reduce(0) { $0 + ($1.figures.expiryEvents ?? 0) }
+                figures.failureEvents = members.reduce(0) { $0 + ($1.figures.failureEvents ?? 0) }
+            }
+            var fleetSeries = ReportSeries()
+            fleetSeries.achievedIntervals = accumulator.achieved
+            fleetSeries.plannedIntervals = accumulator.planned
+            fleetSeries.lateness = series.lateness.isEmpty ? [] : Self.lateness(of: polls, in: name, fleetOf: fleetOf)
+            return FleetReport(
+                fleet: name,
+                figures: figures,
+                requests: (fleetRequestAccumulators[name] ?? RequestAccumulator(stageKinds: stageKinds, outcomeKinds: requestOutcomeKinds))
+                    .finish(),
+                trouble: troubleByFleet[name] ?? TroubleFigures(),
+                series: fleetSeries
+            )
+        }
+    }
+
+    /// The lateness points of one fleet's polls, in send order.
+    static func lateness(of polls: [PollRecord], in fleet: String, fleetOf: [String: String]) -> [LatenessPoint] {
+        polls.enumerated().filter { (fleetOf[$0.element.device] ?? noFleetName) == fleet }
+            .sorted { ($0.element.sentMs, $0.offset) < ($1.element.sentMs, $1.offset) }
+            .map { LatenessPoint(sentMs: $0.element.sentMs, latenessMs: $0.element.sentMs - $0.element.plannedMs) }
     }
 }
 

@@ -65,7 +65,8 @@ struct PassSim: AsyncParsableCommand {
             POST /_sim/identity/platform-token and /_sim/identity/service-token
             or from the identityIssuers of --sso-config; a missing or invalid
             header is ignored, never an error. GET /_sim/sso shows the SSO state.
-            """
+            """,
+        version: RegcodeVersion.current
     )
 
     @Option(name: .long, help: ArgumentHelp("SQLite file keeping the simulator's state across restarts (created with mode 0600).", valueName: "path"))

@@ -20,12 +20,13 @@ enum JSONText {
     }
 }
 
-/// One readable line per event: `#42 10:00:00.123 stb-1 status REGCODE X7K2Q9P (expires 10:30:00)`;
-/// an event of an app other than a plain device's `main` names it: `#43 10:00:01.000 sso-1/B setRequestorComplete status=1`.
+/// One readable line per event, times in UTC: `#42 10:00:00.123Z stb-1 status REGCODE [success] X7K2Q9P
+/// (expires 2026-11-21T10:30:00Z)`; an event of an app other than a plain device's `main` names it:
+/// `#43 10:00:01.000Z sso-1/B setRequestorComplete status=1`.
 enum EventLine {
     static func render(_ params: JSONValue) -> String {
         let seq = params["seq"]?.intValue.map { "#\($0)" } ?? "#?"
-        let time = params["time"]?.stringValue.map(shortTime) ?? ""
+        let time = params["time"]?.stringValue.map(UTCTime.clock(iso:)) ?? ""
         var device = params["device"]?.stringValue ?? "?"
         // Apps of a device that hosts several: `sso-1/B`; a plain device's one app stays implicit.
         if let app = params["app"]?.stringValue, app != DeviceStep.defaultApp { device += "/\(app)" }
@@ -59,11 +60,7 @@ enum EventLine {
         }
     }
 
-    private static func shortTime(_ iso: String) -> String {
-        guard let t = iso.firstIndex(of: "T") else { return iso }
-        return String(iso[iso.index(after: t)...].prefix(12))
-    }
-
+    /// `2026-11-21T10:30:00Z`.
     static func clock(_ epochMs: Int64) -> String {
         let date = Date(timeIntervalSince1970: Double(epochMs) / 1000)
         return date.formatted(

@@ -11,6 +11,7 @@ struct RegcodectlCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "regcodectl",
         abstract: "Control a running regcoded: call AccessEnabler methods, watch events, list devices and their apps.",
+        version: RegcodeVersion.current,
         subcommands: [Call.self, Watch.self, Devices.self, Apps.self, Explain.self, Report.self]
     )
 }
@@ -30,17 +31,22 @@ struct SocketOptions: ParsableArguments {
     }
 }
 
-/// Runs `body` against the daemon, turning connection and RPC failures into a message and exit code.
+/// Runs `body` against the daemon, turning connection and RPC failures into a message and exit code:
+/// 3 when no daemon is running at the path, 1 for every other failure.
 func withDaemon<T: Sendable>(_ options: SocketOptions, _ body: (ControlClient) async throws -> T) async throws -> T {
     do {
         return try await ControlClient.withConnection(to: options.path, body)
     } catch let error as RPCError {
         var message = "regcodectl: error \(error.code): \(error.message)"
         if let data = error.data { message += " \(JSONText.compact(data))" }
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        // The daemon checks each peer's user; the fix is on this side, so say what it is.
+        if error.code == 1005 {
+            message += " (at \(options.path): run as the daemon's user or root, or as a member of its --socket-group)"
+        }
+        StandardError.writeLine(message)
         throw ExitCode(1)
     } catch let error as ControlClientError {
-        FileHandle.standardError.write(Data("regcodectl: \(error)\n".utf8))
+        StandardError.writeLine("regcodectl: \(error.explanation)")
         throw ExitCode(error.isNotRunning ? 3 : 1)
     }
 }
@@ -49,6 +55,12 @@ extension ControlClientError {
     var isNotRunning: Bool {
         if case .daemonNotRunning = self { return true }
         return false
+    }
+}
+
+enum StandardError {
+    static func writeLine(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 }
 
@@ -153,8 +165,17 @@ struct Watch: AsyncParsableCommand {
 
 struct Devices: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List devices: state, code, expiry, polls, last HTTP status.",
-        discussion: "Devices are listed in natural name order (stb-2 before stb-10)."
+        abstract: "List devices: fleet, state, code and its countdown, polls, last poll, HTTP status, last outcome.",
+        discussion: """
+            Devices are listed in natural name order (stb-2 before stb-10). EXPIRES counts down to the \
+            code's expiry and says `expired` once it has passed; a device whose code has expired shows \
+            the state `expired`, never `ready` or `polling`. LAST POLL is an age (`3s ago`). Long fields are \
+            cut with … so a line fits 120 columns; fields an older daemon does not send show `-`.
+
+            With --watch the table is redrawn every --interval until Ctrl-C (exit 0) or until the daemon \
+            goes away (exit 3). On a terminal the screen is cleared and redrawn; otherwise each table is \
+            written followed by a blank line (a --json result as one line), flushed.
+            """
     )
 
     @OptionGroup var socket: SocketOptions
@@ -162,25 +183,72 @@ struct Devices: AsyncParsableCommand {
     @Flag(name: .long, help: "Print the raw JSON.")
     var json = false
 
+    @Flag(name: .long, help: "Refresh the table until Ctrl-C.")
+    var watch = false
+
+    @Option(name: .long, help: "Time between refreshes with --watch (e.g. 2s, 500ms).")
+    var interval = "2s"
+
+    func validate() throws {
+        do {
+            guard try DurationParser.read(interval) > .zero else { throw ValidationError("--interval must be longer than 0") }
+        } catch let problem as DurationParser.Problem {
+            throw ValidationError("--interval: \(problem)")
+        }
+    }
+
     func run() async throws {
-        let result = try await withDaemon(socket) { client in try await client.call(method: "devices.list") }
-        if json {
-            print(JSONText.pretty(result))
+        guard watch else {
+            let result = try await withDaemon(socket) { client in try await client.call(method: "devices.list") }
+            print(json ? JSONText.pretty(result) : DevicesTable.render(result, nowMs: Self.nowMs()))
             return
         }
-        let devices = (result["devices"]?.arrayValue ?? []).sorted {
-            NaturalOrder.less($0["device"]?.stringValue ?? "", $1["device"]?.stringValue ?? "")
+        let interval = try DurationParser.read(self.interval)
+        let json = self.json
+        let path = socket.path
+        let screen = WatchScreen(
+            isTerminal: isatty(STDOUT_FILENO) == 1,
+            title: "every \(DurationParser.format(interval)), Ctrl-C to stop",
+            blankLineAfter: !json
+        )
+        // Ctrl-C is the normal way to stop watching, so it ends the program successfully.
+        signal(SIGINT) { _ in _exit(0) }
+        try await withDaemon(socket) { client in
+            while true {
+                let result: JSONValue
+                do {
+                    result = try await client.call(method: "devices.list")
+                } catch ControlClientError.connectionClosed {
+                    StandardError.writeLine("regcodectl: the daemon at \(path) went away")
+                    throw ExitCode(3)
+                }
+                let now = Self.nowMs()
+                screen.show(json ? JSONText.compact(result) : DevicesTable.render(result, nowMs: now), at: now)
+                try await Task.sleep(for: interval)
+            }
         }
-        let rows = devices.map { device -> [String] in
-            [
-                device["device"]?.stringValue ?? "?",
-                device["state"]?.stringValue ?? "?",
-                device["code"]?.stringValue ?? "-",
-                device["expires"]?.intValue.map(EventLine.clock) ?? "-",
-                device["polls"]?.intValue.map(String.init) ?? "0",
-                device["lastHttpStatus"]?.intValue.map(String.init) ?? "-",
-            ]
+    }
+
+    static func nowMs() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+    }
+}
+
+/// Where `devices --watch` draws: a terminal is cleared and redrawn in place; a pipe or file gets one
+/// frame after another, each followed by a blank line and flushed at once.
+struct WatchScreen {
+    let isTerminal: Bool
+    let title: String
+    /// Tables are separated by a blank line; JSON results stay one per line.
+    let blankLineAfter: Bool
+
+    func show(_ frame: String, at nowMs: Int64) {
+        if isTerminal {
+            // Cursor home, then clear: one write per frame, so the redraw does not flicker line by line.
+            print("\u{1B}[H\u{1B}[2J\(UTCTime.clockSeconds(epochMs: nowMs))  \(title)\n\n\(frame)")
+        } else {
+            print(blankLineAfter ? frame + "\n" : frame)
         }
-        print(TextTable.render(header: ["DEVICE", "STATE", "CODE", "EXPIRES", "POLLS", "LAST HTTP"], rows: rows))
+        fflush(nil)
     }
 }

@@ -164,7 +164,7 @@ struct Report: AsyncParsableCommand {
         let wanted = device.isEmpty ? nil : Set(device)
         return try await store.deviceRecordSummaries()
             .filter { wanted?.contains($0.name) ?? true }
-            .map { DeviceRecord(device: $0.name, state: $0.state.rawValue, codesIssued: $0.codesIssued) }
+            .map { DeviceRecord(device: $0.name, state: $0.state.rawValue, codesIssued: $0.codesIssued, fleet: $0.fleet) }
     }
 
     /// The `status` events of the window, read page by page.

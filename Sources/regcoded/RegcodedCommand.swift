@@ -16,7 +16,8 @@ struct RegcodedCommand: AsyncParsableCommand {
             keeps state in ./regcoded.sqlite, listens on ./regcoded.sock and prints the activation URL \
             and each code. Under systemd the defaults come from $STATE_DIRECTORY, $RUNTIME_DIRECTORY \
             and $CREDENTIALS_DIRECTORY. Flags override the configuration file.
-            """
+            """,
+        version: RegcodeVersion.current
     )
 
     @Option(name: .long, help: "YAML configuration file describing fleets of devices.")
@@ -61,6 +62,12 @@ struct RegcodedCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Serve Prometheus metrics on HOST:PORT.")
     var metrics: String?
 
+    @Option(name: .long, help: "Serve the control API over HTTP and the web console on HOST:PORT (e.g. 127.0.0.1:8081).")
+    var http: String?
+
+    @Option(name: .long, help: "File with the bearer token HTTP clients must send (required off loopback).")
+    var httpTokenFile: String?
+
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String?
 
@@ -97,6 +104,8 @@ struct RegcodedCommand: AsyncParsableCommand {
             devices: devices,
             pollInterval: pollInterval,
             metrics: metrics,
+            http: http,
+            httpTokenFile: httpTokenFile,
             logLevel: logLevel,
             subscriberBuffer: subscriberBuffer,
             printCodes: printCodes,
@@ -165,6 +174,8 @@ struct FlagOverrides: Sendable {
     var devices: Int?
     var pollInterval: String?
     var metrics: String?
+    var http: String?
+    var httpTokenFile: String?
     var logLevel: String?
     var subscriberBuffer: Int?
     var printCodes: Bool?
@@ -189,6 +200,8 @@ struct FlagOverrides: Sendable {
         if let backend { configuration.backend = backend }
         if let clientAddresses { configuration.clientAddresses = clientAddresses }
         if let metrics { configuration.metrics = metrics }
+        if let http { configuration.http = http }
+        if let httpTokenFile { configuration.httpTokenFile = httpTokenFile }
         if let printCodes { configuration.printCodes = printCodes }
         if let subscriberBuffer {
             guard (16...1_000_000).contains(subscriberBuffer) else {

@@ -32,7 +32,7 @@ final class TestHandler: ControlHandler {
         self.received.withLock { $0 }
     }
 
-    func handle(method: String, params: JSONValue?, peer: PeerCredentials) async throws(RPCError) -> JSONValue {
+    func handle(method: String, params: JSONValue?, peer: ControlPeer) async throws(RPCError) -> JSONValue {
         self.received.withLock { $0.append(method) }
         switch method {
         case "echo":
@@ -43,6 +43,7 @@ final class TestHandler: ControlHandler {
             }
             return .int(a + b)
         case "whoami":
+            guard let peer = peer.credentials else { return ["transport": .string(peer.description)] }
             return ["pid": .int(Int64(peer.pid)), "uid": .int(Int64(peer.uid)), "gid": .int(Int64(peer.gid))]
         case "slow":
             let milliseconds = params?["ms"]?.intValue ?? 100
@@ -53,7 +54,7 @@ final class TestHandler: ControlHandler {
         }
     }
 
-    func subscribe(params: JSONValue?, peer: PeerCredentials) async throws(RPCError) -> Subscription {
+    func subscribe(params: JSONValue?, peer: ControlPeer) async throws(RPCError) -> Subscription {
         self.received.withLock { $0.append("subscribe") }
         let since = params?["since"]?.intValue
         if let value = params?["since"], since == nil {

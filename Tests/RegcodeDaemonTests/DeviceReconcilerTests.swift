@@ -93,6 +93,36 @@ import Testing
         #expect(record.deviceID == "stored-stb-1")
     }
 
+    @Test func aRunningDeviceWithItsStoredAddressIsKeptOnReload() {
+        var stored = Self.stored("stb-1")
+        stored.clientAddress = "198.18.0.7"
+        let wanted = Self.wanted("stb-1")
+        // What the fleet runs: the configured settings plus the stored address.
+        var running = wanted.settings
+        running.clientAddress = "198.18.0.7"
+        let plans = reconciler.plan(
+            wanted: [wanted],
+            stored: [stored],
+            running: ["stb-1": (running, stored.snapshot)],
+            runtimeSettings: Self.noRuntime
+        )
+        #expect(plans == [.keep("stb-1")])
+        // A changed setting still restarts it, keeping its address.
+        var changed = Self.wanted("stb-1", requestor: "OTHER")
+        changed.fleet = "stb"
+        let restart = reconciler.plan(
+            wanted: [changed],
+            stored: [stored],
+            running: ["stb-1": (running, stored.snapshot)],
+            runtimeSettings: Self.noRuntime
+        )
+        guard case .restart(let record, _, _)? = restart.first else {
+            Issue.record("expected a restart, got \(restart)")
+            return
+        }
+        #expect(record.clientAddress == "198.18.0.7")
+    }
+
     @Test func storedDevicesNoLongerWantedAreRemovedUnlessAddedOverTheSocket() {
         let runtime = Self.stored("lab-1", runtime: true)
         let atStart = reconciler.plan(

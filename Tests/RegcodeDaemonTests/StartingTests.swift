@@ -20,7 +20,7 @@ import Testing
         logger.logLevel = .critical
         let daemon = try Daemon(configuration: configuration, environment: [:], logger: logger)
         let handler = DaemonControlHandler(daemon: daemon)
-        let peer = PeerCredentials(pid: getpid(), uid: getuid(), gid: getgid())
+        let peer = ControlPeer.unixSocket(PeerCredentials(pid: getpid(), uid: getuid(), gid: getgid()))
 
         for (method, params) in [("checkAuthentication", ["device": "stb-1"]), ("devices.list", [:]), ("devices.get", ["device": "stb-1"])]
             as [(String, JSONValue)]

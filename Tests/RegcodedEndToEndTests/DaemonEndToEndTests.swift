@@ -289,7 +289,9 @@ extension EndToEnd {
             let ctl = try ChildProcess("regcodectl", ["devices", "--socket", directory.path("none.sock")])
             let status = await ctl.waitForExit()
             #expect(status == 3)
-            #expect(ctl.text.contains("daemon not running at \(directory.path("none.sock"))"))
+            // The message names the path and the fix.
+            #expect(ctl.text.contains("no daemon at \(directory.path("none.sock"))"), "\(ctl.text)")
+            #expect(ctl.text.contains("start one with 'regcoded'"), "\(ctl.text)")
         }
 
         @Test func regcodectlListsDevicesAndWatchesEvents() async throws {

@@ -51,7 +51,7 @@ struct WatchCommandTests {
         if json {
             #expect(firstLine.first?.contains(#""seq":1"#) == true)
         } else {
-            #expect(firstLine == ["#1 10:00:00.012 stb-1 setRequestorComplete status=1"])
+            #expect(firstLine == ["#1 10:00:00.012Z stb-1 setRequestorComplete status=1"])
         }
 
         try connection.write(Self.second + "\n")
@@ -60,8 +60,48 @@ struct WatchCommandTests {
         let lines = command.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 2)
         if !json {
-            #expect(lines.last == #"#2 10:00:00.013 stb-1 setAuthenticationStatus status=0 "User Not Authenticated Error""#)
+            #expect(lines.last == #"#2 10:00:00.013Z stb-1 setAuthenticationStatus status=0 "User Not Authenticated Error""#)
         }
+    }
+
+    /// Through a pipe (as to `jq`), the first line can be read while regcodectl still waits for more
+    /// events; a time with an offset is shown in UTC.
+    @Test func theFirstLineCanBeReadFromAPipeWhileTheCommandRuns() throws {
+        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("watch-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let socketPath = directory.appendingPathComponent("ctl.sock").path
+        let server = try FakeControlSocket(path: socketPath)
+        defer { server.close() }
+
+        let process = Process()
+        let pipe = Pipe()
+        process.executableURL = BuiltProducts.url("regcodectl")
+        process.arguments = ["watch", "--socket", socketPath, "--count", "2"]
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        defer {
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+        }
+        try pipe.fileHandleForWriting.close()
+
+        let connection = try server.accept(timeout: 10)
+        defer { connection.close() }
+        let request = try JSONSerialization.jsonObject(with: Data(try connection.readLine(timeout: 10).utf8)) as? [String: Any]
+        let id = try #require(request?["id"] as? Int)
+        try connection.write(#"{"jsonrpc":"2.0","id":\#(id),"result":{"lastSeq":0}}"# + "\n")
+        try connection.write(
+            #"{"jsonrpc":"2.0","method":"event","params":{"seq":1,"time":"2026-11-21T11:00:00.012+01:00","device":"stb-1","name":"setRequestorComplete","args":{"status":1}}}"#
+                + "\n"
+        )
+        let reader = FakeControlSocket.Connection(fd: dup(pipe.fileHandleForReading.fileDescriptor))
+        defer { reader.close() }
+        let line = try reader.readLine(timeout: 10)
+        #expect(line == "#1 10:00:00.012Z stb-1 setRequestorComplete status=1")
+        #expect(process.isRunning, "the line was read while regcodectl still waited for its second event")
     }
 
     /// An app other than a plain device's `main` is named after the device; `main` stays implicit.
@@ -90,9 +130,9 @@ struct WatchCommandTests {
         #expect(command.process.terminationStatus == 0, "\(command.stderr)")
         #expect(
             command.stdout.split(separator: "\n").map(String.init) == [
-                "#1 10:00:00.012 sso-1 setRequestorComplete status=1",
-                "#2 10:00:00.012 sso-1/B setRequestorComplete status=1",
-                "#3 10:00:00.012 sso-1 setRequestorComplete status=1",
+                "#1 10:00:00.012Z sso-1 setRequestorComplete status=1",
+                "#2 10:00:00.012Z sso-1/B setRequestorComplete status=1",
+                "#3 10:00:00.012Z sso-1 setRequestorComplete status=1",
             ]
         )
     }
@@ -215,13 +255,20 @@ final class FakeControlSocket {
         unlink(path)
     }
 
+    /// Binds a socket at `path` and closes it without removing the file: what a crashed daemon leaves.
+    static func leaveStaleSocketFile(at path: String) throws {
+        let socket = try FakeControlSocket(path: path)
+        systemClose(socket.fd)
+        socket.fd = -1
+    }
+
     static func waitReadable(_ fd: Int32, timeout: Double, what: String) throws {
         var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         let ready = poll(&descriptor, 1, Int32(timeout * 1000))
         guard ready > 0 else { throw FakeSocketError(description: "no \(what) within \(timeout) s") }
     }
 
-    /// One accepted connection.
+    /// One accepted connection (or any other readable descriptor, such as a pipe).
     final class Connection {
         private var fd: Int32
         private var buffer: [UInt8] = []
@@ -240,7 +287,7 @@ final class FakeControlSocket {
                 }
                 try FakeControlSocket.waitReadable(fd, timeout: timeout, what: "request line")
                 var chunk = [UInt8](repeating: 0, count: 4096)
-                let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
                 guard count > 0 else { throw FakeSocketError(description: "the client closed the connection") }
                 buffer += chunk[..<count]
             }

@@ -1,0 +1,241 @@
+import AsyncAlgorithms
+import ControlSocket
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import RegcodeSupport
+import ServiceLifecycle
+
+/// The control API over HTTP: JSON-RPC at `POST /rpc`, the event stream as server-sent events at `GET /events`, the
+/// web console at `/`, and (when given) Prometheus metrics at `/metrics`.
+///
+/// Calls go through the same ``RPCDispatcher`` and ``ControlHandler`` as the Unix socket: same methods, same errors.
+public struct HTTPControlServer: Service {
+    public struct Configuration: Sendable {
+        public var host: String
+        /// 0 picks a free port; `onListening` says which.
+        public var port: Int
+        /// Required by every request when set; see ``AccessRule``.
+        public var token: String?
+        /// A comment line on an idle event stream this often.
+        public var keepAliveInterval: Duration = .seconds(15)
+        /// How long a cut-off event stream may take to receive its `cutoff` event before the stream is dropped.
+        public var cutOffGracePeriod: Duration = .seconds(2)
+        /// The largest `POST /rpc` body; the socket's line limit.
+        public var maxBodySize = 1 << 20
+        public var inputLimits = InputLimits()
+
+        public init(host: String, port: Int, token: String? = nil) {
+            self.host = host
+            self.port = port
+            self.token = token
+        }
+    }
+
+    let configuration: Configuration
+    let dispatcher: RPCDispatcher
+    let metrics: (@Sendable () -> String)?
+    let onListening: @Sendable (Int) async -> Void
+    let logger: Logger
+    /// Open event streams, ended together at graceful shutdown (an idle stream would otherwise hold it up).
+    let streams = OpenStreams()
+
+    /// - Parameters:
+    ///   - metrics: The Prometheus exposition to serve at `/metrics`; nil serves none.
+    ///   - onListening: Called with the bound port once the listener accepts connections.
+    public init(
+        configuration: Configuration,
+        handler: any ControlHandler,
+        metrics: (@Sendable () -> String)? = nil,
+        logger: Logger,
+        onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) {
+        self.configuration = configuration
+        self.dispatcher = RPCDispatcher(handler: handler, inputLimits: configuration.inputLimits, logger: logger)
+        self.metrics = metrics
+        self.onListening = onListening
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let router = self.makeRouter()
+        let port = self.configuration.port
+        let onListening = self.onListening
+        let app = Application(
+            router: router,
+            configuration: .init(address: .hostname(self.configuration.host, port: port), serverName: "regcoded"),
+            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
+            logger: self.logger
+        )
+        let streams = self.streams
+        try await withGracefulShutdownHandler {
+            try await app.runService()
+        } onGracefulShutdown: {
+            streams.closeAll()
+        }
+    }
+
+    func makeRouter() -> Router<ControlRequestContext> {
+        let router = Router(context: ControlRequestContext.self)
+        router.add(middleware: AccessMiddleware(rule: AccessRule(token: self.configuration.token)))
+        router.get("/") { _, _ -> Response in
+            Response(
+                status: .ok,
+                headers: [
+                    .contentType: "text/html; charset=utf-8",
+                    .cacheControl: "no-store",
+                    // Everything the page needs is inline or same-origin: nothing is fetched from elsewhere.
+                    .contentSecurityPolicy:
+                        "default-src 'self'; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'",
+                    HTTPField.Name("X-Content-Type-Options")!: "nosniff",
+                ],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: PackageResources.index_html))
+            )
+        }
+        router.post("/rpc") { request, context -> Response in
+            try await self.rpc(request, context: context)
+        }
+        router.get("/events") { request, context -> Response in
+            try await self.events(request, context: context)
+        }
+        if let metrics {
+            router.get("/metrics") { _, _ -> Response in
+                Response(
+                    status: .ok,
+                    headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(string: metrics()))
+                )
+            }
+        }
+        return router
+    }
+
+    // MARK: POST /rpc
+
+    func rpc(_ request: Request, context: ControlRequestContext) async throws -> Response {
+        // A JSON body is what makes a cross-site form or `fetch` without CORS preflight impossible; nothing else is read.
+        let contentType = request.headers[.contentType]?.lowercased() ?? ""
+        guard contentType.hasPrefix("application/json") else {
+            return Self.json(
+                .unsupportedMediaType,
+                RPCMessage.error(id: .null, .invalidRequest("POST /rpc takes a JSON-RPC request with Content-Type: application/json"))
+            )
+        }
+        var request = request
+        let body: ByteBuffer
+        do {
+            body = try await request.collectBody(upTo: self.configuration.maxBodySize)
+        } catch {
+            return Self.json(.contentTooLarge, RPCMessage.error(id: .null, .lineTooLong(limit: self.configuration.maxBodySize)))
+        }
+        switch await self.dispatcher.answer(body, peer: .http(remoteAddress: context.remoteDescription), allowSubscribe: false) {
+        case .none:
+            return Response(status: .noContent)
+        case .reply(let reply):
+            return Self.json(.ok, reply)
+        case .subscribed(_, let subscription):
+            // Not reached: subscribe is refused on this transport.
+            subscription.cancel()
+            return Response(status: .internalServerError)
+        }
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ value: JSONValue) -> Response {
+        var text = JSONWriter.text(value)
+        text += "\n"
+        return Response(
+            status: status,
+            headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: text))
+        )
+    }
+
+    // MARK: GET /events
+
+    private enum Chunk: Sendable {
+        case event(JSONValue, Int64?)
+        case keepAlive
+        case cutOff(reason: String, lastSeq: Int64?)
+    }
+
+    func events(_ request: Request, context: ControlRequestContext) async throws -> Response {
+        let params: JSONValue
+        let subscription: Subscription
+        do throws(RPCError) {
+            params = try EventStreamQuery.params(
+                query: request.uri.queryParameters.map { ($0.key, $0.value) },
+                lastEventID: request.headers[HTTPField.Name("Last-Event-ID")!]
+            )
+            subscription = try await self.dispatcher.subscribe(params: params, peer: .http(remoteAddress: context.remoteDescription))
+        } catch {
+            return Self.json(.badRequest, RPCMessage.error(id: .null, error))
+        }
+        let keepAliveInterval = self.configuration.keepAliveInterval
+        let streams = self.streams
+        let grace = self.configuration.cutOffGracePeriod
+        var logger = context.logger
+        logger[metadataKey: "http.client"] = "\(context.remoteDescription)"
+        logger.debug("Event stream opened")
+        let body = ResponseBody { [logger] writer in
+            // One writer, several producers: the channel hands chunks over one at a time, so a client that reads
+            // slowly holds the producer back and the subscription's own buffer (and its cut-off rule) does the rest.
+            let chunks = AsyncChannel<Chunk>()
+            guard let token = streams.open(subscription) else { return }
+            defer { streams.close(token) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    var lastSeq = subscription.since
+                    let end = await subscription.stream { params, seq in
+                        await chunks.send(.event(params, seq))
+                        if let seq { lastSeq = seq }
+                    }
+                    if case .cutOff(let reason) = end {
+                        logger.info("Event stream ended by the server", metadata: ["control.reason": "\(reason)"])
+                        await chunks.send(.cutOff(reason: reason, lastSeq: lastSeq))
+                    }
+                    chunks.finish()
+                }
+                group.addTask {
+                    while true {
+                        try await Task.sleep(for: keepAliveInterval)
+                        await chunks.send(.keepAlive)
+                    }
+                }
+                group.addTask {
+                    // A client that stopped reading never takes its cutoff event: end the response for it.
+                    guard await subscription.waitUntilCutOff() else { return }
+                    try await Task.sleep(for: grace)
+                    chunks.finish()
+                }
+                defer {
+                    subscription.cancel()
+                    group.cancelAll()
+                }
+                try await writer.write(ServerSentEvents.retry(milliseconds: 1000))
+                for await chunk in chunks {
+                    switch chunk {
+                    case .event(let params, let seq):
+                        try await writer.write(ServerSentEvents.event(name: "event", data: params, id: seq))
+                    case .keepAlive:
+                        try await writer.write(ServerSentEvents.keepAlive)
+                    case .cutOff(let reason, let lastSeq):
+                        try await writer.write(
+                            ServerSentEvents.event(
+                                name: "cutoff",
+                                data: ["reason": .string(reason), "lastSeq": lastSeq.map { .int($0) } ?? .null],
+                                id: nil
+                            )
+                        )
+                    }
+                }
+                try await writer.finish(nil)
+            }
+        }
+        return Response(
+            status: .ok,
+            headers: [.contentType: "text/event-stream", .cacheControl: "no-store", HTTPField.Name("X-Accel-Buffering")!: "no"],
+            body: body
+        )
+    }
+}

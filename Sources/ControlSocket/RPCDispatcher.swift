@@ -1,0 +1,83 @@
+import Logging
+import NIOCore
+import RegcodeSupport
+
+/// Turns one JSON-RPC request (a socket line or an HTTP body) into its answer: the one place both transports share,
+/// so a method answers the same, with the same errors, whichever way it is called.
+public struct RPCDispatcher: Sendable {
+    let handler: any ControlHandler
+    let inputLimits: InputLimits
+    let logger: Logger
+
+    /// What a request comes to.
+    public enum Answer: Sendable {
+        /// A notification (no `id`), or a blank line: nothing to send.
+        case none
+        /// The response object to send.
+        case reply(JSONValue)
+        /// `subscribe` succeeded: send the reply (absent for a notification), then stream the subscription.
+        case subscribed(reply: JSONValue?, Subscription)
+    }
+
+    public init(handler: any ControlHandler, inputLimits: InputLimits = InputLimits(), logger: Logger) {
+        self.handler = handler
+        self.inputLimits = inputLimits
+        self.logger = logger
+    }
+
+    /// Starts a subscription for a transport that takes its parameters elsewhere (HTTP's `GET /events` query).
+    public func subscribe(params: JSONValue?, peer: ControlPeer) async throws(RPCError) -> Subscription {
+        try await self.handler.subscribe(params: params, peer: peer)
+    }
+
+    /// Checks, decodes and answers one request.
+    ///
+    /// - Parameter allowSubscribe: false where the transport streams events elsewhere (HTTP's `GET /events`): `subscribe`
+    ///   is then answered with an error that says where to go.
+    public func answer(_ request: ByteBuffer, peer: ControlPeer, allowSubscribe: Bool = true) async -> Answer {
+        if request.readableBytesView.allSatisfy({
+            $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n")
+        }) {
+            return .none
+        }
+        let call: RPCRequest
+        do {
+            call = try RPCRequest(line: request, limits: self.inputLimits)
+        } catch {
+            self.logger.debug(
+                "Rejected a control request",
+                metadata: ["rpc.error.code": "\(error.error.code)", "rpc.error": "\(error.error.message)"]
+            )
+            return .reply(RPCMessage.error(id: error.id, error.error))
+        }
+        var logger = self.logger
+        logger[metadataKey: "rpc.method"] = "\(call.method)"
+        logger.trace("Control call")
+
+        if call.method == "subscribe" {
+            guard allowSubscribe else {
+                let error = RPCError(
+                    code: -32601,
+                    message: "'subscribe' streams on the Unix socket; over HTTP read events with GET /events?since=N",
+                    data: ["use": "GET /events"]
+                )
+                return call.id.map { .reply(RPCMessage.error(id: $0, error)) } ?? .none
+            }
+            do throws(RPCError) {
+                let subscription = try await self.handler.subscribe(params: call.params, peer: peer)
+                logger.debug("Subscription started")
+                return .subscribed(reply: call.id.map { RPCMessage.result(id: $0, subscription.result) }, subscription)
+            } catch {
+                logger.debug("Subscribe refused", metadata: ["rpc.error.code": "\(error.code)"])
+                return call.id.map { .reply(RPCMessage.error(id: $0, error)) } ?? .none
+            }
+        }
+        do throws(RPCError) {
+            let result = try await self.handler.handle(method: call.method, params: call.params, peer: peer)
+            return call.id.map { .reply(RPCMessage.result(id: $0, result)) } ?? .none
+        } catch {
+            logger.debug("Control call failed", metadata: ["rpc.error.code": "\(error.code)"])
+            return call.id.map { .reply(RPCMessage.error(id: $0, error)) } ?? .none
+        }
+    }
+}

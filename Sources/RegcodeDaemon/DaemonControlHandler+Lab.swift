@@ -1,0 +1,99 @@
+import ControlSocket
+import Foundation
+import PassSimulator
+import RegcodeEngine
+import RegcodeSupport
+
+/// What a lab's console needs beyond the AccessEnabler calls: live fleet figures, a device's recent polls, and
+/// approving a code on the embedded simulator.
+extension DaemonControlHandler {
+    /// The answer when the backend is not the embedded simulator: approving belongs to the real backend's page.
+    static func noEmbeddedSimulator() -> RPCError {
+        RPCError(
+            code: 1006,
+            message: "no embedded simulator: approve the code on the backend's own activation page",
+            data: ["reason": "backend", "backend": "external"]
+        )
+    }
+
+    func devicesPolls(_ params: RPCParams) async throws(RPCError) -> JSONValue {
+        let name = try params.string("device")
+        let limit = try params.optionalInt("limit") ?? 50
+        guard (1...1000).contains(limit) else { throw .invalidParams("'limit' must be 1…1000", data: ["member": "limit"]) }
+        guard await daemon.fleet.settings(of: name) != nil else { throw .unknownDevice(name) }
+        let polls: [PollAttempt]
+        do {
+            polls = try await daemon.store.recentPolls(of: name, limit: Int(limit))
+        } catch {
+            throw .internalError("database: \(error)")
+        }
+        return [
+            "device": .string(name),
+            "polls": .array(
+                polls.map { poll in
+                    [
+                        "code": .string(poll.code),
+                        "sentAt": .int(poll.sentEpochMs),
+                        "plannedAt": .int(poll.plannedEpochMs),
+                        "latencyMs": .double((poll.latencyMs * 10).rounded() / 10),
+                        "httpStatus": poll.httpStatus.map { .int(Int64($0)) } ?? .null,
+                        "outcome": .string(poll.outcome.rawValue),
+                        "nextDelayMs": poll.nextDelayMs.map(JSONValue.int) ?? .null,
+                    ]
+                }
+            ),
+        ]
+    }
+
+    func fleetsStats() async -> JSONValue {
+        let daemon = self.daemon
+        let byFleet = await daemon.fleet.phaseCounts { name in daemon.fleetName(of: name) ?? LiveStats.noFleet }
+        let counters = daemon.liveStats.counters()
+        let nowSecond = Int64(Date().timeIntervalSince1970)
+        var names = Set(byFleet.keys).union(counters.keys)
+        // Configured fleets show even before their first device exists (a ramp, or count 0).
+        for fleet in daemon.catalog.fleets { names.insert(fleet.name) }
+        var total = LiveStats.Counters()
+        var totalStates: [String: Int64] = [:]
+        var fleets: [JSONValue] = []
+        for name in names.sorted() {
+            var figures = LiveStats.figures(counters[name], nowSecond: nowSecond)
+            let phases = byFleet[name] ?? [:]
+            var states: [String: JSONValue] = [:]
+            for (phase, count) in phases {
+                states[phase.rawValue] = .int(Int64(count))
+                totalStates[phase.rawValue, default: 0] += Int64(count)
+            }
+            figures["name"] = .string(name)
+            figures["devices"] = .int(Int64(phases.values.reduce(0, +)))
+            figures["states"] = .object(states)
+            fleets.append(.object(figures))
+            if let fleetCounters = counters[name] { total.merge(fleetCounters) }
+        }
+        var totals = LiveStats.figures(total, nowSecond: nowSecond)
+        totals["devices"] = .int(totalStates.values.reduce(0, +))
+        totals["states"] = .object(totalStates.mapValues(JSONValue.int))
+        return ["windowSeconds": .int(Int64(LiveStats.windowSeconds)), "fleets": .array(fleets), "totals": .object(totals)]
+    }
+
+    func simulatorApprove(_ params: RPCParams) async throws(RPCError) -> JSONValue {
+        let code = try params.string("code")
+        let mvpd = try params.optionalString("mvpd")
+        guard let simulator = daemon.embeddedSimulator else { throw Self.noEmbeddedSimulator() }
+        do {
+            let profile = try await simulator.state.completeCode(code, mvpd: mvpd, userId: nil, attributes: nil)
+            return ["approved": true, "code": .string(code.uppercased()), "mvpd": .string(profile.mvpd)]
+        } catch {
+            switch error {
+            case .unknownCode:
+                throw .invalidParams("no code \(code.uppercased()) was issued", data: ["member": "code", "reason": "unknown_code"])
+            case .codeGone:
+                throw .conflict("the code \(code.uppercased()) has expired or was replaced by a newer one", data: ["reason": "code_expired"])
+            case .unknownMVPD(let mvpd):
+                throw .invalidParams("the MVPD '\(mvpd)' is not configured on the simulator", data: ["member": "mvpd", "reason": "unknown_mvpd"])
+            case .alreadyCompleted(let profile):
+                throw .conflict("the code \(code.uppercased()) was already approved with \(profile.mvpd)", data: ["reason": "already_completed"])
+            }
+        }
+    }
+}

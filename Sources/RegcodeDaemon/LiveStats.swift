@@ -1,0 +1,138 @@
+import RegcodeEngine
+import RegcodeSupport
+import Synchronization
+
+/// Live figures for the web console, `fleets.stats` and `devices.list`: per fleet, polls, 429s and errors over a
+/// sliding window of one-second buckets, and each device's ``LastOutcome``.
+///
+/// Fed by the event pipeline's observer with every stored step; memory is one window per fleet and one outcome per
+/// device, whatever the fleet size.
+final class LiveStats: Sendable {
+    /// Seconds of history kept: the "per minute" figures.
+    static let windowSeconds = 60
+    /// Seconds the polls-per-second rate is averaged over.
+    static let rateSeconds = 10
+
+    struct Bucket: Sendable, Equatable {
+        var second: Int64 = -1
+        var polls = 0
+        var throttled = 0
+        var errors = 0
+    }
+
+    /// One fleet's counters.
+    struct Counters: Sendable {
+        var buckets = [Bucket](repeating: Bucket(), count: LiveStats.windowSeconds)
+        var polls = 0
+        var throttled = 0
+        var errors = 0
+
+        mutating func add(second: Int64, polls: Int, throttled: Int, errors: Int) {
+            let index = Int(second % Int64(LiveStats.windowSeconds))
+            if buckets[index].second != second { buckets[index] = Bucket(second: second) }
+            buckets[index].polls += polls
+            buckets[index].throttled += throttled
+            buckets[index].errors += errors
+            self.polls += polls
+            self.throttled += throttled
+            self.errors += errors
+        }
+
+        /// Adds another fleet's counters (for totals); both must cover the same seconds.
+        mutating func merge(_ other: Counters) {
+            for bucket in other.buckets where bucket.second >= 0 {
+                add(second: bucket.second, polls: bucket.polls, throttled: bucket.throttled, errors: bucket.errors)
+            }
+            // `add` counted the window's buckets into the totals; the totals are the other fleet's, whole.
+            polls += other.polls - other.buckets.reduce(0) { $0 + ($1.second >= 0 ? $1.polls : 0) }
+            throttled += other.throttled - other.buckets.reduce(0) { $0 + ($1.second >= 0 ? $1.throttled : 0) }
+            errors += other.errors - other.buckets.reduce(0) { $0 + ($1.second >= 0 ? $1.errors : 0) }
+        }
+
+        /// Sums of the buckets in the `seconds` up to and including `now`.
+        func recent(now: Int64, seconds: Int) -> Bucket {
+            var sum = Bucket(second: now)
+            for bucket in buckets where bucket.second > now - Int64(seconds) && bucket.second <= now {
+                sum.polls += bucket.polls
+                sum.throttled += bucket.throttled
+                sum.errors += bucket.errors
+            }
+            return sum
+        }
+    }
+
+    private struct State {
+        var fleets: [String: Counters] = [:]
+        var deviceFleets: [String: String] = [:]
+        var outcomes: [String: LastOutcome] = [:]
+    }
+
+    private let state = Mutex(State())
+    private let resolver = Mutex<(@Sendable (String) -> String?)?>(nil)
+
+    /// The fleet a device belongs to when it is first seen (the daemon's catalog and stored devices know).
+    func setFleetResolver(_ resolve: @escaping @Sendable (String) -> String?) {
+        resolver.withLock { $0 = resolve }
+    }
+
+    /// The name figures of devices without a fleet are kept under.
+    static let noFleet = "(no fleet)"
+
+    func record(_ steps: [DeviceStep]) {
+        let resolve = resolver.withLock { $0 }
+        state.withLock { state in
+            for step in steps {
+                let fleet: String
+                if let known = state.deviceFleets[step.device] {
+                    fleet = known
+                } else {
+                    fleet = resolve?(step.device) ?? Self.noFleet
+                    state.deviceFleets[step.device] = fleet
+                }
+                let polls = step.polls.count { $0.outcome != .abandoned }
+                let throttled = step.polls.count { $0.outcome == .throttled } + step.requests.count { $0.outcome == .throttled }
+                let errors =
+                    step.polls.count { [.serverError, .transportError, .malformed].contains($0.outcome) }
+                    + step.requests.count { [.serverError, .transportError, .malformed].contains($0.outcome) }
+                if polls + throttled + errors > 0 {
+                    state.fleets[fleet, default: Counters()].add(second: step.epochMs / 1000, polls: polls, throttled: throttled, errors: errors)
+                }
+                if let outcome = LastOutcome.of(step) {
+                    state.outcomes[step.device] = outcome
+                }
+            }
+        }
+    }
+
+    func lastOutcome(of device: String) -> LastOutcome? {
+        state.withLock { $0.outcomes[device] }
+    }
+
+    /// Forgets a removed device (a new device of the same name starts clean).
+    func forget(_ device: String) {
+        state.withLock { state in
+            state.outcomes[device] = nil
+            state.deviceFleets[device] = nil
+        }
+    }
+
+    /// Counters of every fleet that has recorded anything.
+    func counters() -> [String: Counters] {
+        state.withLock { $0.fleets }
+    }
+
+    /// The `fleets.stats` figures of one fleet's counters at `nowSecond`.
+    static func figures(_ counters: Counters?, nowSecond: Int64) -> [String: JSONValue] {
+        let counters = counters ?? Counters()
+        let minute = counters.recent(now: nowSecond, seconds: windowSeconds)
+        let rate = counters.recent(now: nowSecond, seconds: rateSeconds)
+        return [
+            "pollsPerSecond": .double((Double(rate.polls) / Double(rateSeconds) * 100).rounded() / 100),
+            "throttledPerMinute": .int(Int64(minute.throttled)),
+            "errorsPerMinute": .int(Int64(minute.errors)),
+            "polls": .int(Int64(counters.polls)),
+            "throttled": .int(Int64(counters.throttled)),
+            "errors": .int(Int64(counters.errors)),
+        ]
+    }
+}

@@ -1,0 +1,148 @@
+import ControlSocket
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import RegcodeSupport
+import Testing
+
+@testable import ControlHTTP
+
+@Suite struct HTTPControlServerTests {
+    static let json: HTTPFields = [.contentType: "application/json"]
+
+    func application(_ handler: FakeControlHandler, token: String? = nil) -> some ApplicationProtocol {
+        var configuration = HTTPControlServer.Configuration(host: "127.0.0.1", port: 0, token: token)
+        configuration.maxBodySize = 4096
+        let server = HTTPControlServer(configuration: configuration, handler: handler, logger: Logger(label: "test"))
+        return Application(router: server.makeRouter())
+    }
+
+    @Test func rpcAnswersAsTheSocketDoes() async throws {
+        let handler = FakeControlHandler()
+        try await application(handler).test(.live) { client in
+            try await client.execute(
+                uri: "/rpc",
+                method: .post,
+                headers: Self.json,
+                body: ByteBuffer(string: #"{"jsonrpc":"2.0","id":1,"method":"echo","params":{"b":1,"a":"x"}}"#)
+            ) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType] == "application/json")
+                #expect(String(buffer: response.body) == #"{"id":1,"jsonrpc":"2.0","result":{"a":"x","b":1}}"# + "\n")
+            }
+            try await client.execute(
+                uri: "/rpc",
+                method: .post,
+                headers: Self.json,
+                body: ByteBuffer(string: #"{"jsonrpc":"2.0","id":"f","method":"fail"}"#)
+            ) { response in
+                // A JSON-RPC error is a successful HTTP exchange.
+                #expect(response.status == .ok)
+                #expect(String(buffer: response.body).contains(#""code":1001"#))
+            }
+            try await client.execute(uri: "/rpc", method: .post, headers: Self.json, body: ByteBuffer(string: #"{"jsonrpc":"2.0","method":"echo"}"#))
+            {
+                #expect($0.status == .noContent)
+            }
+            try await client.execute(uri: "/rpc", method: .post, headers: Self.json, body: ByteBuffer(string: #"{"jsonrpc":"2.0","id":1,"#)) {
+                #expect(String(buffer: $0.body).contains(#""code":-32700"#))
+            }
+            try await client.execute(
+                uri: "/rpc",
+                method: .post,
+                headers: Self.json,
+                body: ByteBuffer(string: #"{"jsonrpc":"2.0","id":2,"method":"subscribe"}"#)
+            ) { response in
+                let body = String(buffer: response.body)
+                #expect(body.contains(#""code":-32601"#) && body.contains("GET /events"))
+            }
+            try await client.execute(uri: "/rpc", method: .post, headers: Self.json, body: ByteBuffer(string: String(repeating: " ", count: 5000))) {
+                #expect($0.status == .contentTooLarge)
+            }
+        }
+        #expect(handler.calls == ["echo", "fail", "echo"])
+        #expect(handler.peers.allSatisfy { if case .http = $0 { true } else { false } })
+    }
+
+    @Test func aBodyThatIsNotDeclaredJSONIsNotRead() async throws {
+        let handler = FakeControlHandler()
+        try await application(handler).test(.live) { client in
+            // A cross-site form can post text/plain without a preflight; it must not reach a method.
+            try await client.execute(
+                uri: "/rpc",
+                method: .post,
+                headers: [.contentType: "text/plain"],
+                body: ByteBuffer(string: #"{"jsonrpc":"2.0","id":1,"method":"echo"}"#)
+            ) { #expect($0.status == .unsupportedMediaType) }
+        }
+        #expect(handler.calls.isEmpty)
+    }
+
+    @Test func aWrongTokenGets401AndNothingElse() async throws {
+        let handler = FakeControlHandler()
+        let token = "s3cr3t-token-0123456789"
+        try await application(handler, token: token).test(.live) { client in
+            let call = ByteBuffer(string: #"{"jsonrpc":"2.0","id":1,"method":"echo","params":[1]}"#)
+            for authorization in ["Bearer wrong-token-0123456789", "Bearer ", "Basic \(token)", nil] {
+                var headers = Self.json
+                if let authorization { headers[.authorization] = authorization }
+                try await client.execute(uri: "/rpc", method: .post, headers: headers, body: call) { response in
+                    #expect(response.status == .unauthorized, "\(authorization ?? "none")")
+                    #expect(response.body.readableBytes == 0)
+                    #expect(response.headers[.wwwAuthenticate]?.hasPrefix("Bearer") == true)
+                }
+                try await client.execute(uri: "/events?since=0", method: .get, headers: headers) { #expect($0.status == .unauthorized) }
+            }
+            try await client.execute(uri: "/events?since=0&access_token=wrong", method: .get) { #expect($0.status == .unauthorized) }
+            var headers = Self.json
+            headers[.authorization] = "Bearer \(token)"
+            try await client.execute(uri: "/rpc", method: .post, headers: headers, body: call) { response in
+                #expect(response.status == .ok)
+                #expect(String(buffer: response.body).contains(#""result":[1]"#))
+            }
+            // The page is static and holds no data: it loads and then asks for the token.
+            try await client.execute(uri: "/", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType] == "text/html; charset=utf-8")
+            }
+        }
+        #expect(handler.calls == ["echo"])
+    }
+
+    @Test func eventsReplayStoredOnesThenStreamLiveOnesWithTheirSequenceAsID() async throws {
+        let handler = FakeControlHandler()
+        handler.emit(device: "stb-1", name: "status")
+        handler.emit(device: "stb-2", name: "status")
+        handler.emit(device: "stb-1", name: "setAuthenticationStatus")
+        try await application(handler).test(.live) { client in
+            async let body = client.execute(uri: "/events?device=stb-1", method: .get, headers: [HTTPField.Name("Last-Event-ID")!: "1"]) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType] == "text/event-stream")
+                return String(buffer: response.body)
+            }
+            // The live part is registered when the handler saw the subscription.
+            for _ in 0..<100_000 where !handler.calls.contains("subscribe") { await Task.yield() }
+            handler.emit(device: "stb-2", name: "status")
+            handler.emit(device: "stb-1", name: "logout")
+            // Ends every stream: the client then gets a cutoff event naming the last sequence it received.
+            handler.broadcaster.finish()
+            let text = try await body
+            let ids = text.split(separator: "\n").filter { $0.hasPrefix("id: ") }.map { String($0.dropFirst(4)) }
+            #expect(ids == ["3", "5"], "\(text)")
+            #expect(text.contains("event: cutoff\ndata: {\"lastSeq\":5,"), "\(text)")
+            #expect(text.hasPrefix("retry: 1000\n\n"))
+        }
+    }
+
+    @Test func aBadSinceIsRefusedBeforeStreaming() async throws {
+        let handler = FakeControlHandler()
+        try await application(handler).test(.live) { client in
+            try await client.execute(uri: "/events?since=yesterday", method: .get) { response in
+                #expect(response.status == .badRequest)
+                #expect(String(buffer: response.body).contains(#""code":-32602"#))
+            }
+        }
+    }
+}

@@ -1,0 +1,18 @@
+"""Client for regcoded (Adobe Pass AccessEnabler device emulator) and its lab helpers."""
+
+from .client import Regcoded, RegcodedConnectionError, RegcodedError, Subscription
+from .framing import SSEEvent, SSEParser
+from .lab import Device, DeviceError, LabDaemon, Simulator
+
+__all__ = [
+    "Device",
+    "DeviceError",
+    "LabDaemon",
+    "Regcoded",
+    "RegcodedConnectionError",
+    "RegcodedError",
+    "SSEEvent",
+    "SSEParser",
+    "Simulator",
+    "Subscription",
+]

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOFoundationCompat
+import NIOHTTP1
 import RegcodeEngine
 
 /// Executes the engine's `BackendRequest`s against an Adobe Pass backend (DCR, REST API v2, legacy v1).
@@ -34,11 +35,15 @@ public struct AdobePassClient: Sendable {
     /// with `.transport("cancelled")`.
     public func execute(_ request: BackendRequest, context: RequestContext) async -> Result<BackendResponse, BackendFailure> {
         var call = RequestBuilder.call(for: request, context: context, configuration: configuration)
+        // Every message below is debug or trace: at the usual levels a fleet's requests build no metadata.
+        let logsRequests = logger.logLevel <= .debug
         var logger = self.logger
-        logger[metadataKey: "request.name"] = "\(request.name)"
-        logger[metadataKey: "api.profile"] = "\(context.profile.rawValue)"
-        logger[metadataKey: "http.method"] = "\(call.method.rawValue)"
-        logger[metadataKey: "http.path"] = "\(call.path)"
+        if logsRequests {
+            logger[metadataKey: "request.name"] = .string(request.name)
+            logger[metadataKey: "api.profile"] = .string(context.profile.rawValue)
+            logger[metadataKey: "http.method"] = .string(call.method.rawValue)
+            logger[metadataKey: "http.path"] = .string(call.path)
+        }
         if let identity = context.ssoIdentity, !identity.isEmpty, SSOIdentityTokens.applies(to: request, path: call.path) {
             call.headers += await identityTokens.headers(for: identity, deviceID: context.deviceID, logger: logger)
         }
@@ -47,15 +52,15 @@ public struct AdobePassClient: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         let exchange = await send(call)
-        let latency = start.duration(to: clock.now)
-        logger[metadataKey: "latency_ms"] = "\(Self.milliseconds(latency))"
+        if logsRequests {
+            logger[metadataKey: "latency_ms"] = .stringConvertible(Self.milliseconds(start.duration(to: clock.now)))
+        }
 
         switch exchange {
         case .failure(let failure):
-            logger.debug("Adobe Pass request failed in transport", metadata: ["error": "\(failure.description)"])
+            logger.debug("Adobe Pass request failed in transport", metadata: ["error": .string(failure.description)])
             return .failure(.transport(failure.description))
         case .success(let response):
-            logger[metadataKey: "http.status"] = "\(response.status)"
             let result: Result<BackendResponse, BackendFailure>
             if let body = response.body {
                 result = AdobePassResponseParser.parse(
@@ -78,13 +83,15 @@ public struct AdobePassClient: Sendable {
                     )
                 )
             }
+            guard logsRequests else { return result }
+            logger[metadataKey: "http.status"] = .stringConvertible(response.status)
             switch result {
             case .success:
                 logger.debug("Adobe Pass request succeeded")
             case .failure(.http(_, let retryAfter, let error)):
                 var metadata: Logger.Metadata = [:]
-                if let error { metadata["error.code"] = "\(error.code)" }
-                if let retryAfter { metadata["retry_after_ms"] = "\(Self.milliseconds(retryAfter))" }
+                if let error { metadata["error.code"] = .string(error.code) }
+                if let retryAfter { metadata["retry_after_ms"] = .stringConvertible(Self.milliseconds(retryAfter)) }
                 logger.debug("Adobe Pass request returned an error status", metadata: metadata)
             case .failure(let failure):
                 logger.debug("Adobe Pass response not understood", metadata: ["error": "\(failure)"])
@@ -106,59 +113,47 @@ public struct AdobePassClient: Sendable {
         var description: String
     }
 
-    /// Runs the exchange under one overall deadline. AsyncHTTPClient's own deadline stops at the response
-    /// head, so a server that trickles or stalls the body would otherwise hold the call forever.
+    /// Runs the exchange under one overall deadline, body included.
+    ///
+    /// AsyncHTTPClient's delegate API keeps its deadline armed until the body has arrived (its async API
+    /// disarms it at the response head, so a server that trickles or stalls the body would hold the call),
+    /// and it costs no extra task per request: the deadline is one timer on the event loop.
     private func send(_ call: HTTPCall) async -> Result<RawResponse, TransportFailure> {
-        var request = HTTPClientRequest(url: call.url(baseURL: configuration.baseURL))
-        switch call.method {
-        case .get: request.method = .GET
-        case .post: request.method = .POST
-        case .delete: request.method = .DELETE
-        }
-        for (name, value) in call.headers {
-            request.headers.add(name: name, value: value)
-        }
-        if let body = call.body {
-            request.body = .bytes(ByteBuffer(data: body))
-        }
-
         let timeout = configuration.requestTimeout
-        let maxBytes = configuration.maxResponseBodyBytes
-        let httpClient = self.httpClient
-        let prepared = request
+        let request: HTTPClient.Request
         do {
-            return try await withThrowingTaskGroup(of: RawResponse?.self) { group in
-                group.addTask {
-                    let response = try await httpClient.execute(prepared, timeout: TimeAmount(timeout))
-                    let body: Data?
-                    do {
-                        body = Data(buffer: try await response.body.collect(upTo: maxBytes))
-                    } catch is NIOTooManyBytesError {
-                        body = nil
-                    }
-                    return RawResponse(
-                        status: Int(response.status.code),
-                        retryAfter: response.headers.first(name: "Retry-After"),
-                        body: body
-                    )
-                }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    return nil
-                }
-                defer { group.cancelAll() }
-                guard let first = try await group.next(), let response = first else {
-                    return .failure(TransportFailure(description: "timeout after \(timeout)"))
-                }
-                return .success(response)
+            var headers = HTTPHeaders()
+            headers.reserveCapacity(call.headers.count)
+            for (name, value) in call.headers {
+                headers.add(name: name, value: value)
             }
+            request = try HTTPClient.Request(
+                url: call.url(baseURL: configuration.baseURL),
+                method: call.method.httpMethod,
+                headers: headers,
+                body: call.body.map { .byteBuffer(ByteBuffer(bytes: $0)) }
+            )
+        } catch {
+            return .failure(TransportFailure(description: "\(error)"))
+        }
+        let collector = ResponseCollector(maxBytes: configuration.maxResponseBodyBytes)
+        let task = httpClient.execute(request: request, delegate: collector, deadline: .now() + TimeAmount(timeout))
+        do {
+            let answer = try await withTaskCancellationHandler {
+                try await task.futureResult.get()
+            } onCancel: {
+                task.cancel()
+            }
+            return .success(RawResponse(status: answer.status, retryAfter: answer.retryAfter, body: answer.body.map { Data(buffer: $0) }))
+        } catch let tooLarge as ResponseCollector.BodyTooLarge {
+            return .success(RawResponse(status: tooLarge.status, retryAfter: tooLarge.retryAfter, body: nil))
         } catch {
             return .failure(TransportFailure(description: Self.describe(error, timeout: timeout)))
         }
     }
 
     private static func describe(_ error: any Error, timeout: Duration) -> String {
-        if error is CancellationError {
+        if error is CancellationError || Task.isCancelled {
             return "cancelled"
         }
         if let error = error as? HTTPClientError {

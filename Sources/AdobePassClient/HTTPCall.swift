@@ -1,4 +1,5 @@
 import Foundation
+import NIOHTTP1
 
 /// One HTTP exchange as the request builders describe it, before it is bound to an HTTP client.
 struct HTTPCall: Sendable {
@@ -6,6 +7,14 @@ struct HTTPCall: Sendable {
         case get = "GET"
         case post = "POST"
         case delete = "DELETE"
+
+        var httpMethod: HTTPMethod {
+            switch self {
+            case .get: .GET
+            case .post: .POST
+            case .delete: .DELETE
+            }
+        }
     }
 
     var method: Method

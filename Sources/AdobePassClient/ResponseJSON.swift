@@ -8,7 +8,7 @@ extension JSONValue {
     /// Parses `data`, returning nil for anything that is not JSON.
     static func parse(_ data: Data) -> JSONValue? {
         guard !data.isEmpty else { return nil }
-        return try? JSONDecoder().decode(JSONValue.self, from: data)
+        return JSONValue(parsing: data)
     }
 
     /// An integer from a JSON number (truncated) or a string holding one (`"1733737089035"`).

@@ -22,11 +22,13 @@ public enum AdobePassResponseParser {
         body: Data,
         now: Date = Date()
     ) -> Result<BackendResponse, BackendFailure> {
-        let error = errorBody(body) ?? (profile == .v1 ? v1ClassicError(status: status, body: body) : nil)
-        if profile == .v1, let answer = v1StatusAnswer(request: request, status: status, error: error) {
-            return .success(answer)
-        }
+        // One parse per answer; the error shapes are only looked for when the status is not a success.
+        let json = JSONValue.parse(body)
         guard (200..<300).contains(status) else {
+            let error = json.flatMap { errorBody($0) ?? (profile == .v1 ? v1ClassicError(status: status, json: $0) : nil) }
+            if profile == .v1, let answer = v1StatusAnswer(request: request, status: status, error: error) {
+                return .success(answer)
+            }
             return .failure(.http(status: status, retryAfter: retryAfterDuration(retryAfter, now: now), error: error))
         }
         // Answers whose status says it all (v1 logout is 204 without a body, v1 checkauthn 200 may be empty).
@@ -38,7 +40,7 @@ public enum AdobePassResponseParser {
         default:
             break
         }
-        guard let json = JSONValue.parse(body) else {
+        guard let json else {
             return .failure(.malformed(status: status, reason: body.isEmpty ? "empty body" : "body is not JSON"))
         }
         let parsed: Result<BackendResponse, Malformed>
@@ -114,8 +116,8 @@ public enum AdobePassResponseParser {
     /// A classic v1 error body (`{"status", "message", "details"}`) expressed with the v1 enhanced code Adobe
     /// documents for the same condition (reference §9.4), so callers need to know one vocabulary; nil when the
     /// message names no such condition.
-    static func v1ClassicError(status: Int, body: Data) -> EnhancedError? {
-        guard let json = JSONValue.parse(body), let message = json["message"]?.stringValue else { return nil }
+    static func v1ClassicError(status: Int, json: JSONValue) -> EnhancedError? {
+        guard let message = json["message"]?.stringValue else { return nil }
         let details = json["details"]?.stringValue
         let text = (message + " " + (details ?? "")).lowercased()
         let code: String
@@ -150,7 +152,10 @@ public enum AdobePassResponseParser {
     /// An error body: an enhanced error (`code`, `status`, `action`, …), a DCR `{"error": …}` body, or nil when
     /// the body carries neither (HTML pages, classic v1 `{"status", "message"}`, empty bodies).
     public static func errorBody(_ body: Data) -> EnhancedError? {
-        guard let json = JSONValue.parse(body) else { return nil }
+        JSONValue.parse(body).flatMap { errorBody($0) }
+    }
+
+    static func errorBody(_ json: JSONValue) -> EnhancedError? {
         if let error = enhancedError(json) {
             return error
         }

@@ -74,7 +74,8 @@ public final class Daemon: Sendable {
         // Before the store opens: a second daemon on this file must not write a byte of it.
         try DatabaseLock.acquire(database: configuration.database)
         do {
-            self.store = try RegcodeStore(path: configuration.database, logger: logger)
+            // Checkpoints off the commit path: a commit that checkpoints delays its events (CheckpointService).
+            self.store = try RegcodeStore(path: configuration.database, walCheckpoints: .background, logger: logger)
         } catch let error as RegcodeStoreError {
             // A file that is not ours, a newer schema or an unusable path: the operator's setting to fix.
             throw ConfigurationError(file: configuration.configFile, key: "database", reason: error.description)
@@ -204,6 +205,7 @@ public final class Daemon: Sendable {
         }
         services.append(.init(service: Starter(daemon: self, backendURLs: ready.stream)))
         services.append(.init(service: RetentionService(store: store, retention: configuration.retention, logger: logger)))
+        services.append(.init(service: CheckpointService(store: store, logger: logger)))
         services.append(.init(service: ReloadService(daemon: self)))
         if let metrics, let address = configuration.metrics.flatMap(HostPort.parse) {
             services.append(

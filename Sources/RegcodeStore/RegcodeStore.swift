@@ -36,6 +36,17 @@ public final class RegcodeStore: Sendable {
     // queueing behind it. Reports open a read-only queue.
     let pool: any DatabaseWriter
     let logger: Logger
+    /// A connection of its own for ``checkpoint()`` when checkpoints run in the background, so the
+    /// checkpoint's disk syncs never sit on the writer's commit path.
+    private let checkpointer: DatabaseQueue?
+
+    /// Who moves the write-ahead log into the database file.
+    public enum WALCheckpoints: Sendable {
+        /// SQLite's default: the committing connection checkpoints every ~1,000 pages, inside a commit.
+        case onCommit
+        /// Nobody on the commit path; the owner calls ``checkpoint()`` on a schedule.
+        case background
+    }
 
     /// Opens or creates the database at `path`.
     ///
@@ -46,7 +57,7 @@ public final class RegcodeStore: Sendable {
     /// does not know is refused and left untouched. The connection uses WAL, foreign keys and a
     /// busy timeout.
     /// - Throws: ``RegcodeStoreError`` naming the path and the reason.
-    public init(path: String, logger: Logger) throws {
+    public init(path: String, walCheckpoints: WALCheckpoints = .onCommit, logger: Logger) throws {
         self.path = path
         var logger = logger
         logger[metadataKey: "db"] = .string(path)
@@ -66,6 +77,9 @@ public final class RegcodeStore: Sendable {
             // With WAL, NORMAL only risks the last transactions on power loss, never corruption;
             // FULL would add an fsync to every batch of engine steps.
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            if walCheckpoints == .background {
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
+            }
         }
         let pool: DatabasePool
         do {
@@ -75,6 +89,22 @@ public final class RegcodeStore: Sendable {
         }
         self.pool = pool
         self.fileSchemaVersion = Self.schemaVersion
+        if walCheckpoints == .background {
+            var checkpointing = Configuration()
+            checkpointing.label = "regcoded.store.checkpoint"
+            checkpointing.busyMode = .timeout(5)
+            checkpointing.prepareDatabase { db in
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
+            }
+            do {
+                checkpointer = try DatabaseQueue(path: path, configuration: checkpointing)
+            } catch {
+                throw RegcodeStoreError.cannotOpen(path: path, reason: Self.describe(error))
+            }
+        } else {
+            checkpointer = nil
+        }
         switch try Self.prepareSchema(pool, path: path) {
         case .created:
             logger.info("state database created", metadata: ["schema": "\(Self.schemaVersion)"])
@@ -103,6 +133,7 @@ public final class RegcodeStore: Sendable {
         } catch {
             throw RegcodeStoreError.cannotOpen(path: path, reason: Self.describe(error))
         }
+        checkpointer = nil
         let (userVersion, applicationID) = try pool.read { db in
             (try Int32.fetchOne(db, sql: "PRAGMA user_version") ?? 0, try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0)
         }
@@ -113,6 +144,21 @@ public final class RegcodeStore: Sendable {
             throw RegcodeStoreError.unsupportedSchemaVersion(path: path, found: userVersion, supported: Self.schemaVersion)
         }
         fileSchemaVersion = userVersion
+    }
+
+    /// Copies what the write-ahead log holds into the database file without blocking writers or readers
+    /// (SQLite's PASSIVE mode), on a connection of its own when the store was opened with
+    /// ``WALCheckpoints/background``.
+    /// - Returns: frames in the log and frames copied so far.
+    @discardableResult
+    public func checkpoint() async throws -> (walFrames: Int, checkpointed: Int) {
+        let result =
+            if let checkpointer {
+                try await checkpointer.writeWithoutTransaction { try $0.checkpoint(.passive) }
+            } else {
+                try await pool.writeWithoutTransaction { try $0.checkpoint(.passive) }
+            }
+        return (result.walFrameCount, result.checkpointedFrameCount)
     }
 
     // MARK: Opening

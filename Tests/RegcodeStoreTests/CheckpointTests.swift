@@ -1,0 +1,46 @@
+import Foundation
+import RegcodeEngine
+import RegcodeStore
+import Testing
+
+@Suite struct CheckpointTests {
+    /// Bytes in the write-ahead log file (0 when there is none).
+    private func walBytes(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? NSNumber)?.intValue ?? 0
+    }
+
+    /// Enough polls to pass SQLite's automatic checkpoint threshold (1,000 pages) several times.
+    private func writeManyPolls(_ store: RegcodeStore) async throws {
+        try await store.saveDevice(makeDevice("stb-1"))
+        for batch in 0..<100 {
+            let polls = (0..<500).map { poll("CODE\(batch)", at: t0 + Int64(batch * 500 + $0)) }
+            _ = try await store.apply([DeviceStep(device: "stb-1", polls: polls, epochMs: t0 + Int64(batch))])
+        }
+    }
+
+    @Test func inTheBackgroundModeCommitsNeverCheckpointAndCheckpointCopiesTheLog() async throws {
+        let dir = try TempDirectory()
+        let path = dir.path("state.db")
+        let store = try RegcodeStore(path: path, walCheckpoints: .background, logger: quietLogger)
+        try await writeManyPolls(store)
+        let (frames, copied) = try await store.checkpoint()
+        // Nothing was copied on the way: every frame written since the schema is still in the log.
+        #expect(frames > 2_000)
+        #expect(copied == frames)
+        // The next writes start the log from its beginning again instead of growing it.
+        let grown = walBytes(path)
+        try await store.saveDevice(makeDevice("stb-2"))
+        _ = try await store.checkpoint()
+        #expect(walBytes(path) == grown)
+        #expect(try await store.loadDevices().map(\.name) == ["stb-1", "stb-2"])
+    }
+
+    @Test func onCommitSQLiteKeepsTheLogShort() async throws {
+        let dir = try TempDirectory()
+        let path = dir.path("state.db")
+        let store = try RegcodeStore(path: path, logger: quietLogger)
+        try await writeManyPolls(store)
+        let (frames, _) = try await store.checkpoint()
+        #expect(frames < 1_100)
+    }
+}

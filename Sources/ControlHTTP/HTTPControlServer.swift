@@ -70,7 +70,9 @@ public struct HTTPControlServer: Service {
         )
         let streams = self.streams
         try await withGracefulShutdownHandler {
-            try await app.runService()
+            // `run()`, not `runService()`: the latter is a service group of its own that stops on SIGTERM by itself,
+            // ahead of its turn in the daemon's group, which then counts it as finished unexpectedly.
+            try await app.run()
         } onGracefulShutdown: {
             streams.closeAll()
         }

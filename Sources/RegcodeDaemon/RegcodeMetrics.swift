@@ -177,7 +177,8 @@ struct MetricsService: Service {
             logger: logger
         )
         try await withThrowingDiscardingTaskGroup { group in
-            group.addTask { try await app.runService() }
+            // `run()`: `runService()` would stop on SIGTERM by itself, ahead of this service's turn.
+            group.addTask { try await app.run() }
             group.addTask {
                 while !Task.isCancelled {
                     metrics.sample(

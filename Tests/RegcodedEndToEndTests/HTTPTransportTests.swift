@@ -82,6 +82,19 @@ extension EndToEnd {
             #expect(await daemon.waitForExit() == 0)
         }
 
+        /// Both Hummingbird listeners (console/API and metrics) stop at their turn in the daemon's shutdown; one that
+        /// stopped on SIGTERM by itself made the daemon exit 1 in 7 runs of 10.
+        @Test func sigtermStopsTheDaemonWithBothHTTPListenersCleanly() async throws {
+            for _ in 0..<4 {
+                let directory = try TemporaryDirectory()
+                let (daemon, _) = try await Self.startDaemon(directory, extra: ["--metrics", "127.0.0.1:0"])
+                try #require(await daemon.waitForOutput("metrics listening"), "\(daemon.text)")
+                daemon.signal(SIGTERM)
+                #expect(await daemon.waitForExit() == 0, "\(daemon.text)")
+                #expect(!daemon.text.contains("finished unexpectedly"), "\(daemon.text)")
+            }
+        }
+
         @Test func offLoopbackTheListenerNeedsATokenAndAWrongOneGets401() async throws {
             let directory = try TemporaryDirectory()
             let refused = try ChildProcess(

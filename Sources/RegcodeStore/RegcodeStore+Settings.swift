@@ -27,11 +27,4 @@ extension RegcodeStore {
             return .bound
         }
     }
-
-    /// The shard (`K/N`) the database is bound to, nil when unsharded; files older than schema
-    /// version 4 are unsharded.
-    public func boundShard() async throws -> String? {
-        guard fileSchemaVersion >= 4 else { return nil }
-        return try await pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM daemon_settings WHERE key = 'shard'") }
-    }
 }

@@ -121,7 +121,8 @@ final class RegcodeMetrics: Sendable {
     /// Samples gauges that are states rather than events.
     func sample(phases: [DevicePhase: Int], subscriberCount: Int, cutOffCount: Int) {
         for phase in DevicePhase.allCases {
-            CoreMetrics.Gauge(label: "regcoded_devices", dimensions: common + [("state", phase.rawValue)], factory: factory).record(phases[phase] ?? 0)
+            CoreMetrics.Gauge(label: "regcoded_devices", dimensions: common + [("state", phase.rawValue)], factory: factory)
+                .record(phases[phase] ?? 0)
         }
         subscribers.record(subscriberCount)
         // The broadcaster counts cut-offs since start; the counter takes the increase.

@@ -90,7 +90,8 @@ struct Report: AsyncParsableCommand {
             }
         }
         for (device, paths) in logs.devicesInSeveralDatabases {
-            FileHandle.standardError.write(Data("regcodectl: warning: \(device) is in \(paths.joined(separator: " and ")); its figures are added up\n".utf8))
+            let warning = "regcodectl: warning: \(device) is in \(paths.joined(separator: " and ")); its figures are added up\n"
+            FileHandle.standardError.write(Data(warning.utf8))
         }
         let report = SoakReport(
             polls: logs.polls,

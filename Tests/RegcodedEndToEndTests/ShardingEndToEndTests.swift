@@ -160,20 +160,22 @@ extension EndToEnd {
 
             // A database stays with its slice: another shard, or none, is refused before anything changes.
             let before = try SQLiteShell.run(databases[0], Self.identitySQL)
-            for extra in [["--shard", "1/3"], [], ["--shard", "0/2"]] {
-                let run = try Command.run(
+            let refusedStart = { (database: String, extra: [String]) in
+                try Command.run(
                     BuiltProducts.url("regcoded"),
-                    ["--config", directory.path("fleet.yaml"), "--backend", simulator.url, "--database", databases[0], "--socket", directory.path("x.sock")]
-                        + extra
+                    [
+                        "--config", directory.path("fleet.yaml"), "--backend", simulator.url, "--database", database,
+                        "--socket", directory.path("x.sock"),
+                    ] + extra
                 )
+            }
+            for extra in [["--shard", "1/3"], [], ["--shard", "0/2"]] {
+                let run = try refusedStart(databases[0], extra)
                 #expect(run.status == 2, "\(extra): \(run.stderr)")
                 #expect(run.stderr.contains("holds the devices of shard 0/3"), "\(run.stderr)")
             }
             #expect(try SQLiteShell.run(databases[0], Self.identitySQL) == before)
-            let unshardedRun = try Command.run(
-                BuiltProducts.url("regcoded"),
-                ["--config", directory.path("fleet.yaml"), "--backend", simulator.url, "--database", wholeDatabase, "--socket", directory.path("x.sock"), "--shard", "2/3"]
-            )
+            let unshardedRun = try refusedStart(wholeDatabase, ["--shard", "2/3"])
             #expect(unshardedRun.status == 2, "\(unshardedRun.stderr)")
             #expect(unshardedRun.stderr.contains("holds an unsharded fleet"), "\(unshardedRun.stderr)")
             simulator.process.signal(SIGTERM)

@@ -118,7 +118,8 @@ extension EndToEnd {
             for line in ["StateDirectory=regcoded/%i", "RuntimeDirectory=regcoded/%i", "--shard %I"] {
                 #expect(template.contains(line), "\(line)")
             }
-            #expect(try String(contentsOfFile: directory.path("regcoded@.socket"), encoding: .utf8).contains("ListenStream=/run/regcoded/%i/regcoded.sock"))
+            let socket = try String(contentsOfFile: directory.path("regcoded@.socket"), encoding: .utf8)
+            #expect(socket.contains("ListenStream=/run/regcoded/%i/regcoded.sock"))
             let plain = try String(contentsOf: Self.repository.appendingPathComponent("systemd/regcoded.service"), encoding: .utf8)
             let prefixes = ["User=", "NoNewPrivileges", "Capability", "Protect", "Private", "Restrict", "SystemCall", "IPAddress", "UMask"]
             let sandbox = { (unit: String) in unit.split(separator: "\n").filter { line in prefixes.contains { line.hasPrefix($0) } } }
@@ -245,11 +246,15 @@ extension EndToEnd {
             for path in [
                 "usr/local/bin/regcoded", "usr/local/bin/regcodectl", "usr/local/bin/pass-sim",
                 "etc/systemd/system/regcoded.service", "etc/systemd/system/regcoded.socket",
+                "etc/systemd/system/regcoded@.service", "etc/systemd/system/regcoded@.socket",
                 "usr/lib/sysusers.d/regcoded.conf", "usr/lib/tmpfiles.d/regcoded.conf",
                 "etc/regcoded/regcoded.yaml", "etc/regcoded/credentials/software-statement",
             ] {
                 #expect(FileManager.default.fileExists(atPath: stage.path(path)), "\(path) missing")
             }
+            // The template's ExecStart points at the installed binary, like the plain unit's.
+            let template = try String(contentsOfFile: stage.path("etc/systemd/system/regcoded@.service"), encoding: .utf8)
+            #expect(template.contains("ExecStart=/usr/local/bin/regcoded --config"))
             let attributes = try FileManager.default.attributesOfItem(atPath: stage.path("etc/regcoded/credentials/software-statement"))
             #expect((attributes[.posixPermissions] as? Int) == 0o600)
         }

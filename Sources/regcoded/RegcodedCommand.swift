@@ -87,8 +87,10 @@ struct RegcodedCommand: AsyncParsableCommand {
     )
     var forwardedFor: Bool?
 
+    // Unconditional: `--shard -1/3` must reach the K/N check (exit 2), not read as another flag.
     @Option(
         name: .long,
+        parsing: .unconditional,
         help: "Run shard K of N (K from 0, e.g. 1/3): a disjoint, stable slice of every fleet; N processes with 0…N-1 run each device once."
     )
     var shard: String?

@@ -187,7 +187,7 @@ extension EndToEnd {
             for shard in ["3/3", "0/0", "-1/3", "1", "a/b", "1/3/3"] {
                 let run = try Command.run(
                     BuiltProducts.url("regcoded"),
-                    ["--database", database, "--socket", directory.path("x.sock"), "--simulator-listen", "127.0.0.1:0", "--shard=\(shard)"]
+                    ["--database", database, "--socket", directory.path("x.sock"), "--simulator-listen", "127.0.0.1:0", "--shard", shard]
                 )
                 #expect(run.status == 2, "\(shard): \(run.stderr)")
                 #expect(run.stderr.contains("--shard"), "\(shard): \(run.stderr)")

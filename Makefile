@@ -33,6 +33,10 @@ install: build
 	sed 's|/usr/local/bin/regcoded|$(BINDIR)/regcoded|' systemd/regcoded.service > $(DESTDIR)$(UNITDIR)/regcoded.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/regcoded.service
 	install -m 0644 systemd/regcoded.socket $(DESTDIR)$(UNITDIR)/regcoded.socket
+	# Template units for several shards on one host: regcoded@0-3.service runs shard 0 of 3.
+	sed 's|/usr/local/bin/regcoded|$(BINDIR)/regcoded|' systemd/regcoded@.service > $(DESTDIR)$(UNITDIR)/regcoded@.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/regcoded@.service
+	install -m 0644 systemd/regcoded@.socket $(DESTDIR)$(UNITDIR)/regcoded@.socket
 	install -m 0644 systemd/regcoded.sysusers $(DESTDIR)$(SYSUSERSDIR)/regcoded.conf
 	install -m 0644 systemd/regcoded.tmpfiles $(DESTDIR)$(TMPFILESDIR)/regcoded.conf
 	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/regcoded
@@ -50,6 +54,7 @@ install: build
 uninstall:
 	for binary in $(BINARIES); do rm -f $(DESTDIR)$(BINDIR)/$$binary; done
 	rm -f $(DESTDIR)$(UNITDIR)/regcoded.service $(DESTDIR)$(UNITDIR)/regcoded.socket
+	rm -f $(DESTDIR)$(UNITDIR)/regcoded@.service $(DESTDIR)$(UNITDIR)/regcoded@.socket
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/regcoded.conf $(DESTDIR)$(TMPFILESDIR)/regcoded.conf
 
 test:

@@ -157,6 +157,12 @@ public enum ConfigurationFile {
                 case "max_concurrent_requests": configuration.maxConcurrentRequests = try int(value, key, range: 1...100_000)
                 case "subscriber_buffer": configuration.subscriberBuffer = try int(value, key, range: 16...1_000_000)
                 case "client_addresses": configuration.clientAddresses = try string(value, key)
+                case "shard":
+                    let text = try string(value, key)
+                    switch Shard.parse(text) {
+                    case .success(let shard): configuration.shard = shard
+                    case .failure(let problem): throw fail(key, problem.reason)
+                    }
                 case "log_level":
                     let text = try string(value, key)
                     guard let level = Logger.Level(rawValue: text.lowercased()) else {

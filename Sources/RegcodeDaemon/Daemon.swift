@@ -65,7 +65,10 @@ public final class Daemon: Sendable {
         self.reloadConfiguration = reloadConfiguration
         self.catalogState = Mutex(try DeviceCatalog.load(configuration: configuration, environment: environment))
         // validate() checked the range.
-        self.addressPool = Mutex(ClientAddressPool(cidr: configuration.clientAddresses) ?? ClientAddressPool(cidr: ClientAddressPool.defaultRange)!)
+        var pool = ClientAddressPool(cidr: configuration.clientAddresses) ?? ClientAddressPool(cidr: ClientAddressPool.defaultRange)!
+        pool.configuredBlock = UInt64(catalogState.withLock { $0.configuredDeviceCount })
+        if let shard = configuration.shard { pool.lane = (UInt64(shard.index), UInt64(shard.count)) }
+        self.addressPool = Mutex(pool)
         // The socket is bound only in run(); a path that cannot work must not leave a new database behind.
         if SocketActivation.controlDescriptor(environment: environment) == nil {
             try configuration.checkSocketPath()
@@ -80,6 +83,8 @@ public final class Daemon: Sendable {
             // A file that is not ours, a newer schema or an unusable path: the operator's setting to fix.
             throw ConfigurationError(file: configuration.configFile, key: "database", reason: error.description)
         }
+        // Before any device is reconciled: another slice would remove this one's devices.
+        try Self.bindShard(store: store, configuration: configuration)
         self.broadcaster = EventBroadcaster(bufferSize: configuration.subscriberBuffer)
         let printCodes = configuration.printsCodes
         let activationURL = self.activationURL
@@ -89,7 +94,7 @@ public final class Daemon: Sendable {
             observers.append { steps, _ in CodePrinter.print(steps, activationURL: activationURL.value) }
         }
         if configuration.metrics != nil {
-            let metrics = RegcodeMetrics()
+            let metrics = RegcodeMetrics(shard: configuration.shard)
             self.metrics = metrics
             observers.append { steps, _ in metrics.record(steps) }
         } else {
@@ -275,6 +280,7 @@ public final class Daemon: Sendable {
             metadata: [
                 "devices": "\(started)", "ramping": "\(specs.count - started)", "socket": "\(configuration.socket)",
                 "database": "\(configuration.database)", "backend": "\(backendURL)",
+                "shard": "\(configuration.shard?.description ?? "none")",
             ]
         )
         // Ramps start their devices evenly over their duration, fleets side by side.
@@ -321,10 +327,11 @@ public final class Daemon: Sendable {
         return token
     }
 
-    /// The devices the configuration lists.
+    /// The devices the configuration lists that this process runs: its shard's (the shard it
+    /// started with: a reload keeps the slice).
     func wantedDevices(_ catalog: DeviceCatalog) -> [WantedDevice] {
         catalog.fleets.flatMap { fleet in
-            fleet.deviceNames.map { name in
+            fleet.deviceNames(in: configuration.shard).map { name in
                 WantedDevice(
                     name: name,
                     settings: catalog.settings(for: name, fleet: fleet),
@@ -371,11 +378,14 @@ public final class Daemon: Sendable {
         return specs
     }
 
-    /// `device` with an emulated client address: its stored one, else the next free one of the range.
+    /// `device` with an emulated client address: its stored one, else (a configured device) the one
+    /// at its ordinal in the configuration, else the next free one of the range.
     func addressed(_ device: StoredDevice) throws -> StoredDevice {
         guard device.clientAddress == nil else { return device }
         var device = device
-        guard let address = addressPool.withLock({ $0.allocate() }) else {
+        let ordinal = device.addedAtRuntime ? nil : catalog.ordinal(ofDevice: device.name)
+        let claimed = addressPool.withLock { pool in ordinal.flatMap { pool.claim(ordinal: $0) } ?? pool.allocate() }
+        guard let address = claimed else {
             throw ConfigurationError(
                 file: configuration.configFile,
                 key: "client_addresses",
@@ -418,6 +428,7 @@ public final class Daemon: Sendable {
                 ("database", self.configuration.database, configuration.database),
                 ("socket", self.configuration.socket, configuration.socket),
                 ("backend", self.configuration.backend ?? "", configuration.backend ?? ""),
+                ("shard", self.configuration.shard?.description ?? "", configuration.shard?.description ?? ""),
             ] where old != new {
                 logger.warning("changing '\(key)' needs a restart; keeping the running value", metadata: ["key": "\(key)"])
             }
@@ -427,6 +438,7 @@ public final class Daemon: Sendable {
             return
         }
         catalogState.withLock { $0 = newCatalog }
+        addressPool.withLock { $0.configuredBlock = UInt64(newCatalog.configuredDeviceCount) }
         var added = 0
         var removed = 0
         var changed = 0

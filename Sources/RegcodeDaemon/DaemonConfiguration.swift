@@ -56,6 +56,12 @@ public struct FleetConfiguration: Sendable, Equatable {
     public var deviceNames: [String] {
         count > 0 ? (1...count).map { "\(name)-\($0)" } : []
     }
+
+    /// Names of the devices of this fleet that `shard` runs (all of them without a shard).
+    public func deviceNames(in shard: Shard?) -> [String] {
+        guard let shard else { return deviceNames }
+        return count > 0 ? (1...count).filter { shard.owns(fleet: name, member: $0) }.map { "\(name)-\($0)" } : []
+    }
 }
 
 /// Retention of the poll log and the event log, so long soaks stay bounded.
@@ -91,6 +97,8 @@ public struct DaemonConfiguration: Sendable {
     public var subscriberBuffer = 4096
     /// IPv4 range (CIDR) the devices' emulated client addresses come from.
     public var clientAddresses = ClientAddressPool.defaultRange
+    /// The slice of every fleet this process runs (`--shard K/N`); nil runs every device.
+    public var shard: Shard?
 
     public init() {}
 
@@ -113,8 +121,13 @@ public struct DaemonConfiguration: Sendable {
         return stem + ".pass-sim.sqlite"
     }
 
-    /// Every configured device name, in fleet order.
+    /// Every configured device name, in fleet order (every shard's).
     public var deviceNames: [String] { fleets.flatMap(\.deviceNames) }
+
+    /// The configured device names this process runs: its shard's, or all of them.
+    public var shardDeviceNames: [String] {
+        fleets.flatMap { fleet in fleet.deviceNames(in: shard) }
+    }
 
     /// Checks cross-field rules; `file` names the config file in errors.
     public func validate() throws(ConfigurationError) {

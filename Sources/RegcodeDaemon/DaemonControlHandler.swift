@@ -352,6 +352,8 @@ struct DaemonControlHandler: ControlHandler {
             "backend": daemon.configuration.backend.map(JSONValue.string) ?? .string("embedded simulator"),
             "activationUrl": daemon.activationURL.value.map(JSONValue.string) ?? .null,
             "starting": .bool(!daemon.devicesUp.value),
+            // "K/N" when this daemon runs one slice of the fleets (--shard), null when it runs them all.
+            "shard": daemon.configuration.shard.map { .string($0.description) } ?? .null,
         ]
     }
 

@@ -79,6 +79,24 @@ struct DeviceCatalog: Sendable {
         }
     }
 
+    /// The position of a configured device in the whole configuration (every shard's devices, in
+    /// fleet order, from 0): its emulated client address, the same whichever shard runs it.
+    func ordinal(ofDevice device: String) -> Int? {
+        var offset = 0
+        for fleet in fleets {
+            if device.hasPrefix(fleet.name + "-"), let index = Int(device.dropFirst(fleet.name.count + 1)), (1...max(1, fleet.count)).contains(index),
+                fleet.count > 0, String(index) == device.dropFirst(fleet.name.count + 1)
+            {
+                return offset + index - 1
+            }
+            offset += max(0, fleet.count)
+        }
+        return nil
+    }
+
+    /// How many devices the configuration lists, every shard's.
+    var configuredDeviceCount: Int { fleets.reduce(0) { $0 + max(0, $1.count) } }
+
     /// Settings of a device of `fleet`, secrets included (they stay in memory only).
     func settings(for name: String, fleet: FleetConfiguration) -> DeviceSettings {
         var settings = DeviceSettings(name: name, requestor: fleet.requestor)

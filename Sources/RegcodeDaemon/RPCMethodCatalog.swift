@@ -226,9 +226,9 @@ enum RPCMethodCatalog {
         ),
         Method(
             name: "daemon.status",
-            summary: "Version, uptime, devices by state, storage health, the activation URL.",
+            summary: "Version, uptime, devices by state, storage health, the activation URL, the shard (K/N or null).",
             parameters: [],
-            result: "{version, pid, uptimeSeconds, devices, states, lastSeq, storage, activationUrl, starting, ...}"
+            result: "{version, pid, uptimeSeconds, devices, states, lastSeq, storage, activationUrl, starting, shard, ...}"
         ),
         Method(
             name: "subscribe",

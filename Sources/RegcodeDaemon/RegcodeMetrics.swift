@@ -16,11 +16,14 @@ import Synchronization
 /// The daemon's metrics, recorded through swift-metrics into a Prometheus registry.
 ///
 /// Poll figures come from the stored steps (so they match the poll log); device states are
-/// sampled from the fleet; subscriber counts from the broadcaster.
+/// sampled from the fleet; subscriber counts from the broadcaster. A sharded daemon labels every
+/// series `shard="K/N"`, so one scrape of N shards sums (or splits) without relabelling.
 final class RegcodeMetrics: Sendable {
     /// The registry `/metrics` renders; nil when recording into another factory (tests).
     let registry: PrometheusCollectorRegistry?
     private let factory: any MetricsFactory
+    /// Labels every series carries: `shard` when sharded, else none.
+    private let common: [(String, String)]
     private let pollLatency: Metrics.Timer
     private let pollLateness: Metrics.Timer
     private let timeToAuthenticate: Metrics.Timer
@@ -39,7 +42,7 @@ final class RegcodeMetrics: Sendable {
     private let codeShownAt = Mutex<[String: Int64]>([:])
 
     /// Metrics exposed in Prometheus text format, with histogram buckets suited to polls and logins.
-    convenience init() {
+    convenience init(shard: Shard? = nil) {
         let registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.durationHistogramBuckets["regcoded_poll_lateness_seconds"] = [
@@ -50,25 +53,27 @@ final class RegcodeMetrics: Sendable {
             .seconds(1), .seconds(5), .seconds(10), .seconds(30), .seconds(60), .seconds(120), .seconds(300),
             .seconds(600), .seconds(1200), .seconds(1800), .seconds(3600),
         ]
-        self.init(factory: factory, registry: registry)
+        self.init(factory: factory, registry: registry, shard: shard)
     }
 
     /// Metrics recorded into `factory` (`registry` is what ``exposition()`` renders).
-    init(factory: any MetricsFactory, registry: PrometheusCollectorRegistry? = nil) {
+    init(factory: any MetricsFactory, registry: PrometheusCollectorRegistry? = nil, shard: Shard? = nil) {
         self.registry = registry
         self.factory = factory
-        pollLatency = Metrics.Timer(label: "regcoded_poll_latency_seconds", dimensions: [], factory: factory)
-        pollLateness = Metrics.Timer(label: "regcoded_poll_lateness_seconds", dimensions: [], factory: factory)
-        timeToAuthenticate = Metrics.Timer(label: "regcoded_time_to_authenticate_seconds", dimensions: [], factory: factory)
-        codesIssued = CoreMetrics.Counter(label: "regcoded_codes_issued_total", dimensions: [], factory: factory)
-        codesExpired = CoreMetrics.Counter(label: "regcoded_codes_expired_total", dimensions: [], factory: factory)
-        subscribers = CoreMetrics.Gauge(label: "regcoded_subscribers", dimensions: [], factory: factory)
-        cutOffSubscribers = CoreMetrics.Counter(label: "regcoded_subscribers_cut_off_total", dimensions: [], factory: factory)
-        storageFailing = CoreMetrics.Gauge(label: "regcoded_storage_failing", dimensions: [], factory: factory)
-        storageBacklog = CoreMetrics.Gauge(label: "regcoded_storage_backlog_steps", dimensions: [], factory: factory)
-        fleetHeld = CoreMetrics.Gauge(label: "regcoded_fleet_held", dimensions: [], factory: factory)
-        storageWriteFailures = CoreMetrics.Counter(label: "regcoded_storage_write_failures_total", dimensions: [], factory: factory)
-        deferredPollsCounter = CoreMetrics.Counter(label: "regcoded_polls_deferred_total", dimensions: [], factory: factory)
+        let common = shard.map { [("shard", $0.description)] } ?? []
+        self.common = common
+        pollLatency = Metrics.Timer(label: "regcoded_poll_latency_seconds", dimensions: common, factory: factory)
+        pollLateness = Metrics.Timer(label: "regcoded_poll_lateness_seconds", dimensions: common, factory: factory)
+        timeToAuthenticate = Metrics.Timer(label: "regcoded_time_to_authenticate_seconds", dimensions: common, factory: factory)
+        codesIssued = CoreMetrics.Counter(label: "regcoded_codes_issued_total", dimensions: common, factory: factory)
+        codesExpired = CoreMetrics.Counter(label: "regcoded_codes_expired_total", dimensions: common, factory: factory)
+        subscribers = CoreMetrics.Gauge(label: "regcoded_subscribers", dimensions: common, factory: factory)
+        cutOffSubscribers = CoreMetrics.Counter(label: "regcoded_subscribers_cut_off_total", dimensions: common, factory: factory)
+        storageFailing = CoreMetrics.Gauge(label: "regcoded_storage_failing", dimensions: common, factory: factory)
+        storageBacklog = CoreMetrics.Gauge(label: "regcoded_storage_backlog_steps", dimensions: common, factory: factory)
+        fleetHeld = CoreMetrics.Gauge(label: "regcoded_fleet_held", dimensions: common, factory: factory)
+        storageWriteFailures = CoreMetrics.Counter(label: "regcoded_storage_write_failures_total", dimensions: common, factory: factory)
+        deferredPollsCounter = CoreMetrics.Counter(label: "regcoded_polls_deferred_total", dimensions: common, factory: factory)
     }
 
     /// Records the polls and events of stored steps.
@@ -76,7 +81,7 @@ final class RegcodeMetrics: Sendable {
         for attempt in steps.lazy.flatMap(\.polls) {
             Counter(
                 label: "regcoded_polls_total",
-                dimensions: [("outcome", attempt.outcome.rawValue), ("status", attempt.httpStatus.map(String.init) ?? "none")],
+                dimensions: common + [("outcome", attempt.outcome.rawValue), ("status", attempt.httpStatus.map(String.init) ?? "none")],
                 factory: factory
             ).increment()
             pollLatency.recordNanoseconds(Int64(attempt.latencyMs * 1_000_000))
@@ -86,7 +91,7 @@ final class RegcodeMetrics: Sendable {
             // Every backend request that is not a poll, by stage: throttled onboardings show here.
             Counter(
                 label: "regcoded_requests_total",
-                dimensions: [
+                dimensions: common + [
                     ("stage", attempt.stage.rawValue), ("outcome", attempt.outcome.rawValue), ("retried", attempt.retryDelayMs == nil ? "no" : "yes"),
                 ],
                 factory: factory
@@ -94,7 +99,7 @@ final class RegcodeMetrics: Sendable {
         }
         for step in steps {
             for event in step.events {
-                CoreMetrics.Counter(label: "regcoded_events_total", dimensions: [("name", event.name)], factory: factory).increment()
+                CoreMetrics.Counter(label: "regcoded_events_total", dimensions: common + [("name", event.name)], factory: factory).increment()
                 switch event {
                 case .status(let report) where report.id == .registrationCode:
                     codesIssued.increment()
@@ -116,7 +121,8 @@ final class RegcodeMetrics: Sendable {
     /// Samples gauges that are states rather than events.
     func sample(phases: [DevicePhase: Int], subscriberCount: Int, cutOffCount: Int) {
         for phase in DevicePhase.allCases {
-            CoreMetrics.Gauge(label: "regcoded_devices", dimensions: [("state", phase.rawValue)], factory: factory).record(phases[phase] ?? 0)
+            CoreMetrics.Gauge(label: "regcoded_devices", dimensions: common + [("state", phase.rawValue)], factory: factory)
+                .record(phases[phase] ?? 0)
         }
         subscribers.record(subscriberCount)
         // The broadcaster counts cut-offs since start; the counter takes the increase.

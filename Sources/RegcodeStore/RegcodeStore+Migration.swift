@@ -86,6 +86,16 @@ extension RegcodeStore {
         );
         PRAGMA user_version = 3;
         """,
+        4: """
+        -- Settings a database is bound to, one row per key. 'shard' = 'K/N' when the daemon that created it ran
+        -- shard K of N (--shard): its devices are that slice of the fleets, so a daemon started as another shard
+        -- (or unsharded) refuses the file rather than dropping them. No row: an unsharded database.
+        CREATE TABLE daemon_settings (
+            key             TEXT PRIMARY KEY NOT NULL,
+            value           TEXT NOT NULL
+        );
+        PRAGMA user_version = 4;
+        """,
     ]
 
     /// The oldest schema version this build can migrate from.

@@ -2,10 +2,10 @@
 -- Times are milliseconds since the Unix epoch (UTC) unless a column says otherwise.
 
 -- application_id marks the file as a regcoded database ('RGCD'); user_version is the schema
--- version the store checks on open: it migrates older versions it knows in place (versions 1, 2: see
+-- version the store checks on open: it migrates older versions it knows in place (versions 1, 2, 3: see
 -- RegcodeStore+Migration.swift) and refuses versions it does not know.
 PRAGMA application_id = 1380401988;
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;
 
 -- One row per emulated device; identity is stable across restarts.
 CREATE TABLE devices (
@@ -173,4 +173,12 @@ CREATE TABLE tv_provider_access (
     app             TEXT NOT NULL,
     access          TEXT NOT NULL CHECK (access IN ('notDetermined', 'denied', 'restricted', 'granted')),
     PRIMARY KEY (device, app)
+);
+
+-- Settings a database is bound to, one row per key. 'shard' = 'K/N' when the daemon that created it ran
+-- shard K of N (--shard): its devices are that slice of the fleets, so a daemon started as another shard
+-- (or unsharded) refuses the file rather than dropping them. No row: an unsharded database.
+CREATE TABLE daemon_settings (
+    key             TEXT PRIMARY KEY NOT NULL,
+    value           TEXT NOT NULL
 );

@@ -16,6 +16,9 @@ struct Report: AsyncParsableCommand {
             Percentiles use the nearest-rank method. Example:
               regcodectl report --since 2h --format json
               regcodectl report --device stb-1 --device stb-2 --html soak.html
+              regcodectl report --database shard-0.sqlite --database shard-1.sqlite --database shard-2.sqlite
+            Several --database (one per shard) make one report of the union: counts add up, percentiles are
+            taken over every shard's samples.
             """
     )
 
@@ -25,9 +28,12 @@ struct Report: AsyncParsableCommand {
 
     @Option(
         name: .long,
-        help: "State database (default: $REGCODED_DATABASE, else /var/lib/regcoded/regcoded.sqlite if present, else ./regcoded.sqlite)."
+        help: """
+            State database (default: $REGCODED_DATABASE, else /var/lib/regcoded/regcoded.sqlite if present, else ./regcoded.sqlite). \
+            Repeat it to merge the databases of several shards into one report.
+            """
     )
-    var database: String?
+    var database: [String] = []
 
     @Option(name: .long, help: "Only polls and events from this time on: 30m, 2h, 7d, an ISO-8601 time or epoch ms.")
     var since: String?
@@ -41,8 +47,11 @@ struct Report: AsyncParsableCommand {
     @Option(name: .long, help: "Also write a self-contained HTML page with charts to this file.")
     var html: String?
 
-    var databasePath: String {
-        if let database { return database }
+    var databasePaths: [String] {
+        database.isEmpty ? [defaultDatabasePath] : database
+    }
+
+    var defaultDatabasePath: String {
         if let fromEnvironment = ProcessInfo.processInfo.environment["REGCODED_DATABASE"], !fromEnvironment.isEmpty {
             return fromEnvironment
         }
@@ -61,38 +70,40 @@ struct Report: AsyncParsableCommand {
             }
         }
 
-        let path = databasePath
-        var isDirectory: ObjCBool = false
-        // The store creates a missing file; a report must not leave an empty database behind.
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
-            throw failure("no state database at \(path); pass --database PATH or set REGCODED_DATABASE")
+        for path in databasePaths {
+            var isDirectory: ObjCBool = false
+            // The store creates a missing file; a report must not leave an empty database behind.
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+                throw failure("no state database at \(path); pass --database PATH or set REGCODED_DATABASE")
+            }
         }
 
-        let report: SoakReport
-        do {
-            let store = try RegcodeStore(readingOnly: path, logger: Logger(label: "regcodectl.report", factory: { _ in SwiftLogNoOpLogHandler() }))
-            let polls = try await loadPolls(store, sinceMs: sinceMs)
-            let events = try await loadStatusEvents(store, sinceMs: sinceMs)
-            // A read-only store of schema version 1 has no request log: the report then leaves the
-            // request figures out rather than showing zeros.
-            let requests = store.fileSchemaVersion >= 2 ? try await loadRequests(store, sinceMs: sinceMs) : nil
-            let devices = try await loadDevices(store)
-            report = SoakReport(
-                polls: polls,
-                statusEvents: events,
-                requests: requests,
-                devices: devices,
-                generatedAtMs: nowMs,
-                sinceMs: sinceMs,
-                outcomeKinds: PollOutcome.allCases.map(\.rawValue),
-                stageKinds: RequestStage.allCases.filter { $0 != .poll }.map(\.rawValue),
-                requestOutcomeKinds: RequestOutcome.allCases.map(\.rawValue)
-            )
-        } catch let error as RegcodeStoreError {
-            throw failure(error.description)
-        } catch {
-            throw failure("cannot read \(path): \(error)")
+        // Shards run disjoint devices, so their logs concatenate into the logs of one fleet.
+        var logs = ReportLogs()
+        for path in databasePaths {
+            do {
+                try await logs.append(load(path, sinceMs: sinceMs), from: path)
+            } catch let error as RegcodeStoreError {
+                throw failure(error.description)
+            } catch {
+                throw failure("cannot read \(path): \(error)")
+            }
         }
+        for (device, paths) in logs.devicesInSeveralDatabases {
+            let warning = "regcodectl: warning: \(device) is in \(paths.joined(separator: " and ")); its figures are added up\n"
+            FileHandle.standardError.write(Data(warning.utf8))
+        }
+        let report = SoakReport(
+            polls: logs.polls,
+            statusEvents: logs.events,
+            requests: logs.requests,
+            devices: logs.devices,
+            generatedAtMs: nowMs,
+            sinceMs: sinceMs,
+            outcomeKinds: PollOutcome.allCases.map(\.rawValue),
+            stageKinds: RequestStage.allCases.filter { $0 != .poll }.map(\.rawValue),
+            requestOutcomeKinds: RequestOutcome.allCases.map(\.rawValue)
+        )
 
         switch format {
         case .text: print(report.text(), terminator: "")
@@ -108,6 +119,19 @@ struct Report: AsyncParsableCommand {
             }
             FileHandle.standardError.write(Data("regcodectl: wrote \(html)\n".utf8))
         }
+    }
+
+    /// The logs of one database.
+    private func load(_ path: String, sinceMs: Int64?) async throws -> ReportLogs {
+        let store = try RegcodeStore(readingOnly: path, logger: Logger(label: "regcodectl.report", factory: { _ in SwiftLogNoOpLogHandler() }))
+        return ReportLogs(
+            polls: try await loadPolls(store, sinceMs: sinceMs),
+            events: try await loadStatusEvents(store, sinceMs: sinceMs),
+            // A read-only store of schema version 1 has no request log: the report then leaves the
+            // request figures out rather than showing zeros.
+            requests: store.fileSchemaVersion >= 2 ? try await loadRequests(store, sinceMs: sinceMs) : nil,
+            devices: try await loadDevices(store)
+        )
     }
 
     private func loadPolls(_ store: RegcodeStore, sinceMs: Int64?) async throws -> [PollRecord] {

@@ -87,6 +87,14 @@ struct RegcodedCommand: AsyncParsableCommand {
     )
     var forwardedFor: Bool?
 
+    // Unconditional: `--shard -1/3` must reach the K/N check (exit 2), not read as another flag.
+    @Option(
+        name: .long,
+        parsing: .unconditional,
+        help: "Run shard K of N (K from 0, e.g. 1/3): a disjoint, stable slice of every fleet; N processes with 0…N-1 run each device once."
+    )
+    var shard: String?
+
     /// The flags as plain values, so a SIGHUP reload can apply them again from any task.
     var overrides: FlagOverrides {
         FlagOverrides(
@@ -110,7 +118,8 @@ struct RegcodedCommand: AsyncParsableCommand {
             subscriberBuffer: subscriberBuffer,
             printCodes: printCodes,
             clientAddresses: clientAddresses,
-            forwardedFor: forwardedFor
+            forwardedFor: forwardedFor,
+            shard: shard
         )
     }
 
@@ -181,6 +190,7 @@ struct FlagOverrides: Sendable {
     var printCodes: Bool?
     var clientAddresses: String?
     var forwardedFor: Bool?
+    var shard: String?
 
     /// Defaults, then the file, then the flags: what the daemon starts with and what SIGHUP re-reads.
     func loadConfiguration(environment: [String: String]) throws(ConfigurationError) -> DaemonConfiguration {
@@ -203,6 +213,12 @@ struct FlagOverrides: Sendable {
         if let http { configuration.http = http }
         if let httpTokenFile { configuration.httpTokenFile = httpTokenFile }
         if let printCodes { configuration.printCodes = printCodes }
+        if let shard {
+            switch Shard.parse(shard) {
+            case .success(let value): configuration.shard = value
+            case .failure(let problem): throw ConfigurationError(file: nil, key: "--shard", reason: problem.reason)
+            }
+        }
         if let subscriberBuffer {
             guard (16...1_000_000).contains(subscriberBuffer) else {
                 throw ConfigurationError(file: nil, key: "--subscriber-buffer", reason: "\(subscriberBuffer) is outside 16…1000000")

@@ -93,6 +93,39 @@ extension EndToEnd {
             #expect(figure <= 2.0, "\(line)")
         }
 
+        /// The template units staged like ``stagedUnits(in:)``; systemd reads an instance (`regcoded@0-3`) from them.
+        static func stagedTemplateUnits(in directory: TemporaryDirectory, instance: String) throws -> (service: String, socket: String) {
+            let service = try String(contentsOf: repository.appendingPathComponent("systemd/regcoded@.service"), encoding: .utf8)
+                .replacingOccurrences(of: "/usr/local/bin/regcoded", with: BuiltProducts.url("regcoded").path)
+            let socket = try String(contentsOf: repository.appendingPathComponent("systemd/regcoded@.socket"), encoding: .utf8)
+            try service.write(toFile: directory.path("regcoded@.service"), atomically: true, encoding: .utf8)
+            try socket.write(toFile: directory.path("regcoded@.socket"), atomically: true, encoding: .utf8)
+            return (directory.path("regcoded@\(instance).service"), directory.path("regcoded@\(instance).socket"))
+        }
+
+        @Test func templateUnitsVerifyAndAnInstanceIsAsHardenedAsTheService() throws {
+            let directory = try TemporaryDirectory()
+            let units = try Self.stagedTemplateUnits(in: directory, instance: "0-3")
+            let verify = try Self.run("/usr/bin/systemd-analyze", ["verify", "--man=no", units.service, units.socket])
+            #expect(verify.status == 0, "\(verify.output)")
+            #expect(!verify.output.contains("regcoded@"), "\(verify.output)")
+            let security = try Self.run("/usr/bin/systemd-analyze", ["security", "--offline=true", units.service])
+            let line = try #require(security.output.split(separator: "\n").first { $0.contains("Overall exposure level") })
+            let figure = try #require(line.split(separator: ":").last?.split(separator: " ").first.flatMap { Double($0) })
+            #expect(figure <= 2.0, "\(line)")
+            // Each instance has its own state, socket and shard; the sandbox is the plain service's.
+            let template = try String(contentsOfFile: directory.path("regcoded@.service"), encoding: .utf8)
+            for line in ["StateDirectory=regcoded/%i", "RuntimeDirectory=regcoded/%i", "--shard %I"] {
+                #expect(template.contains(line), "\(line)")
+            }
+            let socket = try String(contentsOfFile: directory.path("regcoded@.socket"), encoding: .utf8)
+            #expect(socket.contains("ListenStream=/run/regcoded/%i/regcoded.sock"))
+            let plain = try String(contentsOf: Self.repository.appendingPathComponent("systemd/regcoded.service"), encoding: .utf8)
+            let prefixes = ["User=", "NoNewPrivileges", "Capability", "Protect", "Private", "Restrict", "SystemCall", "IPAddress", "UMask"]
+            let sandbox = { (unit: String) in unit.split(separator: "\n").filter { line in prefixes.contains { line.hasPrefix($0) } } }
+            #expect(sandbox(template) == sandbox(plain))
+        }
+
         @Test func socketActivatedDaemonServesTheSocketItWasHanded() async throws {
             let directory = try TemporaryDirectory()
             let socketPath = directory.path("activated.sock")
@@ -213,11 +246,15 @@ extension EndToEnd {
             for path in [
                 "usr/local/bin/regcoded", "usr/local/bin/regcodectl", "usr/local/bin/pass-sim",
                 "etc/systemd/system/regcoded.service", "etc/systemd/system/regcoded.socket",
+                "etc/systemd/system/regcoded@.service", "etc/systemd/system/regcoded@.socket",
                 "usr/lib/sysusers.d/regcoded.conf", "usr/lib/tmpfiles.d/regcoded.conf",
                 "etc/regcoded/regcoded.yaml", "etc/regcoded/credentials/software-statement",
             ] {
                 #expect(FileManager.default.fileExists(atPath: stage.path(path)), "\(path) missing")
             }
+            // The template's ExecStart points at the installed binary, like the plain unit's.
+            let template = try String(contentsOfFile: stage.path("etc/systemd/system/regcoded@.service"), encoding: .utf8)
+            #expect(template.contains("ExecStart=/usr/local/bin/regcoded --config"))
             let attributes = try FileManager.default.attributesOfItem(atPath: stage.path("etc/regcoded/credentials/software-statement"))
             #expect((attributes[.posixPermissions] as? Int) == 0o600)
         }

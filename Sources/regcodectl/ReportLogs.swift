@@ -1,0 +1,38 @@
+import SoakReport
+
+/// What `report` reads from one or more state databases (one per shard), ready for ``SoakReport``.
+struct ReportLogs {
+    var polls: [PollRecord] = []
+    var events: [StatusEventRecord] = []
+    /// nil when a database has no request log (schema version 1): the report then leaves request
+    /// figures out for every shard rather than counting some.
+    var requests: [RequestRecord]? = []
+    var devices: [DeviceRecord] = []
+    /// The databases each device was read from.
+    private var sources: [String: [String]] = [:]
+
+    init() {}
+
+    init(polls: [PollRecord], events: [StatusEventRecord], requests: [RequestRecord]?, devices: [DeviceRecord]) {
+        self.polls = polls
+        self.events = events
+        self.requests = requests
+        self.devices = devices
+    }
+
+    /// Adds one database's logs: the union, since shards run disjoint devices.
+    mutating func append(_ other: ReportLogs, from path: String) {
+        polls += other.polls
+        events += other.events
+        if let theirs = other.requests { requests? += theirs } else { requests = nil }
+        devices += other.devices
+        var names = Set(other.devices.map(\.device))
+        names.formUnion(other.polls.lazy.map(\.device))
+        for name in names { sources[name, default: []].append(path) }
+    }
+
+    /// Devices found in more than one database (a shard started twice on copies, say), by name.
+    var devicesInSeveralDatabases: [(String, [String])] {
+        sources.filter { $0.value.count > 1 }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+}

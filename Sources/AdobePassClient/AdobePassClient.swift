@@ -18,9 +18,13 @@ public struct AdobePassClient: Sendable {
     /// Platform identity and service tokens (`RequestContext.ssoIdentity`), shared by copies of this value.
     private let identityTokens: SSOIdentityTokens
 
-    public init(configuration: AdobePassClientConfiguration, httpClient: HTTPClient, logger: Logger) {
+    /// The clients of fleets with their own connection model; nil: every call uses `httpClient`.
+    private let connectionPools: ConnectionPools?
+
+    public init(configuration: AdobePassClientConfiguration, httpClient: HTTPClient, connectionPools: ConnectionPools? = nil, logger: Logger) {
         self.configuration = configuration
         self.httpClient = httpClient
+        self.connectionPools = connectionPools
         self.logger = logger
         self.identityTokens = SSOIdentityTokens(
             baseURL: configuration.baseURL,
@@ -51,7 +55,10 @@ public struct AdobePassClient: Sendable {
 
         let clock = ContinuousClock()
         let start = clock.now
-        let exchange = await send(call)
+        if context.connections == .perRequest {
+            call.headers.append(("Connection", "close"))
+        }
+        let exchange = await send(call, over: connectionPools?.client(for: context) ?? httpClient)
         if logsRequests {
             logger[metadataKey: "latency_ms"] = .stringConvertible(Self.milliseconds(start.duration(to: clock.now)))
         }
@@ -118,7 +125,7 @@ public struct AdobePassClient: Sendable {
     /// AsyncHTTPClient's delegate API keeps its deadline armed until the body has arrived (its async API
     /// disarms it at the response head, so a server that trickles or stalls the body would hold the call),
     /// and it costs no extra task per request: the deadline is one timer on the event loop.
-    private func send(_ call: HTTPCall) async -> Result<RawResponse, TransportFailure> {
+    private func send(_ call: HTTPCall, over httpClient: HTTPClient) async -> Result<RawResponse, TransportFailure> {
         let timeout = configuration.requestTimeout
         let request: HTTPClient.Request
         do {

@@ -239,6 +239,12 @@ public enum ConfigurationFile {
                 case "signing_secret_file": fleet.signingSecretFile = try optionalString(value, path)
                 case "poll": try readPoll(value, key: path, into: &fleet.poll)
                 case "ramp": fleet.ramp = try optionalDuration(value, path)
+                case "connections":
+                    let text = try string(value, path)
+                    guard let connections = FleetConnections(parsing: text) else {
+                        throw fail(path, "'\(text)' is not shared, shared N (1…100000), per-device or per-request")
+                    }
+                    fleet.connections = connections
                 case "domain_name": fleet.identity.domainName = try string(value, path)
                 case "redirect_url": fleet.identity.redirectURL = try string(value, path)
                 case "client_redirect_uri": fleet.identity.clientRedirectURI = try string(value, path)

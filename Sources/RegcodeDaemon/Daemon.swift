@@ -32,6 +32,8 @@ public final class Daemon: Sendable {
     let fleet: Fleet<SystemDeviceClock>
     let backend = DeferredBackend()
     let httpClient: HTTPClient
+    /// The HTTP clients of fleets with their own connection model (`connections:`).
+    let connectionPools: ConnectionPools
     let logger: Logger
     let startedAt = Date()
     let activationURL = SharedValue<String?>(nil)
@@ -106,6 +108,7 @@ public final class Daemon: Sendable {
         // A refused connection should fail fast and back off, not hang for AsyncHTTPClient's 10 s default.
         httpConfiguration.timeout.connect = .seconds(3)
         self.httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
+        self.connectionPools = ConnectionPools(common: httpClient, configuration: httpConfiguration)
         self.fleet = Fleet(
             clock: SystemDeviceClock(),
             executor: backend,
@@ -235,9 +238,11 @@ public final class Daemon: Sendable {
         do {
             try await group.run()
         } catch {
+            await connectionPools.shutdown()
             try? await httpClient.shutdown()
             throw error
         }
+        await connectionPools.shutdown()
         try await httpClient.shutdown()
     }
 
@@ -245,7 +250,7 @@ public final class Daemon: Sendable {
     func start(backendURL: String) async throws {
         var clientConfiguration = AdobePassClientConfiguration(baseURL: backendURL)
         clientConfiguration.requestTimeout = .seconds(30)
-        backend.bind(AdobePassClient(configuration: clientConfiguration, httpClient: httpClient, logger: logger))
+        backend.bind(AdobePassClient(configuration: clientConfiguration, httpClient: httpClient, connectionPools: connectionPools, logger: logger))
         if simulator != nil {
             let url = "\(backendURL)/activate"
             activationURL.value = url

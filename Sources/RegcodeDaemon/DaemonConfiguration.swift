@@ -49,6 +49,8 @@ public struct FleetConfiguration: Sendable, Equatable {
     public var tvProvider: TVProviderDevice?
     /// REST v2 single sign-on identities (`sso_identity:`): platform identity and service token users; nil: none.
     public var ssoIdentity: SSOIdentitySettings?
+    /// How the devices' calls are carried (`connections:`).
+    public var connections: FleetConnections = .common
 
     public init() {}
 
@@ -61,6 +63,42 @@ public struct FleetConfiguration: Sendable, Equatable {
     public func deviceNames(in shard: Shard?) -> [String] {
         guard let shard else { return deviceNames }
         return count > 0 ? (1...count).filter { shard.owns(fleet: name, member: $0) }.map { "\(name)-\($0)" } : []
+    }
+}
+
+/// A fleet's connection model as configured (`connections: shared | shared N | per-device | per-request`).
+public enum FleetConnections: Sendable, Equatable {
+    /// The daemon's common pool, shared by every such fleet (at most `max_concurrent_requests` connections).
+    case common
+    /// A pool of the fleet's own with at most N keep-alive connections.
+    case shared(Int)
+    /// One keep-alive connection per device.
+    case perDevice
+    /// A new connection per call.
+    case perRequest
+
+    /// Parses the configuration's text.
+    public init?(parsing text: String) {
+        let words = text.lowercased().split(separator: " ", omittingEmptySubsequences: true)
+        switch (words.first, words.count) {
+        case ("shared", 1): self = .common
+        case ("shared", 2):
+            guard let count = Int(words[1]), (1...100_000).contains(count) else { return nil }
+            self = .shared(count)
+        case ("per-device", 1): self = .perDevice
+        case ("per-request", 1): self = .perRequest
+        default: return nil
+        }
+    }
+
+    /// The devices' setting for a fleet named `fleet`.
+    public func model(fleet: String) -> ConnectionModel? {
+        switch self {
+        case .common: nil
+        case .shared(let count): .shared(pool: fleet, connections: count)
+        case .perDevice: .perDevice
+        case .perRequest: .perRequest
+        }
     }
 }
 

@@ -114,6 +114,7 @@ struct DeviceCatalog: Sendable {
             settings.deviceInfo.osVersion = settings.sso?.platform.osVersion.description ?? settings.deviceInfo.osVersion
         }
         settings.ssoIdentity = fleet.ssoIdentity
+        settings.connections = fleet.connections.model(fleet: fleet.name)
         let secrets = secrets[fleet.name] ?? FleetSecrets()
         settings.softwareStatement = secrets.softwareStatement
         settings.signingKeys = secrets.signingKeys

@@ -99,6 +99,8 @@ public struct RequestContext: Sendable, Equatable {
     public var ssoIdentity: SSOIdentitySettings?
     /// `AP-Partner-Framework-Status` (Apple single sign-on): base64 JSON, when the app sends it.
     public var partnerFrameworkStatus: String?
+    /// How the call is carried (the device's ``DeviceSettings/connections``); nil: the common pool.
+    public var connections: ConnectionModel?
 
     public init(
         profile: APIProfile = .v2,
@@ -111,7 +113,8 @@ public struct RequestContext: Sendable, Equatable {
         identity: ClientIdentity = ClientIdentity(),
         forwardedFor: String? = nil,
         ssoIdentity: SSOIdentitySettings? = nil,
-        partnerFrameworkStatus: String? = nil
+        partnerFrameworkStatus: String? = nil,
+        connections: ConnectionModel? = nil
     ) {
         self.profile = profile
         self.requestor = requestor
@@ -124,6 +127,7 @@ public struct RequestContext: Sendable, Equatable {
         self.forwardedFor = forwardedFor
         self.ssoIdentity = ssoIdentity
         self.partnerFrameworkStatus = partnerFrameworkStatus
+        self.connections = connections
     }
 }
 

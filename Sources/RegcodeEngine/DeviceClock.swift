@@ -34,7 +34,10 @@ public struct SystemDeviceClock: DeviceClock {
     }
 
     public func epochMilliseconds(at instant: Instant) -> Int64 {
-        let wallNow = Int64((Date().timeIntervalSince1970 * 1000).rounded())
-        return wallNow + (instant - base.now).milliseconds
+        // One rounding at the end: two (wall clock, then the offset) could put two instants read in order
+        // up to 1.5 ms out of order each.
+        let offset = base.now.duration(to: instant).components
+        let offsetMs = Double(offset.seconds) * 1000 + Double(offset.attoseconds) / 1e15
+        return Int64((Date().timeIntervalSince1970 * 1000 + offsetMs).rounded())
     }
 }

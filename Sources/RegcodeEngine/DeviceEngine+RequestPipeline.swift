@@ -241,14 +241,15 @@ extension DeviceEngine {
             profile: settings.profile,
             requestor: settings.requestor,
             deviceID: deviceID,
-            deviceInfo: snapshot.options["device_info"] ?? settings.deviceInfo.headerValue,
+            deviceInfo: snapshot.options["device_info"] ?? deviceInfoHeader,
             accessToken: settings.usesDCR ? snapshot.accessToken?.token : nil,
             visitorID: snapshot.options["visitorID"],
             signingKeys: runtimeSigningKeys ?? settings.signingKeys,
             identity: settings.identity,
             forwardedFor: settings.forwardedFor,
             ssoIdentity: settings.ssoIdentity,
-            partnerFrameworkStatus: tvProvider.map { PartnerFrameworkStatus(state: $0).headerValue }
+            partnerFrameworkStatus: tvProvider.map { PartnerFrameworkStatus(state: $0).headerValue },
+            connections: settings.connections
         )
     }
 

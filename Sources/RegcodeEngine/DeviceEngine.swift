@@ -18,6 +18,8 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
 
     public let settings: DeviceSettings
     public let deviceID: String
+    /// `X-Device-Info` of `settings.deviceInfo`, encoded once: every call sends it and `settings` never changes.
+    let deviceInfoHeader: String
     /// The durable state; its `phase` is refreshed from ``phase`` whenever the engine persists.
     public internal(set) var snapshot: DeviceSnapshot
 
@@ -49,6 +51,7 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
     public init(settings: DeviceSettings, deviceID: String, snapshot: DeviceSnapshot = DeviceSnapshot(), clock: C, seed: UInt64) {
         self.settings = settings
         self.deviceID = deviceID
+        self.deviceInfoHeader = settings.deviceInfo.headerValue
         self.snapshot = snapshot
         self.clock = clock
         self.rng = SplitMix64(seed: seed)

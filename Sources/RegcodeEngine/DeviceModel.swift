@@ -55,6 +55,8 @@ public struct DeviceSettings: Sendable, Equatable, Codable {
     /// Apple single sign-on: the TV Provider account and permissions the device starts with (the lab
     /// changes them at run time); nil: the device has no TV Provider emulation.
     public var tvProvider: TVProviderDevice? = nil
+    /// How the device's calls are carried; nil: the daemon's common pool.
+    public var connections: ConnectionModel? = nil
 
     public init(name: String, requestor: String) {
         self.name = name
@@ -63,6 +65,7 @@ public struct DeviceSettings: Sendable, Equatable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case name, profile, requestor, presetMVPD, softwareStatement, signingKeys, polling, deviceInfo, identity, sso, apps, ssoIdentity, tvProvider
+        case connections
     }
 
     /// Reads stored settings; keys an older version did not write keep their defaults.
@@ -80,6 +83,7 @@ public struct DeviceSettings: Sendable, Equatable, Codable {
         apps = try c.decodeIfPresent([AppConfiguration].self, forKey: .apps) ?? []
         ssoIdentity = try c.decodeIfPresent(SSOIdentitySettings.self, forKey: .ssoIdentity)
         tvProvider = try c.decodeIfPresent(TVProviderDevice.self, forKey: .tvProvider)
+        connections = try c.decodeIfPresent(ConnectionModel.self, forKey: .connections)
     }
 
     /// The `X-Forwarded-For` value of the device's calls, when it sends one.

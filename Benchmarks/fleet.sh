@@ -95,7 +95,7 @@ if [ "$with_code" -lt "$devices" ]; then
 fi
 
 # One interval more, so every device is in its polling rhythm, then the steady window.
-sleep "$interval"
+bench_sleep "$interval"
 bench_perf_check
 clk=$(bench_clk_tck)
 w0=$(bench_now_ms)
@@ -105,7 +105,7 @@ s_req0=$(bench_sim_requests "$port")
 bench_perf_start d_perf "$daemon" "$work/perf-daemon.txt"
 s_perf=
 [ -n "${sim:-}" ] && bench_perf_start s_perf "$sim" "$work/perf-sim.txt"
-sleep "$seconds"
+bench_sleep "$seconds"
 w1=$(bench_now_ms)
 d_ticks1=$(bench_ticks "$daemon")
 [ -n "${sim:-}" ] && s_ticks1=$(bench_ticks "$sim")

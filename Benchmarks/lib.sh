@@ -59,6 +59,15 @@ bench_free_port() {
 
 bench_now_ms() { date +%s%3N; }
 
+# bench_sleep SECONDS: a sleep that a signal interrupts at once (bash runs traps only between commands,
+# but does interrupt wait).
+bench_sleep() {
+    sleep "$1" &
+    local pid=$!
+    bench_child "$pid"
+    wait "$pid"
+}
+
 # bench_start_sim PORT LOG [ARGS…]: starts pass-sim on loopback and waits (≤ 10 s) until it answers;
 # sets sim (pid). SIM_THROTTLE=1 keeps Adobe's throttle, else --no-throttle; SIM_ARGS adds arguments.
 bench_start_sim() {

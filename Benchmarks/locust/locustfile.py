@@ -62,7 +62,8 @@ class Device(FastHttpUser):
         if answer.status_code != 200:
             return
         self.code = answer.json()["code"]
-        self.poll_headers = {key: value for key, value in self.headers.items() if key != "X-Device-Info"}
+        # What regcoded sends on a poll: bearer token, device id, X-Device-Info, Accept, X-Forwarded-For.
+        self.poll_headers = self.headers | {"Accept": "application/json"}
         self.next_poll = time.time()  # the first poll at once
 
     @task

@@ -5,7 +5,7 @@
 #   Benchmarks/locust/compare.sh [STEPS="1000 2000 5000 10000"] [SECONDS=60] [INTERVAL=5]
 #   NO_BUILD=1 BIN=/path/to/release Benchmarks/locust/compare.sh "200 500" 30
 #
-# Each step: Locust (headless, one process; also --processes 2 with LOCUST_PROCESSES="1 2") with USERS
+# Each step: Locust (headless, one process; also --processes 2 with LOAD_PROCESSES="1 2") with USERS
 # users, then regcoded (Benchmarks/fleet.sh) with as many devices, each measured over a steady window of
 # SECONDS that starts one interval after every user/device is polling. A tool stops stepping up after its
 # first step over the limit. Environment: NO_BUILD, BIN, CONFIGURATION (as fleet.sh); SIM_THROTTLE=1
@@ -71,8 +71,10 @@ step() { # step TOOL USERS: runs one step, appends a row, records the best passi
     fi
 }
 
-tools="regcoded"
-for processes in ${LOCUST_PROCESSES:-1}; do tools="locust-p$processes $tools"; done
+# (Not LOCUST_…: Locust reads every LOCUST_* variable as one of its options.)
+tools=
+for processes in ${LOAD_PROCESSES:-1}; do tools="$tools locust-p$processes"; done
+tools="$tools regcoded"
 for users in $steps; do
     for tool in $tools; do
         [ -n "${stopped[$tool]:-}" ] || step "$tool" "$users"

@@ -130,3 +130,5 @@ print(f"cpu_us_per_poll={(l1 - l0) * TICK_US / window_polls:.1f}" if window_poll
 if s0 is not None and r1 > r0:
     print(f"sim_cpu_us_per_request={(s1 - s0) * TICK_US / (r1 - r0):.1f}")
 print(f"locust_exit={locust.returncode}")
+if not window_polls:
+    sys.exit(f"no Locust poll in the window; see {out}/locust.log")

@@ -102,6 +102,7 @@ for sub in subscribers:
     selector.register(sub.sock, selectors.EVENT_READ, sub)
 
 ticks0, seq0 = cpu_ticks(args.daemon_pid), last_seq()
+own0 = os.times()
 window_start = time.time()
 window_end = window_start + args.seconds
 while time.time() < window_end:
@@ -133,11 +134,14 @@ while time.time() < window_end:
                 sub.subscribed = "result" in message
 window_s = time.time() - window_start
 ticks1, seq1 = cpu_ticks(args.daemon_pid), last_seq()
+own1 = os.times()
 for sub in subscribers:
     sub.sock.close()
 
 print(f"warm-up            {warmup_s:.1f} s until the stored event rate was ≥ 90 % of {args.target:.0f}/s for 3 s")
 print(f"window             {window_s:.1f} s, {args.subscribers} subscribers (live events, every device and name)")
+own = (own1.user - own0.user + own1.system - own0.system) / window_s * 100
+print(f"subscribers CPU    {own:.0f} % of a core (this process, on the same cores as the daemon)")
 print("delay ms           arrival at the subscriber − the event's time field (millisecond resolution: figures carry up to 1 ms of rounding)")
 every = []
 for sub in subscribers:

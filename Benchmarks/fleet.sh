@@ -1,84 +1,172 @@
 #!/usr/bin/env bash
-# Fleet benchmark: N devices polling pass-sim for a while; reports poll lateness percentiles,
-# daemon RSS and whether every request the simulator answered was recorded.
+# Fleet benchmark: DEVICES devices polling pass-sim every INTERVAL seconds, measured over a steady window of
+# SECONDS that starts one interval after every device has its code.
 #
 #   Benchmarks/fleet.sh [DEVICES=10000] [SECONDS=120] [INTERVAL=5]
-#   CONFIGURATION=debug NO_BUILD=1 Benchmarks/fleet.sh 2000 60
-#   NO_BUILD=1 BIN=.build-release/release Benchmarks/fleet.sh   (binaries built elsewhere)
+#   NO_BUILD=1 BIN=/path/to/release Benchmarks/fleet.sh 2000 60      (binaries built elsewhere)
 #
-# Loopback only; the run stops by itself after SECONDS.
+# Environment:
+#   NO_BUILD=1, BIN=DIR, CONFIGURATION=debug   which binaries (default: swift build -c release here)
+#   SIM_THROTTLE=1        run pass-sim with Adobe's throttle (default --no-throttle)
+#   SIM_ARGS="…"          more pass-sim arguments
+#   SIM_PORT=P SIM_PID=N  use a pass-sim that is already running (its CPU is sampled when SIM_PID is given)
+#   MAX_CONCURRENT=512    regcoded's max_concurrent_requests
+#   RAMP=5s               the fleet's ramp (default: one interval)
+#   EXTRA_YAML="…"        more top-level lines of regcoded's configuration (e.g. a connection model)
+#   EXTRA_FLEET_YAML="…"  more lines of the fleet (indented by this script)
+#   ONBOARD_TIMEOUT=S     longest wait for every device to have its code (default 60 + DEVICES/100)
+#   RESULT_FILE=F         also write the figures as KEY=VALUE lines to F
+#   KEEP=1                keep the work directory (database, logs)
+#
+# What it prints: the load at the start; onboarding time (daemon start → every device has a pending code);
+# over the window: polls/s, lateness (sent − planned, ms) of polls planned inside it, CPU-µs and
+# instructions per poll (regcoded) and per request (pass-sim); the daemon's peak RSS (VmHWM); then, after
+# regcoded has stopped on SIGTERM, the polls the simulator answered versus the polls the database recorded
+# over the whole run. Loopback only; every wait is bounded.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="/opt/swift/usr/bin:$PATH"
+. Benchmarks/lib.sh
 
 devices=${1:-10000}
 seconds=${2:-120}
 interval=${3:-5}
-configuration=${CONFIGURATION:-release}
+ramp=${RAMP:-${interval}s}
+onboard_timeout=${ONBOARD_TIMEOUT:-$((60 + devices / 100))}
 
-if [ -z "${NO_BUILD:-}" ]; then
-    swift build -c "$configuration" --product regcoded >&2
-    swift build -c "$configuration" --product pass-sim >&2
-fi
-bin=${BIN:-$(swift build -c "$configuration" --show-bin-path)}
+bench_machine
+bench_need sqlite3
+bench_need curl
+bench_binaries
 
 work=$(mktemp -d /tmp/regcoded-bench.XXXXXX)
 cleanup() {
-    [ -n "${daemon:-}" ] && kill "$daemon" 2>/dev/null || true
-    [ -n "${sim:-}" ] && kill "$sim" 2>/dev/null || true
-    wait 2>/dev/null || true
+    bench_cleanup
+    [ -n "${KEEP:-}" ] && echo "work directory     $work" || rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-# No throttle: the bench measures the daemon's scheduling, not the simulator's bucket.
-"$bin/pass-sim" --listen "127.0.0.1:$port" --no-throttle --log-level error >"$work/sim.log" 2>&1 &
-sim=$!
-for _ in $(seq 100); do grep -q "$port" "$work/sim.log" 2>/dev/null && break; sleep 0.1; done
+if [ -n "${SIM_PORT:-}" ]; then
+    port=$SIM_PORT
+    sim=${SIM_PID:-}
+else
+    port=$(bench_free_port)
+    bench_start_sim "$port" "$work/sim.log"
+fi
 
-cat >"$work/regcoded.yaml" <<YAML
-backend: http://127.0.0.1:$port
-log_level: warning
-print_codes: false
-max_concurrent_requests: 512
-fleets:
-  - name: bench
-    count: $devices
-    ramp: ${interval}s
-    poll:
-      interval: ${interval}s
-YAML
-
-start=$(date +%s%3N)
-"$bin/regcoded" --config "$work/regcoded.yaml" --database "$work/db.sqlite" --socket "$work/s.sock" >"$work/daemon.log" 2>&1 &
-daemon=$!
-sleep "$seconds"
-rss_kb=$(ps -o rss= -p "$daemon" | tr -d ' ')
-cpu=$(ps -o time= -p "$daemon" | tr -d ' ')
-stats=$(curl -s "http://127.0.0.1:$port/_sim/stats")
-kill -TERM "$daemon"
-wait "$daemon" || { echo "regcoded exited non-zero" >&2; tail -20 "$work/daemon.log" >&2; exit 1; }
-daemon=
+{
+    echo "backend: http://127.0.0.1:$port"
+    echo "log_level: warning"
+    echo "print_codes: false"
+    echo "max_concurrent_requests: ${MAX_CONCURRENT:-512}"
+    if [ -n "${EXTRA_YAML:-}" ]; then printf '%s\n' "$EXTRA_YAML"; fi
+    echo "fleets:"
+    echo "  - name: bench"
+    echo "    count: $devices"
+    echo "    ramp: $ramp"
+    echo "    poll:"
+    echo "      interval: ${interval}s"
+    if [ -n "${EXTRA_FLEET_YAML:-}" ]; then printf '%s\n' "$EXTRA_FLEET_YAML" | sed 's/^/    /'; fi
+} >"$work/regcoded.yaml"
 
 db="$work/db.sqlite"
-# Steady state: skip the ramp and the first interval.
-steady=$((start + (2 * interval + 2) * 1000))
-pct() {
-    sqlite3 "$db" "SELECT sent_at - planned_at FROM poll_attempts WHERE sent_at >= $steady ORDER BY 1
-                   LIMIT 1 OFFSET (SELECT max(0, CAST(ceil(count(*) * $1) AS INTEGER) - 1) FROM poll_attempts WHERE sent_at >= $steady)"
-}
-polls=$(sqlite3 "$db" "SELECT count(*) FROM poll_attempts")
-steady_polls=$(sqlite3 "$db" "SELECT count(*) FROM poll_attempts WHERE sent_at >= $steady")
-polling=$(sqlite3 "$db" "SELECT count(*) FROM codes WHERE status = 'pending'")
-sim_polls=$(python3 -c 'import json,sys; s=json.loads(sys.argv[1]); r=s.get("requests",{}).get("poll",{}); print(sum(r.values()) if isinstance(r,dict) else r)' "$stats" 2>/dev/null || echo "?")
-rate=$(python3 -c "print(round($steady_polls / max(1, $seconds - 2 * $interval - 2), 1))")
+sim_polls_before=$(bench_sim_requests "$port" poll)
+start=$(bench_now_ms)
+"$bin/regcoded" --config "$work/regcoded.yaml" --database "$db" --socket "$work/s.sock" >"$work/daemon.log" 2>&1 &
+daemon=$!
+bench_child "$daemon"
+
+# Onboarding: until every device has its pending code (bounded).
+with_code=0
+deadline=$(($(date +%s) + onboard_timeout))
+while [ "$(date +%s)" -lt "$deadline" ]; do
+    kill -0 "$daemon" 2>/dev/null || { echo "regcoded exited during onboarding" >&2; tail -20 "$work/daemon.log" >&2; exit 1; }
+    if [ -f "$db" ]; then
+        with_code=$(bench_sql "$db" "SELECT count(*) FROM codes WHERE status = 'pending'" 2>/dev/null || echo 0)
+        [ "$with_code" -ge "$devices" ] && break
+    fi
+    sleep 0.5
+done
+onboarded=$(bench_now_ms)
+onboarding_s=$(python3 -c "print(f'{($onboarded - $start) / 1000:.1f}')")
+if [ "$with_code" -lt "$devices" ]; then
+    echo "warning: only $with_code of $devices devices had a code after ${onboard_timeout}s; measuring anyway" >&2
+    onboarding_s=">$onboard_timeout (timed out)"
+fi
+
+# One interval more, so every device is in its polling rhythm, then the steady window.
+bench_sleep "$interval"
+bench_perf_check
+clk=$(bench_clk_tck)
+w0=$(bench_now_ms)
+d_ticks0=$(bench_ticks "$daemon")
+[ -n "${sim:-}" ] && s_ticks0=$(bench_ticks "$sim")
+s_req0=$(bench_sim_requests "$port")
+bench_perf_start d_perf "$daemon" "$work/perf-daemon.txt"
+s_perf=
+[ -n "${sim:-}" ] && bench_perf_start s_perf "$sim" "$work/perf-sim.txt"
+bench_sleep "$seconds"
+w1=$(bench_now_ms)
+d_ticks1=$(bench_ticks "$daemon")
+[ -n "${sim:-}" ] && s_ticks1=$(bench_ticks "$sim")
+s_req1=$(bench_sim_requests "$port")
+d_instr=$(bench_perf_stop "$d_perf" "$work/perf-daemon.txt")
+s_instr=
+[ -n "${sim:-}" ] && s_instr=$(bench_perf_stop "$s_perf" "$work/perf-sim.txt")
+hwm=$(bench_hwm_mb "$daemon")
+
+# Stop the daemon, then count: whatever it answered late or recorded late is in by now.
+kill -TERM "$daemon"
+daemon_rc=0
+wait "$daemon" || daemon_rc=$?
+sim_polls=$(($(bench_sim_requests "$port" poll) - sim_polls_before))
+
+window_s=$(python3 -c "print(($w1 - $w0) / 1000)")
+window_polls=$(bench_sql "$db" "SELECT count(*) FROM poll_attempts WHERE sent_at >= $w0 AND sent_at < $w1")
+rate=$(python3 -c "print(f'{$window_polls / $window_s:,.1f}')")
+lateness=$(bench_percentiles "$db" "SELECT sent_at - planned_at FROM poll_attempts WHERE planned_at >= $w0 AND planned_at < $w1")
+polls=$(bench_sql "$db" "SELECT count(*) FROM poll_attempts")
+polls_answered=$(bench_sql "$db" "SELECT count(*) FROM poll_attempts WHERE http_status IS NOT NULL")
+with_code_end=$(bench_sql "$db" "SELECT count(*) FROM codes WHERE status = 'pending'")
+d_us=$(bench_per "$((d_ticks1 - d_ticks0))" "$window_polls" "1000000 / $clk")
+d_ipp=$(bench_per "$d_instr" "$window_polls")
+s_req=$((s_req1 - s_req0))
+s_us=n/a
+s_ipr=n/a
+if [ -n "${sim:-}" ]; then
+    s_us=$(bench_per "$((s_ticks1 - s_ticks0))" "$s_req" "1000000 / $clk")
+    s_ipr=$(bench_per "$s_instr" "$s_req")
+fi
+instr_note=
+[ -z "${perf_ok:-}" ] && instr_note=" ($perf_why)"
+lateness_p99=$(echo "$lateness" | awk '{ print $6 }')
 
 cat <<REPORT
-devices            $devices (interval ${interval}s, ${seconds}s run, $configuration build)
-devices polling    $polling
-polls recorded     $polls (steady state: $steady_polls, $rate/s)
-polls answered     $sim_polls (simulator count)
-lateness ms        p50 $(pct 0.50)  p95 $(pct 0.95)  p99 $(pct 0.99)  max $(pct 1.0)
-regcoded RSS       $((rss_kb / 1024)) MB
-regcoded CPU time  $cpu
+devices            $devices (interval ${interval}s, ramp $ramp, window ${window_s}s)
+devices with code  $with_code at onboarding end, $with_code_end at stop
+onboarding         ${onboarding_s} s (start → every device has a pending code)
+window polls       $window_polls ($rate/s)
+lateness ms        $lateness  (polls planned in the window)
+regcoded RSS       $hwm MB peak (VmHWM)
+regcoded CPU       $d_us µs per poll; instructions per poll $d_ipp$instr_note
+pass-sim CPU       $s_us µs per request; instructions per request $s_ipr ($s_req requests in the window)
+polls answered     $sim_polls (simulator count, read after regcoded stopped)
+polls recorded     $polls_answered with an HTTP status, $polls rows (whole run); answered − recorded = $((sim_polls - polls_answered))
+regcoded exit      $daemon_rc
 REPORT
+
+if [ -n "${RESULT_FILE:-}" ]; then
+    cat >"$RESULT_FILE" <<RESULT
+devices=$devices
+with_code=$with_code
+onboarding_s=$onboarding_s
+window_polls=$window_polls
+polls_per_s=$rate
+lateness_p99=$lateness_p99
+cpu_us_per_poll=$d_us
+instr_per_poll=$d_ipp
+rss_mb=$hwm
+answered=$sim_polls
+recorded=$polls_answered
+RESULT
+fi

@@ -1,62 +1,44 @@
 #!/usr/bin/env bash
-# Restart benchmark: N devices polling pass-sim are killed with SIGKILL, then regcoded starts again on
-# the same database and backend; prints the time to READY=1 (read from a NOTIFY_SOCKET this script owns).
+# Restart benchmark: DEVICES devices polling pass-sim; once every device has its code, regcoded is killed
+# (SIGKILL) and started again on the same database and backend.
 #
-#   Benchmarks/restart.sh [DEVICES=10000]        (NO_BUILD=1 BIN=… to reuse binaries, as fleet.sh)
+#   Benchmarks/restart.sh [DEVICES=10000] [INTERVAL=5]
+#   NO_BUILD=1 BIN=/path/to/release Benchmarks/restart.sh 2000
+#
+# Environment: NO_BUILD, BIN, CONFIGURATION (as fleet.sh); SIM_THROTTLE=1 (keep pass-sim's throttle);
+# KILL_SIGNAL=TERM (stop gracefully instead of SIGKILL); RAMP (default one interval); ONBOARD_TIMEOUT (s);
+# EXTRA_YAML / EXTRA_FLEET_YAML (more configuration lines, as fleet.sh); KEEP=1 keeps the work directory.
+#
+# Prints: time from exec to READY=1 (read from a NOTIFY_SOCKET the script owns) for the first start and the
+# restart; whether any device registered again or got a new code (simulator counters and the database,
+# before and after); and when each device polled first after the restart, as offsets from READY=1
+# (min / p50 / p95 / max, and how many fell into each fifth of the interval). Loopback only; bounded.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="/opt/swift/usr/bin:$PATH"
+. Benchmarks/lib.sh
+
 devices=${1:-10000}
-configuration=${CONFIGURATION:-release}
-if [ -z "${NO_BUILD:-}" ]; then
-    swift build -c "$configuration" --product regcoded >&2
-    swift build -c "$configuration" --product pass-sim >&2
-fi
-bin=${BIN:-$(swift build -c "$configuration" --show-bin-path)}
+interval=${2:-5}
+
+bench_machine
+bench_need sqlite3
+bench_need curl
+bench_binaries
+
 work=$(mktemp -d /tmp/regcoded-restart.XXXXXX)
-python3 - "$bin" "$work" "$devices" <<'PY'
-import os, socket, subprocess, sys, time
-bin, work, devices = sys.argv[1], sys.argv[2], int(sys.argv[3])
-probe = socket.socket(); probe.bind(("127.0.0.1", 0)); port = probe.getsockname()[1]; probe.close()
-sim = subprocess.Popen([f"{bin}/pass-sim", "--listen", f"127.0.0.1:{port}", "--no-throttle", "--log-level", "error"],
-                       stdout=subprocess.DEVNULL)
-time.sleep(1)
-with open(f"{work}/regcoded.yaml", "w") as f:
-    f.write(f"backend: http://127.0.0.1:{port}\nlog_level: error\nprint_codes: false\n"
-            f"fleets:\n  - name: bench\n    count: {devices}\n    ramp: 5s\n")
-notify = f"{work}/notify"
-sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); sock.bind(notify); sock.settimeout(120)
-def start():
-    env = dict(os.environ, NOTIFY_SOCKET=notify)
-    t0 = time.monotonic()
-    daemon = subprocess.Popen([f"{bin}/regcoded", "--config", f"{work}/regcoded.yaml", "--database", f"{work}/db.sqlite",
-                               "--socket", f"{work}/s.sock"], env=env)
-    while "READY=1" not in sock.recv(4096).decode():
-        pass
-    return daemon, time.monotonic() - t0
-try:
-    daemon, first = start()
-    # Let the ramp finish and every device show its code.
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        out = subprocess.run(["sqlite3", f"{work}/db.sqlite", "SELECT count(*) FROM codes WHERE status='pending'"],
-                             capture_output=True, text=True).stdout.strip()
-        if out == str(devices):
-            break
-        time.sleep(1)
-    time.sleep(6)
-    daemon.kill(); daemon.wait()
-    daemon, second = start()
-    time.sleep(8)
-    polled = subprocess.run(["sqlite3", f"{work}/db.sqlite",
-                             "SELECT count(DISTINCT device) FROM poll_attempts WHERE sent_at > (SELECT max(sent_at) - 7000 FROM poll_attempts)"],
-                            capture_output=True, text=True).stdout.strip()
-    codes = subprocess.run(["sqlite3", f"{work}/db.sqlite", "SELECT count(*) FROM codes"], capture_output=True, text=True).stdout.strip()
-    daemon.terminate(); daemon.wait()
-    print(f"devices                 {devices}")
-    print(f"first start to READY    {first:.2f} s (devices ramp in after READY)")
-    print(f"restart to READY        {second:.2f} s (after SIGKILL, every device with a pending code)")
-    print(f"devices polling after   {polled} (codes in the database: {codes}, i.e. no new codes)")
-finally:
-    sim.terminate(); sim.wait()
-PY
+cleanup() {
+    bench_cleanup
+    [ -n "${KEEP:-}" ] && echo "work directory     $work" || rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+port=$(bench_free_port)
+bench_start_sim "$port" "$work/sim.log"
+
+python3 Benchmarks/tools/restart.py --bin "$bin" --work "$work" --port "$port" --devices "$devices" \
+    --interval "$interval" --ramp "${RAMP:-${interval}s}" --onboard-timeout "${ONBOARD_TIMEOUT:-$((60 + devices / 100))}" \
+    --signal "${KILL_SIGNAL:-KILL}" &
+driver=$!
+bench_child "$driver"
+wait "$driver"

@@ -1,0 +1,172 @@
+# Shared helpers of the benchmark scripts (sourced, not run).
+#
+# Every script: loopback only, bounded waits, every child it starts is remembered with bench_child
+# and stopped by bench_cleanup (on EXIT) by its own pid.
+
+bench_children=()
+
+# Remembers a child pid so bench_cleanup stops it.
+bench_child() { bench_children+=("$1"); }
+
+bench_cleanup() {
+    local pid
+    for pid in "${bench_children[@]:-}"; do
+        [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+    done
+    for pid in "${bench_children[@]:-}"; do
+        [ -n "$pid" ] && wait "$pid" 2>/dev/null || true
+    done
+}
+
+# bench_need COMMAND [DEBIAN_PACKAGE]: installs the package with apt-get when the command is missing and
+# we are root, else stops with a message naming it.
+bench_need() {
+    local command=$1 package=${2:-$1}
+    command -v "$command" >/dev/null 2>&1 && return 0
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "installing $package (for $command)" >&2
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$package" >&2 ||
+            { apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$package" >&2; }
+    fi
+    command -v "$command" >/dev/null 2>&1 || { echo "needs $command (Debian package $package)" >&2; exit 2; }
+}
+
+# The binaries: built here unless NO_BUILD is set; BIN overrides where they are.
+bench_binaries() {
+    local configuration=${CONFIGURATION:-release}
+    if [ -z "${NO_BUILD:-}" ]; then
+        export PATH="/opt/swift/usr/bin:$PATH"
+        swift build -c "$configuration" --product regcoded >&2
+        swift build -c "$configuration" --product pass-sim >&2
+    fi
+    if [ -n "${BIN:-}" ]; then
+        bin=$BIN
+    else
+        export PATH="/opt/swift/usr/bin:$PATH"
+        bin=$(swift build -c "$configuration" --show-bin-path)
+    fi
+    [ -x "$bin/regcoded" ] && [ -x "$bin/pass-sim" ] || { echo "no regcoded / pass-sim in $bin" >&2; exit 2; }
+}
+
+# The machine as the run starts: other work on the box shows in the load average.
+bench_machine() {
+    echo "machine            $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min) at start, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+}
+
+bench_free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+bench_now_ms() { date +%s%3N; }
+
+# bench_sleep SECONDS: a sleep that a signal interrupts at once (bash runs traps only between commands,
+# but does interrupt wait).
+bench_sleep() {
+    sleep "$1" &
+    local pid=$!
+    bench_child "$pid"
+    wait "$pid"
+}
+
+# bench_start_sim PORT LOG [ARGS…]: starts pass-sim on loopback and waits (≤ 10 s) until it answers;
+# sets sim (pid). SIM_THROTTLE=1 keeps Adobe's throttle, else --no-throttle; SIM_ARGS adds arguments.
+bench_start_sim() {
+    local port=$1 log=$2
+    shift 2
+    local throttle=(--no-throttle)
+    [ -n "${SIM_THROTTLE:-}" ] && throttle=()
+    # shellcheck disable=SC2086
+    "$bin/pass-sim" --listen "127.0.0.1:$port" "${throttle[@]}" --log-level error ${SIM_ARGS:-} "$@" >"$log" 2>&1 &
+    sim=$!
+    bench_child "$sim"
+    local _
+    for _ in $(seq 100); do
+        curl -sf "http://127.0.0.1:$port/_sim/stats" >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    echo "pass-sim did not answer on port $port" >&2
+    tail -5 "$log" >&2
+    exit 2
+}
+
+# bench_sim_requests PORT [CLASS]: requests the simulator answered (every status but dropped connections),
+# of one endpoint class (dcr, sessions, poll, decisions, config, other) or of all.
+bench_sim_requests() {
+    curl -sf "http://127.0.0.1:$1/_sim/stats" | python3 -c '
+import json, sys
+wanted = sys.argv[1] if len(sys.argv) > 1 else None
+requests = json.load(sys.stdin).get("requests", {})
+print(sum(n for cls, by_status in requests.items() if wanted in (None, cls)
+          for status, n in by_status.items() if status != "dropped"))' ${2:+"$2"}
+}
+
+# bench_ticks PID: user + system CPU time of a process (all its threads) in clock ticks.
+bench_ticks() {
+    # Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
+}
+
+bench_clk_tck() { getconf CLK_TCK; }
+
+# bench_hwm_mb PID: peak resident set (VmHWM) in MB.
+bench_hwm_mb() { awk '/^VmHWM:/ { printf "%d", $2 / 1024 }' "/proc/$1/status"; }
+
+# Whether perf can count user-space instructions here; sets perf_ok=1 or perf_why.
+bench_perf_check() {
+    perf_ok=
+    perf_why=
+    if ! command -v perf >/dev/null 2>&1; then
+        perf_why="perf not installed (Debian package linux-perf)"
+        return 0
+    fi
+    local out
+    out=$(perf stat -x, -e instructions:u -- true 2>&1 || true)
+    if echo "$out" | grep -q '^[0-9][0-9]*,'; then
+        perf_ok=1
+    elif echo "$out" | grep -q 'not supported'; then
+        perf_why="perf: instructions:u <not supported> (no hardware performance counters in this VM/container)"
+    else
+        perf_why="perf stat failed: $(echo "$out" | head -1) (perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null))"
+    fi
+}
+
+# bench_perf_start VAR PID OUT: counts instructions:u of PID into OUT until bench_perf_stop; sets VAR to
+# perf's pid (empty when perf cannot count).
+bench_perf_start() {
+    printf -v "$1" '%s' ""
+    [ -n "${perf_ok:-}" ] || return 0
+    perf stat -x, -e instructions:u -p "$2" -o "$3" >/dev/null 2>&1 &
+    bench_child "$!"
+    printf -v "$1" '%s' "$!"
+}
+
+# bench_perf_stop PERF_PID OUT: stops the count and echoes the instruction count (or nothing).
+bench_perf_stop() {
+    [ -n "$1" ] || return 0
+    kill -INT "$1" 2>/dev/null || true
+    local _
+    for _ in $(seq 50); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+    awk -F, '/instructions/ && $1 ~ /^[0-9]+$/ { print $1 }' "$2" 2>/dev/null || true
+}
+
+# bench_per COUNT_OR_EMPTY DIVISOR [SCALE]: COUNT×SCALE/DIVISOR rounded to one decimal, or n/a.
+bench_per() {
+    local value=$1 divisor=$2 scale=${3:-1}
+    if [ -z "$value" ] || [ "$divisor" = 0 ]; then echo "n/a"; return; fi
+    python3 -c "print(f'{$value * $scale / $divisor:,.1f}')"
+}
+
+# bench_sql DB SQL: a read-only query (the daemon may still be running).
+bench_sql() { sqlite3 -readonly -cmd '.timeout 5000' "$1" "$2"; }
+
+# bench_percentiles DB SQL: p50 p95 p99 max of the single numeric column SQL selects.
+bench_percentiles() {
+    python3 - "$1" "$2" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True, timeout=5)
+values = sorted(row[0] for row in db.execute(sys.argv[2]))
+def pct(q):
+    return values[max(0, -(-len(values) * q // 100) - 1)] if values else "n/a"
+print(f"p50 {pct(50)}  p95 {pct(95)}  p99 {pct(99)}  max {pct(100)}  (n={len(values)})")
+PY
+}

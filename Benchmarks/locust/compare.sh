@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Locust versus regcoded against the same pass-sim on the same box, one after the other, stepping the fleet
+# up: for each tool, the largest fleet whose poll lateness p99 stays under 50 ms, and the CPU-µs per poll.
+#
+#   Benchmarks/locust/compare.sh [STEPS="1000 2000 5000 10000"] [SECONDS=60] [INTERVAL=5]
+#   NO_BUILD=1 BIN=/path/to/release Benchmarks/locust/compare.sh "200 500" 30
+#
+# Each step: Locust (headless, one process; also --processes 2 with LOAD_PROCESSES="1 2") with USERS
+# users, then regcoded (Benchmarks/fleet.sh) with as many devices, each measured over a steady window of
+# SECONDS that starts one interval after every user/device is polling. A tool stops stepping up after its
+# first step over the limit. Environment: NO_BUILD, BIN, CONFIGURATION (as fleet.sh); SIM_THROTTLE=1
+# (pass-sim keeps Adobe's throttle; both tools send one X-Forwarded-For per device); SPAWN_RATE (Locust
+# users started per second, default 200); LIMIT_MS (50). Loopback only; every step is bounded in time.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. Benchmarks/lib.sh
+
+steps=${1:-1000 2000 5000 10000}
+seconds=${2:-60}
+interval=${3:-5}
+limit=${LIMIT_MS:-50}
+spawn_rate=${SPAWN_RATE:-200}
+
+bench_machine
+bench_need sqlite3
+bench_need curl
+if ! command -v locust >/dev/null 2>&1; then
+    echo "installing locust (pip)" >&2
+    python3 -m pip install -q locust >&2 || { echo "needs locust (pip install locust)" >&2; exit 2; }
+fi
+bench_binaries
+export NO_BUILD=1 BIN=$bin
+
+work=$(mktemp -d /tmp/regcoded-compare.XXXXXX)
+cleanup() {
+    bench_cleanup
+    [ -n "${KEEP:-}" ] && echo "work directory     $work" || rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+port=$(bench_free_port)
+bench_start_sim "$port" "$work/sim.log"
+echo "pass-sim           one instance for every run, $([ -n "${SIM_THROTTLE:-}" ] && echo "throttle on" || echo "--no-throttle"); steps: $steps; window ${seconds}s; interval ${interval}s; limit p99 < ${limit} ms"
+
+value() { awk -F= -v key="$2" '$1 == key { print $2 }' "$1"; }
+rows=()
+declare -A best stopped
+
+step() { # step TOOL USERS: runs one step, appends a row, records the best passing fleet
+    local tool=$1 users=$2 result=$work/$1-$2.txt
+    if [ "$tool" = regcoded ]; then
+        SIM_PORT=$port SIM_PID=$sim RESULT_FILE=$result Benchmarks/fleet.sh "$users" "$seconds" "$interval" >"$work/fleet-$users.log" 2>&1 &
+    else
+        python3 Benchmarks/locust/run_step.py --users "$users" --port "$port" --sim-pid "$sim" --seconds "$seconds" \
+            --interval "$interval" --spawn-rate "$spawn_rate" --processes "${tool#locust-p}" --work "$work" >"$result" 2>"$work/$tool-$users.err" &
+    fi
+    local driver=$!
+    bench_child "$driver"
+    wait "$driver" || { echo "$tool with $users failed; see $work" >&2; stopped[$tool]=1; return 0; }
+    local p99 cpu rate
+    p99=$(value "$result" lateness_p99)
+    cpu=$(value "$result" cpu_us_per_poll)
+    rate=$(value "$result" polls_per_s)
+    rows+=("$(printf '%-12s %8s %10s %10s %12s' "$tool" "$users" "$rate" "$p99" "$cpu")")
+    printf '%-12s %8s users: %s polls/s, lateness p99 %s ms, %s CPU-µs per poll\n' "$tool" "$users" "$rate" "$p99" "$cpu"
+    if python3 -c "import sys; sys.exit(0 if float('$p99') < $limit else 1)" 2>/dev/null; then
+        best[$tool]=$users
+    else
+        stopped[$tool]=1
+    fi
+}
+
+# (Not LOCUST_…: Locust reads every LOCUST_* variable as one of its options.)
+tools=
+for processes in ${LOAD_PROCESSES:-1}; do tools="$tools locust-p$processes"; done
+tools="$tools regcoded"
+for users in $steps; do
+    for tool in $tools; do
+        [ -n "${stopped[$tool]:-}" ] || step "$tool" "$users"
+    done
+done
+
+echo
+printf '%-12s %8s %10s %10s %12s\n' tool fleet "polls/s" "p99 ms" "CPU-µs/poll"
+printf '%s\n' "${rows[@]}"
+echo
+for tool in $tools; do
+    echo "$tool: largest fleet with lateness p99 < ${limit} ms: ${best[$tool]:-none of the steps}"
+done

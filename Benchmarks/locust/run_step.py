@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""One Locust step of compare.sh (Python 3, standard library + the locust command): USERS devices against a
+running pass-sim, measured over a steady window that starts one interval after the last user was spawned.
+Prints KEY=VALUE lines: polls/s, lateness p50/p99/max of polls planned in the window, Locust's CPU-µs per
+poll (its process and every child, from /proc) and pass-sim's CPU-µs per request.
+"""
+import argparse
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--users", type=int, required=True)
+parser.add_argument("--port", type=int, required=True)
+parser.add_argument("--sim-pid", type=int)
+parser.add_argument("--seconds", type=float, default=60, help="steady window")
+parser.add_argument("--interval", type=float, default=5)
+parser.add_argument("--spawn-rate", type=float, default=200)
+parser.add_argument("--processes", type=int, default=1)
+parser.add_argument("--work", required=True)
+args = parser.parse_args()
+
+TICK_US = 1e6 / os.sysconf("SC_CLK_TCK")
+
+
+def tree_ticks(root):
+    """utime + stime of root and all its descendants now alive, in clock ticks."""
+    parents, ticks = {}, {}
+    for path in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(path) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(path.split("/")[2])
+        parents[pid] = int(fields[1])
+        ticks[pid] = int(fields[11]) + int(fields[12])
+    members, frontier = {root}, [root]
+    while frontier:
+        parent = frontier.pop()
+        for pid, ppid in parents.items():
+            if ppid == parent and pid not in members:
+                members.add(pid)
+                frontier.append(pid)
+    return sum(ticks.get(pid, 0) for pid in members)
+
+
+def ticks(pid):
+    if not pid:
+        return None
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def sim_requests():
+    with urllib.request.urlopen(f"http://127.0.0.1:{args.port}/_sim/stats", timeout=10) as answer:
+        requests = json.load(answer).get("requests", {})
+    return sum(n for by_status in requests.values() for status, n in by_status.items() if status != "dropped")
+
+
+def pct(values, q):
+    return values[max(0, -(-len(values) * q // 100) - 1)] if values else "nan"
+
+
+out = os.path.join(args.work, f"locust-{args.users}-p{args.processes}")
+os.makedirs(out, exist_ok=True)
+spawn_s = args.users / args.spawn_rate
+lead = spawn_s + args.interval + 3  # Locust's start, the spawning, one interval
+run_time = int(lead + args.seconds + 3)
+command = ["locust", "-f", os.path.join(os.path.dirname(os.path.abspath(__file__)), "locustfile.py"), "--headless",
+           "-u", str(args.users), "-r", str(args.spawn_rate), "-t", f"{run_time}s", "--stop-timeout", "2",
+           "--host", f"http://127.0.0.1:{args.port}", "--only-summary", "--loglevel", "ERROR"]
+if args.processes > 1:
+    command += ["--processes", str(args.processes)]
+env = dict(os.environ, BENCH_OUT=out, BENCH_INTERVAL=str(args.interval))
+log = open(os.path.join(out, "locust.log"), "w")
+started = time.time()
+locust = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def stop(*_):
+    if locust.poll() is None:
+        os.killpg(locust.pid, signal.SIGTERM)
+        try:
+            locust.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(locust.pid, signal.SIGKILL)
+    sys.exit(130)
+
+
+signal.signal(signal.SIGTERM, stop)
+signal.signal(signal.SIGINT, stop)
+
+time.sleep(lead)
+w0 = time.time()
+l0, s0, r0 = tree_ticks(locust.pid), ticks(args.sim_pid), sim_requests()
+time.sleep(args.seconds)
+w1 = time.time()
+l1, s1, r1 = tree_ticks(locust.pid), ticks(args.sim_pid), sim_requests()
+try:
+    locust.wait(timeout=run_time + 60 - (time.time() - started))
+except subprocess.TimeoutExpired:
+    os.killpg(locust.pid, signal.SIGKILL)
+    locust.wait()
+
+records = []
+for path in glob.glob(os.path.join(out, "locust-polls-*.csv")):
+    with open(path) as f:
+        records += [tuple(map(int, line.split(","))) for line in f]
+w0_ms, w1_ms = w0 * 1000, w1 * 1000
+late = sorted(sent - planned for planned, sent, _ in records if w0_ms <= planned < w1_ms)
+window_polls = sum(1 for _, sent, _ in records if w0_ms <= sent < w1_ms)
+ok = sum(1 for _, sent, status in records if w0_ms <= sent < w1_ms and status == 200)
+print(f"users={args.users}")
+print(f"processes={args.processes}")
+print(f"window_s={w1 - w0:.1f}")
+print(f"window_polls={window_polls}")
+print(f"window_polls_ok={ok}")
+print(f"polls_per_s={window_polls / (w1 - w0):.1f}")
+print(f"lateness_p50={pct(late, 50)}")
+print(f"lateness_p99={pct(late, 99)}")
+print(f"lateness_max={pct(late, 100)}")
+print(f"cpu_us_per_poll={(l1 - l0) * TICK_US / window_polls:.1f}" if window_polls else "cpu_us_per_poll=n/a")
+if s0 is not None and r1 > r0:
+    print(f"sim_cpu_us_per_request={(s1 - s0) * TICK_US / (r1 - r0):.1f}")
+print(f"locust_exit={locust.returncode}")
+if not window_polls:
+    sys.exit(f"no Locust poll in the window; see {out}/locust.log")

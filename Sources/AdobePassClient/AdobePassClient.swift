@@ -4,7 +4,6 @@ import Logging
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
-import NIOPosix
 import RegcodeEngine
 
 /// Executes the engine's `BackendRequest`s against an Adobe Pass backend (DCR, REST API v2, legacy v1).
@@ -145,21 +144,7 @@ public struct AdobePassClient: Sendable {
             return .failure(TransportFailure(description: "\(error)"))
         }
         let collector = ResponseCollector(maxBytes: configuration.maxResponseBodyBytes)
-        // A caller on one of the client's event loops (the fleet) gets its answer there: no thread hop per call.
-        // A preference, not `.delegateAndChannel`: requiring the loop made the pool open a connection per call.
-        let preference: HTTPClient.EventLoopPreference
-        if let current = MultiThreadedEventLoopGroup.currentEventLoop, httpClient.eventLoopGroup.makeIterator().contains(where: { $0 === current }) {
-            preference = .delegate(on: current)
-        } else {
-            preference = .indifferent
-        }
-        let task = httpClient.execute(
-            request: request,
-            delegate: collector,
-            eventLoop: preference,
-            deadline: .now() + TimeAmount(timeout),
-            logger: nil
-        )
+        let task = httpClient.execute(request: request, delegate: collector, deadline: .now() + TimeAmount(timeout))
         do {
             let answer = try await withTaskCancellationHandler {
                 try await task.futureResult.get()

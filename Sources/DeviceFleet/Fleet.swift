@@ -1,8 +1,6 @@
 import AccessEnablerAPI
 import DequeModule
 import Logging
-import NIOCore
-import NIOPosix
 import RegcodeEngine
 import ServiceLifecycle
 
@@ -95,25 +93,15 @@ public actor Fleet<C: DeviceClock>: Service {
     var stoppingWaiters: [CheckedContinuation<Void, Never>] = []
     let work: AsyncStream<Work>
     let workContinuation: AsyncStream<Work>.Continuation
-    /// The actor's executor and the one its calls and sleeps prefer (see ``EventLoopTaskExecutor``).
-    nonisolated let loopExecutor: EventLoopTaskExecutor
 
-    public nonisolated var unownedExecutor: UnownedSerialExecutor {
-        loopExecutor.eventLoop.executor.asUnownedSerialExecutor()
-    }
-
-    /// - Parameter eventLoop: Where the fleet runs; an HTTP client on the same event loop group keeps each
-    ///   call on this loop too.
     public init(
         clock: C,
         executor: any BackendExecutor,
         sink: any FleetSink,
         maxConcurrentRequests: Int = 256,
         maxPendingPerDevice: Int = 256,
-        eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next(),
         logger: Logger
     ) {
-        self.loopExecutor = EventLoopTaskExecutor(eventLoop)
         self.clock = clock
         self.executor = executor
         self.sink = sink
@@ -239,9 +227,9 @@ public actor Fleet<C: DeviceClock>: Service {
                 for await item in work {
                     switch item {
                     case .call(let call):
-                        calls.addTask(executorPreference: loopExecutor) { await self.perform(call) }
+                        calls.addTask { await self.perform(call) }
                     case .sleep(let id, let deadline):
-                        sleepers.addTask(executorPreference: loopExecutor) { await self.sleep(id, until: deadline) }
+                        sleepers.addTask { await self.sleep(id, until: deadline) }
                     }
                 }
                 // Stopped, or the task running us was cancelled (which ends the stream and reaches

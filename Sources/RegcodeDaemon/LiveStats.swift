@@ -68,18 +68,23 @@ final class LiveStats: Sendable {
     }
 
     private let state = Mutex(State())
-    private let resolver = Mutex<(@Sendable (String) -> String?)?>(nil)
+    /// The closure sits in a struct: a bare function type behind `Mutex`'s generic `inout` is re-abstracted on every
+    /// access, and each `withLock` wrapped it in two more thunks, a chain whose release overflowed the stack at exit.
+    private struct Resolver: Sendable {
+        let resolve: @Sendable (String) -> String?
+    }
+    private let resolver = Mutex<Resolver?>(nil)
 
     /// The fleet a device belongs to when it is first seen (the daemon's catalog and stored devices know).
     func setFleetResolver(_ resolve: @escaping @Sendable (String) -> String?) {
-        resolver.withLock { $0 = resolve }
+        resolver.withLock { $0 = Resolver(resolve: resolve) }
     }
 
     /// The name figures of devices without a fleet are kept under.
     static let noFleet = "(no fleet)"
 
     func record(_ steps: [DeviceStep]) {
-        let resolve = resolver.withLock { $0 }
+        let resolve = resolver.withLock { $0?.resolve }
         state.withLock { state in
             for step in steps {
                 let fleet: String

@@ -365,9 +365,11 @@ public final class Daemon: Sendable {
         var specs: [Fleet<SystemDeviceClock>.DeviceSpec] = []
         for plan in plans {
             switch plan {
-            case .start(let device, let settings, let cycle, let save):
-                let device = try addressed(device)
-                if save || device.clientAddress != nil { try await store.saveDevice(device) }
+            case .start(let planned, let settings, let cycle, let save):
+                let device = try addressed(planned)
+                // Only a new device or a newly given address is written: rewriting every stored device made a
+                // restart with 10,000 devices take seconds.
+                if save || device.clientAddress != planned.clientAddress { try await store.saveDevice(device) }
                 specs.append(device.spec(settings: settings, cycle: cycle))
             case .restart(let device, let settings, let cycle):
                 let device = try addressed(device)
@@ -462,9 +464,9 @@ public final class Daemon: Sendable {
             )
             for plan in plans {
                 switch plan {
-                case .start(let device, let settings, let cycle, let save):
-                    let device = try addressed(device)
-                    if save { try await store.saveDevice(device) }
+                case .start(let planned, let settings, let cycle, let save):
+                    let device = try addressed(planned)
+                    if save || device.clientAddress != planned.clientAddress { try await store.saveDevice(device) }
                     try await fleet.add(device.spec(settings: settings, cycle: cycle))
                     added += 1
                 case .restart(let device, let settings, let cycle):

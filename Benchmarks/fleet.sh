@@ -38,13 +38,7 @@ bench_need sqlite3
 bench_need curl
 bench_binaries
 
-work=$(mktemp -d /tmp/regcoded-bench.XXXXXX)
-cleanup() {
-    bench_cleanup
-    [ -n "${KEEP:-}" ] && echo "work directory     $work" || rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_workdir regcoded-bench
 
 if [ -n "${SIM_PORT:-}" ]; then
     port=$SIM_PORT

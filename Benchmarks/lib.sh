@@ -170,3 +170,15 @@ def pct(q):
 print(f"p50 {pct(50)}  p95 {pct(95)}  p99 {pct(99)}  max {pct(100)}  (n={len(values)})")
 PY
 }
+
+# A work directory for this run in $work, removed on exit (kept and named with KEEP=1), with every child
+# stopped on exit and on INT/TERM.
+bench_workdir() {
+    work=$(mktemp -d "/tmp/$1.XXXXXX")
+    trap bench_finish EXIT
+    trap 'exit 130' INT TERM
+}
+bench_finish() {
+    bench_cleanup
+    if [ -n "${KEEP:-}" ]; then echo "work directory     $work"; else rm -rf "$work"; fi
+}

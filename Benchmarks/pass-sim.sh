@@ -24,13 +24,7 @@ bench_need wrk
 bench_binaries
 bench_perf_check
 
-work=$(mktemp -d /tmp/pass-sim-bench.XXXXXX)
-cleanup() {
-    bench_cleanup
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_workdir pass-sim-bench
 
 port=$(bench_free_port)
 bench_start_sim "$port" "$work/sim.log"

@@ -25,13 +25,7 @@ bench_need sqlite3
 bench_need curl
 bench_binaries
 
-work=$(mktemp -d /tmp/regcoded-restart.XXXXXX)
-cleanup() {
-    bench_cleanup
-    [ -n "${KEEP:-}" ] && echo "work directory     $work" || rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_workdir regcoded-restart
 
 port=$(bench_free_port)
 bench_start_sim "$port" "$work/sim.log"

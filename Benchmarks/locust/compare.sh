@@ -31,13 +31,7 @@ fi
 bench_binaries
 export NO_BUILD=1 BIN=$bin
 
-work=$(mktemp -d /tmp/regcoded-compare.XXXXXX)
-cleanup() {
-    bench_cleanup
-    [ -n "${KEEP:-}" ] && echo "work directory     $work" || rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_workdir regcoded-compare
 
 port=$(bench_free_port)
 bench_start_sim "$port" "$work/sim.log"

@@ -48,15 +48,6 @@ public final class ConnectionPools: Sendable {
         }
     }
 
-    /// How many clients (pools and devices) exist besides the common one.
-    public var createdClients: Int { clients.withLock { $0.count } }
-
-    /// Closes a device's own connection (the device was removed); its next call opens a new one.
-    public func release(deviceID: String) async {
-        let client = clients.withLock { $0.removeValue(forKey: .device(deviceID)) }
-        try? await client?.shutdown()
-    }
-
     /// Shuts down every client created here (not the common one).
     public func shutdown() async {
         let all = clients.withLock { clients in

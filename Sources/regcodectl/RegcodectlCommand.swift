@@ -81,7 +81,7 @@ struct Call: AsyncParsableCommand {
     func run() async throws {
         var parsed: JSONValue?
         if let params {
-            guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(params.utf8)) else {
+            guard let value = JSONValue(parsing: params.utf8) else {
                 throw ValidationError("params is not valid JSON: \(params)")
             }
             parsed = value

@@ -84,7 +84,7 @@ public struct PartnerFrameworkStatus: Sendable, Hashable {
     public init?(headerValue: String) {
         let trimmed = headerValue.trimmingCharacters(in: .whitespaces)
         guard let data = Data(base64Encoded: trimmed),
-            let json = try? JSONDecoder().decode(JSONValue.self, from: data), json.objectValue != nil
+            let json = JSONValue(parsing: data), json.objectValue != nil
         else { return nil }
         func error(_ value: JSONValue?) -> ErrorInfo? {
             guard let value, value.objectValue != nil else { return nil }

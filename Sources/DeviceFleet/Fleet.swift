@@ -138,6 +138,12 @@ public actor Fleet<C: DeviceClock>: Service {
         logger.debug("device added", metadata: ["device": "\(name)", "scenario": "\(spec.scenario.rawValue)"])
     }
 
+    /// Adds devices in one call (one actor hop for a whole start-up), as ``add(_:)`` each, in order;
+    /// stops at the first that cannot be added.
+    public func add(contentsOf specs: [DeviceSpec]) throws(FleetError) {
+        for spec in specs { try add(spec) }
+    }
+
     /// Removes a device: its timers stop and answers still in flight are dropped.
     @discardableResult
     public func remove(_ name: String) -> Bool {

@@ -92,53 +92,69 @@ extension RegcodeStore {
     /// - Throws: ``RegcodeStoreError/clientAddressInUse(address:device:)`` when another device has
     ///   `device.clientAddress`; nothing is written then.
     public func saveDevice(_ device: StoredDevice) async throws {
+        try await saveDevices([device])
+    }
+
+    /// Stores `devices` (new or existing, as ``saveDevice(_:)``) in one transaction: a first start
+    /// with tens of thousands of configured devices would otherwise pay a commit per device.
+    public func saveDevices(_ devices: [StoredDevice]) async throws {
+        guard !devices.isEmpty else { return }
         let json = JSONColumns()
-        let settings = try json.settingsText(device.settings)
-        let deviceInfo = try json.text(device.settings.deviceInfo)
-        let now = Self.wallClockMs()
-        let keptID: String? = try await pool.write { db in
-            let existing = try String.fetchOne(db, sql: "SELECT device_id FROM devices WHERE name = ?", arguments: [device.name])
-            if let address = device.clientAddress {
-                try Self.checkClientAddressIsFree(address, for: device.name, db: db)
-            }
-            if existing != nil {
-                try db.execute(
-                    sql: """
-                        UPDATE devices SET device_info = ?, profile = ?, requestor = ?, scenario = ?, settings = ?,
-                                           seed = ?, fleet = ?, added_at_runtime = ?, client_address = coalesce(?, client_address)
-                        WHERE name = ?
-                        """,
-                    arguments: [
-                        deviceInfo, device.settings.profile.rawValue, device.settings.requestor, device.scenario.rawValue,
-                        settings, Int64(bitPattern: device.seed), device.fleet, device.addedAtRuntime, device.clientAddress,
-                        device.name,
-                    ]
-                )
-            } else {
-                // State columns start empty; writeSnapshot below fills them like any later step.
-                try db.execute(
-                    sql: """
-                        INSERT INTO devices (name, device_id, device_info, profile, requestor, scenario, settings, seed,
-                                             fleet, added_at_runtime, state, created_at, updated_at, client_address)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """,
-                    arguments: [
-                        device.name, device.deviceID, deviceInfo, device.settings.profile.rawValue, device.settings.requestor,
-                        device.scenario.rawValue, settings, Int64(bitPattern: device.seed), device.fleet, device.addedAtRuntime,
-                        DevicePhase.new.rawValue, now, now, device.clientAddress,
-                    ]
-                )
-            }
-            _ = try Self.writeSnapshot(device.snapshot, device: device.name, at: now, json: json, db: db)
-            try Self.writeApps(device.apps, device: device.name, at: now, json: json, db: db)
-            try Self.writeTokens(device.tokens, device: device.name, db: db)
-            try Self.writeTVProvider(device.tvProvider, device: device.name, at: now, db: db)
-            return existing
+        let columns = try devices.map { device in
+            (settings: try json.settingsText(device.settings), deviceInfo: try json.text(device.settings.deviceInfo))
         }
-        if let keptID, keptID != device.deviceID {
-            logger.notice("kept the stored device id of an existing device", metadata: ["device": "\(device.name)"])
-        } else if keptID == nil {
-            logger.debug("device added", metadata: ["device": "\(device.name)"])
+        let now = Self.wallClockMs()
+        let keptIDs: [String?] = try await pool.write { db in
+            let select = try db.cachedStatement(sql: "SELECT device_id FROM devices WHERE name = ?")
+            let update = try db.cachedStatement(
+                sql: """
+                    UPDATE devices SET device_info = ?, profile = ?, requestor = ?, scenario = ?, settings = ?,
+                                       seed = ?, fleet = ?, added_at_runtime = ?, client_address = coalesce(?, client_address)
+                    WHERE name = ?
+                    """
+            )
+            let insert = try db.cachedStatement(
+                sql: """
+                    INSERT INTO devices (name, device_id, device_info, profile, requestor, scenario, settings, seed,
+                                         fleet, added_at_runtime, state, created_at, updated_at, client_address)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """
+            )
+            var kept: [String?] = []
+            kept.reserveCapacity(devices.count)
+            for (device, column) in zip(devices, columns) {
+                let existing = try String.fetchOne(select, arguments: [device.name])
+                if let address = device.clientAddress {
+                    try Self.checkClientAddressIsFree(address, for: device.name, db: db)
+                }
+                if existing != nil {
+                    try update.execute(arguments: [
+                        column.deviceInfo, device.settings.profile.rawValue, device.settings.requestor, device.scenario.rawValue,
+                        column.settings, Int64(bitPattern: device.seed), device.fleet, device.addedAtRuntime, device.clientAddress,
+                        device.name,
+                    ])
+                } else {
+                    // State columns start empty; writeSnapshot below fills them like any later step.
+                    try insert.execute(arguments: [
+                        device.name, device.deviceID, column.deviceInfo, device.settings.profile.rawValue, device.settings.requestor,
+                        device.scenario.rawValue, column.settings, Int64(bitPattern: device.seed), device.fleet, device.addedAtRuntime,
+                        DevicePhase.new.rawValue, now, now, device.clientAddress,
+                    ])
+                }
+                _ = try Self.writeSnapshot(device.snapshot, device: device.name, at: now, json: json, db: db)
+                try Self.writeApps(device.apps, device: device.name, at: now, json: json, db: db)
+                try Self.writeTokens(device.tokens, device: device.name, db: db)
+                try Self.writeTVProvider(device.tvProvider, device: device.name, at: now, db: db)
+                kept.append(existing)
+            }
+            return kept
+        }
+        for (device, keptID) in zip(devices, keptIDs) {
+            if let keptID, keptID != device.deviceID {
+                logger.notice("kept the stored device id of an existing device", metadata: ["device": "\(device.name)"])
+            } else if keptID == nil {
+                logger.debug("device added", metadata: ["device": "\(device.name)"])
+            }
         }
     }
 

@@ -80,6 +80,8 @@ public final class RegcodeStore: Sendable {
             if walCheckpoints == .background {
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
             }
+            // A log that grew during a burst shrinks back to this when it starts over.
+            try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
         }
         let pool: DatabasePool
         do {
@@ -146,19 +148,26 @@ public final class RegcodeStore: Sendable {
         fileSchemaVersion = userVersion
     }
 
-    /// Copies what the write-ahead log holds into the database file without blocking writers or readers
-    /// (SQLite's PASSIVE mode), on a connection of its own when the store was opened with
-    /// ``WALCheckpoints/background``.
-    /// - Returns: frames in the log and frames copied so far.
+    /// Copies what the write-ahead log holds into the database file, on a connection of its own when the
+    /// store was opened with ``WALCheckpoints/background``, so that the log starts over.
+    ///
+    /// First SQLite's PASSIVE mode copies the bulk without blocking anyone. Under a steady stream of
+    /// commits that alone never lets the log start over (the writer has always appended a few frames by
+    /// the time the copy ends), and the file grew by hundreds of megabytes a minute, every new block of it
+    /// zeroed by the file system. So a RESTART follows: it waits for the transaction in progress, copies
+    /// the few frames the passive pass missed while holding writers back, and the next commit writes the
+    /// log from its start again. A RESTART that cannot finish (a long reader) is tried again next time.
+    /// - Returns: frames in the log and frames copied, as of the last pass that ran.
     @discardableResult
     public func checkpoint() async throws -> (walFrames: Int, checkpointed: Int) {
-        let result =
-            if let checkpointer {
-                try await checkpointer.writeWithoutTransaction { try $0.checkpoint(.passive) }
-            } else {
-                try await pool.writeWithoutTransaction { try $0.checkpoint(.passive) }
-            }
-        return (result.walFrameCount, result.checkpointedFrameCount)
+        let connection: any DatabaseWriter = checkpointer ?? pool
+        let passive = try await connection.writeWithoutTransaction { try $0.checkpoint(.passive) }
+        do {
+            let restart = try await connection.writeWithoutTransaction { try $0.checkpoint(.restart) }
+            return (restart.walFrameCount, restart.checkpointedFrameCount)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+            return (passive.walFrameCount, passive.checkpointedFrameCount)
+        }
     }
 
     // MARK: Opening

@@ -34,6 +34,7 @@ let package = Package(
         // HTML escaping, the seeded RNG.
         .target(
             name: "RegcodeSupport",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
         // The AccessEnabler vocabulary: callback names, status ids, error strings, tracking events.
@@ -202,7 +203,6 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -336,7 +336,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RegcodeSupportTests",
-            dependencies: ["RegcodeSupport"],
+            dependencies: ["RegcodeSupport", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
     ],

@@ -90,7 +90,7 @@ extension Subscription {
     /// Sends replayed then live events through `emit` (notification params, seq) until the stream ends: for a transport
     /// other than the socket (HTTP's server-sent events). A throwing `emit` ends the stream with `writeFailed`.
     public func stream(_ emit: (JSONValue, Int64?) async throws -> Void) async -> NotificationStreamEnd {
-        await self.source.run(emit: emit)
+        await self.source.run { params, seq, _ in try await emit(params, seq) }
     }
 
     /// Returns when the live part ends; true if it was cut off for falling behind.
@@ -113,8 +113,9 @@ extension Subscription {
 /// The type-erased event source behind a ``Subscription``.
 protocol NotificationSource: Sendable {
     var since: Int64? { get }
-    /// Sends replayed then live notification params through `emit` (params, seq) until the stream ends.
-    func run(emit: (JSONValue, Int64?) async throws -> Void) async -> NotificationStreamEnd
+    /// Sends replayed then live notification params through `emit` (params, seq, more) until the stream ends;
+    /// `more` says another live event is already waiting, so a transport may hold its flush until the last one.
+    func run(emit: (JSONValue, Int64?, _ more: Bool) async throws -> Void) async -> NotificationStreamEnd
     /// Returns when the live part ends; true if it was cut off for falling behind. False if the caller is cancelled.
     func waitUntilCutOff() async -> Bool
     func cancel()
@@ -128,7 +129,7 @@ private struct ReplayThenLive<Element: Sendable, Replay: AsyncSequence & Sendabl
     let sequenceNumber: @Sendable (Element) -> Int64?
     let params: @Sendable (Element) -> JSONValue
 
-    func run(emit: (JSONValue, Int64?) async throws -> Void) async -> NotificationStreamEnd {
+    func run(emit: (JSONValue, Int64?, _ more: Bool) async throws -> Void) async -> NotificationStreamEnd {
         var highestSent = self.since
         do {
             for try await element in self.replay {
@@ -136,7 +137,7 @@ private struct ReplayThenLive<Element: Sendable, Replay: AsyncSequence & Sendabl
                 if let termination = self.live.termination { return self.end(termination) }
                 let seq = self.sequenceNumber(element)
                 do {
-                    try await emit(self.params(element), seq)
+                    try await emit(self.params(element), seq, false)
                 } catch {
                     return .writeFailed
                 }
@@ -150,7 +151,7 @@ private struct ReplayThenLive<Element: Sendable, Replay: AsyncSequence & Sendabl
             let seq = self.sequenceNumber(element)
             if let seq, let highestSent, seq <= highestSent { continue }
             do {
-                try await emit(self.params(element), seq)
+                try await emit(self.params(element), seq, self.live.bufferedCount > 0)
             } catch {
                 return .writeFailed
             }

@@ -385,6 +385,11 @@ private final class AcceptErrorHandler: ChannelInboundHandler {
 struct LineWriter: Sendable {
     let channel: any Channel
 
+    /// Queues `message` behind earlier lines; the next ``write(_:)`` flushes it and reports a failure of either.
+    func writeWithoutFlush(_ message: JSONValue) {
+        self.channel.write(JSONLine.encode(message, allocator: self.channel.allocator), promise: nil)
+    }
+
     func write(_ message: JSONValue) async throws {
         let written = self.channel.eventLoop.makePromise(of: Void.self)
         self.channel.writeAndFlush(JSONLine.encode(message, allocator: self.channel.allocator), promise: written)

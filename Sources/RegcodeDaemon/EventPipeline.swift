@@ -40,6 +40,10 @@ final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
         var maxRetryDelay: Duration = .seconds(5)
         /// How long a stopping daemon keeps retrying a failing write before it gives up.
         var shutdownGrace: Duration = .seconds(60)
+        /// After a write, how long steps gather before the next one (group commit). Every commit writes each
+        /// page it touched to the log whole, so at thousands of polls a second, batches of one or two steps
+        /// cost several log pages per poll; a couple of milliseconds makes them tens of steps. Zero: none.
+        var gather: Duration = .milliseconds(2)
     }
 
     private struct State {
@@ -99,6 +103,10 @@ final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
         await withGracefulShutdownHandler {
             for await _ in wakeups {
                 await flush(until: nil)
+                if limits.gather > .zero {
+                    // A shutdown ends the gathering at once: what is left is written below.
+                    try? await cancelWhenGracefulShutdown { [clock, limits] in try await clock.sleep(for: limits.gather) }
+                }
             }
         } onGracefulShutdown: {
             self.wake.finish()

@@ -1,8 +1,6 @@
 import ArgumentParser
 import Hummingbird
 import Logging
-import NIOCore
-import NIOPosix
 import PassSimulator
 import RegcodeSupport
 
@@ -288,16 +286,8 @@ struct PassSim: AsyncParsableCommand {
         return configuration
     }
 
-    /// Runs Swift concurrency's jobs on NIO's event-loop threads, so a task that awaits I/O resumes on the
-    /// thread that did it instead of handing over to another pool: at thousands of requests a second those
-    /// hand-offs were a fifth of the process's CPU. Installed before any task is started.
-    static func main() async {
-        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
-        await main(nil)
-    }
-
     func run() async throws {
-        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        LoggingSystem.bootstrap(DeferredMetadataLogHandler.standardError)
         var logger = Logger(label: "pass-sim")
         logger.logLevel = self.logLevel.level
 

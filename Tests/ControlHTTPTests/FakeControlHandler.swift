@@ -33,21 +33,41 @@ final class FakeControlHandler: ControlHandler, Sendable {
     }
 
     func subscribe(params: JSONValue?, peer: ControlPeer) async throws(RPCError) -> Subscription {
-        state.withLock { $0.calls.append("subscribe") }
         let since = params?["since"]?.intValue
         let devices = params?["devices"]?.arrayValue?.compactMap(\.stringValue)
         let live = broadcaster.subscribe { event in
             guard let devices, let device = event["device"]?.stringValue else { return true }
             return devices.contains(device)
         }
+        // Recorded once the live part is registered: events emitted from then on reach it.
+        state.withLock { $0.calls.append("subscribe") }
         guard let since else { return Subscription(result: ["subscribed": true], live: live) }
         let stored = state.withLock { $0.stored }.filter { event in
             (event["seq"]?.intValue ?? 0) > since && (devices.map { $0.contains(event["device"]?.stringValue ?? "") } ?? true)
         }
-        let replay = AsyncStream<JSONValue> { continuation in
-            for event in stored { continuation.yield(event) }
-            continuation.finish()
-        }
+        let replay = Replay(events: stored) { [self] in self.state.withLock { $0.calls.append("replayed") } }
         return Subscription(result: ["subscribed": true], live: live, replay: replay, since: since)
+    }
+
+    /// Stored events for a replay; says when the stream has taken the last one.
+    struct Replay: AsyncSequence, Sendable {
+        typealias Failure = Never
+        let events: [JSONValue]
+        let done: @Sendable () -> Void
+
+        struct AsyncIterator: AsyncIteratorProtocol {
+            typealias Failure = Never
+            var rest: ArraySlice<JSONValue>
+            let done: @Sendable () -> Void
+            mutating func next() async -> JSONValue? {
+                guard let event = rest.popFirst() else {
+                    done()
+                    return nil
+                }
+                return event
+            }
+        }
+
+        func makeAsyncIterator() -> AsyncIterator { AsyncIterator(rest: events[...], done: done) }
     }
 }

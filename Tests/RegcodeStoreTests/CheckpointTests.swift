@@ -66,7 +66,9 @@ import Testing
         let dir = try TempDirectory()
         let unchecked = try await steadyWrites(in: dir, "unchecked.db", batches: 400, checkpointing: false)
         let checked = try await steadyWrites(in: dir, "checked.db", batches: 400, checkpointing: true)
-        #expect(checked * 3 < unchecked)
+        // A passive pass alone leaves both logs the same size; restarts keep the checked one at most two thirds
+        // of it even when checkpoints are slow (a busy machine coalesces the writer's ticks).
+        #expect(checked * 3 < unchecked * 2)
     }
 
     @Test func onCommitSQLiteKeepsTheLogShort() async throws {

@@ -20,7 +20,8 @@ public struct SystemdNotifier: Sendable {
 
     public var isEnabled: Bool { socketPath != nil }
 
-    /// Sends `state` (e.g. `READY=1`); returns false when there is no socket or sending failed.
+    /// Sends `state` (e.g. `READY=1`) without waiting; returns false when there is no socket, sending
+    /// failed, or the listener's queue is full.
     @discardableResult
     public func notify(_ state: String) -> Bool {
         guard let socketPath else { return false }
@@ -40,7 +41,9 @@ public struct SystemdNotifier: Sendable {
         let bytes = Array(state.utf8)
         let sent = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                sendto(fd, bytes, bytes.count, Int32(MSG_NOSIGNAL), socketAddress, length)
+                // Never waits: a full queue (a listener that stopped reading) would block the thread, and the
+                // thread is one of the few that run every device. A dropped STATUS= is harmless.
+                sendto(fd, bytes, bytes.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT), socketAddress, length)
             }
         }
         return sent == bytes.count

@@ -162,13 +162,24 @@ public final class RegcodeStore: Sendable {
     public func checkpoint() async throws -> (walFrames: Int, checkpointed: Int) {
         let connection: any DatabaseWriter = checkpointer ?? pool
         let passive = try await connection.writeWithoutTransaction { try $0.checkpoint(.passive) }
-        do {
-            let restart = try await connection.writeWithoutTransaction { try $0.checkpoint(.restart) }
-            return (restart.walFrameCount, restart.checkpointedFrameCount)
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
-            return (passive.walFrameCount, passive.checkpointedFrameCount)
+        let restart = try await connection.writeWithoutTransaction { db -> (walFrameCount: Int, checkpointedFrameCount: Int)? in
+            // Never wait: a RESTART that waits for the writer or for a reader (a report, the console, a lab's
+            // sqlite3) holds back every writer meanwhile, and with the usual 5 s timeout the fleet's steps
+            // piled up until the fleet was held. Busy now means: try again next period.
+            try db.execute(sql: "PRAGMA busy_timeout = 0")
+            defer { try? db.execute(sql: "PRAGMA busy_timeout = \(Self.busyTimeoutMs)") }
+            do {
+                return try db.checkpoint(.restart)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+                return nil
+            }
         }
+        let last = restart ?? passive
+        return (last.walFrameCount, last.checkpointedFrameCount)
     }
+
+    /// The busy timeout of every connection (GRDB's `busyMode`), in milliseconds.
+    static let busyTimeoutMs = 5_000
 
     // MARK: Opening
 

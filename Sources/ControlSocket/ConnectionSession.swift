@@ -76,8 +76,8 @@ struct ConnectionSession: Sendable {
             }
 
             var lastSeq = source.since
-            // Events already waiting go out in one flush: a write and its wait per event and subscriber was most of
-            // an event's way to the subscriber at 1,000 events/s. The buffer bounds what is written unawaited.
+            // Events already waiting go out in one flush rather than a write, a flush and a wait each; the
+            // subscriber's buffer bounds what is written unawaited.
             let end = await source.run { params, seq, more in
                 let line = RPCMessage.notification(method: "event", params: params)
                 if more {

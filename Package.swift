@@ -52,10 +52,23 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Adobe Pass REST v2 / DCR / v1 client on AsyncHTTPClient; executes the engine's requests.
+        // HTTP/1.1 exchanges over pooled keep-alive connections to one plain-HTTP origin, on SwiftNIO's codec.
+        .target(
+            name: "KeepAliveHTTP",
+            dependencies: [
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Adobe Pass REST v2 / DCR / v1 client (KeepAliveHTTP for plain HTTP, AsyncHTTPClient for TLS);
+        // executes the engine's requests.
         .target(
             name: "AdobePassClient",
             dependencies: [
+                "KeepAliveHTTP",
                 "RegcodeSupport",
                 "RegcodeEngine",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -262,6 +275,16 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "KeepAliveHTTPTests",
+            dependencies: [
+                "KeepAliveHTTP",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import KeepAliveHTTP
 import Logging
 import NIOCore
 import NIOFoundationCompat
@@ -18,13 +19,18 @@ public struct AdobePassClient: Sendable {
     /// Platform identity and service tokens (`RequestContext.ssoIdentity`), shared by copies of this value.
     private let identityTokens: SSOIdentityTokens
 
-    /// The clients of fleets with their own connection model; nil: every call uses `httpClient`.
-    private let connectionPools: ConnectionPools?
+    /// The connections of every connection model (the caller's, or this value's own).
+    private let connectionPools: ConnectionPools
+    /// The backend's origin when it is plain HTTP (carried by keep-alive pools); nil: TLS, through AsyncHTTPClient.
+    private let origin: Origin?
 
+    /// - Parameter connectionPools: Shared by the clients of one daemon, which shuts it down; without it the
+    ///   value makes its own, whose idle connections close when the server closes them.
     public init(configuration: AdobePassClientConfiguration, httpClient: HTTPClient, connectionPools: ConnectionPools? = nil, logger: Logger) {
         self.configuration = configuration
         self.httpClient = httpClient
-        self.connectionPools = connectionPools
+        self.connectionPools = connectionPools ?? ConnectionPools(common: httpClient, configuration: HTTPClient.Configuration())
+        self.origin = configuration.baseURL.hasPrefix("http://") ? Origin(baseURL: configuration.baseURL) : nil
         self.logger = logger
         self.identityTokens = SSOIdentityTokens(
             baseURL: configuration.baseURL,
@@ -55,10 +61,15 @@ public struct AdobePassClient: Sendable {
 
         let clock = ContinuousClock()
         let start = clock.now
-        if context.connections == .perRequest {
-            call.headers.append(("Connection", "close"))
+        let exchange: Result<RawResponse, TransportFailure>
+        if let origin {
+            exchange = await send(call, over: connectionPools.pool(for: context, origin: origin), closeConnection: context.connections == .perRequest)
+        } else {
+            if context.connections == .perRequest {
+                call.headers.append(("Connection", "close"))
+            }
+            exchange = await send(call, over: connectionPools.client(for: context))
         }
-        let exchange = await send(call, over: connectionPools?.client(for: context) ?? httpClient)
         if logsRequests {
             logger[metadataKey: "latency_ms"] = .stringConvertible(Self.milliseconds(start.duration(to: clock.now)))
         }
@@ -120,7 +131,25 @@ public struct AdobePassClient: Sendable {
         var description: String
     }
 
-    /// Runs the exchange under one overall deadline, body included.
+    /// Runs the exchange on a keep-alive pool under one overall deadline, body included.
+    private func send(_ call: HTTPCall, over pool: KeepAliveConnectionPool, closeConnection: Bool) async -> Result<RawResponse, TransportFailure> {
+        let timeout = configuration.requestTimeout
+        let request = KeepAliveRequest(
+            method: call.method.httpMethod,
+            target: call.target,
+            headers: call.headers,
+            body: call.body.map { ByteBuffer(bytes: $0) },
+            closeConnection: closeConnection
+        )
+        do {
+            let answer = try await pool.execute(request, deadline: .now() + TimeAmount(timeout), maxBodyBytes: configuration.maxResponseBodyBytes)
+            return .success(RawResponse(status: answer.status, retryAfter: answer.retryAfter, body: answer.body.map { Data(buffer: $0) }))
+        } catch {
+            return .failure(TransportFailure(description: Self.describe(error, timeout: timeout)))
+        }
+    }
+
+    /// Runs the exchange (TLS) under one overall deadline, body included.
     ///
     /// AsyncHTTPClient's delegate API keeps its deadline armed until the body has arrived (its async API
     /// disarms it at the response head, so a server that trickles or stalls the body would hold the call),
@@ -162,6 +191,15 @@ public struct AdobePassClient: Sendable {
     private static func describe(_ error: any Error, timeout: Duration) -> String {
         if error is CancellationError || Task.isCancelled {
             return "cancelled"
+        }
+        if let error = error as? KeepAliveHTTPError {
+            switch error {
+            case .deadlineExceeded: return "timeout after \(timeout)"
+            case .connectTimeout: return "connect timeout"
+            case .closedByServer: return "connection closed by the server"
+            case .cancelled: return "cancelled"
+            case .connectFailed, .shutdown, .protocolError: return error.description
+            }
         }
         if let error = error as? HTTPClientError {
             switch error {

@@ -1,31 +1,43 @@
 import AsyncHTTPClient
+import KeepAliveHTTP
+import NIOCore
 import RegcodeEngine
 import Synchronization
 
-/// The HTTP clients behind the fleets' connection models (``ConnectionModel``): the caller's common client,
-/// one client per `shared` pool and one per device for `perDevice`, created on first use.
+/// The connections behind the fleets' connection models (``ConnectionModel``): a common pool, one pool per
+/// `shared` pool name and one per device for `perDevice`, created on first use.
 ///
-/// AsyncHTTPClient pools connections per client and host, so a separate client is how a set of devices gets
-/// connections of its own. Every client created here shares the common client's event loops.
+/// A plain-HTTP backend is reached through ``KeepAliveConnectionPool``s (the hot path of a fleet); a TLS
+/// backend through AsyncHTTPClient, whose pools are per client and host, so a separate client is how a set of
+/// devices gets connections of its own there. Everything created here shares the common client's event loops.
 public final class ConnectionPools: Sendable {
     private enum Key: Hashable {
+        case common
+        case perRequest
         case pool(String)
         case device(String)
+    }
+
+    private struct PoolKey: Hashable {
+        var origin: Origin
+        var key: Key
     }
 
     private let common: HTTPClient
     private let configuration: HTTPClient.Configuration
     private let clients = Mutex<[Key: HTTPClient]>([:])
+    private let pools = Mutex<[PoolKey: KeepAliveConnectionPool]>([:])
 
     /// - Parameters:
-    ///   - common: Carries calls without a model and `perRequest` calls; the caller shuts it down.
-    ///   - configuration: The settings every created client starts from (timeouts, redirects).
+    ///   - common: Carries TLS calls without a model and `perRequest` TLS calls; the caller shuts it down.
+    ///   - configuration: The settings every created client and pool starts from (connect timeout, the
+    ///     common pool's size).
     public init(common: HTTPClient, configuration: HTTPClient.Configuration) {
         self.common = common
         self.configuration = configuration
     }
 
-    /// The client that carries a call of `context`.
+    /// The AsyncHTTPClient that carries a TLS call of `context`.
     func client(for context: RequestContext) -> HTTPClient {
         switch context.connections {
         case nil, .perRequest:
@@ -34,6 +46,36 @@ public final class ConnectionPools: Sendable {
             return client(.pool(pool), connections: connections)
         case .perDevice:
             return client(.device(context.deviceID), connections: 1)
+        }
+    }
+
+    /// The keep-alive pool that carries a plain-HTTP call of `context` to `origin`.
+    func pool(for context: RequestContext, origin: Origin) -> KeepAliveConnectionPool {
+        let commonSize = configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit
+        switch context.connections {
+        case nil:
+            return pool(PoolKey(origin: origin, key: .common), connections: commonSize)
+        case .perRequest:
+            // Every call opens (and closes) its own connection; the bound only caps how many at once.
+            return pool(PoolKey(origin: origin, key: .perRequest), connections: commonSize)
+        case .shared(let name, let connections):
+            return pool(PoolKey(origin: origin, key: .pool(name)), connections: connections)
+        case .perDevice:
+            return pool(PoolKey(origin: origin, key: .device(context.deviceID)), connections: 1)
+        }
+    }
+
+    private func pool(_ key: PoolKey, connections: Int) -> KeepAliveConnectionPool {
+        pools.withLock { pools in
+            if let pool = pools[key] { return pool }
+            let pool = KeepAliveConnectionPool(
+                origin: key.origin,
+                eventLoopGroup: common.eventLoopGroup,
+                maxConnections: connections,
+                connectTimeout: configuration.timeout.connect ?? .seconds(10)
+            )
+            pools[key] = pool
+            return pool
         }
     }
 
@@ -48,8 +90,13 @@ public final class ConnectionPools: Sendable {
         }
     }
 
-    /// Shuts down every client created here (not the common one).
+    /// Closes every pool and shuts down every client created here (not the common client).
     public func shutdown() async {
+        let allPools = pools.withLock { pools in
+            defer { pools.removeAll() }
+            return Array(pools.values)
+        }
+        for pool in allPools { pool.shutdown() }
         let all = clients.withLock { clients in
             defer { clients.removeAll() }
             return Array(clients.values)

@@ -8,14 +8,18 @@ extension Fleet {
         armSleeper(for: deadline)
     }
 
-    /// Makes sure a sleep ends no later than `deadline`. A sleep it supersedes is not cancelled
-    /// (child tasks of a group cannot be cancelled one by one): it wakes later to a cheap no-op.
+    /// Makes sure a sleep ends no later than `deadline` plus the timer slack. A sleep it supersedes is not
+    /// cancelled (child tasks of a group cannot be cancelled one by one): it wakes later to a cheap no-op.
+    ///
+    /// The slack is why a fleet's wake-ups do not grow with its poll rate: every timer due within it of the
+    /// earliest fires in one wake, where thousands of polls a second would otherwise each wake a thread.
     func armSleeper(for deadline: C.Instant) {
         guard !stopping else { return }
-        if let current = sleeper, current.deadline <= deadline { return }
+        let wake = deadline.advanced(by: timerSlack)
+        if let current = sleeper, current.deadline <= wake { return }
         sleeperIDs += 1
-        sleeper = (sleeperIDs, deadline)
-        workContinuation.yield(.sleep(id: sleeperIDs, until: deadline))
+        sleeper = (sleeperIDs, wake)
+        workContinuation.yield(.sleep(id: sleeperIDs, until: wake))
     }
 
     /// A child task of `run()`: sleeps until `deadline`, then fires what is due.
@@ -55,4 +59,7 @@ extension Fleet {
 extension Fleet {
     /// The earliest armed deadline (engine or scenario timer), if any.
     var nextTimerDeadline: C.Instant? { timers.nextDeadline() }
+
+    /// When the fleet's sleep for its timers ends, if one is armed.
+    var wakeDeadline: C.Instant? { sleeper?.deadline }
 }

@@ -75,6 +75,8 @@ public actor Fleet<C: DeviceClock>: Service {
     /// AccessEnabler calls a device may have waiting (queued for `setRequestor` or behind its
     /// request in flight) before ``send(_:to:)`` refuses more with ``FleetError/busy(device:pending:)``.
     let maxPendingPerDevice: Int
+    /// How long after its deadline a timer may fire, so timers due close together fire in one wake.
+    let timerSlack: Duration
 
     var members: [String: Member] = [:]
     var incarnations: UInt64 = 0
@@ -94,12 +96,16 @@ public actor Fleet<C: DeviceClock>: Service {
     let work: AsyncStream<Work>
     let workContinuation: AsyncStream<Work>.Continuation
 
+    /// - Parameter timerSlack: How long after its deadline a timer may fire. Timers due within the slack of
+    ///   the earliest fire together in one wake-up, as the kernel's timer slack does; every poll still
+    ///   records its planned and sent time, so the lateness this adds stays visible. Zero: exact timers.
     public init(
         clock: C,
         executor: any BackendExecutor,
         sink: any FleetSink,
         maxConcurrentRequests: Int = 256,
         maxPendingPerDevice: Int = 256,
+        timerSlack: Duration = .zero,
         logger: Logger
     ) {
         self.clock = clock
@@ -107,6 +113,7 @@ public actor Fleet<C: DeviceClock>: Service {
         self.sink = sink
         self.maxConcurrentRequests = max(1, maxConcurrentRequests)
         self.maxPendingPerDevice = max(1, maxPendingPerDevice)
+        self.timerSlack = max(.zero, timerSlack)
         self.logger = logger
         (work, workContinuation) = AsyncStream.makeStream()
     }

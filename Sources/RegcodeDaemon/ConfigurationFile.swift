@@ -156,6 +156,10 @@ public enum ConfigurationFile {
                 case "print_codes": configuration.printCodes = try bool(value, key)
                 case "max_concurrent_requests": configuration.maxConcurrentRequests = try int(value, key, range: 1...100_000)
                 case "subscriber_buffer": configuration.subscriberBuffer = try int(value, key, range: 16...1_000_000)
+                case "timer_slack":
+                    let slack = try duration(value, key)
+                    guard slack <= .seconds(1) else { throw fail(key, "must be at most 1s (it is added to every poll's lateness)") }
+                    configuration.timerSlack = slack
                 case "client_addresses": configuration.clientAddresses = try string(value, key)
                 case "shard":
                     let text = try string(value, key)

@@ -114,6 +114,7 @@ public final class Daemon: Sendable {
             executor: backend,
             sink: pipeline,
             maxConcurrentRequests: configuration.maxConcurrentRequests,
+            timerSlack: configuration.timerSlack,
             logger: logger
         )
         self.systemd = SystemdService(

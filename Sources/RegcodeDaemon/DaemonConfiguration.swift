@@ -131,6 +131,9 @@ public struct DaemonConfiguration: Sendable {
     /// Print the activation URL and every code on standard output.
     public var printCodes: Bool?
     public var maxConcurrentRequests = 256
+    /// How long after its deadline a device timer may fire, so timers due close together share one wake-up
+    /// (`timer_slack`; 0 fires each at its deadline). Planned and sent times are both recorded.
+    public var timerSlack: Duration = .milliseconds(10)
     /// Live events buffered per subscriber before it is cut off.
     public var subscriberBuffer = 4096
     /// IPv4 range (CIDR) the devices' emulated client addresses come from.

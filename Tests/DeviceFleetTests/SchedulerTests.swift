@@ -375,3 +375,55 @@ extension Logger {
         return logger
     }
 }
+
+/// Timer slack: timers fire up to the slack after their deadline, so those due close together share a wake.
+@Suite struct TimerSlackTests {
+    typealias TestFleet = Fleet<ManualClock>
+
+    @Test func aTimerFiresTheSlackAfterItsDeadlineAndItsPollRecordsBoth() async throws {
+        let clock = ManualClock()
+        let backend = GatedBackend()
+        let sink = StepStream()
+        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, timerSlack: .seconds(2), logger: .quiet)
+        try await withRunningFleet(fleet) {
+            try await fleet.add(SchedulerTests.resumed("stb-1", clock: clock, seed: 7))
+            let deadline = try #require(await fleet.nextTimerDeadline)
+            #expect(await fleet.wakeDeadline == deadline.advanced(by: .seconds(2)))
+            clock.advance(to: deadline.advanced(by: .seconds(2)))
+            let call = await backend.nextCall()
+            backend.answer(call, .success(.profile(nil)))
+            let poll = try #require(await sink.nextStep { !$0.polls.isEmpty }.polls.first)
+            #expect(poll.plannedEpochMs == clock.epochMilliseconds(at: deadline))
+            #expect(poll.sentEpochMs == poll.plannedEpochMs + 2_000)
+        }
+    }
+
+    @Test func timersDueWithinTheSlackOfTheEarliestShareItsWake() async throws {
+        let clock = ManualClock()
+        let backend = GatedBackend()
+        let sink = StepStream()
+        // First polls are spread over one interval (600 s), so every later one is due within the slack of the first.
+        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, timerSlack: .seconds(600), logger: .quiet)
+        try await withRunningFleet(fleet) {
+            let names = (1...4).map { "stb-\($0)" }
+            for (index, name) in names.enumerated() {
+                try await fleet.add(SchedulerTests.resumed(name, clock: clock, seed: UInt64(60 + index), interval: .seconds(600)))
+            }
+            let earliest = try #require(await fleet.nextTimerDeadline)
+            #expect(await fleet.wakeDeadline == earliest.advanced(by: .seconds(600)))
+            clock.advance(to: earliest.advanced(by: .seconds(600)))
+            var sent: Set<Int64> = []
+            var devices: Set<String> = []
+            for _ in names {
+                let call = await backend.nextCall()
+                backend.answer(call, .success(.profile(nil)))
+                let poll = try #require(await sink.nextStep { $0.device == call.device && !$0.polls.isEmpty }.polls.first)
+                sent.insert(poll.sentEpochMs)
+                devices.insert(call.device)
+            }
+            #expect(devices == Set(names))
+            // One wake: every poll was sent at the same instant.
+            #expect(sent == [clock.epochMilliseconds(at: earliest.advanced(by: .seconds(600)))])
+        }
+    }
+}

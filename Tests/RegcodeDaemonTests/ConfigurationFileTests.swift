@@ -52,6 +52,8 @@ import Testing
         ("log_level: loud\n", "log_level", "not one of"),
         ("retention:\n  events: soon\n", "retention.events", "not a duration"),
         ("colour: blue\n", "colour", "unknown key"),
+        ("timer_slack: 2s\n", "timer_slack", "at most 1s"),
+        ("timer_slack: soon\n", "timer_slack", "not a duration"),
         ("fleets: [\n", "(syntax)", "parser"),
     ])
     func badConfigurationNamesKeyAndReason(yaml: String, key: String, reason: String) {
@@ -63,6 +65,12 @@ import Testing
             #expect(error.key == key)
             #expect(error.reason.contains(reason))
         }
+    }
+
+    @Test func timerSlackDefaultsToTenMillisecondsAndZeroTurnsItOff() throws {
+        #expect(try ConfigurationFile.parse("log_level: info\n", file: "x.yaml").timerSlack == .milliseconds(10))
+        #expect(try ConfigurationFile.parse("timer_slack: 0\n", file: "x.yaml").timerSlack == .zero)
+        #expect(try ConfigurationFile.parse("timer_slack: 25ms\n", file: "x.yaml").timerSlack == .milliseconds(25))
     }
 
     @Test func durationsReadAsConfigsWriteThem() {

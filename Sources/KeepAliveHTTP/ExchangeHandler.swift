@@ -1,0 +1,163 @@
+import NIOCore
+import NIOHTTP1
+
+/// The last handler of a pooled connection: sends one exchange's request at a time and collects its answer,
+/// then gives the connection back to its pool (keep-alive) or closes it.
+final class ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    private enum State {
+        case idle
+        case awaitingHead(Exchange)
+        case receivingBody(Exchange, status: Int, retryAfter: String?, body: ByteBuffer?, keepAlive: Bool)
+        /// Closing or closed: nothing more is sent or delivered.
+        case closed
+    }
+
+    private let origin: Origin
+    private var state = State.idle
+    /// Exchanges this connection completed: a reused connection may have been closed by the server's idle
+    /// timeout just as a request went out on it.
+    private var completed = 0
+    private var context: ChannelHandlerContext?
+    /// Set once the pool has wrapped this connection; the handler reports to the pool through it.
+    var connection: PooledConnection?
+
+    init(origin: Origin) {
+        self.origin = origin
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    /// Sends `exchange`'s request; on the channel's event loop.
+    func start(_ exchange: Exchange) {
+        guard case .idle = state, let context, context.channel.isActive else {
+            // The server closed it while it sat idle, before the pool heard: nothing was sent, so the
+            // exchange goes back to the pool for another connection.
+            if let connection {
+                connection.pool.closed(connection)
+                if exchange.detach() { connection.pool.submit(exchange) }
+            } else {
+                exchange.finish(.failure(.closedByServer))
+            }
+            return
+        }
+        let request = exchange.request
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(request.headers.count + 3)
+        headers.add(name: "Host", value: origin.hostHeader)
+        for (name, value) in request.headers {
+            headers.add(name: name, value: value)
+        }
+        if let body = request.body {
+            headers.add(name: "Content-Length", value: String(body.readableBytes))
+        } else if request.method == .POST || request.method == .PUT {
+            headers.add(name: "Content-Length", value: "0")
+        }
+        if request.closeConnection {
+            headers.add(name: "Connection", value: "close")
+        }
+        let uri = origin.pathPrefix.isEmpty ? request.target : origin.pathPrefix + request.target
+        state = .awaitingHead(exchange)
+        context.write(wrapOutboundOut(.head(HTTPRequestHead(version: .http1_1, method: request.method, uri: uri, headers: headers))), promise: nil)
+        if let body = request.body {
+            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch (unwrapInboundIn(data), state) {
+        case (.head(let head), .awaitingHead(let exchange)):
+            let status = Int(head.status.code)
+            let retryAfter = head.headers.first(name: "Retry-After")
+            if let length = head.headers.first(name: "Content-Length").flatMap(Int.init), length > exchange.maxBodyBytes {
+                tooLarge(exchange, status: status, retryAfter: retryAfter, context: context)
+                return
+            }
+            let keepAlive = head.isKeepAlive && !exchange.request.closeConnection
+            state = .receivingBody(exchange, status: status, retryAfter: retryAfter, body: nil, keepAlive: keepAlive)
+        case (.body(var part), .receivingBody(let exchange, let status, let retryAfter, var body, let keepAlive)):
+            // Drop the state's reference first so the buffer grows in place.
+            state = .closed
+            if body == nil {
+                body = part
+            } else {
+                body!.writeBuffer(&part)
+            }
+            if body!.readableBytes > exchange.maxBodyBytes {
+                tooLarge(exchange, status: status, retryAfter: retryAfter, context: context)
+                return
+            }
+            state = .receivingBody(exchange, status: status, retryAfter: retryAfter, body: body, keepAlive: keepAlive)
+        case (.end, .receivingBody(let exchange, let status, let retryAfter, let body, let keepAlive)):
+            completed += 1
+            // The connection is free before the caller resumes, so a call it makes next can reuse it.
+            if keepAlive, let connection {
+                state = .idle
+                connection.pool.release(connection)
+            } else {
+                state = .closed
+                context.close(promise: nil)
+            }
+            exchange.finish(.success(KeepAliveResponse(status: status, retryAfter: retryAfter, body: body ?? ByteBuffer())))
+        case (_, .closed):
+            break
+        default:
+            fail(.protocolError("unexpected response part"), context: context)
+        }
+    }
+
+    /// The body passed the limit: the caller gets the status, and the connection closes instead of draining it.
+    private func tooLarge(_ exchange: Exchange, status: Int, retryAfter: String?, context: ChannelHandlerContext) {
+        state = .closed
+        exchange.finish(.success(KeepAliveResponse(status: status, retryAfter: retryAfter, body: nil)))
+        context.close(promise: nil)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        fail(.protocolError("\(error)"), context: context)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        let exchange = current
+        let answerStarted: Bool
+        if case .awaitingHead = state { answerStarted = false } else { answerStarted = true }
+        state = .closed
+        if let connection { connection.pool.closed(connection) }
+        if let exchange {
+            // A reused connection that closes before any answer most likely met the server's idle timeout
+            // with our request in flight: an idempotent request goes out once more on a new connection
+            // (RFC 9110 §9.2.2), anything else fails, since the server may have acted on it.
+            if !answerStarted, completed > 0, exchange.request.method.isIdempotent, let connection, exchange.claimRetry(),
+                exchange.detach()
+            {
+                connection.pool.submit(exchange)
+            } else {
+                exchange.finish(.failure(.closedByServer))
+            }
+        }
+        context.fireChannelInactive()
+    }
+
+    private var current: Exchange? {
+        switch state {
+        case .awaitingHead(let exchange), .receivingBody(let exchange, _, _, _, _): exchange
+        case .idle, .closed: nil
+        }
+    }
+
+    private func fail(_ error: KeepAliveHTTPError, context: ChannelHandlerContext) {
+        let exchange = current
+        state = .closed
+        exchange?.finish(.failure(error))
+        context.close(promise: nil)
+    }
+}

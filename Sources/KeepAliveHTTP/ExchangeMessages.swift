@@ -1,0 +1,46 @@
+import NIOCore
+import NIOHTTP1
+
+/// One request as a pool sends it: the target is appended to the origin's path prefix.
+public struct KeepAliveRequest: Sendable {
+    public var method: HTTPMethod
+    /// Path and query, already percent-encoded, starting with `/`.
+    public var target: String
+    /// Header name/value pairs in sending order; `Host` and `Content-Length` are added by the pool.
+    public var headers: [(String, String)]
+    public var body: ByteBuffer?
+    /// Asks the server to close the connection after this answer (and the pool does, whatever it says).
+    public var closeConnection: Bool
+
+    public init(method: HTTPMethod, target: String, headers: [(String, String)] = [], body: ByteBuffer? = nil, closeConnection: Bool = false) {
+        self.method = method
+        self.target = target
+        self.headers = headers
+        self.body = body
+        self.closeConnection = closeConnection
+    }
+}
+
+/// An answer: status, `Retry-After`, and the body unless it passed the exchange's size limit.
+public struct KeepAliveResponse: Sendable {
+    public var status: Int
+    public var retryAfter: String?
+    /// nil when the body was larger than the limit (the connection is then closed, not drained).
+    public var body: ByteBuffer?
+
+    public init(status: Int, retryAfter: String?, body: ByteBuffer?) {
+        self.status = status
+        self.retryAfter = retryAfter
+        self.body = body
+    }
+}
+
+extension HTTPMethod {
+    /// RFC 9110 §9.2.2: repeating the request has the effect of sending it once.
+    var isIdempotent: Bool {
+        switch self {
+        case .GET, .HEAD, .OPTIONS, .TRACE, .PUT, .DELETE: true
+        default: false
+        }
+    }
+}

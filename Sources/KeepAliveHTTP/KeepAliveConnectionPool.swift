@@ -1,0 +1,216 @@
+import DequeModule
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+/// HTTP/1.1 exchanges with one origin over at most `maxConnections` keep-alive connections; callers beyond
+/// that wait in order for a connection to come free.
+///
+/// Written on SwiftNIO's HTTP codec instead of going through AsyncHTTPClient because a device's poll is
+/// the daemon's hot path: AsyncHTTPClient's per-request machinery (its pool manager's lock and state
+/// machine, a `RequestBag` with a tracing span, URL parsing, a chain of futures) took about a quarter of the
+/// daemon's CPU per poll in `perf`, and the fleet needs none of what it buys (redirects, proxies,
+/// decompression, streaming). Here an exchange is one object, one timer and one write; every deadline,
+/// cancellation and close still ends it exactly once. Plain HTTP only: TLS origins stay on AsyncHTTPClient.
+public final class KeepAliveConnectionPool: Sendable {
+    private struct State {
+        var idle: [PooledConnection] = []
+        var open = 0
+        var waiters = Deque<Exchange>()
+        var connections: [ObjectIdentifier: PooledConnection] = [:]
+        var isShutdown = false
+    }
+
+    private enum Next {
+        case run(PooledConnection)
+        case connect
+        case wait
+        case refuse
+    }
+
+    public let origin: Origin
+    public let maxConnections: Int
+    private let group: any EventLoopGroup
+    private let connectTimeout: TimeAmount
+    private let state = Mutex(State())
+
+    /// - Parameters:
+    ///   - maxConnections: Connections open at once (at least 1).
+    ///   - connectTimeout: Longest wait for a TCP connection (the exchange's deadline may end it sooner).
+    public init(origin: Origin, eventLoopGroup: any EventLoopGroup, maxConnections: Int, connectTimeout: TimeAmount = .seconds(3)) {
+        self.origin = origin
+        self.group = eventLoopGroup
+        self.maxConnections = max(1, maxConnections)
+        self.connectTimeout = connectTimeout
+    }
+
+    /// Sends `request` and returns its answer, all of it before `deadline`.
+    ///
+    /// - Throws: ``KeepAliveHTTPError``: deadline, connect failure, close, cancellation, shutdown.
+    public func execute(_ request: KeepAliveRequest, deadline: NIODeadline, maxBodyBytes: Int) async throws -> KeepAliveResponse {
+        let exchange = Exchange(request: request, maxBodyBytes: maxBodyBytes)
+        // One timer per exchange covers the wait for a connection, the connect and the answer.
+        let timer = group.any().scheduleTask(deadline: deadline) { exchange.abort(.deadlineExceeded) }
+        defer { timer.cancel() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                if exchange.install(continuation) { submit(exchange) }
+            }
+        } onCancel: {
+            exchange.abort(.cancelled)
+        }
+    }
+
+    /// Connections open now (idle or busy).
+    public var openConnections: Int { state.withLock { $0.open } }
+
+    /// Closes every connection and fails the callers still waiting; later calls fail with ``KeepAliveHTTPError/shutdown``.
+    public func shutdown() {
+        let (connections, waiters) = state.withLock { state in
+            state.isShutdown = true
+            defer {
+                state.idle = []
+                state.waiters = []
+            }
+            return (Array(state.connections.values), state.waiters)
+        }
+        for waiter in waiters { waiter.finish(.failure(.shutdown)) }
+        for connection in connections { connection.channel.close(promise: nil) }
+    }
+
+    func submit(_ exchange: Exchange) {
+        let next: Next = state.withLock { state in
+            guard !state.isShutdown else { return .refuse }
+            if let connection = state.idle.popLast() {
+                return .run(connection)
+            }
+            if state.open < maxConnections {
+                state.open += 1
+                return .connect
+            }
+            state.waiters.append(exchange)
+            return .wait
+        }
+        switch next {
+        case .run(let connection): run(exchange, on: connection)
+        case .connect: connect(for: exchange)
+        case .wait: break
+        case .refuse: exchange.finish(.failure(.shutdown))
+        }
+    }
+
+    private func run(_ exchange: Exchange, on connection: PooledConnection) {
+        if exchange.attach(to: connection.channel) {
+            connection.start(exchange)
+        } else {
+            // It ended (deadline, cancellation) while it waited: the connection goes to the next caller.
+            release(connection)
+        }
+    }
+
+    /// An exchange on `connection` is complete and the connection stays open.
+    func release(_ connection: PooledConnection) {
+        let waiter: Exchange? = state.withLock { state in
+            while let waiter = state.waiters.popFirst() {
+                if waiter.isQueued { return waiter }
+            }
+            if state.isShutdown {
+                return nil
+            }
+            state.idle.append(connection)
+            return nil
+        }
+        if let waiter {
+            run(waiter, on: connection)
+        } else if state.withLock({ $0.isShutdown }) {
+            connection.channel.close(promise: nil)
+        }
+    }
+
+    /// `connection` closed (by either side): its place goes to the next waiting caller, on a new connection.
+    func closed(_ connection: PooledConnection) {
+        let waiter: Exchange? = state.withLock { state in
+            guard state.connections.removeValue(forKey: ObjectIdentifier(connection)) != nil else { return nil }
+            state.idle.removeAll { $0 === connection }
+            state.open -= 1
+            return takeWaiterForNewConnection(&state)
+        }
+        if let waiter { connect(for: waiter) }
+    }
+
+    /// The first caller still waiting, with a connection counted for it, if one may be opened.
+    private func takeWaiterForNewConnection(_ state: inout State) -> Exchange? {
+        guard !state.isShutdown, state.open < maxConnections else { return nil }
+        while let waiter = state.waiters.popFirst() {
+            if waiter.isQueued {
+                state.open += 1
+                return waiter
+            }
+        }
+        return nil
+    }
+
+    private func connect(for exchange: Exchange) {
+        let origin = self.origin
+        ClientBootstrap(group: group)
+            .connectTimeout(connectTimeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in
+                do {
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    try channel.pipeline.syncOperations.addHandler(ExchangeHandler(origin: origin))
+                    return channel.eventLoop.makeSucceededVoidFuture()
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
+                }
+            }
+            .connect(host: origin.host, port: origin.port)
+            .whenComplete { result in
+                switch result {
+                case .success(let channel):
+                    self.connected(channel, for: exchange)
+                case .failure(let error):
+                    self.connectFailed(error, for: exchange)
+                }
+            }
+    }
+
+    /// On the new channel's event loop.
+    private func connected(_ channel: any Channel, for exchange: Exchange) {
+        guard let handler = try? channel.pipeline.syncOperations.handler(type: ExchangeHandler.self) else {
+            channel.close(promise: nil)
+            connectFailed(KeepAliveHTTPError.protocolError("connection set-up failed"), for: exchange)
+            return
+        }
+        let connection = PooledConnection(channel: channel, handler: handler, pool: self)
+        let isShutdown = state.withLock { state in
+            if !state.isShutdown { state.connections[ObjectIdentifier(connection)] = connection }
+            return state.isShutdown
+        }
+        guard !isShutdown, channel.isActive else {
+            // Shut down meanwhile, or closed before the pool knew it (channelInactive saw no connection yet).
+            if !isShutdown { state.withLock { _ = $0.connections.removeValue(forKey: ObjectIdentifier(connection)) } }
+            channel.close(promise: nil)
+            connectFailed(isShutdown ? KeepAliveHTTPError.shutdown : .closedByServer, for: exchange)
+            return
+        }
+        handler.connection = connection
+        run(exchange, on: connection)
+    }
+
+    private func connectFailed(_ error: any Error, for exchange: Exchange) {
+        let failure: KeepAliveHTTPError =
+            switch error {
+            case let error as KeepAliveHTTPError: error
+            case ChannelError.connectTimeout: .connectTimeout
+            default: .connectFailed("\(error)")
+            }
+        exchange.finish(.failure(failure))
+        let waiter: Exchange? = state.withLock { state in
+            state.open -= 1
+            return takeWaiterForNewConnection(&state)
+        }
+        if let waiter { connect(for: waiter) }
+    }
+}

@@ -32,7 +32,7 @@ extension Fleet {
         activeCalls -= 1
         // While stopping the answer still reaches the engine (which has stopped its loops), so a
         // poll the backend answered is recorded, as abandoned; the app reacts to nothing any more.
-        if let member = members[call.device], member.incarnation == call.incarnation,
+        if members[call.device]?.incarnation == call.incarnation,
             let actions = members[call.device]?.apps[call.app].engine.handle(response: result, for: call.id, timing: timing)
         {
             process(call.device, app: call.app, actions)

@@ -44,9 +44,13 @@ extension Fleet {
     }
 
     func pushTVProvider(to device: String) {
-        guard let member = members[device] else { return }
-        for app in member.apps.indices {
-            members[device]?.apps[app].engine.tvProviderChanged(member.tvProvider?.state(for: member.apps[app].id))
+        // No copy of the member lives across the change below: it would share the apps' storage and make the
+        // change copy every engine of the device.
+        guard let count = members[device]?.apps.count else { return }
+        let provider = members[device]?.tvProvider
+        for app in 0..<count {
+            let state = members[device].flatMap { provider?.state(for: $0.apps[app].id) }
+            members[device]?.apps[app].engine.tvProviderChanged(state)
         }
     }
 }

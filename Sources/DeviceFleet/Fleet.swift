@@ -172,14 +172,20 @@ public actor Fleet<C: DeviceClock>: Service {
     /// Applies an AccessEnabler call to one app of a device (`nil`: its first app).
     public func send(_ command: DeviceCommand, to device: String, app appID: String? = nil) throws(FleetError) {
         guard !stopping else { throw .stopped }
-        guard let member = members[device] else { throw .unknownDevice(device) }
-        let app = try appIndex(appID, of: member, device: device)
+        let (app, pending) = try appAndPendingWork(appID, of: device)
         if let held { throw .held(held.reason) }
-        let pending = member.apps[app].engine.pendingWork
         if pending >= maxPendingPerDevice {
             throw .busy(device: device, pending: pending)
         }
         apply(command, to: device, app: app)
+    }
+
+    /// A function of its own so that no copy of the member outlives it: `apply` changes the engine next, and a
+    /// live copy would make that change copy every engine of the device.
+    private func appAndPendingWork(_ appID: String?, of device: String) throws(FleetError) -> (app: Int, pending: Int) {
+        guard let member = members[device] else { throw .unknownDevice(device) }
+        let app = try appIndex(appID, of: member, device: device)
+        return (app, member.apps[app].engine.pendingWork)
     }
 
     func appIndex(_ appID: String?, of member: Member, device: String) throws(FleetError) -> Int {
@@ -297,15 +303,22 @@ public actor Fleet<C: DeviceClock>: Service {
     }
 
     func process(_ name: String, app: Int = 0, _ actions: [DeviceAction<C.Instant>]) {
-        guard let member = members[name] else { return }
-        let slot = member.apps[app]
-        var step = DeviceStep(device: name, app: slot.id, isFirstApp: app == 0, epochMs: clock.epochMillisecondsNow)
+        // Only what the loop reads is taken from the member, in place: a copy of the member (or of its app)
+        // would share the apps' storage, and the next change to an engine (a reaction below) would then copy
+        // every engine of the device; copying an engine is dozens of retains.
+        guard let index = members.index(forKey: name) else { return }
+        let incarnation = members.values[index].incarnation
+        let appID = members.values[index].apps[app].id
+        let scenario = members.values[index].scenario
+        let hasSSO = members.values[index].sso != nil
+        let pickerAnswer = members.values[index].tvProvider?.pickerAnswer
+        var step = DeviceStep(device: name, app: appID, isFirstApp: app == 0, epochMs: clock.epochMillisecondsNow)
         var reactions: [DeviceCommand] = []
         var pick: TVProviderChoice?
         for action in actions {
             switch action {
             case .send(let id, let request, let context):
-                enqueueCall(PendingCall(device: name, app: app, incarnation: member.incarnation, id: id, request: request, context: context))
+                enqueueCall(PendingCall(device: name, app: app, incarnation: incarnation, id: id, request: request, context: context))
             case .schedule(let timer, let deadline):
                 schedule(TimerKey(device: name, app: app, kind: .engine(timer)), at: deadline)
             case .cancel(let timer):
@@ -313,14 +326,16 @@ public actor Fleet<C: DeviceClock>: Service {
                 held?.deferred[TimerKey(device: name, app: app, kind: .engine(timer))] = nil
             case .emit(let event):
                 step.events.append(event)
-                if case .presentTvProviderDialog(let picker) = event, let answer = member.tvProvider?.pickerAnswer {
+                if case .presentTvProviderDialog(let picker) = event, let answer = pickerAnswer {
                     let offered = picker["providers"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
                     pick = answer.choice(offering: offered)
                 }
                 // The scenario drives the first app; other apps are driven by their callers.
                 guard app == 0 else { continue }
-                reactions += member.scenario.reaction(to: event, settings: slot.engine.settings)
-                if member.scenario == .cycle { reactions += cycleReaction(to: event, device: name) }
+                if let settings = members[name]?.apps[app].engine.settings {
+                    reactions += scenario.reaction(to: event, settings: settings)
+                }
+                if scenario == .cycle { reactions += cycleReaction(to: event, device: name) }
             case .persist(let snapshot):
                 step.snapshot = snapshot
             case .recordPoll(let attempt):
@@ -333,7 +348,7 @@ public actor Fleet<C: DeviceClock>: Service {
                 step.tokens = tokens
             }
         }
-        if let snapshot = step.snapshot, member.sso != nil, let tokens = storageAfter(snapshot, device: name, app: app) {
+        if let snapshot = step.snapshot, hasSSO, let tokens = storageAfter(snapshot, device: name, app: app) {
             step.tokens = tokens
         }
         if !step.isEmpty { sink.record(step) }
@@ -341,7 +356,7 @@ public actor Fleet<C: DeviceClock>: Service {
             apply(command, to: name, app: app)
         }
         if let pick, !stopping {
-            try? selectTVProvider(pick, device: name, app: slot.id)
+            try? selectTVProvider(pick, device: name, app: appID)
         }
     }
 }

@@ -49,6 +49,9 @@ public final class KeepAliveConnectionPool: Sendable {
     ///
     /// - Throws: ``KeepAliveHTTPError``: deadline, connect failure, close, cancellation, shutdown.
     public func execute(_ request: KeepAliveRequest, deadline: NIODeadline, maxBodyBytes: Int) async throws -> KeepAliveResponse {
+        if let invalid = request.headers.first(where: { !HeaderField.isValid(name: $0.0, value: $0.1) }) {
+            throw KeepAliveHTTPError.protocolError("header \(HeaderField.printable(invalid.0)) is not a valid HTTP field")
+        }
         let exchange = Exchange(request: request, maxBodyBytes: maxBodyBytes)
         // One timer per exchange covers the wait for a connection, the connect and the answer.
         let timer = group.any().scheduleTask(deadline: deadline) { exchange.abort(.deadlineExceeded) }
@@ -158,7 +161,8 @@ public final class KeepAliveConnectionPool: Sendable {
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 do {
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    // Fields are checked once per request in `execute`, before anything is queued or sent.
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers(enableOutboundHeaderValidation: false)
                     try channel.pipeline.syncOperations.addHandler(ExchangeHandler(origin: origin))
                     return channel.eventLoop.makeSucceededVoidFuture()
                 } catch {

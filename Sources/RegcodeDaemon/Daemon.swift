@@ -257,7 +257,10 @@ public final class Daemon: Sendable {
             activationURL.value = url
             CodePrinter.say("activation page: \(url)")
         }
+        let startClock = ContinuousClock()
+        let startedAt = startClock.now
         let specs = try await reconcileDevices()
+        logger.debug("devices reconciled", metadata: ["devices": "\(specs.count)", "elapsed": "\(startedAt.duration(to: startClock.now))"])
         if configuration.printsCodes {
             let now = Int64(Date().timeIntervalSince1970 * 1000)
             for spec in specs {
@@ -279,6 +282,7 @@ public final class Daemon: Sendable {
             }
         }
         try await fleet.add(contentsOf: now)
+        logger.debug("devices added to the fleet", metadata: ["devices": "\(now.count)", "elapsed": "\(startedAt.duration(to: startClock.now))"])
         let started = now.count
         devicesUp.value = true
         await systemd.reached(.devicesResumed)
@@ -353,7 +357,10 @@ public final class Daemon: Sendable {
     /// Start-up: what to start for every configured and stored device (stored identity, state and
     /// seed are kept; devices no longer configured are forgotten unless added over the socket).
     func reconcileDevices() async throws -> [Fleet<SystemDeviceClock>.DeviceSpec] {
+        let clock = ContinuousClock()
+        let loadStart = clock.now
         let stored = try await store.loadDevices()
+        logger.debug("stored devices loaded", metadata: ["devices": "\(stored.count)", "elapsed": "\(loadStart.duration(to: clock.now))"])
         addressPool.withLock { $0.reserve(stored.compactMap(\.clientAddress)) }
         addedDeviceFleets.withLock { fleets in
             for device in stored where device.addedAtRuntime { fleets[device.name] = device.fleet }

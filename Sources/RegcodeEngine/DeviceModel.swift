@@ -1,8 +1,9 @@
 import Foundation
 import RegcodeSupport
+import Synchronization
 
 /// The device-info object sent (base64 JSON) as `X-Device-Info`; defaults describe an Apple TV.
-public struct DeviceInfo: Sendable, Equatable, Codable {
+public struct DeviceInfo: Sendable, Hashable, Codable {
     public var primaryHardwareType: String = "SetTopBox"
     public var model: String = "AppleTV"
     public var version: String = "11,1"
@@ -19,12 +20,23 @@ public struct DeviceInfo: Sendable, Equatable, Codable {
     public init() {}
 
     /// The header value: base64 of the compact JSON (keys sorted, so it is stable).
+    ///
+    /// Remembered per distinct value: every device of a fleet has the same one, and encoding it for each of
+    /// 50,000 devices was a visible part of a restart.
     public var headerValue: String {
+        if let known = Self.headerValues.withLock({ $0[self] }) { return known }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let data = (try? encoder.encode(self)) ?? Data()
-        return data.base64EncodedString()
+        let value = ((try? encoder.encode(self)) ?? Data()).base64EncodedString()
+        Self.headerValues.withLock { values in
+            // Bounded: a lab that gives every device its own info only loses the reuse.
+            if values.count >= 256 { values.removeAll() }
+            values[self] = value
+        }
+        return value
     }
+
+    private static let headerValues = Mutex<[DeviceInfo: String]>([:])
 }
 
 /// The static description of one emulated device: what it is and how it behaves.

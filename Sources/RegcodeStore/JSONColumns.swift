@@ -30,12 +30,23 @@ struct JSONColumns {
 
     /// The `settings` column: the settings minus their secrets. The software statement and the v1
     /// signing keys are never written to disk; the daemon supplies them again from its
-    /// configuration after ``RegcodeStore/loadDevices()``.
+    /// configuration after ``RegcodeStore/loadDevices()``. The name is left out too (empty): it is the
+    /// row's key, and without it a fleet's devices share one text, which a load decodes once.
     func settingsText(_ settings: DeviceSettings) throws -> String {
         var stripped = settings
         stripped.softwareStatement = nil
         stripped.signingKeys = nil
+        stripped.name = ""
         return try text(stripped)
+    }
+
+    /// `value(_:from:table:key:)` remembered by text: the devices of a fleet store the same settings, MVPD
+    /// list and options, and decoding them was most of the time a restart with 50,000 devices took.
+    func cachedValue<T: Decodable>(_ type: T.Type, from text: String, in cache: inout [String: T], table: String, key: String) throws -> T {
+        if let value = cache[text] { return value }
+        let value = try value(type, from: text, table: table, key: key)
+        cache[text] = value
+        return value
     }
 
     /// Event arguments. JSON has one number type, so an integral `.double` reads back as `.int`

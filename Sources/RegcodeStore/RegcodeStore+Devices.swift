@@ -29,6 +29,9 @@ extension RegcodeStore {
                     """
             )
             var devices: [StoredDevice] = []
+            var settingsCache: [String: DeviceSettings] = [:]
+            var mvpdsCache: [String: [MVPD]] = [:]
+            var optionsCache: [String: [String: String]] = [:]
             let apps = try Self.loadApps(db, json: json)
             let tokens = try Self.loadTokens(db)
             let tvProviders = try Self.loadTVProviders(db)
@@ -44,9 +47,9 @@ extension RegcodeStore {
                 snapshot.phase = phase
                 snapshot.selectedMVPD = row["selected_mvpd"]
                 if let mvpds: String = row["mvpds"] {
-                    snapshot.mvpds = try json.value([MVPD].self, from: mvpds, table: "devices", key: name)
+                    snapshot.mvpds = try json.cachedValue([MVPD].self, from: mvpds, in: &mvpdsCache, table: "devices", key: name)
                 }
-                snapshot.options = try json.value([String: String].self, from: row["options"], table: "devices", key: name)
+                snapshot.options = try json.cachedValue([String: String].self, from: row["options"], in: &optionsCache, table: "devices", key: name)
                 snapshot.renewals = row["renewals"]
                 if let clientID: String = row["client_id"] {
                     snapshot.credentials = ClientCredentials(clientID: clientID, clientSecret: row["client_secret"])
@@ -60,11 +63,14 @@ extension RegcodeStore {
                 if let mvpd: String = row["profile_mvpd"] {
                     snapshot.profile = AuthProfile(mvpd: mvpd, userID: row["profile_user_id"], expiresEpochMs: row["profile_expires_at"])
                 }
+                // Stored without the name (rows written before that carry it): the row's name is the one.
+                var settings = try json.cachedValue(DeviceSettings.self, from: row["settings"], in: &settingsCache, table: "devices", key: name)
+                settings.name = name
                 devices.append(
                     StoredDevice(
                         name: name,
                         deviceID: row["device_id"],
-                        settings: try json.value(DeviceSettings.self, from: row["settings"], table: "devices", key: name),
+                        settings: settings,
                         scenario: scenario,
                         seed: UInt64(bitPattern: row["seed"] as Int64),
                         snapshot: snapshot,

@@ -1,4 +1,6 @@
 import KeepAliveHTTP
+import NIOCore
+import NIOPosix
 import Testing
 
 @Suite struct OriginTests {
@@ -28,5 +30,34 @@ import Testing
     ])
     func refusesWhatIsNotABaseURL(_ text: String) {
         #expect(Origin(baseURL: text) == nil)
+    }
+}
+
+@Suite struct HeaderFieldTests {
+    @Test(arguments: [
+        ("Authorization", "Bearer x\r\nX-Injected: 1"),
+        ("Authorization", "Bearer x\n"),
+        ("Authorization", "a\u{0}b"),
+        ("X-Bad Name", "v"),
+        ("X-Bad:Name", "v"),
+        ("", "v"),
+    ])
+    func aFieldThatCouldSplitTheRequestIsRefusedBeforeAnythingIsSent(name: String, value: String) async throws {
+        let pool = KeepAliveConnectionPool(
+            origin: Origin(baseURL: "http://127.0.0.1:9")!,
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            maxConnections: 1
+        )
+        do {
+            _ = try await pool.execute(KeepAliveRequest(method: .GET, target: "/", headers: [(name, value)]), deadline: .now() + .seconds(5), maxBodyBytes: 16)
+            Issue.record("sent")
+        } catch let error as KeepAliveHTTPError {
+            // Refused before any connection was asked for (a connection to port 9 would fail differently).
+            guard case .protocolError = error else {
+                Issue.record("\(error)")
+                return
+            }
+        }
+        pool.shutdown()
     }
 }

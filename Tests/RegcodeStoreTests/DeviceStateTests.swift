@@ -52,6 +52,31 @@ import Testing
         }
     }
 
+    @Test func devicesThatDifferOnlyByNameStoreOneSettingsTextAndLoadTheirOwnNames() async throws {
+        let dir = try TempDirectory()
+        let path = dir.path("state.db")
+        let devices = (1...3).map { makeDevice("stb-\($0)", seed: UInt64($0)) }
+        try await openStore(path).saveDevices(devices)
+        // The text leaves the name out, so a load decodes the fleet's settings once.
+        let texts = try SQLiteShell.run(path, "SELECT DISTINCT settings FROM devices")
+        #expect(texts.split(separator: "\n").count == 1)
+        #expect(!texts.contains("stb-"))
+        let loaded = try await openStore(path).loadDevices()
+        #expect(loaded == devices)
+        #expect(loaded.map(\.settings.name) == ["stb-1", "stb-2", "stb-3"])
+    }
+
+    @Test func settingsWrittenWithTheirNameStillLoad() async throws {
+        let dir = try TempDirectory()
+        let path = dir.path("state.db")
+        let device = makeDevice("stb-1")
+        try await openStore(path).saveDevice(device)
+        // As an earlier release wrote the column: the name inside.
+        _ = try SQLiteShell.run(path, "UPDATE devices SET settings = json_set(settings, '$.name', 'stb-1')")
+        #expect(try SQLiteShell.run(path, "SELECT settings FROM devices").contains("stb-1"))
+        #expect(try await openStore(path).loadDevices() == [device])
+    }
+
     @Test func newDeviceStoresItsSnapshot() async throws {
         let dir = try TempDirectory()
         let store = try openStore(dir.path("state.db"))

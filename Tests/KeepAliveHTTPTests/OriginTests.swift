@@ -49,7 +49,11 @@ import Testing
             maxConnections: 1
         )
         do {
-            _ = try await pool.execute(KeepAliveRequest(method: .GET, target: "/", headers: [(name, value)]), deadline: .now() + .seconds(5), maxBodyBytes: 16)
+            _ = try await pool.execute(
+                KeepAliveRequest(method: .GET, target: "/", headers: [(name, value)]),
+                deadline: .now() + .seconds(5),
+                maxBodyBytes: 16
+            )
             Issue.record("sent")
         } catch let error as KeepAliveHTTPError {
             // Refused before any connection was asked for (a connection to port 9 would fail differently).

@@ -22,6 +22,13 @@ public final class KeepAliveConnectionPool: Sendable {
         var isShutdown = false
     }
 
+    /// What becomes of a connection an exchange has finished with.
+    private enum Released {
+        case hand(Exchange)
+        case close
+        case keep
+    }
+
     private enum Next {
         case run(PooledConnection)
         case connect
@@ -114,20 +121,18 @@ public final class KeepAliveConnectionPool: Sendable {
 
     /// An exchange on `connection` is complete and the connection stays open.
     func release(_ connection: PooledConnection) {
-        let waiter: Exchange? = state.withLock { state in
+        let next: Released = state.withLock { state in
             while let waiter = state.waiters.popFirst() {
-                if waiter.isQueued { return waiter }
+                if waiter.isQueued { return .hand(waiter) }
             }
-            if state.isShutdown {
-                return nil
-            }
+            if state.isShutdown { return .close }
             state.idle.append(connection)
-            return nil
+            return .keep
         }
-        if let waiter {
-            run(waiter, on: connection)
-        } else if state.withLock({ $0.isShutdown }) {
-            connection.channel.close(promise: nil)
+        switch next {
+        case .hand(let waiter): run(waiter, on: connection)
+        case .close: connection.channel.close(promise: nil)
+        case .keep: break
         }
     }
 

@@ -439,10 +439,8 @@ struct V2Routes: Sendable {
             if required { throw EnhancedError.invalidDeviceIdentifier }
             return nil
         }
-        let parts = header.split(separator: " ", omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "fingerprint", let decoded = Base64.decodeLenient(parts[1]), !decoded.isEmpty
-        else { throw EnhancedError.invalidDeviceIdentifier }
-        return String(parts[1])
+        guard let fingerprint = CredentialsHeader.fingerprint(header) else { throw EnhancedError.invalidDeviceIdentifier }
+        return fingerprint
     }
 
     /// The decoded `X-Device-Info`; 400 `invalid_header_device_info` when not Base64, or when missing (unless lenient).

@@ -58,4 +58,10 @@ struct TimerQueue<Instant: InstantProtocol, Key: Hashable> {
     }
 
     var armedCount: Int { armed.count }
+
+    /// Room for `additional` more armed timers without growing the heap or the table on the way.
+    mutating func reserveCapacity(forAdditional additional: Int) {
+        heap.reserveCapacity(heap.count + additional)
+        armed.reserveCapacity(armed.count + additional)
+    }
 }

@@ -49,26 +49,45 @@ struct DeviceReconciler {
         running: [String: (settings: DeviceSettings, snapshot: DeviceSnapshot)],
         runtimeSettings: (StoredDevice) -> (DeviceSettings, CyclePlan?)
     ) -> [DevicePlan] {
-        let storedByName = Dictionary(stored.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         var plans: [DevicePlan] = []
+        plans.reserveCapacity(wanted.count)
+        self.plan(wanted: wanted, stored: stored, running: running, runtimeSettings: runtimeSettings) { plans.append($0) }
+        return plans
+    }
+
+    /// As ``plan(wanted:stored:running:runtimeSettings:)``, handing each plan to `body` as it is made: a plan holds a
+    /// whole device record and its settings (~2 KB), and an array of 50,000 of them made start-up slow.
+    func plan(
+        wanted: some Sequence<WantedDevice>,
+        stored: [StoredDevice],
+        running: [String: (settings: DeviceSettings, snapshot: DeviceSnapshot)],
+        runtimeSettings: (StoredDevice) -> (DeviceSettings, CyclePlan?),
+        _ body: (DevicePlan) throws -> Void
+    ) rethrows {
+        // Positions rather than copies of the records.
+        var storedByName: [String: Int] = [:]
+        storedByName.reserveCapacity(stored.count)
+        for (position, device) in stored.enumerated() where storedByName[device.name] == nil {
+            storedByName[device.name] = position
+        }
         var wantedNames = Set<String>()
+        wantedNames.reserveCapacity(stored.count)
         for device in wanted {
             wantedNames.insert(device.name)
-            plans.append(plan(for: device, stored: storedByName[device.name], running: running[device.name]))
+            try body(plan(for: device, stored: storedByName[device.name].map { stored[$0] }, running: running[device.name]))
         }
         for device in stored where !wantedNames.contains(device.name) {
             if device.addedAtRuntime {
                 if running[device.name] != nil {
-                    plans.append(.keep(device.name))
+                    try body(.keep(device.name))
                 } else {
                     let (settings, cycle) = runtimeSettings(device)
-                    plans.append(.start(device, settings: settings, cycle: cycle, save: false))
+                    try body(.start(device, settings: settings, cycle: cycle, save: false))
                 }
             } else {
-                plans.append(.remove(device.name))
+                try body(.remove(device.name))
             }
         }
-        return plans
     }
 
     /// The plan for one wanted device.

@@ -42,10 +42,13 @@ struct JSONColumns {
 
     /// `value(_:from:table:key:)` remembered by text: the devices of a fleet store the same settings, MVPD
     /// list and options, and decoding them was most of the time a restart with 50,000 devices took.
-    func cachedValue<T: Decodable>(_ type: T.Type, from text: String, in cache: inout [String: T], table: String, key: String) throws -> T {
-        if let value = cache[text] { return value }
-        let value = try value(type, from: text, table: table, key: key)
-        cache[text] = value
+    func cachedValue<T: Decodable>(_ type: T.Type, from text: String, in cache: inout JSONColumnCache<T>, table: String, key: String) throws -> T {
+        // The previous row's text first: devices of one fleet come in a row, and comparing two equal texts is much
+        // cheaper than hashing one (settings are a kilobyte or two).
+        if let last = cache.last, last.text == text { return last.value }
+        let value = try cache.byText[text] ?? value(type, from: text, table: table, key: key)
+        cache.byText[text] = value
+        cache.last = (text, value)
         return value
     }
 
@@ -54,4 +57,10 @@ struct JSONColumns {
     func argsText(_ args: [String: JSONValue]) throws -> String {
         try text(args)
     }
+}
+
+/// Decoded JSON column values by their text, for ``JSONColumns/cachedValue(_:from:in:table:key:)``.
+struct JSONColumnCache<T> {
+    var byText: [String: T] = [:]
+    var last: (text: String, value: T)?
 }

@@ -29,54 +29,75 @@ extension RegcodeStore {
                     """
             )
             var devices: [StoredDevice] = []
-            var settingsCache: [String: DeviceSettings] = [:]
-            var mvpdsCache: [String: [MVPD]] = [:]
-            var optionsCache: [String: [String: String]] = [:]
+            devices.reserveCapacity(try Int.fetchOne(db, sql: "SELECT count(*) FROM devices") ?? 0)
+            var settingsCache = JSONColumnCache<DeviceSettings>()
+            var mvpdsCache = JSONColumnCache<[MVPD]>()
+            var optionsCache = JSONColumnCache<[String: String]>()
             let apps = try Self.loadApps(db, json: json)
             let tokens = try Self.loadTokens(db)
             let tvProviders = try Self.loadTVProviders(db)
             while let row = try rows.next() {
-                let name: String = row["name"]
-                guard let scenario = Scenario(rawValue: row["scenario"]) else {
-                    throw RegcodeStoreError.corruptRow(table: "devices", key: name, reason: "unknown scenario \(row["scenario"] as String)")
+                let name: String = row[DeviceColumn.name]
+                guard let scenario = Scenario(rawValue: row[DeviceColumn.scenario]) else {
+                    throw RegcodeStoreError.corruptRow(
+                        table: "devices",
+                        key: name,
+                        reason: "unknown scenario \(row[DeviceColumn.scenario] as String)"
+                    )
                 }
-                guard let phase = DevicePhase(rawValue: row["state"]) else {
-                    throw RegcodeStoreError.corruptRow(table: "devices", key: name, reason: "unknown state \(row["state"] as String)")
+                guard let phase = DevicePhase(rawValue: row[DeviceColumn.state]) else {
+                    throw RegcodeStoreError.corruptRow(table: "devices", key: name, reason: "unknown state \(row[DeviceColumn.state] as String)")
                 }
                 var snapshot = DeviceSnapshot()
                 snapshot.phase = phase
-                snapshot.selectedMVPD = row["selected_mvpd"]
-                if let mvpds: String = row["mvpds"] {
+                snapshot.selectedMVPD = row[DeviceColumn.selectedMvpd]
+                if let mvpds: String = row[DeviceColumn.mvpds] {
                     snapshot.mvpds = try json.cachedValue([MVPD].self, from: mvpds, in: &mvpdsCache, table: "devices", key: name)
                 }
-                snapshot.options = try json.cachedValue([String: String].self, from: row["options"], in: &optionsCache, table: "devices", key: name)
-                snapshot.renewals = row["renewals"]
-                if let clientID: String = row["client_id"] {
-                    snapshot.credentials = ClientCredentials(clientID: clientID, clientSecret: row["client_secret"])
+                snapshot.options = try json.cachedValue(
+                    [String: String].self,
+                    from: row[DeviceColumn.options],
+                    in: &optionsCache,
+                    table: "devices",
+                    key: name
+                )
+                snapshot.renewals = row[DeviceColumn.renewals]
+                if let clientID: String = row[DeviceColumn.clientId] {
+                    snapshot.credentials = ClientCredentials(clientID: clientID, clientSecret: row[DeviceColumn.clientSecret])
                 }
-                if let token: String = row["token"] {
-                    snapshot.accessToken = AccessToken(token: token, expiresEpochMs: row["token_expires_at"])
+                if let token: String = row[DeviceColumn.token] {
+                    snapshot.accessToken = AccessToken(token: token, expiresEpochMs: row[DeviceColumn.tokenExpiresAt])
                 }
-                if let code: String = row["code"] {
-                    snapshot.code = IssuedCode(code: code, expiresEpochMs: row["code_expires_at"], mvpd: row["code_mvpd"])
+                if let code: String = row[DeviceColumn.code] {
+                    snapshot.code = IssuedCode(code: code, expiresEpochMs: row[DeviceColumn.codeExpiresAt], mvpd: row[DeviceColumn.codeMvpd])
                 }
-                if let mvpd: String = row["profile_mvpd"] {
-                    snapshot.profile = AuthProfile(mvpd: mvpd, userID: row["profile_user_id"], expiresEpochMs: row["profile_expires_at"])
+                if let mvpd: String = row[DeviceColumn.profileMvpd] {
+                    snapshot.profile = AuthProfile(
+                        mvpd: mvpd,
+                        userID: row[DeviceColumn.profileUserId],
+                        expiresEpochMs: row[DeviceColumn.profileExpiresAt]
+                    )
                 }
                 // Stored without the name (rows written before that carry it): the row's name is the one.
-                var settings = try json.cachedValue(DeviceSettings.self, from: row["settings"], in: &settingsCache, table: "devices", key: name)
+                var settings = try json.cachedValue(
+                    DeviceSettings.self,
+                    from: row[DeviceColumn.settings],
+                    in: &settingsCache,
+                    table: "devices",
+                    key: name
+                )
                 settings.name = name
                 devices.append(
                     StoredDevice(
                         name: name,
-                        deviceID: row["device_id"],
+                        deviceID: row[DeviceColumn.deviceId],
                         settings: settings,
                         scenario: scenario,
-                        seed: UInt64(bitPattern: row["seed"] as Int64),
+                        seed: UInt64(bitPattern: row[DeviceColumn.seed] as Int64),
                         snapshot: snapshot,
-                        fleet: row["fleet"],
-                        addedAtRuntime: row["added_at_runtime"],
-                        clientAddress: row["client_address"]
+                        fleet: row[DeviceColumn.fleet],
+                        addedAtRuntime: row[DeviceColumn.addedAtRuntime],
+                        clientAddress: row[DeviceColumn.clientAddress]
                     )
                 )
                 devices[devices.count - 1].apps = apps[name] ?? []
@@ -329,4 +350,31 @@ extension RegcodeStore {
     static func wallClockMs() -> Int64 {
         Int64((Date().timeIntervalSince1970 * 1000).rounded())
     }
+}
+
+/// Positions of `loadDevices`' columns: reading a row's value by name hashes the name, 23 times per device.
+private enum DeviceColumn {
+    static let name = 0
+    static let deviceId = 1
+    static let scenario = 2
+    static let settings = 3
+    static let seed = 4
+    static let state = 5
+    static let selectedMvpd = 6
+    static let mvpds = 7
+    static let options = 8
+    static let renewals = 9
+    static let clientId = 10
+    static let clientSecret = 11
+    static let token = 12
+    static let tokenExpiresAt = 13
+    static let code = 14
+    static let codeExpiresAt = 15
+    static let codeMvpd = 16
+    static let profileMvpd = 17
+    static let profileUserId = 18
+    static let profileExpiresAt = 19
+    static let fleet = 20
+    static let addedAtRuntime = 21
+    static let clientAddress = 22
 }

@@ -28,6 +28,7 @@ extension RegcodeStore {
                     ORDER BY d.created_at, d.name
                     """
             )
+            let column = DeviceColumns(rows.columnNames)
             var devices: [StoredDevice] = []
             devices.reserveCapacity(try Int.fetchOne(db, sql: "SELECT count(*) FROM devices") ?? 0)
             var settingsCache = JSONColumnCache<DeviceSettings>()
@@ -37,51 +38,51 @@ extension RegcodeStore {
             let tokens = try Self.loadTokens(db)
             let tvProviders = try Self.loadTVProviders(db)
             while let row = try rows.next() {
-                let name: String = row[DeviceColumn.name]
-                guard let scenario = Scenario(rawValue: row[DeviceColumn.scenario]) else {
+                let name: String = row[column.name]
+                guard let scenario = Scenario(rawValue: row[column.scenario]) else {
                     throw RegcodeStoreError.corruptRow(
                         table: "devices",
                         key: name,
-                        reason: "unknown scenario \(row[DeviceColumn.scenario] as String)"
+                        reason: "unknown scenario \(row[column.scenario] as String)"
                     )
                 }
-                guard let phase = DevicePhase(rawValue: row[DeviceColumn.state]) else {
-                    throw RegcodeStoreError.corruptRow(table: "devices", key: name, reason: "unknown state \(row[DeviceColumn.state] as String)")
+                guard let phase = DevicePhase(rawValue: row[column.state]) else {
+                    throw RegcodeStoreError.corruptRow(table: "devices", key: name, reason: "unknown state \(row[column.state] as String)")
                 }
                 var snapshot = DeviceSnapshot()
                 snapshot.phase = phase
-                snapshot.selectedMVPD = row[DeviceColumn.selectedMvpd]
-                if let mvpds: String = row[DeviceColumn.mvpds] {
+                snapshot.selectedMVPD = row[column.selectedMvpd]
+                if let mvpds: String = row[column.mvpds] {
                     snapshot.mvpds = try json.cachedValue([MVPD].self, from: mvpds, in: &mvpdsCache, table: "devices", key: name)
                 }
                 snapshot.options = try json.cachedValue(
                     [String: String].self,
-                    from: row[DeviceColumn.options],
+                    from: row[column.options],
                     in: &optionsCache,
                     table: "devices",
                     key: name
                 )
-                snapshot.renewals = row[DeviceColumn.renewals]
-                if let clientID: String = row[DeviceColumn.clientId] {
-                    snapshot.credentials = ClientCredentials(clientID: clientID, clientSecret: row[DeviceColumn.clientSecret])
+                snapshot.renewals = row[column.renewals]
+                if let clientID: String = row[column.clientId] {
+                    snapshot.credentials = ClientCredentials(clientID: clientID, clientSecret: row[column.clientSecret])
                 }
-                if let token: String = row[DeviceColumn.token] {
-                    snapshot.accessToken = AccessToken(token: token, expiresEpochMs: row[DeviceColumn.tokenExpiresAt])
+                if let token: String = row[column.token] {
+                    snapshot.accessToken = AccessToken(token: token, expiresEpochMs: row[column.tokenExpiresAt])
                 }
-                if let code: String = row[DeviceColumn.code] {
-                    snapshot.code = IssuedCode(code: code, expiresEpochMs: row[DeviceColumn.codeExpiresAt], mvpd: row[DeviceColumn.codeMvpd])
+                if let code: String = row[column.code] {
+                    snapshot.code = IssuedCode(code: code, expiresEpochMs: row[column.codeExpiresAt], mvpd: row[column.codeMvpd])
                 }
-                if let mvpd: String = row[DeviceColumn.profileMvpd] {
+                if let mvpd: String = row[column.profileMvpd] {
                     snapshot.profile = AuthProfile(
                         mvpd: mvpd,
-                        userID: row[DeviceColumn.profileUserId],
-                        expiresEpochMs: row[DeviceColumn.profileExpiresAt]
+                        userID: row[column.profileUserId],
+                        expiresEpochMs: row[column.profileExpiresAt]
                     )
                 }
                 // Stored without the name (rows written before that carry it): the row's name is the one.
                 var settings = try json.cachedValue(
                     DeviceSettings.self,
-                    from: row[DeviceColumn.settings],
+                    from: row[column.settings],
                     in: &settingsCache,
                     table: "devices",
                     key: name
@@ -90,14 +91,14 @@ extension RegcodeStore {
                 devices.append(
                     StoredDevice(
                         name: name,
-                        deviceID: row[DeviceColumn.deviceId],
+                        deviceID: row[column.deviceId],
                         settings: settings,
                         scenario: scenario,
-                        seed: UInt64(bitPattern: row[DeviceColumn.seed] as Int64),
+                        seed: UInt64(bitPattern: row[column.seed] as Int64),
                         snapshot: snapshot,
-                        fleet: row[DeviceColumn.fleet],
-                        addedAtRuntime: row[DeviceColumn.addedAtRuntime],
-                        clientAddress: row[DeviceColumn.clientAddress]
+                        fleet: row[column.fleet],
+                        addedAtRuntime: row[column.addedAtRuntime],
+                        clientAddress: row[column.clientAddress]
                     )
                 )
                 devices[devices.count - 1].apps = apps[name] ?? []
@@ -352,29 +353,60 @@ extension RegcodeStore {
     }
 }
 
-/// Positions of `loadDevices`' columns: reading a row's value by name hashes the name, 23 times per device.
-private enum DeviceColumn {
-    static let name = 0
-    static let deviceId = 1
-    static let scenario = 2
-    static let settings = 3
-    static let seed = 4
-    static let state = 5
-    static let selectedMvpd = 6
-    static let mvpds = 7
-    static let options = 8
-    static let renewals = 9
-    static let clientId = 10
-    static let clientSecret = 11
-    static let token = 12
-    static let tokenExpiresAt = 13
-    static let code = 14
-    static let codeExpiresAt = 15
-    static let codeMvpd = 16
-    static let profileMvpd = 17
-    static let profileUserId = 18
-    static let profileExpiresAt = 19
-    static let fleet = 20
-    static let addedAtRuntime = 21
-    static let clientAddress = 22
+/// Positions of `loadDevices`' columns, looked up once per load: reading a row's value by name hashes the
+/// name, 23 times per device.
+private struct DeviceColumns {
+    let name: Int
+    let deviceId: Int
+    let scenario: Int
+    let settings: Int
+    let seed: Int
+    let state: Int
+    let selectedMvpd: Int
+    let mvpds: Int
+    let options: Int
+    let renewals: Int
+    let clientId: Int
+    let clientSecret: Int
+    let token: Int
+    let tokenExpiresAt: Int
+    let code: Int
+    let codeExpiresAt: Int
+    let codeMvpd: Int
+    let profileMvpd: Int
+    let profileUserId: Int
+    let profileExpiresAt: Int
+    let fleet: Int
+    let addedAtRuntime: Int
+    let clientAddress: Int
+
+    init(_ names: [String]) {
+        func position(_ name: String) -> Int {
+            guard let position = names.firstIndex(of: name) else { preconditionFailure("loadDevices selects no column \(name)") }
+            return position
+        }
+        self.name = position("name")
+        self.deviceId = position("device_id")
+        self.scenario = position("scenario")
+        self.settings = position("settings")
+        self.seed = position("seed")
+        self.state = position("state")
+        self.selectedMvpd = position("selected_mvpd")
+        self.mvpds = position("mvpds")
+        self.options = position("options")
+        self.renewals = position("renewals")
+        self.clientId = position("client_id")
+        self.clientSecret = position("client_secret")
+        self.token = position("token")
+        self.tokenExpiresAt = position("token_expires_at")
+        self.code = position("code")
+        self.codeExpiresAt = position("code_expires_at")
+        self.codeMvpd = position("code_mvpd")
+        self.profileMvpd = position("profile_mvpd")
+        self.profileUserId = position("profile_user_id")
+        self.profileExpiresAt = position("profile_expires_at")
+        self.fleet = position("fleet")
+        self.addedAtRuntime = position("added_at_runtime")
+        self.clientAddress = position("client_address")
+    }
 }

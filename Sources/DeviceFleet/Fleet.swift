@@ -225,10 +225,13 @@ public actor Fleet<C: DeviceClock>: Service {
 
     func countPhases() -> [DevicePhase: Int] {
         var counts: [DevicePhase: Int] = [:]
-        // By position, not `for member in members.values`, which copies each member (a dozen retains) to read
-        // one field of it.
-        let values = members.values
-        for index in values.indices { counts[values[index].apps[0].engine.phase, default: 0] += 1 }
+        // Each member is reached in place (`inout`): reading it through `members.values` copied the whole member
+        // (its apps, TV Provider and plans) to read one field.
+        var index = members.startIndex
+        while index != members.endIndex {
+            counts[Self.firstAppPhase(&members.values[index]), default: 0] += 1
+            index = members.index(after: index)
+        }
         return counts
     }
 
@@ -237,6 +240,10 @@ public actor Fleet<C: DeviceClock>: Service {
         var counts: [Key: [DevicePhase: Int]] = [:]
         for (name, member) in members { counts[key(name), default: [:]][member.apps[0].engine.phase, default: 0] += 1 }
         return counts
+    }
+
+    private static func firstAppPhase(_ member: inout Member) -> DevicePhase {
+        member.apps[0].engine.phase
     }
 
     public var count: Int { members.count }

@@ -49,7 +49,8 @@ extension Fleet {
         guard let count = members[device]?.apps.count else { return }
         let provider = members[device]?.tvProvider
         for app in 0..<count {
-            let state = members[device].flatMap { provider?.state(for: $0.apps[app].id) }
+            let id = members[device]?.apps[app].id
+            let state = id.flatMap { provider?.state(for: $0) }
             members[device]?.apps[app].engine.tvProviderChanged(state)
         }
     }

@@ -225,21 +225,25 @@ public actor Fleet<C: DeviceClock>: Service {
 
     func countPhases() -> [DevicePhase: Int] {
         var counts: [DevicePhase: Int] = [:]
-        // Each member is reached in place (`inout`): reading it through `members.values` copied the whole member
-        // (its apps, TV Provider and plans) to read one field.
-        var index = members.startIndex
-        while index != members.endIndex {
-            counts[Self.firstAppPhase(&members.values[index]), default: 0] += 1
-            index = members.index(after: index)
-        }
+        forEachPhase { _, phase in counts[phase, default: 0] += 1 }
         return counts
     }
 
     /// Devices by state, grouped by a key of the caller's (the daemon groups by fleet): one pass, one actor hop.
     public func phaseCounts<Key: Hashable & Sendable>(groupedBy key: (String) -> Key) -> [Key: [DevicePhase: Int]] {
         var counts: [Key: [DevicePhase: Int]] = [:]
-        for (name, member) in members { counts[key(name), default: [:]][member.apps[0].engine.phase, default: 0] += 1 }
+        forEachPhase { name, phase in counts[key(name), default: [:]][phase, default: 0] += 1 }
         return counts
+    }
+
+    /// Each device's name and the state of its first app. Each member is reached in place (`inout`): iterating
+    /// `members` copies the whole member (its apps, TV Provider and plans) to read one field.
+    private func forEachPhase(_ body: (String, DevicePhase) -> Void) {
+        var index = members.startIndex
+        while index != members.endIndex {
+            body(members.keys[index], Self.firstAppPhase(&members.values[index]))
+            index = members.index(after: index)
+        }
     }
 
     private static func firstAppPhase(_ member: inout Member) -> DevicePhase {

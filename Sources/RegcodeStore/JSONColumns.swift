@@ -46,8 +46,13 @@ struct JSONColumns {
         // The previous row's text first: devices of one fleet come in a row, and comparing two equal texts is much
         // cheaper than hashing one (settings are a kilobyte or two).
         if let last = cache.last, last.text == text { return last.value }
-        let value = try cache.byText[text] ?? value(type, from: text, table: table, key: key)
-        cache.byText[text] = value
+        let value: T
+        if let known = cache.byText[text] {
+            value = known
+        } else {
+            value = try self.value(type, from: text, table: table, key: key)
+            cache.byText[text] = value
+        }
         cache.last = (text, value)
         return value
     }

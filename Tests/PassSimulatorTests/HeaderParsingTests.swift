@@ -33,8 +33,12 @@ struct HeaderParsingTests {
     static func referenceBearer(_ header: String) -> String? {
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].trimmed
-        return token.isEmpty ? nil : token
+        // The trimming this replaced, by characters.
+        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = parts[1].firstIndex(where: { !isBlank($0) }), let last = parts[1].lastIndex(where: { !isBlank($0) }) else {
+            return nil
+        }
+        return String(parts[1][first...last])
     }
 
     /// The device identifier parser this replaced.

@@ -39,19 +39,3 @@ enum CredentialsHeader {
         return String(fingerprint)
     }
 }
-
-extension Substring {
-    /// Without leading and trailing spaces and tabs.
-    var trimmingBlanks: Substring {
-        let bytes = self.utf8
-        var start = bytes.startIndex
-        var end = bytes.endIndex
-        while start < end, Self.isBlank(bytes[start]) { bytes.formIndex(after: &start) }
-        while start < end, Self.isBlank(bytes[bytes.index(before: end)]) { bytes.formIndex(before: &end) }
-        return self[start..<end]
-    }
-
-    private static func isBlank(_ byte: UInt8) -> Bool {
-        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t")
-    }
-}

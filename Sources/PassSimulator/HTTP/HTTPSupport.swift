@@ -205,7 +205,8 @@ enum Base64 {
     ///
     /// Written over the UTF-8 bytes by hand because Foundation's decoder takes only the standard alphabet with full
     /// padding, and normalising a copy of every device identifier first cost ~3 % of the simulator's CPU per poll.
-    /// Accepts exactly what normalising and then `Data(base64Encoded:)` accepts (`Base64DecodingTests`).
+    /// Padding may only end the text and be at most two characters (RFC 4648 §3.3), which Foundation does not
+    /// check; otherwise it accepts what normalising and then `Data(base64Encoded:)` accepts (`HeaderParsingTests`).
     static func decodeLenient(_ text: some StringProtocol) -> Data? {
         var output = [UInt8]()
         output.reserveCapacity(text.utf8.count / 4 * 3 + 3)
@@ -287,14 +288,26 @@ extension Request {
     }
 }
 
-extension StringProtocol {
+extension StringProtocol where SubSequence == Substring {
     /// The text without leading and trailing spaces and tabs.
     var trimmed: String {
-        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let first = self.firstIndex(where: { !isBlank($0) }), let last = self.lastIndex(where: { !isBlank($0) }) else {
-            return ""
-        }
-        return String(self[first...last])
+        String(self.trimmingBlanks)
+    }
+
+    /// ``trimmed`` without the copy: a view of the text between its leading and trailing spaces and tabs, found
+    /// over the UTF-8 bytes (it runs on every request's bearer token).
+    var trimmingBlanks: Substring {
+        let text = self[...]
+        let bytes = text.utf8
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start < end, Self.isBlank(bytes[start]) { bytes.formIndex(after: &start) }
+        while start < end, Self.isBlank(bytes[bytes.index(before: end)]) { bytes.formIndex(before: &end) }
+        return text[start..<end]
+    }
+
+    private static func isBlank(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t")
     }
 }
 

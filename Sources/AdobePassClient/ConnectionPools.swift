@@ -24,6 +24,7 @@ public final class ConnectionPools: Sendable {
     }
 
     private let common: HTTPClient
+    private let keepAliveLoops: any EventLoopGroup
     private let configuration: HTTPClient.Configuration
     private let clients = Mutex<[Key: HTTPClient]>([:])
     private let pools = Mutex<[PoolKey: KeepAliveConnectionPool]>([:])
@@ -32,8 +33,11 @@ public final class ConnectionPools: Sendable {
     ///   - common: Carries TLS calls without a model and `perRequest` TLS calls; the caller shuts it down.
     ///   - configuration: The settings every created client and pool starts from (connect timeout, the
     ///     common pool's size).
-    public init(common: HTTPClient, configuration: HTTPClient.Configuration) {
+    ///   - keepAliveLoops: Where the plain-HTTP connections live; the daemon gives its fleet's loop, so a
+    ///     device's call and its answer stay on one thread. Default: the common client's loops.
+    public init(common: HTTPClient, configuration: HTTPClient.Configuration, keepAliveLoops: (any EventLoopGroup)? = nil) {
         self.common = common
+        self.keepAliveLoops = keepAliveLoops ?? common.eventLoopGroup
         self.configuration = configuration
     }
 
@@ -70,7 +74,7 @@ public final class ConnectionPools: Sendable {
             if let pool = pools[key] { return pool }
             let pool = KeepAliveConnectionPool(
                 origin: key.origin,
-                eventLoopGroup: common.eventLoopGroup,
+                eventLoopGroup: keepAliveLoops,
                 maxConnections: connections,
                 connectTimeout: configuration.timeout.connect ?? .seconds(10)
             )

@@ -1,6 +1,8 @@
 import AccessEnablerAPI
 import DequeModule
 import Logging
+import NIOCore
+import NIOPosix
 import RegcodeEngine
 import ServiceLifecycle
 
@@ -68,6 +70,8 @@ public actor Fleet<C: DeviceClock>: Service {
     }
 
     let clock: C
+    /// The loop the actor runs on (see ``init(clock:executor:sink:eventLoop:maxConcurrentRequests:maxPendingPerDevice:timerSlack:logger:)``).
+    public nonisolated let eventLoop: any EventLoop
     let executor: any BackendExecutor
     let sink: any FleetSink
     let logger: Logger
@@ -84,6 +88,9 @@ public actor Fleet<C: DeviceClock>: Service {
     /// The sleep `run()` was last asked for.
     var sleeper: (id: UInt64, deadline: C.Instant)?
     var sleeperIDs: UInt64 = 0
+    /// The event-loop timer behind `sleeper` (system clock only, while `run()` runs).
+    var loopTimer: Scheduled<Void>?
+    var loopTimersRunning = false
     var waitingCalls = Deque<PendingCall>()
     var activeCalls = 0
     var stopping = false
@@ -96,19 +103,25 @@ public actor Fleet<C: DeviceClock>: Service {
     let work: AsyncStream<Work>
     let workContinuation: AsyncStream<Work>.Continuation
 
-    /// - Parameter timerSlack: How long after its deadline a timer may fire. Timers due within the slack of
-    ///   the earliest fire together in one wake-up, as the kernel's timer slack does; every poll still
-    ///   records its planned and sent time, so the lateness this adds stays visible. Zero: exact timers.
+    /// - Parameters:
+    ///   - eventLoop: The NIO event loop the actor runs on. Give the backend's connections the same loop: an
+    ///     answer then reaches its device, and the device's next request its connection, without waking
+    ///     another thread (wake-ups were the largest cost of a poll, see Benchmarks/README.md).
+    ///   - timerSlack: How long after its deadline a timer may fire. Timers due within the slack of
+    ///     the earliest fire together in one wake-up, as the kernel's timer slack does; every poll still
+    ///     records its planned and sent time, so the lateness this adds stays visible. Zero: exact timers.
     public init(
         clock: C,
         executor: any BackendExecutor,
         sink: any FleetSink,
+        eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next(),
         maxConcurrentRequests: Int = 256,
         maxPendingPerDevice: Int = 256,
         timerSlack: Duration = .zero,
         logger: Logger
     ) {
         self.clock = clock
+        self.eventLoop = eventLoop
         self.executor = executor
         self.sink = sink
         self.maxConcurrentRequests = max(1, maxConcurrentRequests)
@@ -116,6 +129,10 @@ public actor Fleet<C: DeviceClock>: Service {
         self.timerSlack = max(.zero, timerSlack)
         self.logger = logger
         (work, workContinuation) = AsyncStream.makeStream()
+    }
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+        eventLoop.executor.asUnownedSerialExecutor()
     }
 
     // MARK: Membership
@@ -272,6 +289,8 @@ public actor Fleet<C: DeviceClock>: Service {
     }
 
     func runLoop() async {
+        setLoopTimersRunning(true)
+        defer { setLoopTimersRunning(false) }
         await withDiscardingTaskGroup { calls in
             await withDiscardingTaskGroup { sleepers in
                 sleepers.addTask {
@@ -309,6 +328,7 @@ public actor Fleet<C: DeviceClock>: Service {
         guard !stopping else { return }
         stopping = true
         sleeper = nil
+        setLoopTimersRunning(false)
         timers = TimerQueue()
         for name in members.keys {
             for app in members[name]!.apps.indices { _ = members[name]?.apps[app].engine.shutdown() }

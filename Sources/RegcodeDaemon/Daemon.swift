@@ -108,11 +108,14 @@ public final class Daemon: Sendable {
         // A refused connection should fail fast and back off, not hang for AsyncHTTPClient's 10 s default.
         httpConfiguration.timeout.connect = .seconds(3)
         self.httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
-        self.connectionPools = ConnectionPools(common: httpClient, configuration: httpConfiguration)
+        // The fleet and its plain-HTTP connections share one event loop (see `Fleet.init`).
+        let fleetLoop = MultiThreadedEventLoopGroup.singleton.next()
+        self.connectionPools = ConnectionPools(common: httpClient, configuration: httpConfiguration, keepAliveLoops: fleetLoop)
         self.fleet = Fleet(
             clock: SystemDeviceClock(),
             executor: backend,
             sink: pipeline,
+            eventLoop: fleetLoop,
             maxConcurrentRequests: configuration.maxConcurrentRequests,
             timerSlack: configuration.timerSlack,
             logger: logger

@@ -48,6 +48,7 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
     /// The Apple single sign-on rules (INFERRED choices are fields there).
     var appleRules = AppleSSORules()
 
+    @_specialize(exported:true,where C == SystemDeviceClock)
     public init(settings: DeviceSettings, deviceID: String, snapshot: DeviceSnapshot = DeviceSnapshot(), clock: C, seed: UInt64) {
         self.settings = settings
         self.deviceID = deviceID
@@ -94,6 +95,7 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
 
     /// Picks up where a stored snapshot left off: an unexpired code keeps being polled (no new
     /// code, no re-registration); an expired one is reported as expired.
+    @_specialize(exported:true,where C == SystemDeviceClock)
     public mutating func resume() -> [Action] {
         withPersistence { engine in
             if engine.snapshot.profile != nil && !engine.isAuthenticated {
@@ -108,11 +110,13 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
     }
 
     /// Applies an AccessEnabler call.
+    @_specialize(exported:true,where C == SystemDeviceClock)
     public mutating func handle(_ command: DeviceCommand) -> [Action] {
         withPersistence { engine in engine.apply(command) }
     }
 
     /// Feeds back the result of a `.send` action.
+    @_specialize(exported:true,where C == SystemDeviceClock)
     public mutating func handle(
         response: Result<BackendResponse, BackendFailure>,
         for id: RequestID,
@@ -127,6 +131,7 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
     }
 
     /// Reports that a timer armed with `.schedule` reached its deadline.
+    @_specialize(exported:true,where C == SystemDeviceClock)
     public mutating func timerFired(_ timer: DeviceTimer) -> [Action] {
         withPersistence { engine in
             var actions: [Action]
@@ -141,6 +146,7 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
     }
 
     /// Stops every loop and timer (device removed or daemon stopping); nothing is emitted.
+    @_specialize(exported:true,where C == SystemDeviceClock)
     public mutating func shutdown() -> [Action] {
         login = .idle
         pipeline.dropQueued()

@@ -93,6 +93,9 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
 
     // MARK: Inputs
 
+    // The `@_specialize(exported:)` entry points: the fleet lives in another module, so without them it ran the
+    // engine's generic code and looked up type metadata at run time on every step (~5 % of a poll's samples).
+
     /// Picks up where a stored snapshot left off: an unexpired code keeps being polled (no new
     /// code, no re-registration); an expired one is reported as expired.
     @_specialize(exported:true,where C == SystemDeviceClock)

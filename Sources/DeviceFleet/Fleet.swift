@@ -8,11 +8,12 @@ import ServiceLifecycle
 
 /// Drives many device engines in one process, as a swift-service-lifecycle `Service`.
 ///
-/// One heap holds every device's timers and one sleeping child task waits for the earliest of
-/// them, so an idle device costs a few hundred bytes and no thread. Backend calls run as child
-/// tasks of ``run()``, at most `maxConcurrentRequests` at a time; the rest wait in a FIFO (their
-/// lateness shows in the poll log, which is the point of recording it). Work asked for before
-/// `run()` starts waits for it.
+/// One heap holds every device's timers and one wait covers the earliest of them (a timer of the
+/// fleet's event loop for the system clock, a sleeping child task for any other clock), so an idle
+/// device costs a few hundred bytes and no thread. The actor runs on one NIO event loop. Backend
+/// calls run as child tasks of ``run()``, at most `maxConcurrentRequests` at a time; the rest wait
+/// in a FIFO (their lateness shows in the poll log, which is the point of recording it). Work asked
+/// for before `run()` starts waits for it.
 public actor Fleet<C: DeviceClock>: Service {
     /// Where a `cycle` device is in its loop.
     enum CycleState {
@@ -131,6 +132,7 @@ public actor Fleet<C: DeviceClock>: Service {
         (work, workContinuation) = AsyncStream.makeStream()
     }
 
+    /// The actor's executor: its event loop.
     public nonisolated var unownedExecutor: UnownedSerialExecutor {
         eventLoop.executor.asUnownedSerialExecutor()
     }

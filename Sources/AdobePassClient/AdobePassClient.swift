@@ -43,7 +43,7 @@ public struct AdobePassClient: Sendable {
     ///
     /// The whole exchange is bounded by `configuration.requestTimeout`; cancelling the calling task ends it
     /// with `.transport("cancelled")`.
-    public func execute(_ request: BackendRequest, context: RequestContext) async -> Result<BackendResponse, BackendFailure> {
+    nonisolated(nonsending) public func execute(_ request: BackendRequest, context: RequestContext) async -> Result<BackendResponse, BackendFailure> {
         var call = RequestBuilder.call(for: request, context: context, configuration: configuration)
         // Every message below is debug or trace: at the usual levels a fleet's requests build no metadata.
         let logsRequests = logger.logLevel <= .debug
@@ -132,7 +132,11 @@ public struct AdobePassClient: Sendable {
     }
 
     /// Runs the exchange on a keep-alive pool under one overall deadline, body included.
-    private func send(_ call: HTTPCall, over pool: KeepAliveConnectionPool, closeConnection: Bool) async -> Result<RawResponse, TransportFailure> {
+    nonisolated(nonsending) private func send(
+        _ call: HTTPCall,
+        over pool: KeepAliveConnectionPool,
+        closeConnection: Bool
+    ) async -> Result<RawResponse, TransportFailure> {
         let timeout = configuration.requestTimeout
         let request = KeepAliveRequest(
             method: call.method.httpMethod,
@@ -154,7 +158,7 @@ public struct AdobePassClient: Sendable {
     /// AsyncHTTPClient's delegate API keeps its deadline armed until the body has arrived (its async API
     /// disarms it at the response head, so a server that trickles or stalls the body would hold the call),
     /// and it costs no extra task per request: the deadline is one timer on the event loop.
-    private func send(_ call: HTTPCall, over httpClient: HTTPClient) async -> Result<RawResponse, TransportFailure> {
+    nonisolated(nonsending) private func send(_ call: HTTPCall, over httpClient: HTTPClient) async -> Result<RawResponse, TransportFailure> {
         let timeout = configuration.requestTimeout
         let request: HTTPClient.Request
         do {

@@ -20,12 +20,13 @@ extension Fleet {
         workContinuation.yield(.call(call))
     }
 
-    /// A child task of `run()`.
-    nonisolated func perform(_ call: PendingCall) async {
+    /// A child task of `run()`, on the actor: the backend call runs on the caller's executor (see
+    /// ``BackendExecutor/execute(_:context:)``), so its answer is delivered without a hop.
+    func perform(_ call: PendingCall) async {
         let sentAt = clock.now
         let result = await executor.execute(call.request, context: call.context)
         let timing = RequestTiming(sentAt: sentAt, latency: sentAt.duration(to: clock.now))
-        await deliver(call, result: result, timing: timing)
+        deliver(call, result: result, timing: timing)
     }
 
     private func deliver(_ call: PendingCall, result: Result<BackendResponse, BackendFailure>, timing: RequestTiming<C.Instant>) {

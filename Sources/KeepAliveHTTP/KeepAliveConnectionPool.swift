@@ -55,7 +55,11 @@ public final class KeepAliveConnectionPool: Sendable {
     /// Sends `request` and returns its answer, all of it before `deadline`.
     ///
     /// - Throws: ``KeepAliveHTTPError``: deadline, connect failure, close, cancellation, shutdown.
-    public func execute(_ request: KeepAliveRequest, deadline: NIODeadline, maxBodyBytes: Int) async throws -> KeepAliveResponse {
+    nonisolated(nonsending) public func execute(
+        _ request: KeepAliveRequest,
+        deadline: NIODeadline,
+        maxBodyBytes: Int
+    ) async throws -> KeepAliveResponse {
         if let invalid = request.headers.first(where: { !HeaderField.isValid(name: $0.0, value: $0.1) }) {
             throw KeepAliveHTTPError.protocolError("header \(HeaderField.printable(invalid.0)) is not a valid HTTP field")
         }

@@ -12,7 +12,7 @@ final class DeferredBackend: BackendExecutor {
         self.client.withLock { $0 = client }
     }
 
-    func execute(_ request: BackendRequest, context: RequestContext) async -> Result<BackendResponse, BackendFailure> {
+    nonisolated(nonsending) func execute(_ request: BackendRequest, context: RequestContext) async -> Result<BackendResponse, BackendFailure> {
         guard let client = client.withLock({ $0 }) else { return .failure(.transport("backend not bound yet")) }
         return await client.execute(request, context: context)
     }

@@ -2,5 +2,8 @@
 /// `AdobePassClient` is the production executor; tests answer from a script.
 public protocol BackendExecutor: Sendable {
     /// Performs `request`; cancelling the calling task abandons the call.
-    func execute(_ request: BackendRequest, context: RequestContext) async -> Result<BackendResponse, BackendFailure>
+    ///
+    /// Runs on the caller's executor (`nonisolated(nonsending)`): the fleet calls it from its actor, on the event loop
+    /// its connections use, so the call and its answer need no hop to another executor and back.
+    nonisolated(nonsending) func execute(_ request: BackendRequest, context: RequestContext) async -> Result<BackendResponse, BackendFailure>
 }

@@ -292,7 +292,7 @@ final class GatedBackend: BackendExecutor {
     /// Calls that ended because their task was cancelled (as AsyncHTTPClient's `execute` does).
     var cancelled: [Int] { state.withLock { $0.cancelled } }
 
-    func execute(_ request: BackendRequest, context: RequestContext) async -> Result<BackendResponse, BackendFailure> {
+    nonisolated(nonsending) func execute(_ request: BackendRequest, context: RequestContext) async -> Result<BackendResponse, BackendFailure> {
         let id = state.withLock { state in
             state.callCount += 1
             return state.callCount

@@ -9,7 +9,8 @@ import Synchronization
 ///
 /// A plain-HTTP backend is reached through ``KeepAliveConnectionPool``s (the hot path of a fleet); a TLS
 /// backend through AsyncHTTPClient, whose pools are per client and host, so a separate client is how a set of
-/// devices gets connections of its own there. The clients created here share the common client's event loops; the keep-alive pools live on `keepAliveLoops`.
+/// devices gets connections of its own there. The clients created here share the common client's event loops;
+/// the keep-alive pools live on `keepAliveLoops`.
 public final class ConnectionPools: Sendable {
     private enum Key: Hashable {
         case common

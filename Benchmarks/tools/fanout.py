@@ -4,7 +4,7 @@
 Waits until the daemon's event rate is steady, connects SUBSCRIBERS clients to the Unix control socket
 (JSON-RPC `subscribe`, live events only), and for SECONDS records, for every event each subscriber
 receives, arrival time − the event's `time`. One process and one selector loop: arrival is stamped when
-the bytes are read, before any parsing.
+the bytes are read, and every ready socket is read before any is parsed.
 """
 import argparse
 import calendar
@@ -106,13 +106,17 @@ own0 = os.times()
 window_start = time.time()
 window_end = window_start + args.seconds
 while time.time() < window_end:
+    # Every ready socket is read and stamped first, then parsed: parsing one subscriber's lines must not
+    # delay the stamp of the next one's.
+    arrivals = []
     for key, _ in selector.select(timeout=0.5):
         sub = key.data
         try:
             chunk = sub.sock.recv(1 << 20)
         except BlockingIOError:
             continue
-        arrived_ms = time.time() * 1000
+        arrivals.append((sub, chunk, time.time() * 1000))
+    for sub, chunk, arrived_ms in arrivals:
         if not chunk:
             selector.unregister(sub.sock)
             print(f"subscriber {sub.index}: connection closed by the daemon", file=sys.stderr)

@@ -43,7 +43,7 @@ struct ConnectionSession: Sendable {
                                     throw error
                                 }
                             }
-                            group.addTask { await self.stream(subscription) }
+                            group.addTask(executorPreference: EventLoopTaskExecutor(self.channel.eventLoop)) { await self.stream(subscription) }
                         }
                     }
                 }
@@ -78,12 +78,14 @@ struct ConnectionSession: Sendable {
             var lastSeq = source.since
             // Events already waiting go out in one flush rather than a write, a flush and a wait each; the
             // subscriber's buffer bounds what is written unawaited.
-            let end = await source.run { params, seq, more in
-                let line = RPCMessage.notification(method: "event", params: params)
+            let end = await source.run { notification, seq, more in
+                let line =
+                    notification.line
+                    ?? JSONLine.encode(RPCMessage.notification(method: "event", params: notification.params), allocator: self.channel.allocator)
                 if more {
-                    self.writer.writeWithoutFlush(line)
+                    self.writer.writeWithoutFlush(line: line)
                 } else {
-                    try await self.writer.write(line)
+                    try await self.writer.write(line: line)
                 }
                 if let seq { lastSeq = seq }
             }

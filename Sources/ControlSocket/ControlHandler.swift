@@ -1,3 +1,4 @@
+import NIOCore
 import RegcodeEngine
 import RegcodeSupport
 
@@ -54,7 +55,25 @@ public struct Subscription: Sendable {
         params: @escaping @Sendable (Element) -> JSONValue
     ) where Replay.Element == Element {
         self.result = result
-        self.source = ReplayThenLive(live: live, replay: replay, since: since, sequenceNumber: sequenceNumber, params: params)
+        self.source = ReplayThenLive(live: live, replay: replay, since: since, sequenceNumber: sequenceNumber) { element in
+            EventNotification(unencoded: params(element))
+        }
+    }
+
+    /// A subscription over notifications encoded once by their publisher, numbered by their params' `seq` member.
+    public init<Replay: AsyncSequence & Sendable>(
+        result: JSONValue,
+        live: EventSubscription<EventNotification>,
+        replay: Replay,
+        since: Int64? = nil
+    ) where Replay.Element == EventNotification {
+        self.result = result
+        self.source = ReplayThenLive(live: live, replay: replay, since: since, sequenceNumber: { $0.params["seq"]?.intValue }) { $0 }
+    }
+
+    /// A live-only subscription over notifications encoded once by their publisher.
+    public init(result: JSONValue, live: EventSubscription<EventNotification>, since: Int64? = nil) {
+        self.init(result: result, live: live, replay: NoReplay<EventNotification>(), since: since)
     }
 
     /// A subscription over events that already are notification params, numbered by their `seq` member.
@@ -70,6 +89,30 @@ public struct Subscription: Sendable {
     /// A live-only subscription over events that already are notification params, numbered by their `seq` member.
     public init(result: JSONValue, live: EventSubscription<JSONValue>, since: Int64? = nil) {
         self.init(result: result, live: live, replay: NoReplay<JSONValue>(), since: since)
+    }
+}
+
+/// An `event` notification on its way to subscribers.
+///
+/// ``init(params:)`` encodes the whole JSON-RPC line once, where it is published: every socket subscriber then
+/// writes the same bytes (with ten subscribers, encoding each event per subscriber was a fifth of the daemon's CPU
+/// and most of an event's delay between its commit and its subscribers).
+public struct EventNotification: Sendable {
+    /// The notification's `params`: what filters look at and what other transports encode.
+    public let params: JSONValue
+    /// `{"jsonrpc":"2.0","method":"event","params":…}` and a newline; nil when each subscriber encodes `params`.
+    let line: ByteBuffer?
+
+    /// Encodes the notification's line now.
+    public init(params: JSONValue) {
+        self.params = params
+        self.line = JSONLine.encode(RPCMessage.notification(method: "event", params: params))
+    }
+
+    /// Leaves the encoding to the transport: for a notification with one consumer (a replay).
+    public init(unencoded params: JSONValue) {
+        self.params = params
+        self.line = nil
     }
 }
 
@@ -90,7 +133,7 @@ extension Subscription {
     /// Sends replayed then live events through `emit` (notification params, seq) until the stream ends: for a transport
     /// other than the socket (HTTP's server-sent events). A throwing `emit` ends the stream with `writeFailed`.
     public func stream(_ emit: (JSONValue, Int64?) async throws -> Void) async -> NotificationStreamEnd {
-        await self.source.run { params, seq, _ in try await emit(params, seq) }
+        await self.source.run { notification, seq, _ in try await emit(notification.params, seq) }
     }
 
     /// Returns when the live part ends; true if it was cut off for falling behind.
@@ -113,9 +156,9 @@ extension Subscription {
 /// The type-erased event source behind a ``Subscription``.
 protocol NotificationSource: Sendable {
     var since: Int64? { get }
-    /// Sends replayed then live notification params through `emit` (params, seq, more) until the stream ends;
+    /// Sends replayed then live notifications through `emit` (notification, seq, more) until the stream ends;
     /// `more` says another live event is already waiting, so a transport may hold its flush until the last one.
-    func run(emit: (JSONValue, Int64?, _ more: Bool) async throws -> Void) async -> NotificationStreamEnd
+    func run(emit: (EventNotification, Int64?, _ more: Bool) async throws -> Void) async -> NotificationStreamEnd
     /// Returns when the live part ends; true if it was cut off for falling behind. False if the caller is cancelled.
     func waitUntilCutOff() async -> Bool
     func cancel()
@@ -127,9 +170,9 @@ private struct ReplayThenLive<Element: Sendable, Replay: AsyncSequence & Sendabl
     let replay: Replay
     let since: Int64?
     let sequenceNumber: @Sendable (Element) -> Int64?
-    let params: @Sendable (Element) -> JSONValue
+    let notification: @Sendable (Element) -> EventNotification
 
-    func run(emit: (JSONValue, Int64?, _ more: Bool) async throws -> Void) async -> NotificationStreamEnd {
+    func run(emit: (EventNotification, Int64?, _ more: Bool) async throws -> Void) async -> NotificationStreamEnd {
         var highestSent = self.since
         do {
             for try await element in self.replay {
@@ -137,7 +180,7 @@ private struct ReplayThenLive<Element: Sendable, Replay: AsyncSequence & Sendabl
                 if let termination = self.live.termination { return self.end(termination) }
                 let seq = self.sequenceNumber(element)
                 do {
-                    try await emit(self.params(element), seq, false)
+                    try await emit(self.notification(element), seq, false)
                 } catch {
                     return .writeFailed
                 }
@@ -151,7 +194,7 @@ private struct ReplayThenLive<Element: Sendable, Replay: AsyncSequence & Sendabl
             let seq = self.sequenceNumber(element)
             if let seq, let highestSent, seq <= highestSent { continue }
             do {
-                try await emit(self.params(element), seq, self.live.bufferedCount > 0)
+                try await emit(self.notification(element), seq, self.live.bufferedCount > 0)
             } catch {
                 return .writeFailed
             }

@@ -387,12 +387,22 @@ struct LineWriter: Sendable {
 
     /// Queues `message` behind earlier lines; the next ``write(_:)`` flushes it and reports a failure of either.
     func writeWithoutFlush(_ message: JSONValue) {
-        self.channel.write(JSONLine.encode(message, allocator: self.channel.allocator), promise: nil)
+        self.writeWithoutFlush(line: JSONLine.encode(message, allocator: self.channel.allocator))
     }
 
     func write(_ message: JSONValue) async throws {
+        try await self.write(line: JSONLine.encode(message, allocator: self.channel.allocator))
+    }
+
+    /// Queues an encoded line (ending in `\n`) behind earlier lines.
+    func writeWithoutFlush(line: ByteBuffer) {
+        self.channel.write(line, promise: nil)
+    }
+
+    /// Writes an encoded line (ending in `\n`) and waits until the kernel has it.
+    func write(line: ByteBuffer) async throws {
         let written = self.channel.eventLoop.makePromise(of: Void.self)
-        self.channel.writeAndFlush(JSONLine.encode(message, allocator: self.channel.allocator), promise: written)
+        self.channel.writeAndFlush(line, promise: written)
         try await withTaskCancellationHandler {
             try await written.futureResult.get()
         } onCancel: {

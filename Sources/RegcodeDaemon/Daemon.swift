@@ -27,7 +27,7 @@ public final class Daemon: Sendable {
     let systemd: SystemdService
     private let reloadConfiguration: (@Sendable () throws -> DaemonConfiguration)?
     let store: RegcodeStore
-    let broadcaster: EventBroadcaster<JSONValue>
+    let broadcaster: EventBroadcaster<EventNotification>
     let pipeline: EventPipeline<ContinuousClock>
     let fleet: Fleet<SystemDeviceClock>
     let backend = DeferredBackend()

@@ -203,7 +203,9 @@ struct DaemonControlHandler: ControlHandler {
         var devices: [JSONValue] = []
         for name in live {
             let snapshot = await daemon.fleet.snapshot(of: name)
-            devices.append(Self.summaryJSON(name: name, summary: byName[name], snapshot: snapshot, lastOutcome: daemon.liveStats.lastOutcome(of: name)))
+            devices.append(
+                Self.summaryJSON(name: name, summary: byName[name], snapshot: snapshot, lastOutcome: daemon.liveStats.lastOutcome(of: name))
+            )
         }
         return ["devices": .array(devices)]
     }
@@ -231,7 +233,12 @@ struct DaemonControlHandler: ControlHandler {
         let summaries = try await storeCall { store in try await store.deviceSummaries() }
         let deviceID = try await storeCall { store in try await store.deviceID(named: name) }
         var detail =
-            Self.summaryJSON(name: name, summary: summaries.first { $0.name == name }, snapshot: snapshot, lastOutcome: daemon.liveStats.lastOutcome(of: name))
+            Self.summaryJSON(
+                name: name,
+                summary: summaries.first { $0.name == name },
+                snapshot: snapshot,
+                lastOutcome: daemon.liveStats.lastOutcome(of: name)
+            )
             .objectValue ?? [:]
         detail["deviceId"] = deviceID.map(JSONValue.string) ?? .null
         detail["requestor"] = .string(settings.requestor)
@@ -385,7 +392,8 @@ struct DaemonControlHandler: ControlHandler {
         if let since, since < 0 { throw .invalidParams("'since' must not be negative") }
         // Register for live events first: the replay then covers everything before, and the
         // server drops live events the replay already sent (by seq).
-        let live = daemon.broadcaster.subscribe { event in
+        let live = daemon.broadcaster.subscribe { notification in
+            let event = notification.params
             if let devices, let device = event["device"]?.stringValue, !devices.contains(device) { return false }
             if let names, let name = event["name"]?.stringValue, !names.contains(name) { return false }
             return true
@@ -420,7 +428,10 @@ struct DaemonControlHandler: ControlHandler {
         case .noTVProvider(let device):
             .invalidParams("device '\(device)' has no TV Provider: configure `tv_provider` for its fleet", data: ["device": .string(device)])
         case .noTVProviderPicker(let device, let app):
-            .conflict("no TV Provider picker is open in app '\(app)' of device '\(device)': call getAuthentication first", data: ["device": .string(device), "app": .string(app)])
+            .conflict(
+                "no TV Provider picker is open in app '\(app)' of device '\(device)': call getAuthentication first",
+                data: ["device": .string(device), "app": .string(app)]
+            )
         case .unknownApp(let device, let app):
             .invalidParams("device '\(device)' has no app '\(app)'", data: ["member": "app", "device": .string(device), "app": .string(app)])
         case nil: .internalError("\(error)")
@@ -430,7 +441,7 @@ struct DaemonControlHandler: ControlHandler {
 
 /// Pages through stored events after a sequence number, for `subscribe` replays.
 struct StoredEventReplay: AsyncSequence, Sendable {
-    typealias Element = JSONValue
+    typealias Element = EventNotification
     let store: RegcodeStore
     let after: Int64
     let devices: Set<String>?
@@ -445,7 +456,7 @@ struct StoredEventReplay: AsyncSequence, Sendable {
         var index = 0
         var exhausted = false
 
-        mutating func next() async throws -> JSONValue? {
+        mutating func next() async throws -> EventNotification? {
             if index == page.count {
                 guard !exhausted else { return nil }
                 let (store, cursor, devices, names) = (self.store, self.cursor, self.devices, self.names)
@@ -457,7 +468,8 @@ struct StoredEventReplay: AsyncSequence, Sendable {
             let event = page[index]
             index += 1
             cursor = event.seq
-            return EventEncoding.params(event)
+            // One subscriber reads a replay: its transport encodes it, as it needs.
+            return EventNotification(unencoded: EventEncoding.params(event))
         }
     }
 

@@ -43,6 +43,8 @@ final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
         /// After a write, how long steps gather before the next one (group commit). Every commit writes each
         /// page it touched to the log whole, so at thousands of polls a second, batches of one or two steps
         /// cost several log pages per poll; a couple of milliseconds makes them tens of steps. Zero: none.
+        /// Only batches without events gather, and only while no event waits: an event's subscribers are
+        /// waiting for it (the fan-out target is 5 ms at p99), a poll that changed nothing has no one waiting.
         var gather: Duration = .milliseconds(2)
     }
 
@@ -50,6 +52,8 @@ final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
         var buffer: [DeviceStep] = []
         /// Steps of the batch being written (back in `buffer` if the write fails).
         var writing = 0
+        /// Whether a step in `buffer` carries events.
+        var eventsBuffered = false
         var closed = false
         var health = StorageHealth()
     }
@@ -58,7 +62,7 @@ final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
     private let wakeups: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
     private let store: any StepStore
-    private let broadcaster: EventBroadcaster<JSONValue>
+    private let broadcaster: EventBroadcaster<EventNotification>
     private let observers: [@Sendable ([DeviceStep], [StoredEvent]) -> Void]
     private let limits: Limits
     private let clock: C
@@ -69,7 +73,7 @@ final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
 
     init(
         store: any StepStore,
-        broadcaster: EventBroadcaster<JSONValue>,
+        broadcaster: EventBroadcaster<EventNotification>,
         observers: [@Sendable ([DeviceStep], [StoredEvent]) -> Void],
         limits: Limits = Limits(),
         clock: C,
@@ -89,6 +93,7 @@ final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
         let (accepted, changed) = state.withLock { state -> (Bool, StorageHealth?) in
             guard !state.closed else { return (false, nil) }
             state.buffer.append(step)
+            if !step.events.isEmpty { state.eventsBuffered = true }
             return (true, Self.updateHolding(&state, limits: limits))
         }
         if let changed { healthContinuation.yield(changed) }
@@ -102,8 +107,9 @@ final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
     func run() async throws {
         await withGracefulShutdownHandler {
             for await _ in wakeups {
-                await flush(until: nil)
-                if limits.gather > .zero {
+                let storedEvents = await flush(until: nil)
+                // Events are waited for (subscribers, the fan-out target): only batches of plain polls gather.
+                if limits.gather > .zero, !storedEvents, !state.withLock(\.eventsBuffered) {
                     // A shutdown ends the gathering at once: what is left is written below.
                     try? await cancelWhenGracefulShutdown { [clock, limits] in try await clock.sleep(for: limits.gather) }
                 }
@@ -125,19 +131,30 @@ final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
 
     /// Writes everything buffered so far, retrying failed batches with backoff; with a
     /// `deadline`, gives up at it (the daemon is stopping) and says how much was not stored.
-    func flush(until deadline: C.Instant?) async {
+    /// - Returns: Whether any stored batch carried events.
+    @discardableResult
+    func flush(until deadline: C.Instant?) async -> Bool {
         var delay = limits.firstRetryDelay
+        var storedEvents = false
         while true {
             let steps = state.withLock { state -> [DeviceStep] in
-                defer { state.buffer.removeAll(keepingCapacity: true) }
+                defer {
+                    state.buffer.removeAll(keepingCapacity: true)
+                    state.eventsBuffered = false
+                }
                 state.writing = state.buffer.count
                 return state.buffer
             }
-            guard !steps.isEmpty else { return }
+            guard !steps.isEmpty else { return storedEvents }
             do {
                 let stored = try await store.apply(steps)
                 if !stored.isEmpty {
-                    broadcaster.publish(stored.map(EventEncoding.params))
+                    // Encoded once here for every subscriber. With none, there is no one to miss them: a
+                    // subscriber registering after this check reads this batch in its replay.
+                    if broadcaster.subscriberCount > 0 {
+                        broadcaster.publish(stored.map { EventNotification(params: EventEncoding.params($0)) })
+                    }
+                    storedEvents = true
                 }
                 for observer in observers { observer(steps, stored) }
                 self.stored(steps.count)
@@ -146,6 +163,7 @@ final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
                 // Back in front of whatever arrived meanwhile: order and the gap-free sequence hold.
                 let backlog = state.withLock { state -> Int in
                     state.buffer.insert(contentsOf: steps, at: 0)
+                    state.eventsBuffered = state.eventsBuffered || steps.contains { !$0.events.isEmpty }
                     state.writing = 0
                     return state.buffer.count
                 }
@@ -155,7 +173,7 @@ final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
                         "stopping with device steps that could not be stored",
                         metadata: ["steps": "\(backlog)", "error": "\(error)"]
                     )
-                    return
+                    return storedEvents
                 }
                 try? await clock.sleep(for: delay)
                 delay = min(delay * 2, limits.maxRetryDelay)

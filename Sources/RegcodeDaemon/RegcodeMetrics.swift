@@ -157,7 +157,7 @@ struct MetricsService: Service {
     let metrics: RegcodeMetrics
     let address: HostPort
     let fleet: Fleet<SystemDeviceClock>
-    let broadcaster: EventBroadcaster<JSONValue>
+    let broadcaster: EventBroadcaster<EventNotification>
     let pipeline: EventPipeline<ContinuousClock>
     let logger: Logger
 

@@ -43,6 +43,42 @@ struct SubscriptionTests {
         }
     }
 
+    /// A handler whose events are encoded once, by their publisher, and written as they are.
+    private struct EncodedEventHandler: ControlHandler {
+        let broadcaster: EventBroadcaster<EventNotification>
+
+        func handle(method: String, params: JSONValue?, peer: ControlPeer) async throws(RPCError) -> JSONValue {
+            throw .methodNotFound(method)
+        }
+
+        func subscribe(params: JSONValue?, peer: ControlPeer) async throws(RPCError) -> Subscription {
+            Subscription(result: ["subscribed": true], live: self.broadcaster.subscribe())
+        }
+    }
+
+    @Test func eventsEncodedByThePublisherGoOutAsTheSameLine() async throws {
+        let broadcaster = EventBroadcaster<EventNotification>()
+        let line =
+            #"{"jsonrpc":"2.0","method":"event","params":{"args":{"errorCode":"","status":1},"device":"stb-1","name":"setAuthenticationStatus","seq":7}}"#
+        let notification = EventNotification(params: testEvent(7))
+        #expect(notification.line.map { String(buffer: $0) } == line + "\n")
+        try await withServer(handler: EncodedEventHandler(broadcaster: broadcaster)) { _, path in
+            try await withRawConnection(to: path) { (first: inout RawConnection) async throws in
+                try await withRawConnection(to: path) { (second: inout RawConnection) async throws in
+                    for connection in [first, second] {
+                        try await connection.send(#"{"jsonrpc":"2.0","id":1,"method":"subscribe"}"# + "\n")
+                    }
+                    #expect(try await first.readLine() == #"{"id":1,"jsonrpc":"2.0","result":{"subscribed":true}}"#)
+                    #expect(try await second.readLine() == #"{"id":1,"jsonrpc":"2.0","result":{"subscribed":true}}"#)
+                    #expect(try await eventually { broadcaster.subscriberCount == 2 })
+                    broadcaster.publish(notification)
+                    #expect(try await first.readLine() == line)
+                    #expect(try await second.readLine() == line)
+                }
+            }
+        }
+    }
+
     @Test func subscribeErrorsAreOrdinaryErrors() async throws {
         try await withServer { _, path in
             try await ControlClient.withConnection(to: path) { (client: ControlClient) async throws in

@@ -20,7 +20,7 @@ import Testing
         var logger = Logger(label: "pipeline-test")
         logger.logLevel = .critical
         let store = try RegcodeStore(path: directory.appendingPathComponent("state.db").path, logger: logger)
-        let broadcaster = EventBroadcaster<JSONValue>()
+        let broadcaster = EventBroadcaster<EventNotification>()
         let pipeline = EventPipeline(store: store, broadcaster: broadcaster, observers: [], clock: ContinuousClock(), logger: logger)
 
         try await testGracefulShutdown { trigger in

@@ -10,15 +10,21 @@ import Testing
 
 @testable import RegcodeDaemon
 
-/// Steps that arrive while the pipeline gathers after a write go to SQLite in one transaction.
+/// Steps that arrive while the pipeline gathers after a write go to SQLite in one transaction; steps with
+/// events do not wait for company.
 @Suite struct GroupCommitTests {
     private func step(_ index: Int) -> DeviceStep {
         DeviceStep(
             device: "stb-1",
             polls: [
                 PollAttempt(
-                    code: "CODE", plannedEpochMs: Int64(index), sentEpochMs: Int64(index), latencyMs: 1, httpStatus: 202,
-                    outcome: .pending, nextDelayMs: 5_000
+                    code: "CODE",
+                    plannedEpochMs: Int64(index),
+                    sentEpochMs: Int64(index),
+                    latencyMs: 1,
+                    httpStatus: 202,
+                    outcome: .pending,
+                    nextDelayMs: 5_000
                 )
             ],
             epochMs: Int64(index)
@@ -42,7 +48,14 @@ import Testing
         let clock = ManualClock()
         var limits = EventPipeline<ManualClock>.Limits()
         limits.gather = gathering ? .milliseconds(2) : .zero
-        let pipeline = EventPipeline(store: counting, broadcaster: EventBroadcaster<JSONValue>(), observers: [], limits: limits, clock: clock, logger: logger)
+        let pipeline = EventPipeline(
+            store: counting,
+            broadcaster: EventBroadcaster<EventNotification>(),
+            observers: [],
+            limits: limits,
+            clock: clock,
+            logger: logger
+        )
         try await testGracefulShutdown { trigger in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await pipeline.run() }
@@ -69,5 +82,54 @@ import Testing
             }
         }
         #expect(try await store.pollAttempts(device: "stb-1", sinceEpochMs: nil).count == 10)
+    }
+
+    @Test func stepsWithEventsAreWrittenWithoutGathering() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("group-commit-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var logger = Logger(label: "group-commit-test")
+        logger.logLevel = .critical
+        let store = try RegcodeStore(path: directory.appendingPathComponent("state.db").path, logger: logger)
+        let counting = FailingStore(store: store)
+        let clock = ManualClock()
+        var limits = EventPipeline<ManualClock>.Limits()
+        limits.gather = .milliseconds(2)
+        let broadcaster = EventBroadcaster<EventNotification>()
+        let subscription = broadcaster.subscribe()
+        let pipeline = EventPipeline(store: counting, broadcaster: broadcaster, observers: [], limits: limits, clock: clock, logger: logger)
+        func withEvent(_ index: Int) -> DeviceStep {
+            var step = step(index)
+            step.events = [.setRequestorComplete(1)]
+            return step
+        }
+        try await testGracefulShutdown { trigger in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await pipeline.run() }
+                // The clock never moves here: every write below happens without a gather ending.
+                for index in 1...3 {
+                    pipeline.record(withEvent(index))
+                    await yield { counting.attemptCount == index }
+                    #expect(counting.attemptCount == index)
+                    #expect(await subscription.next()?.params["seq"]?.intValue == Int64(index))
+                }
+                #expect(clock.sleeperCount == 0)
+                // The first plain step follows a batch with events: written at once. After it, plain steps gather.
+                pipeline.record(step(4))
+                await yield { counting.attemptCount == 4 && clock.sleeperCount == 1 }
+                #expect(counting.attemptCount == 4)
+                #expect(clock.sleeperCount == 1)
+                pipeline.record(step(5))
+                await yield { counting.attemptCount == 5 }
+                #expect(counting.attemptCount == 4)
+                clock.advance(by: .milliseconds(2))
+                await yield { pipeline.backlog == 0 }
+                #expect(counting.attemptCount == 5)
+                trigger.triggerGracefulShutdown()
+                clock.advance(by: .milliseconds(2))
+                try await group.waitForAll()
+            }
+        }
+        #expect(try await store.pollAttempts(device: "stb-1", sinceEpochMs: nil).count == 5)
     }
 }

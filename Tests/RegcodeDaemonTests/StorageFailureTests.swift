@@ -63,7 +63,7 @@ final class FailingStore: StepStore {
             let published = self.published
             pipeline = EventPipeline(
                 store: failing,
-                broadcaster: EventBroadcaster<JSONValue>(),
+                broadcaster: EventBroadcaster<EventNotification>(),
                 observers: [{ _, stored in published.seqs.withLock { $0 += stored.map(\.seq) } }],
                 limits: limits,
                 clock: clock,

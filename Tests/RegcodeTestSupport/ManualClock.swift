@@ -36,6 +36,8 @@ public final class ManualClock: DeviceClock {
     }
 
     public var now: Instant { state.withLock { $0.now } }
+    /// Sleeps waiting for time to move.
+    public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
     public var minimumResolution: Swift.Duration { .nanoseconds(1) }
 
     public func epochMilliseconds(at instant: Instant) -> Int64 {

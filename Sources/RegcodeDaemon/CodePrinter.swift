@@ -2,6 +2,7 @@ import AccessEnablerAPI
 import DeviceFleet
 import Foundation
 import RegcodeEngine
+import Synchronization
 
 /// Human-readable lines on standard output: the activation page and each code.
 enum CodePrinter {
@@ -15,7 +16,17 @@ enum CodePrinter {
         say("\(device): code \(code.code) (resumed, expires \(EventEncoding.timestamp(code.expiresEpochMs)))\(url)")
     }
 
-    static func print(_ steps: [DeviceStep], activationURL: String?) {
+    /// Prints what a person at the terminal follows in `steps`: new codes, errors and logins.
+    static func print(_ steps: [DeviceStep], activationURL: String?, logins: PrintedLogins) {
+        let printed = logins.names.withLock { Self.lines(steps, activationURL: activationURL, loggedIn: &$0) }
+        for line in printed { say(line) }
+    }
+
+    /// The lines for `steps`. `loggedIn` holds the devices whose login was printed: a device reports
+    /// `setAuthenticationStatus(1)` for every `checkAuthentication` and `getAuthentication` (a restarted one for
+    /// both), and a person wants to read "authenticated" once per login.
+    static func lines(_ steps: [DeviceStep], activationURL: String?, loggedIn: inout Set<String>) -> [String] {
+        var lines: [String] = []
         for step in steps {
             for event in step.events {
                 switch event {
@@ -23,15 +34,23 @@ enum CodePrinter {
                     guard let code = report.message else { continue }
                     let expires = report.extra["expires"]?.intValue.map { " (expires \(EventEncoding.timestamp($0)))" } ?? ""
                     let url = activationURL.map { " — enter it at \($0)" } ?? ""
-                    say("\(step.device): code \(code)\(expires)\(url)")
+                    lines.append("\(step.device): code \(code)\(expires)\(url)")
                 case .status(let report) where report.level == .error:
-                    say("\(step.device): \(report.id) \(report.message ?? "")")
+                    lines.append("\(step.device): \(report.id) \(report.message ?? "")")
                 case .setAuthenticationStatus(AccessEnabler.statusSuccess, _):
-                    say("\(step.device): authenticated")
+                    if loggedIn.insert(step.device).inserted { lines.append("\(step.device): authenticated") }
+                case .setAuthenticationStatus:
+                    loggedIn.remove(step.device)
                 default:
                     continue
                 }
             }
         }
+        return lines
     }
+}
+
+/// The devices whose login ``CodePrinter`` has printed, until they report being logged out.
+final class PrintedLogins: Sendable {
+    let names = Mutex<Set<String>>([])
 }

@@ -93,7 +93,8 @@ public final class Daemon: Sendable {
         let liveStats = self.liveStats
         var observers: [@Sendable ([DeviceStep], [StoredEvent]) -> Void] = [{ steps, _ in liveStats.record(steps) }]
         if printCodes {
-            observers.append { steps, _ in CodePrinter.print(steps, activationURL: activationURL.value) }
+            let logins = PrintedLogins()
+            observers.append { steps, _ in CodePrinter.print(steps, activationURL: activationURL.value, logins: logins) }
         }
         if configuration.metrics != nil {
             let metrics = RegcodeMetrics(shard: configuration.shard)

@@ -95,8 +95,8 @@ public struct Subscription: Sendable {
 /// An `event` notification on its way to subscribers.
 ///
 /// ``init(params:)`` encodes the whole JSON-RPC line once, where it is published: every socket subscriber then
-/// writes the same bytes (with ten subscribers, encoding each event per subscriber was a fifth of the daemon's CPU
-/// and most of an event's delay between its commit and its subscribers).
+/// writes the same bytes (with ten subscribers, encoding each event per subscriber took a fifth of the daemon's CPU
+/// in the fan-out benchmark, on the threads that then had to send it).
 public struct EventNotification: Sendable {
     /// The notification's `params`: what filters look at and what other transports encode.
     public let params: JSONValue

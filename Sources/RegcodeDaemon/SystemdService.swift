@@ -43,7 +43,10 @@ final class SystemdService: Service {
             return true
         }
         guard sendReady else { return }
-        let status = await summary()
+        // Not the phase summary: that reads every device on the fleet's actor, busy with the devices it just
+        // started (0.1 s of a 50,000-device restart). The next refresh, within seconds, brings it.
+        let count = await fleet.count
+        let status = "\(count) device\(count == 1 ? "" : "s"): starting"
         state.withLock { $0.lastStatus = status }
         notifier.notify("READY=1\nSTATUS=\(status)")
         logger.debug("notified systemd: ready", metadata: ["status": "\(status)"])

@@ -79,9 +79,7 @@ struct ConnectionSession: Sendable {
             // Events already waiting go out in one flush rather than a write, a flush and a wait each; the
             // subscriber's buffer bounds what is written unawaited.
             let end = await source.run { notification, seq, more in
-                let line =
-                    notification.line
-                    ?? JSONLine.encode(RPCMessage.notification(method: "event", params: notification.params), allocator: self.channel.allocator)
+                let line = notification.line(allocator: self.channel.allocator)
                 if more {
                     self.writer.writeWithoutFlush(line: line)
                 } else {

@@ -100,19 +100,28 @@ public struct Subscription: Sendable {
 public struct EventNotification: Sendable {
     /// The notification's `params`: what filters look at and what other transports encode.
     public let params: JSONValue
-    /// `{"jsonrpc":"2.0","method":"event","params":…}` and a newline; nil when each subscriber encodes `params`.
-    let line: ByteBuffer?
+    /// The line, when the publisher encoded it; nil when each subscriber encodes `params`.
+    private let encoded: ByteBuffer?
 
     /// Encodes the notification's line now.
     public init(params: JSONValue) {
         self.params = params
-        self.line = JSONLine.encode(RPCMessage.notification(method: "event", params: params))
+        self.encoded = Self.encode(params, allocator: ByteBufferAllocator())
     }
 
     /// Leaves the encoding to the transport: for a notification with one consumer (a replay).
     public init(unencoded params: JSONValue) {
         self.params = params
-        self.line = nil
+        self.encoded = nil
+    }
+
+    /// `{"jsonrpc":"2.0","method":"event","params":…}` and a newline: the publisher's bytes, or encoded now.
+    func line(allocator: ByteBufferAllocator) -> ByteBuffer {
+        self.encoded ?? Self.encode(self.params, allocator: allocator)
+    }
+
+    private static func encode(_ params: JSONValue, allocator: ByteBufferAllocator) -> ByteBuffer {
+        JSONLine.encode(RPCMessage.notification(method: "event", params: params), allocator: allocator)
     }
 }
 

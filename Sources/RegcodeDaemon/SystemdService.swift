@@ -45,8 +45,7 @@ final class SystemdService: Service {
         guard sendReady else { return }
         // Not the phase summary: that reads every device on the fleet's actor, busy with the devices it just
         // started (0.1 s of a 50,000-device restart). The next refresh, within seconds, brings it.
-        let count = await fleet.count
-        let status = "\(count) device\(count == 1 ? "" : "s"): starting"
+        let status = Self.devices(await fleet.count) + ": starting"
         state.withLock { $0.lastStatus = status }
         notifier.notify("READY=1\nSTATUS=\(status)")
         logger.debug("notified systemd: ready", metadata: ["status": "\(status)"])
@@ -111,8 +110,12 @@ final class SystemdService: Service {
     /// "12 devices: 3 polling, 9 authenticated".
     func summary() async -> String {
         let counts = await fleet.phaseCounts()
-        let total = counts.values.reduce(0, +)
         let parts = DevicePhase.allCases.compactMap { phase in counts[phase].map { "\($0) \(phase.rawValue)" } }
-        return "\(total) device\(total == 1 ? "" : "s")" + (parts.isEmpty ? "" : ": " + parts.joined(separator: ", "))
+        return Self.devices(counts.values.reduce(0, +)) + (parts.isEmpty ? "" : ": " + parts.joined(separator: ", "))
+    }
+
+    /// "1 device", "12 devices".
+    private static func devices(_ count: Int) -> String {
+        "\(count) device\(count == 1 ? "" : "s")"
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import RegcodeEngine
 import RegcodeSupport
 import Testing
@@ -61,7 +62,7 @@ struct SubscriptionTests {
         let line =
             #"{"jsonrpc":"2.0","method":"event","params":{"args":{"errorCode":"","status":1},"device":"stb-1","name":"setAuthenticationStatus","seq":7}}"#
         let notification = EventNotification(params: testEvent(7))
-        #expect(notification.line.map { String(buffer: $0) } == line + "\n")
+        #expect(String(buffer: notification.line(allocator: ByteBufferAllocator())) == line + "\n")
         try await withServer(handler: EncodedEventHandler(broadcaster: broadcaster)) { _, path in
             try await withRawConnection(to: path) { (first: inout RawConnection) async throws in
                 try await withRawConnection(to: path) { (second: inout RawConnection) async throws in

@@ -36,26 +36,37 @@ import Testing
         for _ in 0..<5_000 where !done() { await Task.yield() }
     }
 
-    @Test(arguments: [true, false]) func stepsArrivingWhileItGathersShareOneWrite(gathering: Bool) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("group-commit-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        var logger = Logger(label: "group-commit-test")
-        logger.logLevel = .critical
-        // The device is not stored: its polls are kept all the same (see `RegcodeStore.apply`).
-        let store = try RegcodeStore(path: directory.appendingPathComponent("state.db").path, logger: logger)
-        let counting = FailingStore(store: store)
+    /// A pipeline over a fresh store in a temporary folder, counting its writes, on a manual clock.
+    private struct Fixture {
+        let directory: URL
+        let store: RegcodeStore
+        let counting: FailingStore
         let clock = ManualClock()
-        var limits = EventPipeline<ManualClock>.Limits()
-        limits.gather = gathering ? .milliseconds(2) : .zero
-        let pipeline = EventPipeline(
-            store: counting,
-            broadcaster: EventBroadcaster<EventNotification>(),
-            observers: [],
-            limits: limits,
-            clock: clock,
-            logger: logger
-        )
+        let broadcaster = EventBroadcaster<EventNotification>()
+        let pipeline: EventPipeline<ManualClock>
+
+        init(gather: Duration) throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("group-commit-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            var logger = Logger(label: "group-commit-test")
+            logger.logLevel = .critical
+            // The device is not stored: its polls are kept all the same (see `RegcodeStore.apply`).
+            store = try RegcodeStore(path: directory.appendingPathComponent("state.db").path, logger: logger)
+            counting = FailingStore(store: store)
+            var limits = EventPipeline<ManualClock>.Limits()
+            limits.gather = gather
+            pipeline = EventPipeline(store: counting, broadcaster: broadcaster, observers: [], limits: limits, clock: clock, logger: logger)
+        }
+
+        func remove() {
+            try? FileManager.default.removeItem(at: directory)
+        }
+    }
+
+    @Test(arguments: [true, false]) func stepsArrivingWhileItGathersShareOneWrite(gathering: Bool) async throws {
+        let fixture = try Fixture(gather: gathering ? .milliseconds(2) : .zero)
+        defer { fixture.remove() }
+        let (store, counting, clock, pipeline) = (fixture.store, fixture.counting, fixture.clock, fixture.pipeline)
         try await testGracefulShutdown { trigger in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await pipeline.run() }
@@ -85,19 +96,10 @@ import Testing
     }
 
     @Test func stepsWithEventsAreWrittenWithoutGathering() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("group-commit-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        var logger = Logger(label: "group-commit-test")
-        logger.logLevel = .critical
-        let store = try RegcodeStore(path: directory.appendingPathComponent("state.db").path, logger: logger)
-        let counting = FailingStore(store: store)
-        let clock = ManualClock()
-        var limits = EventPipeline<ManualClock>.Limits()
-        limits.gather = .milliseconds(2)
-        let broadcaster = EventBroadcaster<EventNotification>()
-        let subscription = broadcaster.subscribe()
-        let pipeline = EventPipeline(store: counting, broadcaster: broadcaster, observers: [], limits: limits, clock: clock, logger: logger)
+        let fixture = try Fixture(gather: .milliseconds(2))
+        defer { fixture.remove() }
+        let (store, counting, clock, pipeline) = (fixture.store, fixture.counting, fixture.clock, fixture.pipeline)
+        let subscription = fixture.broadcaster.subscribe()
         func withEvent(_ index: Int) -> DeviceStep {
             var step = step(index)
             step.events = [.setRequestorComplete(1)]

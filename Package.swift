@@ -86,6 +86,7 @@ let package = Package(
             dependencies: [
                 "AccessEnablerAPI",
                 "RegcodeEngine",
+                "RegcodeSupport",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
@@ -328,9 +329,11 @@ let package = Package(
                 "PassSimulator",
                 "RegcodeEngine",
                 "RegcodeTestSupport",
+                "KeepAliveHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -9,8 +9,12 @@ import Synchronization
 ///
 /// A plain-HTTP backend is reached through ``KeepAliveConnectionPool``s (the hot path of a fleet); a TLS
 /// backend through AsyncHTTPClient, whose pools are per client and host, so a separate client is how a set of
-/// devices gets connections of its own there. The clients created here share the common client's event loops;
-/// the keep-alive pools live on `keepAliveLoops`.
+/// devices gets connections of its own there. The clients created here share the common client's event loops.
+///
+/// The keep-alive pools live on `keepAliveLoops`, a set per loop: a call made on one of them (a fleet partition's
+/// actor runs on its loop) gets connections of that loop, so its answer is read on the thread that asked. A pool's
+/// connections are split over the loops (at least one each); a device's own connection (`perDevice`) lives on the
+/// loop of its first call, which is its partition's.
 public final class ConnectionPools: Sendable {
     private enum Key: Hashable {
         case common
@@ -22,10 +26,15 @@ public final class ConnectionPools: Sendable {
     private struct PoolKey: Hashable {
         var origin: Origin
         var key: Key
+        /// Index into `keepAliveLoops`.
+        var loop: Int
     }
 
     private let common: HTTPClient
-    private let keepAliveLoops: any EventLoopGroup
+    /// Where pool `PoolKey.loop` lives: the fleet's loops, or (without them) the common client's whole group as one.
+    private let keepAliveLoops: [any EventLoopGroup]
+    /// The fleet's loops (empty without them), to find the caller's.
+    private let fleetLoops: [any EventLoop]
     private let configuration: HTTPClient.Configuration
     private let clients = Mutex<[Key: HTTPClient]>([:])
     private let pools = Mutex<[PoolKey: KeepAliveConnectionPool]>([:])
@@ -34,11 +43,12 @@ public final class ConnectionPools: Sendable {
     ///   - common: Carries TLS calls without a model and `perRequest` TLS calls; the caller shuts it down.
     ///   - configuration: The settings every created client and pool starts from (connect timeout, the
     ///     common pool's size).
-    ///   - keepAliveLoops: Where the plain-HTTP connections live; the daemon gives its fleet's loop, so a
+    ///   - keepAliveLoops: Where the plain-HTTP connections live; the daemon gives its fleet partitions' loops, so a
     ///     device's call and its answer stay on one thread. Default: the common client's loops.
-    public init(common: HTTPClient, configuration: HTTPClient.Configuration, keepAliveLoops: (any EventLoopGroup)? = nil) {
+    public init(common: HTTPClient, configuration: HTTPClient.Configuration, keepAliveLoops: [any EventLoop]? = nil) {
         self.common = common
-        self.keepAliveLoops = keepAliveLoops ?? common.eventLoopGroup
+        self.fleetLoops = keepAliveLoops ?? []
+        self.keepAliveLoops = fleetLoops.isEmpty ? [common.eventLoopGroup] : fleetLoops.map { $0 }
         self.configuration = configuration
     }
 
@@ -54,34 +64,43 @@ public final class ConnectionPools: Sendable {
         }
     }
 
-    /// The keep-alive pool that carries a plain-HTTP call of `context` to `origin`.
+    /// The keep-alive pool that carries a plain-HTTP call of `context` to `origin`, on the caller's loop when it
+    /// runs on one of `keepAliveLoops` (else on the first).
     func pool(for context: RequestContext, origin: Origin) -> KeepAliveConnectionPool {
+        let loop = fleetLoops.count < 2 ? 0 : fleetLoops.firstIndex { $0.inEventLoop } ?? 0
+        let share = { (total: Int) in Self.share(of: total, loop: loop, count: self.keepAliveLoops.count) }
         let commonSize = configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit
         switch context.connections {
         case nil:
-            return pool(PoolKey(origin: origin, key: .common), connections: commonSize)
+            return pool(PoolKey(origin: origin, key: .common, loop: loop), on: loop, connections: share(commonSize))
         case .perRequest:
             // Every call opens (and closes) its own connection; the bound only caps how many at once.
-            return pool(PoolKey(origin: origin, key: .perRequest), connections: commonSize)
+            return pool(PoolKey(origin: origin, key: .perRequest, loop: loop), on: loop, connections: share(commonSize))
         case .shared(let name, let connections):
-            return pool(PoolKey(origin: origin, key: .pool(name)), connections: connections)
+            return pool(PoolKey(origin: origin, key: .pool(name), loop: loop), on: loop, connections: share(connections))
         case .perDevice:
-            return pool(PoolKey(origin: origin, key: .device(context.deviceID)), connections: 1)
+            // One pool per device whichever loop asks (its calls all come from its partition's loop).
+            return pool(PoolKey(origin: origin, key: .device(context.deviceID), loop: 0), on: loop, connections: 1)
         }
     }
 
-    private func pool(_ key: PoolKey, connections: Int) -> KeepAliveConnectionPool {
+    private func pool(_ key: PoolKey, on loop: Int, connections: Int) -> KeepAliveConnectionPool {
         pools.withLock { pools in
             if let pool = pools[key] { return pool }
             let pool = KeepAliveConnectionPool(
                 origin: key.origin,
-                eventLoopGroup: keepAliveLoops,
+                eventLoopGroup: keepAliveLoops[loop],
                 maxConnections: connections,
                 connectTimeout: configuration.timeout.connect ?? .seconds(10)
             )
             pools[key] = pool
             return pool
         }
+    }
+
+    /// Loop `loop`'s part of `total` connections split over `count` loops: parts differ by at most one, none is zero.
+    static func share(of total: Int, loop: Int, count: Int) -> Int {
+        max(1, total / count + (loop < total % count ? 1 : 0))
     }
 
     private func client(_ key: Key, connections: Int) -> HTTPClient {

@@ -76,6 +76,9 @@ public final class KeepAliveConnectionPool: Sendable {
         }
     }
 
+    /// The loops its connections are opened on.
+    public var eventLoopGroup: any EventLoopGroup { group }
+
     /// Connections open now (idle or busy).
     public var openConnections: Int { state.withLock { $0.open } }
 

@@ -155,6 +155,7 @@ public enum ConfigurationFile {
                 case "http_token_file": configuration.httpTokenFile = try optionalString(value, key)
                 case "print_codes": configuration.printCodes = try bool(value, key)
                 case "max_concurrent_requests": configuration.maxConcurrentRequests = try int(value, key, range: 1...100_000)
+                case "fleet_loops": configuration.fleetLoops = try int(value, key, range: 1...64)
                 case "subscriber_buffer": configuration.subscriberBuffer = try int(value, key, range: 16...1_000_000)
                 case "timer_slack":
                     let slack = try duration(value, key)

@@ -7,6 +7,7 @@ import DeviceFleet
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import NIOPosix
 import PassSimulator
 import RegcodeEngine
@@ -29,7 +30,7 @@ public final class Daemon: Sendable {
     let store: RegcodeStore
     let broadcaster: EventBroadcaster<EventNotification>
     let pipeline: EventPipeline<ContinuousClock>
-    let fleet: Fleet<SystemDeviceClock>
+    let fleet: PartitionedFleet<SystemDeviceClock>
     let backend = DeferredBackend()
     let httpClient: HTTPClient
     /// The HTTP clients of fleets with their own connection model (`connections:`).
@@ -109,14 +110,15 @@ public final class Daemon: Sendable {
         // A refused connection should fail fast and back off, not hang for AsyncHTTPClient's 10 s default.
         httpConfiguration.timeout.connect = .seconds(3)
         self.httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
-        // The fleet and its plain-HTTP connections share one event loop (see `Fleet.init`).
-        let fleetLoop = MultiThreadedEventLoopGroup.singleton.next()
-        self.connectionPools = ConnectionPools(common: httpClient, configuration: httpConfiguration, keepAliveLoops: fleetLoop)
-        self.fleet = Fleet(
+        // Each fleet partition and its plain-HTTP connections share one event loop (see `Fleet.init`).
+        let fleetLoops = Self.fleetLoops(count: configuration.fleetLoops)
+        self.connectionPools = ConnectionPools(common: httpClient, configuration: httpConfiguration, keepAliveLoops: fleetLoops)
+        let backend = self.backend
+        self.fleet = PartitionedFleet(
             clock: SystemDeviceClock(),
-            executor: backend,
+            eventLoops: fleetLoops,
+            makeExecutor: { _ in backend },
             sink: pipeline,
-            eventLoop: fleetLoop,
             maxConcurrentRequests: configuration.maxConcurrentRequests,
             timerSlack: configuration.timerSlack,
             logger: logger
@@ -328,6 +330,13 @@ public final class Daemon: Sendable {
     /// The fleet a device belongs to: by its name for configured devices, as recorded for devices added over the socket.
     func fleetName(of device: String) -> String? {
         catalog.fleet(forDevice: device)?.name ?? addedDeviceFleets.withLock { $0[device] }
+    }
+
+    /// `count` of NIO's shared loops (nil: all of them, one per core); more than there are repeat loops, which
+    /// splits the devices without adding a thread.
+    static func fleetLoops(count: Int?) -> [any EventLoop] {
+        let loops = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
+        return (0..<(count ?? loops.count)).map { loops[$0 % loops.count] }
     }
 
     /// The HTTP bearer token from `http_token_file` (or the `http-token` credential): one line, surrounding white space ignored.

@@ -134,6 +134,9 @@ public struct DaemonConfiguration: Sendable {
     /// How long after its deadline a device timer may fire, so timers due close together share one wake-up
     /// (`timer_slack`; 0 fires each at its deadline). Planned and sent times are both recorded.
     public var timerSlack: Duration = .milliseconds(10)
+    /// How many event loops the devices are spread over (`fleet_loops`; nil: one per core, as many as NIO's
+    /// shared loops). A device stays on its loop; one loop is one thread's worth of polls.
+    public var fleetLoops: Int?
     /// Live events buffered per subscriber before it is cut off.
     public var subscriberBuffer = 4096
     /// IPv4 range (CIDR) the devices' emulated client addresses come from.

@@ -156,7 +156,7 @@ final class RegcodeMetrics: Sendable {
 struct MetricsService: Service {
     let metrics: RegcodeMetrics
     let address: HostPort
-    let fleet: Fleet<SystemDeviceClock>
+    let fleet: PartitionedFleet<SystemDeviceClock>
     let broadcaster: EventBroadcaster<EventNotification>
     let pipeline: EventPipeline<ContinuousClock>
     let logger: Logger

@@ -1,3 +1,5 @@
+import RegcodeSupport
+
 /// One slice of every fleet (`--shard K/N`, `shard: K/N`): N processes, on one host or many, each
 /// run with their own K in 0…N-1, together run every configured device exactly once.
 ///
@@ -52,19 +54,8 @@ public struct Shard: Sendable, Equatable, Hashable, CustomStringConvertible {
 
     /// The shard (0-based) member `member` (1-based) of `fleet` belongs to when there are `count` shards.
     public static func shard(ofFleet fleet: String, member: Int, count: Int) -> Int {
-        let rotation = Int(fnv1a64(fleet) % UInt64(count))
+        let rotation = Int(StableHash.fnv1a64(fleet) % UInt64(count))
         return ((member - 1) % count + rotation) % count
-    }
-
-    /// 64-bit FNV-1a of the UTF-8 bytes: stable across processes, hosts and releases (Swift's
-    /// `Hasher` is seeded per process, so it cannot place a device).
-    static func fnv1a64(_ text: String) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01b3
-        }
-        return hash
     }
 }
 

@@ -8,7 +8,7 @@ import ServiceLifecycle
 /// systemd's `STATUS=`. (The pipeline logs the failures themselves; metrics sample ``EventPipeline/health``.)
 struct StorageWatchService: Service {
     let pipeline: EventPipeline<ContinuousClock>
-    let fleet: Fleet<SystemDeviceClock>
+    let fleet: PartitionedFleet<SystemDeviceClock>
     let systemd: SystemdService
     let logger: Logger
 

@@ -22,12 +22,12 @@ final class SystemdService: Service {
 
     private let notifier: SystemdNotifier
     private let watchdogInterval: Duration?
-    private let fleet: Fleet<SystemDeviceClock>
+    private let fleet: PartitionedFleet<SystemDeviceClock>
     private let logger: Logger
     private let state = Mutex(State())
     private let refresh: Duration = .seconds(2)
 
-    init(notifier: SystemdNotifier, watchdogInterval: Duration?, fleet: Fleet<SystemDeviceClock>, logger: Logger) {
+    init(notifier: SystemdNotifier, watchdogInterval: Duration?, fleet: PartitionedFleet<SystemDeviceClock>, logger: Logger) {
         self.notifier = notifier
         self.watchdogInterval = watchdogInterval
         self.fleet = fleet

@@ -44,7 +44,7 @@ final class LoopCheckingSink: FleetSink {
         try await simulator.withRunningServer { baseURL in
             let loop = MultiThreadedEventLoopGroup.singleton.next()
             let httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
-            let pools = ConnectionPools(common: httpClient, configuration: HTTPClient.Configuration(), keepAliveLoops: loop)
+            let pools = ConnectionPools(common: httpClient, configuration: HTTPClient.Configuration(), keepAliveLoops: [loop])
             var clientConfiguration = AdobePassClientConfiguration(baseURL: baseURL)
             clientConfiguration.requestTimeout = .seconds(5)
             let client = AdobePassClient(

@@ -54,6 +54,8 @@ import Testing
         ("colour: blue\n", "colour", "unknown key"),
         ("timer_slack: 2s\n", "timer_slack", "at most 1s"),
         ("timer_slack: soon\n", "timer_slack", "not a duration"),
+        ("fleet_loops: 0\n", "fleet_loops", "outside"),
+        ("fleet_loops: 65\n", "fleet_loops", "outside"),
         ("fleets: [\n", "(syntax)", "parser"),
     ])
     func badConfigurationNamesKeyAndReason(yaml: String, key: String, reason: String) {
@@ -71,6 +73,12 @@ import Testing
         #expect(try ConfigurationFile.parse("log_level: info\n", file: "x.yaml").timerSlack == .milliseconds(10))
         #expect(try ConfigurationFile.parse("timer_slack: 0\n", file: "x.yaml").timerSlack == .zero)
         #expect(try ConfigurationFile.parse("timer_slack: 25ms\n", file: "x.yaml").timerSlack == .milliseconds(25))
+    }
+
+    @Test func fleetLoopsDefaultToOnePerCoreUnlessSet() throws {
+        #expect(try ConfigurationFile.parse("log_level: info\n", file: "x.yaml").fleetLoops == nil)
+        #expect(try ConfigurationFile.parse("fleet_loops: 1\n", file: "x.yaml").fleetLoops == 1)
+        #expect(try ConfigurationFile.parse("fleet_loops: 64\n", file: "x.yaml").fleetLoops == 64)
     }
 
     @Test func durationsReadAsConfigsWriteThem() {

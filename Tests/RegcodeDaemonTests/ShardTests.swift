@@ -1,5 +1,6 @@
 import Foundation
 import RegcodeEngine
+import RegcodeSupport
 import Testing
 
 @testable import RegcodeDaemon
@@ -31,10 +32,10 @@ import Testing
 
     @Test func theRuleReadsFNV1aOfTheFleetName() {
         // FNV-1a 64-bit test vectors: the rotation must never change between releases or hosts.
-        #expect(Shard.fnv1a64("") == 0xcbf2_9ce4_8422_2325)
-        #expect(Shard.fnv1a64("a") == 0xaf63_dc4c_8601_ec8c)
-        #expect(Shard.fnv1a64("foobar") == 0x8594_4171_f739_67e8)
-        let rotation = Int(Shard.fnv1a64("stb") % 3)
+        #expect(StableHash.fnv1a64("") == 0xcbf2_9ce4_8422_2325)
+        #expect(StableHash.fnv1a64("a") == 0xaf63_dc4c_8601_ec8c)
+        #expect(StableHash.fnv1a64("foobar") == 0x8594_4171_f739_67e8)
+        let rotation = Int(StableHash.fnv1a64("stb") % 3)
         #expect(Shard.shard(ofFleet: "stb", member: 1, count: 3) == rotation)
         #expect(Shard.shard(ofFleet: "stb", member: 2, count: 3) == (rotation + 1) % 3)
         #expect(Shard.shard(ofFleet: "stb", member: 4, count: 3) == rotation)

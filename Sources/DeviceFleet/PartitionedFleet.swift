@@ -1,0 +1,264 @@
+import AccessEnablerAPI
+import Logging
+import NIOCore
+import RegcodeEngine
+import RegcodeSupport
+import ServiceLifecycle
+
+/// Devices spread over several ``Fleet`` actors, one per event loop, so a fleet uses every core: one actor runs
+/// on one thread, and a single loop saturated at ~7,500 polls/s on the benchmark machine (Benchmarks/README.md).
+///
+/// A device belongs to the partition its name's ``StableHash/mixed(_:)`` picks, the same in every process and
+/// after every restart, so a device removed and added again comes back to the same loop (and to the keep-alive
+/// connections of that loop). Each partition is a complete fleet: its own timers, its share of the concurrent
+/// calls, its own hold. Calls about one device go to its partition; figures about the fleet add the partitions'.
+public final class PartitionedFleet<C: DeviceClock>: Service, Sendable {
+    /// The partitions, in loop order.
+    public let partitions: [Fleet<C>]
+
+    /// - Parameters:
+    ///   - eventLoops: One partition per loop (at least one).
+    ///   - maxConcurrentRequests: For the whole fleet: each partition gets its share (at least one).
+    ///   - makeExecutor: The backend of the partition on a loop; its connections should live on that loop.
+    public init(
+        clock: C,
+        eventLoops: [any EventLoop],
+        makeExecutor: (any EventLoop) -> any BackendExecutor,
+        sink: any FleetSink,
+        maxConcurrentRequests: Int = 256,
+        maxPendingPerDevice: Int = 256,
+        timerSlack: Duration = .zero,
+        logger: Logger
+    ) {
+        precondition(!eventLoops.isEmpty, "a fleet needs an event loop")
+        partitions = eventLoops.enumerated().map { index, loop in
+            var logger = logger
+            if eventLoops.count > 1 { logger[metadataKey: "fleet_loop"] = "\(index)" }
+            return Fleet(
+                clock: clock,
+                executor: makeExecutor(loop),
+                sink: sink,
+                eventLoop: loop,
+                maxConcurrentRequests: Self.share(of: maxConcurrentRequests, partition: index, count: eventLoops.count),
+                maxPendingPerDevice: maxPendingPerDevice,
+                timerSlack: timerSlack,
+                logger: logger
+            )
+        }
+    }
+
+    /// Partition `partition`'s part of `total` when it is split over `count`: the parts differ by at most one
+    /// and none is zero.
+    public static func share(of total: Int, partition: Int, count: Int) -> Int {
+        max(1, total / count + (partition < total % count ? 1 : 0))
+    }
+
+    /// The partition (0-based) of the device named `device` when there are `count`.
+    public static func partition(ofDevice device: String, count: Int) -> Int {
+        Int(StableHash.mixed(device) % UInt64(count))
+    }
+
+    /// The fleet that runs (or would run) `device`.
+    public func partition(of device: String) -> Fleet<C> {
+        partitions[Self.partition(ofDevice: device, count: partitions.count)]
+    }
+
+    // MARK: Service
+
+    /// Runs every partition as a child task; returns once all have stopped.
+    public func run() async throws {
+        try await withThrowingDiscardingTaskGroup { group in
+            for fleet in partitions {
+                group.addTask { try await fleet.run() }
+            }
+        }
+    }
+
+    /// Stops every partition; returns once every call in flight has answered.
+    public func stop() async {
+        await forEachPartition { await $0.stop() }
+    }
+
+    // MARK: Membership
+
+    public func add(_ spec: Fleet<C>.DeviceSpec) async throws(FleetError) {
+        try await partition(of: spec.settings.name).add(spec)
+    }
+
+    /// Adds devices, each partition's on its own loop at the same time (a start-up's adding uses every core); stops
+    /// at the first device that cannot be added in each partition and throws the first such error.
+    public func add(contentsOf specs: [Fleet<C>.DeviceSpec]) async throws(FleetError) {
+        try await add(specs) { fleet, share throws(FleetError) in try await fleet.add(contentsOf: share) }
+    }
+
+    func add(
+        _ specs: [Fleet<C>.DeviceSpec],
+        each addShare: @escaping @Sendable (Fleet<C>, [Fleet<C>.DeviceSpec]) async throws(FleetError) -> Void
+    ) async throws(FleetError) {
+        var shares = Array(repeating: [Fleet<C>.DeviceSpec](), count: partitions.count)
+        for spec in specs {
+            shares[Self.partition(ofDevice: spec.settings.name, count: partitions.count)].append(spec)
+        }
+        let failures = await withTaskGroup(of: FleetError?.self, returning: [FleetError].self) { group in
+            for (fleet, share) in zip(partitions, shares) where !share.isEmpty {
+                group.addTask {
+                    do throws(FleetError) {
+                        try await addShare(fleet, share)
+                        return nil
+                    } catch {
+                        return error
+                    }
+                }
+            }
+            return await group.reduce(into: []) { failures, failure in
+                if let failure { failures.append(failure) }
+            }
+        }
+        if let first = failures.first { throw first }
+    }
+
+    @discardableResult
+    public func remove(_ name: String) async -> Bool {
+        await partition(of: name).remove(name)
+    }
+
+    public func send(_ command: DeviceCommand, to device: String, app appID: String? = nil) async throws(FleetError) {
+        try await partition(of: device).send(command, to: device, app: appID)
+    }
+
+    // MARK: One device
+
+    public func snapshot(of device: String, app appID: String? = nil) async -> DeviceSnapshot? {
+        await partition(of: device).snapshot(of: device, app: appID)
+    }
+
+    public func settings(of device: String) async -> DeviceSettings? {
+        await partition(of: device).settings(of: device)
+    }
+
+    public func settings(of device: String, app appID: String?) async throws(FleetError) -> DeviceSettings {
+        try await partition(of: device).settings(of: device, app: appID)
+    }
+
+    public func apps(of device: String) async -> [Fleet<C>.AppStatus]? {
+        await partition(of: device).apps(of: device)
+    }
+
+    public func explain(device: String, app appID: String?) async throws(FleetError) -> SSOExplanation? {
+        try await partition(of: device).explain(device: device, app: appID)
+    }
+
+    public func tokens(of device: String) async throws(FleetError) -> [SharedToken] {
+        try await partition(of: device).tokens(of: device)
+    }
+
+    public func tvProvider(of device: String) async throws(FleetError) -> TVProviderDevice? {
+        try await partition(of: device).tvProvider(of: device)
+    }
+
+    @discardableResult
+    public func updateTVProvider(
+        of device: String,
+        _ change: @Sendable (inout TVProviderDevice) -> Void
+    ) async throws(FleetError) -> TVProviderDevice {
+        try await partition(of: device).updateTVProvider(of: device, change)
+    }
+
+    public func selectTVProvider(_ choice: TVProviderChoice, device: String, app appID: String?) async throws(FleetError) {
+        try await partition(of: device).selectTVProvider(choice, device: device, app: appID)
+    }
+
+    // MARK: The whole fleet
+
+    /// Every device's name, sorted.
+    public var deviceNames: [String] {
+        get async {
+            var names: [String] = []
+            for fleet in partitions { names += await fleet.deviceNames }
+            return names.sorted()
+        }
+    }
+
+    public var count: Int {
+        get async { await sum { await $0.count } }
+    }
+
+    /// Backend calls running or waiting for a slot.
+    public var requestsOutstanding: Int {
+        get async { await sum { await $0.requestsOutstanding } }
+    }
+
+    /// How many devices are in each phase.
+    public func phaseCounts() async -> [DevicePhase: Int] {
+        await phaseCounts { await $0.phaseCounts() }
+    }
+
+    func phaseCounts(each count: (Fleet<C>) async -> [DevicePhase: Int]) async -> [DevicePhase: Int] {
+        var counts: [DevicePhase: Int] = [:]
+        for fleet in partitions {
+            counts.merge(await count(fleet), uniquingKeysWith: +)
+        }
+        return counts
+    }
+
+    /// Devices by state, grouped by a key of the caller's.
+    public func phaseCounts<Key: Hashable & Sendable>(
+        groupedBy key: @escaping @Sendable (String) -> Key
+    ) async -> [Key: [DevicePhase: Int]] {
+        var counts: [Key: [DevicePhase: Int]] = [:]
+        for fleet in partitions {
+            counts.merge(await fleet.phaseCounts(groupedBy: key)) { $0.merging($1, uniquingKeysWith: +) }
+        }
+        return counts
+    }
+
+    /// Holds every partition (see ``Fleet/hold(reason:)``).
+    public func hold(reason: String) async {
+        await forEachPartition { await $0.hold(reason: reason) }
+    }
+
+    public func release() async {
+        await forEachPartition { await $0.release() }
+    }
+
+    /// Totals over every hold: a hold holds every partition at once, so it counts once.
+    public var holdTotals: HoldTotals {
+        get async {
+            var totals = HoldTotals()
+            for fleet in partitions {
+                let part = await fleet.holdTotals
+                totals.holds = max(totals.holds, part.holds)
+                totals.deferredPolls += part.deferredPolls
+                totals.deferredTimers += part.deferredTimers
+                totals.deferredCalls += part.deferredCalls
+            }
+            return totals
+        }
+    }
+
+    private func sum(_ figure: (Fleet<C>) async -> Int) async -> Int {
+        var total = 0
+        for fleet in partitions { total += await figure(fleet) }
+        return total
+    }
+
+    private func forEachPartition(_ body: @Sendable @escaping (Fleet<C>) async -> Void) async {
+        await withDiscardingTaskGroup { group in
+            for fleet in partitions {
+                group.addTask { await body(fleet) }
+            }
+        }
+    }
+}
+
+extension PartitionedFleet where C == SystemDeviceClock {
+    /// ``add(contentsOf:)`` reaching ``Fleet``'s version compiled for the system clock (see there).
+    public func add(contentsOf specs: [Fleet<C>.DeviceSpec]) async throws(FleetError) {
+        try await add(specs) { fleet, share throws(FleetError) in try await fleet.add(contentsOf: share) }
+    }
+
+    /// ``phaseCounts()`` reaching ``Fleet``'s version compiled for the system clock.
+    public func phaseCounts() async -> [DevicePhase: Int] {
+        await phaseCounts { await $0.phaseCounts() }
+    }
+}

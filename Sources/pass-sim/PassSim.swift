@@ -1,8 +1,6 @@
 import ArgumentParser
 import Hummingbird
 import Logging
-import NIOCore
-import NIOPosix
 import PassSimulator
 import RegcodeSupport
 
@@ -286,14 +284,6 @@ struct PassSim: AsyncParsableCommand {
             throw ValidationError("Fault settings: \(error.description).")
         }
         return configuration
-    }
-
-    /// Runs Swift concurrency's jobs on NIO's event-loop threads: Hummingbird handles each connection in a
-    /// child task, which otherwise runs on Dispatch's pool, so every request crossed from the loop that read it
-    /// to a pool thread and back. Installed before any task is started; no handler blocks a thread.
-    static func main() async {
-        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
-        await main(nil)
     }
 
     func run() async throws {

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import KeepAliveHTTP
 import NIOCore
 import RegcodeEngine
+import RegcodeSupport
 import Synchronization
 
 /// The connections behind the fleets' connection models (``ConnectionModel``): a common pool, one pool per
@@ -68,7 +69,7 @@ public final class ConnectionPools: Sendable {
     /// runs on one of `keepAliveLoops` (else on the first).
     func pool(for context: RequestContext, origin: Origin) -> KeepAliveConnectionPool {
         let loop = fleetLoops.count < 2 ? 0 : fleetLoops.firstIndex { $0.inEventLoop } ?? 0
-        let share = { (total: Int) in Self.share(of: total, loop: loop, count: self.keepAliveLoops.count) }
+        let share = { (total: Int) in EvenSplit.share(of: total, part: loop, count: self.keepAliveLoops.count) }
         let commonSize = configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit
         switch context.connections {
         case nil:
@@ -96,11 +97,6 @@ public final class ConnectionPools: Sendable {
             pools[key] = pool
             return pool
         }
-    }
-
-    /// Loop `loop`'s part of `total` connections split over `count` loops: parts differ by at most one, none is zero.
-    static func share(of total: Int, loop: Int, count: Int) -> Int {
-        max(1, total / count + (loop < total % count ? 1 : 0))
     }
 
     private func client(_ key: Key, connections: Int) -> HTTPClient {

@@ -39,18 +39,12 @@ public final class PartitionedFleet<C: DeviceClock>: Service, Sendable {
                 executor: makeExecutor(loop),
                 sink: sink,
                 eventLoop: loop,
-                maxConcurrentRequests: Self.share(of: maxConcurrentRequests, partition: index, count: eventLoops.count),
+                maxConcurrentRequests: EvenSplit.share(of: maxConcurrentRequests, part: index, count: eventLoops.count),
                 maxPendingPerDevice: maxPendingPerDevice,
                 timerSlack: timerSlack,
                 logger: logger
             )
         }
-    }
-
-    /// Partition `partition`'s part of `total` when it is split over `count`: the parts differ by at most one
-    /// and none is zero.
-    public static func share(of total: Int, partition: Int, count: Int) -> Int {
-        max(1, total / count + (partition < total % count ? 1 : 0))
     }
 
     /// The partition (0-based) of the device named `device` when there are `count`.

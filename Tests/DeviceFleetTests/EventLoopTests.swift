@@ -43,16 +43,8 @@ final class LoopCheckingSink: FleetSink {
         let simulator = PassSimulator(configuration: simulatorConfiguration)
         try await simulator.withRunningServer { baseURL in
             let loop = MultiThreadedEventLoopGroup.singleton.next()
-            let httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
-            let pools = ConnectionPools(common: httpClient, configuration: HTTPClient.Configuration(), keepAliveLoops: [loop])
-            var clientConfiguration = AdobePassClientConfiguration(baseURL: baseURL)
-            clientConfiguration.requestTimeout = .seconds(5)
-            let client = AdobePassClient(
-                configuration: clientConfiguration,
-                httpClient: httpClient,
-                connectionPools: pools,
-                logger: Logger(label: "test")
-            )
+            let backend = LoopBoundClient(baseURL: baseURL, loops: [loop])
+            let client = backend.client
             let sink = LoopCheckingSink(loop: loop)
             let fleet = Fleet(clock: SystemDeviceClock(), executor: client, sink: sink, eventLoop: loop, logger: Logger(label: "fleet"))
             #expect(fleet.eventLoop === loop)
@@ -80,8 +72,7 @@ final class LoopCheckingSink: FleetSink {
                     return first
                 }
             }
-            await pools.shutdown()
-            try await httpClient.shutdown()
+            try await backend.shutdown()
 
             #expect(polls == 3, "three polls, each started by the loop's timer")
             let counts = sink.counts

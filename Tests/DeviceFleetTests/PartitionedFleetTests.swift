@@ -57,12 +57,12 @@ final class PartitionCheckingSink: FleetSink {
 
     @Test func concurrentCallsAreSplitWithoutLosingOrAddingAny() {
         for (total, count) in [(256, 2), (5, 2), (7, 3), (100, 8)] {
-            let shares = (0..<count).map { PartitionedFleet<SystemDeviceClock>.share(of: total, partition: $0, count: count) }
+            let shares = (0..<count).map { EvenSplit.share(of: total, part: $0, count: count) }
             #expect(shares.reduce(0, +) == total, "\(total) over \(count): \(shares)")
             #expect(shares.max()! - shares.min()! <= 1)
         }
         // Fewer than one each: every partition still gets one.
-        #expect((0..<4).map { PartitionedFleet<SystemDeviceClock>.share(of: 2, partition: $0, count: 4) } == [1, 1, 1, 1])
+        #expect((0..<4).map { EvenSplit.share(of: 2, part: $0, count: 4) } == [1, 1, 1, 1])
     }
 
     /// Devices on two loops against a real simulator: each device's steps run on its partition's loop (timers,
@@ -76,16 +76,8 @@ final class PartitionCheckingSink: FleetSink {
         try await simulator.withRunningServer { baseURL in
             let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
             let loops = Array(group.makeIterator())
-            let httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
-            let pools = ConnectionPools(common: httpClient, configuration: HTTPClient.Configuration(), keepAliveLoops: loops)
-            var clientConfiguration = AdobePassClientConfiguration(baseURL: baseURL)
-            clientConfiguration.requestTimeout = .seconds(5)
-            let client = AdobePassClient(
-                configuration: clientConfiguration,
-                httpClient: httpClient,
-                connectionPools: pools,
-                logger: Logger(label: "test")
-            )
+            let backend = LoopBoundClient(baseURL: baseURL, loops: loops)
+            let client = backend.client
             let sink = PartitionCheckingSink(loops: loops)
             let fleet = PartitionedFleet(
                 clock: SystemDeviceClock(),
@@ -146,8 +138,7 @@ final class PartitionCheckingSink: FleetSink {
                 try await tasks.waitForAll()
                 return polledAll
             }
-            await pools.shutdown()
-            try await httpClient.shutdown()
+            try await backend.shutdown()
             try await group.shutdownGracefully()
 
             #expect(polledAll, "every device polled")

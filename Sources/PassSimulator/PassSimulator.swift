@@ -10,7 +10,7 @@ public final class PassSimulator: Sendable {
     /// The configuration the simulator was created with.
     public let configuration: SimulatorConfiguration
     /// Clients, tokens, codes and profiles; shared by every application built from this simulator.
-    public let state: SimulatorState
+    public let state: SharedSimulatorState
     let logger: Logger
     let throttle: Throttle?
     let faults: FaultInjector
@@ -23,7 +23,7 @@ public final class PassSimulator: Sendable {
     /// before the first application built from it serves (or by ``loadState()``).
     public init(configuration: SimulatorConfiguration = .init(), logger: Logger = Logger(label: "pass-sim")) {
         self.configuration = configuration
-        self.state = SimulatorState(configuration: configuration)
+        self.state = SharedSimulatorState(configuration: configuration)
         self.logger = logger
         self.journal = configuration.statePath == nil ? nil : StateJournal(logger: logger)
         self.throttle =
@@ -60,7 +60,7 @@ public final class PassSimulator: Sendable {
             let started = Task { [state = self.state, logger = self.logger] in
                 let file = try await StateFile.prepare(path: path, logger: logger)
                 let snapshot = try await file.load()
-                await state.restore(snapshot, journal: journal)
+                state.withLock { $0.restore(snapshot, journal: journal) }
                 journal.attach(file)
                 logger.info(
                     "state loaded",

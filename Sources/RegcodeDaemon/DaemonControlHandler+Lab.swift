@@ -81,7 +81,9 @@ extension DaemonControlHandler {
         let mvpd = try params.optionalString("mvpd")
         guard let simulator = daemon.embeddedSimulator else { throw Self.noEmbeddedSimulator() }
         do {
-            let profile = try await simulator.state.completeCode(code, mvpd: mvpd, userId: nil, attributes: nil)
+            let profile = try simulator.state.withLock { (state) throws(CodeCompletionError) in
+                try state.completeCode(code, mvpd: mvpd, userId: nil, attributes: nil)
+            }
             return ["approved": true, "code": .string(code.uppercased()), "mvpd": .string(profile.mvpd)]
         } catch {
             switch error {

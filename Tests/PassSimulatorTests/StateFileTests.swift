@@ -132,7 +132,7 @@ struct StateFileTests {
             let second = PassSimulator(configuration: configuration)
             try await second.loadState()
             let id = try #require(clientId.withLock { $0 })
-            #expect(await second.state.expireAccessTokens(ofClient: id) == 0)
+            #expect(second.state.withLock { $0.expireAccessTokens(ofClient: id) } == 0)
             _ = first
         }
     }

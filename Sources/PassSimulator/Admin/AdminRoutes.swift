@@ -12,7 +12,7 @@ import Foundation
 ///
 /// Errors use a small JSON body `{"error": "<code>", "message": "…"}`; they are for test harnesses, not devices.
 struct AdminRoutes: Sendable {
-    let state: SimulatorState
+    let state: SharedSimulatorState
     let faults: FaultInjector
 
     private struct ApproveRequest: Decodable {
@@ -106,11 +106,13 @@ struct AdminRoutes: Sendable {
         )
         let profile: SimulatedProfile
         do {
-            profile = try await self.state.completeCode(body.code, mvpd: body.mvpd, userId: body.userId, attributes: body.attributes)
+            profile = try self.state.withLock { (state) throws(CodeCompletionError) in
+                try state.completeCode(body.code, mvpd: body.mvpd, userId: body.userId, attributes: body.attributes)
+            }
         } catch {
             throw Self.adminError(error, code: body.code)
         }
-        guard let session = await self.state.session(code: body.code) else {
+        guard let session = self.state.withLock({ $0.session(code: body.code) }) else {
             throw AdminError(status: .notFound, error: "unknown_code", message: "No code \(body.code.uppercased()) was issued.")
         }
         context.logger.info(
@@ -142,7 +144,7 @@ struct AdminRoutes: Sendable {
             context: context,
             orThrow: AdminError(status: .badRequest, error: "invalid_request", message: #"Expected JSON {"code": "…"}."#)
         )
-        guard await self.state.expireCode(body.code) else {
+        guard self.state.withLock({ $0.expireCode(body.code) }) else {
             throw AdminError(status: .notFound, error: "unknown_code", message: "No code \(body.code.uppercased()) was issued.")
         }
         context.logger.info("code expired by admin", metadata: ["code": .string(body.code.uppercased())])
@@ -156,7 +158,7 @@ struct AdminRoutes: Sendable {
             context: context,
             orThrow: AdminError(status: .badRequest, error: "invalid_request", message: #"Expected JSON {"clientId": "…"}."#)
         )
-        guard let revoked = await self.state.expireAccessTokens(ofClient: body.clientId) else {
+        guard let revoked = self.state.withLock({ $0.expireAccessTokens(ofClient: body.clientId) }) else {
             throw AdminError(status: .notFound, error: "unknown_client", message: "No client \(body.clientId) was registered.")
         }
         context.logger.info("access tokens expired by admin", metadata: ["dcr.client_id": .string(body.clientId)])
@@ -164,7 +166,7 @@ struct AdminRoutes: Sendable {
     }
 
     @Sendable func codes(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
-        let sessions = await self.state.liveSessions()
+        let sessions = self.state.withLock { $0.liveSessions() }
         let summaries = sessions.map { session in
             CodeSummary(
                 code: session.code,
@@ -197,7 +199,7 @@ struct AdminRoutes: Sendable {
         )
         let session: AuthenticationSession
         do {
-            session = try await self.state.setScript(script, forCode: code)
+            session = try self.state.withLock { (state) throws(CodeCompletionError) in try state.setScript(script, forCode: code) }
         } catch {
             throw Self.adminError(error, code: code)
         }
@@ -209,7 +211,7 @@ struct AdminRoutes: Sendable {
     }
 
     @Sendable func getDeny(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
-        try JSONBody.response(.ok, await self.state.denyLists())
+        try JSONBody.response(.ok, self.state.withLock { $0.denyLists() })
     }
 
     /// `PUT /_sim/deny {"resources": {resource: details}, "mvpds": {mvpd: details}}` replaces both lists.
@@ -224,7 +226,7 @@ struct AdminRoutes: Sendable {
                 message: #"Expected JSON {"resources"?: {"<resource>": "<details>"}, "mvpds"?: {"<mvpd>": "<details>"}}."#
             )
         )
-        await self.state.setDenyLists(lists)
+        self.state.withLock { $0.setDenyLists(lists) }
         context.logger.info(
             "deny lists replaced",
             metadata: ["deny.resources": .stringConvertible(lists.resources.count), "deny.mvpds": .stringConvertible(lists.mvpds.count)]

@@ -13,7 +13,7 @@ import Foundation
 /// registration requires an approved `software_id`; each failure is a DCR `invalid_request` (or
 /// `unapproved_software_statement`).
 struct DCRRoutes: Sendable {
-    let state: SimulatorState
+    let state: SharedSimulatorState
     let configuration: SimulatorConfiguration
 
     private struct RegistrationRequest: Decodable {
@@ -65,7 +65,7 @@ struct DCRRoutes: Sendable {
         if let redirect = body.redirect_uri, redirect.isEmpty || !redirect.contains(":") {
             throw DCRError.invalidRedirectURI
         }
-        let client = await self.state.registerClient(softwareId: softwareId, redirectURIs: body.redirect_uri.map { [$0] } ?? [])
+        let client = self.state.withLock { $0.registerClient(softwareId: softwareId, redirectURIs: body.redirect_uri.map { [$0] } ?? []) }
         context.logger.info(
             "DCR client registered",
             metadata: ["dcr.client_id": .string(client.clientId), "dcr.software_id": .string(softwareId)]
@@ -92,7 +92,7 @@ struct DCRRoutes: Sendable {
             let grantType = fields["grant_type"], !grantType.isEmpty
         else { throw DCRError.invalidRequest }
         guard grantType == "client_credentials" else { throw DCRError.unsupportedGrantType }
-        guard let grant = await self.state.issueToken(clientId: clientId, clientSecret: clientSecret) else {
+        guard let grant = self.state.withLock({ $0.issueToken(clientId: clientId, clientSecret: clientSecret) }) else {
             context.logger.info("DCR token refused", metadata: ["dcr.client_id": .string(clientId), "dcr.error": "invalid_client"])
             throw DCRError.invalidClient
         }

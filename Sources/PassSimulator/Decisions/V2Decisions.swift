@@ -59,7 +59,7 @@ struct V2Decisions: Sendable {
         mvpd: String
     ) async throws -> SimulatedProfile {
         let state = self.routes.state
-        switch await state.profileState(serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd) {
+        switch state.withLock({ $0.profileState(serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd) }) {
         case .valid(let profile):
             if profile.type == .appleSSO,
                 request.headers[.partnerFrameworkStatus] != nil || self.routes.configuration.requirePFSForAppleSSODecisions,
@@ -81,7 +81,9 @@ struct V2Decisions: Sendable {
         let subjects = await self.routes.ssoSubjects(request)
         guard !subjects.isEmpty else { return nil }
         let state = self.routes.state
-        return await state.ssoProfiles(serviceProvider: serviceProvider, subjects: subjects, now: self.routes.configuration.clock.nowMillis)[mvpd]
+        return state.withLock {
+            $0.ssoProfiles(serviceProvider: serviceProvider, subjects: subjects, now: self.routes.configuration.clock.nowMillis)
+        }[mvpd]
     }
 
     private func decide(_ request: Request, context: SimulatorRequestContext, preauthorization: Bool) async throws -> Response {
@@ -102,7 +104,7 @@ struct V2Decisions: Sendable {
         }
         let profile = try await self.profile(request, serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd)
         let now = configuration.clock.nowMillis
-        let decisions = await self.routes.state.decide(resources: body.resources, mvpd: mvpd).map { decision in
+        let decisions = self.routes.state.withLock { $0.decide(resources: body.resources, mvpd: mvpd) }.map { decision in
             var item = DecisionBody(resource: decision.resource, serviceProvider: sp, mvpd: mvpd, authorized: decision.denial == nil)
             if let details = decision.denial {
                 item.error = .deniedByMVPD(preauthorization: preauthorization, details: details)

@@ -6,7 +6,7 @@ import RegcodeSupport
 /// picker, a fake MVPD login page whose form completes the code (v2 session or v1 regcode), and the MVPD logout page
 /// v2 logout points to.
 struct ActivationPages: Sendable {
-    let state: SimulatorState
+    let state: SharedSimulatorState
     let configuration: SimulatorConfiguration
 
     func register(on routes: RouterGroup<SimulatorRequestContext>) {
@@ -76,7 +76,7 @@ struct ActivationPages: Sendable {
         if let mvpd, self.configuration.mvpd(id: mvpd) == nil {
             return HTMLPage.response(.badRequest, self.activationPage(code: code, error: "Choose a TV provider from the list."))
         }
-        guard let current = await self.state.session(code: code) else {
+        guard let current = self.state.withLock({ $0.session(code: code) }) else {
             return HTMLPage.response(.badRequest, self.activationPage(code: code, error: "The code \(code) was not found. Check it on your TV."))
         }
         if let refusal = Self.refusal(for: current, configuration: self.configuration) {
@@ -89,7 +89,7 @@ struct ActivationPages: Sendable {
             )
         }
         guard
-            let session = await self.state.resumeSession(code: code, serviceProvider: nil, mvpd: mvpd, domainName: nil, redirectUrl: nil)
+            let session = self.state.withLock({ $0.resumeSession(code: code, serviceProvider: nil, mvpd: mvpd, domainName: nil, redirectUrl: nil) })
         else {
             return HTMLPage.response(.badRequest, self.activationPage(code: code, error: "The code \(code) was not found. Check it on your TV."))
         }
@@ -128,15 +128,17 @@ struct ActivationPages: Sendable {
         let username = (fields["username"] ?? "").trimmed
         let profile: SimulatedProfile
         do {
-            profile = try await self.state.completeCode(
-                session.code,
-                mvpd: mvpd.id,
-                userId: username.isEmpty ? nil : username,
-                requirePending: true
-            )
+            profile = try self.state.withLock {
+                try $0.completeCode(
+                    session.code,
+                    mvpd: mvpd.id,
+                    userId: username.isEmpty ? nil : username,
+                    requirePending: true
+                )
+            }
         } catch {
             // Used, denied or expired since the page was shown.
-            if let current = await self.state.session(code: session.code),
+            if let current = self.state.withLock({ $0.session(code: session.code) }),
                 let refusal = Self.refusal(for: current, configuration: self.configuration)
             {
                 throw refusal
@@ -180,7 +182,7 @@ struct ActivationPages: Sendable {
 
     private func pendingSession(_ fields: [String: String]) async throws -> (AuthenticationSession, SimulatedMVPD) {
         let code = fields["code"] ?? ""
-        guard let session = await self.state.session(code: code, serviceProvider: fields["sp"]) else {
+        guard let session = self.state.withLock({ $0.session(code: code, serviceProvider: fields["sp"]) }) else {
             throw HTMLError(status: .badRequest, title: "Unknown code", message: "The code \(code) was not found. Check it on your TV.")
         }
         if let refusal = Self.refusal(for: session, configuration: self.configuration) { throw refusal }

@@ -28,7 +28,7 @@ struct PartnerRoutes: Sendable {
         ]
     }
 
-    private var state: SimulatorState { self.routes.state }
+    private var state: SharedSimulatorState { self.routes.state }
 
     private func partner(_ context: SimulatorRequestContext) throws -> String {
         guard let partner = context.parameters.get("partner"), partner == Self.apple else { throw EnhancedError.invalidPartner }
@@ -43,7 +43,7 @@ struct PartnerRoutes: Sendable {
         try self.routes.requireForm(request)
         let fields = try await FormData.fields(of: request, context: context)
         guard let mvpd = try await self.routes.mvpdParameter(fields, serviceProvider: sp) else { throw EnhancedError.invalidMVPD }
-        let settings = await self.state.integrationSettings(serviceProvider: sp, mvpd: mvpd)
+        let settings = self.state.withLock { $0.integrationSettings(serviceProvider: sp, mvpd: mvpd) }
         var log: Logger.Metadata = ["sp": .string(sp), "mvpd": .string(mvpd), "partner": .string(partner)]
 
         if settings.degraded {
@@ -59,14 +59,14 @@ struct PartnerRoutes: Sendable {
             )
             return try JSONBody.response(.ok, body)
         }
-        if let profile = await self.state.profiles(serviceProvider: sp, deviceIdentifier: device, clientId: clientId)[mvpd] {
+        if let profile = self.state.withLock({ $0.profiles(serviceProvider: sp, deviceIdentifier: device, clientId: clientId) })[mvpd] {
             // INFERRED split (sso.md §3.3): the partner's own profile is `authenticatedSSO`, any other `authenticated`.
             let reason = profile.type == .appleSSO ? "authenticatedSSO" : "authenticated"
             context.logger.info("partner session answered with existing profile", metadata: log)
             return try JSONBody.response(.ok, V2Routes.authorizeResponse(sp: sp, profile: profile, reasonType: reason))
         }
 
-        let platform = await self.state.platform(ofMVPD: mvpd) ?? MVPDPlatform()
+        let platform = self.state.withLock { $0.platform(ofMVPD: mvpd) } ?? MVPDPlatform()
         let fallback: String?
         if !platform.supportsPartnerSSO || !settings.allowsApple(on: ApplePlatform(osName: info?["osName"])) {
             fallback = "configuration_fallback"
@@ -80,18 +80,20 @@ struct PartnerRoutes: Sendable {
         }
 
         if let fallback {
-            let creation = await self.state.createSession(
-                serviceProvider: sp,
-                deviceIdentifier: device,
-                clientId: clientId,
-                mvpd: mvpd,
-                domainName: V2Routes.nonEmpty(fields["domainName"]),
-                redirectUrl: V2Routes.nonEmpty(fields["redirectUrl"]),
-                deviceInfo: info,
-                userAgent: request.headers[.userAgent],
-                peerAddress: request.forwardedFor ?? context.remoteAddress,
-                earlyExpiryOffset: self.routes.faults.earlyExpiryOffset(ttlMillis: self.routes.configuration.codeTTL.milliseconds)
-            )
+            let creation = self.state.withLock {
+                $0.createSession(
+                    serviceProvider: sp,
+                    deviceIdentifier: device,
+                    clientId: clientId,
+                    mvpd: mvpd,
+                    domainName: V2Routes.nonEmpty(fields["domainName"]),
+                    redirectUrl: V2Routes.nonEmpty(fields["redirectUrl"]),
+                    deviceInfo: info,
+                    userAgent: request.headers[.userAgent],
+                    peerAddress: request.forwardedFor ?? context.remoteAddress,
+                    earlyExpiryOffset: self.routes.faults.earlyExpiryOffset(ttlMillis: self.routes.configuration.codeTTL.milliseconds)
+                )
+            }
             guard case .created(let session) = creation else {
                 // Unreachable: the device has no profile for the MVPD (checked above) and partner sessions carry no
                 // SSO subjects.
@@ -110,7 +112,9 @@ struct PartnerRoutes: Sendable {
             return try JSONBody.response(.ok, body)
         }
 
-        let partnerRequest = await self.state.openPartnerRequest(serviceProvider: sp, mvpd: mvpd, deviceIdentifier: device, clientId: clientId)
+        let partnerRequest = self.state.withLock {
+            $0.openPartnerRequest(serviceProvider: sp, mvpd: mvpd, deviceIdentifier: device, clientId: clientId)
+        }
         var body = V2Routes.SessionResponse(
             actionName: "partner_profile",
             actionType: "direct",
@@ -144,26 +148,23 @@ struct PartnerRoutes: Sendable {
         let samlResponse = V2Routes.nonEmpty(fields["SAMLResponse"])
         // The MVPD the PFS provider must match: the `mvpd` parameter when sent, else the one of the request answered.
         var mvpd = try await self.routes.mvpdParameter(fields, serviceProvider: sp)
-        if mvpd == nil, let samlResponse { mvpd = try await self.state.unverifiedPartnerMVPD(samlResponse) }
+        if mvpd == nil, let samlResponse { mvpd = try self.state.withLock { try $0.unverifiedPartnerMVPD(samlResponse) } }
         if let problem = await self.routes.pfsProblem(request, mvpd: mvpd) {
             context.logger.info("partner profile refused: PFS", metadata: ["sp": .string(sp), "pfs.problem": .string(problem.rawValue)])
             throw problem.error
         }
         guard let samlResponse,
-            let answer = try await self.state.verifiedPartnerAnswer(
-                samlResponse,
-                serviceProvider: sp,
-                deviceIdentifier: device,
-                clientId: clientId
-            ),
+            let answer = try self.state.withLock({
+                try $0.verifiedPartnerAnswer(samlResponse, serviceProvider: sp, deviceIdentifier: device, clientId: clientId)
+            }),
             mvpd == nil || mvpd == answer.request.mvpd
         else {
             context.logger.info("partner profile refused: SAMLResponse", metadata: ["sp": .string(sp)])
             throw EnhancedError.invalidSAMLResponse
         }
         try await self.routes.checkMVPD(answer.request.mvpd, serviceProvider: sp)
-        let degraded = await self.state.integrationSettings(serviceProvider: sp, mvpd: answer.request.mvpd).degraded
-        let profile = await self.state.storePartnerProfile(request: answer.request, assertion: answer.assertion, degraded: degraded)
+        let degraded = self.state.withLock { $0.integrationSettings(serviceProvider: sp, mvpd: answer.request.mvpd) }.degraded
+        let profile = self.state.withLock { $0.storePartnerProfile(request: answer.request, assertion: answer.assertion, degraded: degraded) }
         context.logger.info(
             "partner profile created",
             metadata: ["sp": .string(sp), "mvpd": .string(profile.mvpd), "profile.type": .string(profile.type.rawValue)]

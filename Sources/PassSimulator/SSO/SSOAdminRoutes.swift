@@ -11,7 +11,7 @@ import Foundation
 /// the platform identity and service token issuers, runtime MVPD platform fields and integration settings, and a view
 /// of the SSO state.
 struct SSOAdminRoutes: Sendable {
-    let state: SimulatorState
+    let state: SharedSimulatorState
 
     /// Default lifetime of issued identity tokens.
     static let defaultTokenTTL: Int64 = 3600
@@ -84,7 +84,9 @@ struct SSOAdminRoutes: Sendable {
             )
         )
         guard !body.user.userID.isEmpty else { throw Self.invalid("user.userID must not be empty.") }
-        switch try await self.state.idpAnswer(authenticationRequest: body.authenticationRequest, provider: body.provider, user: body.user) {
+        switch try self.state.withLock({
+            try $0.idpAnswer(authenticationRequest: body.authenticationRequest, provider: body.provider, user: body.user)
+        }) {
         case .response(let saml):
             context.logger.info("partner SAML answer issued", metadata: ["partner.provider": .string(body.provider)])
             return try JSONBody.response(.ok, ["SAMLResponse": saml])
@@ -98,7 +100,8 @@ struct SSOAdminRoutes: Sendable {
             throw AdminRoutes.AdminError(
                 status: .badRequest,
                 error: "provider_mismatch",
-                message: "The provider \(body.provider) does not map to the request's MVPD (expected \(expected ?? "none: the MVPD has no platformMappingId"))."
+                message:
+                    "The provider \(body.provider) does not map to the request's MVPD (expected \(expected ?? "none: the MVPD has no platformMappingId"))."
             )
         }
     }
@@ -113,7 +116,7 @@ struct SSOAdminRoutes: Sendable {
         )
         guard !body.sub.isEmpty else { throw Self.invalid("sub must not be empty.") }
         let ttl = body.ttl ?? Self.defaultTokenTTL
-        let token = try await self.state.issuePlatformToken(subject: body.sub, deviceId: body.did, ttlSeconds: ttl)
+        let token = try self.state.withLock { try $0.issuePlatformToken(subject: body.sub, deviceId: body.did, ttlSeconds: ttl) }
         return try JSONBody.response(.ok, ["token": token])
     }
 
@@ -128,18 +131,18 @@ struct SSOAdminRoutes: Sendable {
         guard !body.sub.isEmpty else { throw Self.invalid("sub must not be empty.") }
         let issuer = body.iss.flatMap { $0.isEmpty ? nil : $0 } ?? SimulatorState.serviceIssuer
         let ttl = body.ttl ?? Self.defaultTokenTTL
-        let token = try await self.state.issueServiceToken(issuer: issuer, subject: body.sub, ttlSeconds: ttl)
+        let token = try self.state.withLock { try $0.issueServiceToken(issuer: issuer, subject: body.sub, ttlSeconds: ttl) }
         return try JSONBody.response(.ok, ["token": token])
     }
 
     /// `GET /_sim/identity/service-key` → `{"alg": "RS256", "pem": <public key>}`: what an identity service hands Adobe.
     @Sendable func serviceKey(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
-        try JSONBody.response(.ok, ["alg": "RS256", "pem": try await self.state.serviceTokenPublicKey()])
+        try JSONBody.response(.ok, ["alg": "RS256", "pem": try self.state.withLock { try $0.serviceTokenPublicKey() }])
     }
 
     @Sendable func getMVPD(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         let id = try context.parameters.require("mvpd")
-        guard let mvpd = await self.state.mvpdsInForce().first(where: { $0.id == id }) else { throw Self.unknownMVPD(id) }
+        guard let mvpd = self.state.withLock({ $0.mvpdsInForce() }).first(where: { $0.id == id }) else { throw Self.unknownMVPD(id) }
         return try JSONBody.response(.ok, mvpd)
     }
 
@@ -154,14 +157,14 @@ struct SSOAdminRoutes: Sendable {
                 #"Expected JSON {"platformMappingId"?, "boardingStatus"?: "SUPPORTED"|"PICKER", "enablePlatformServices"?, "displayInPlatformPicker"?, "enforcePlatformPermissions"?, "requiredMetadataFields"?}."#
             )
         )
-        guard await self.state.setPlatform(platform, ofMVPD: id) else { throw Self.unknownMVPD(id) }
+        guard self.state.withLock({ $0.setPlatform(platform, ofMVPD: id) }) else { throw Self.unknownMVPD(id) }
         context.logger.info("MVPD platform fields replaced", metadata: ["mvpd": .string(id)])
         return try await self.getMVPD(request, context: context)
     }
 
     @Sendable func getIntegration(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         let (sp, mvpd) = try self.integration(context)
-        let settings = await self.state.integrationSettings(serviceProvider: sp, mvpd: mvpd)
+        let settings = self.state.withLock { $0.integrationSettings(serviceProvider: sp, mvpd: mvpd) }
         return try JSONBody.response(.ok, IntegrationBody(serviceProvider: sp, mvpd: mvpd, settings: settings))
     }
 
@@ -179,14 +182,14 @@ struct SSOAdminRoutes: Sendable {
                 #"Expected JSON {"enabled"?, "degraded"?, "authPerRequestor"?, "ssoDisabled"?, "sso"?: {"appleIos"?, "appleTvos"?, "platform"?, "serviceToken"?}, "ttl"?: seconds}: \#(AdminRoutes.describe(error))"#
             )
         }
-        await self.state.setIntegrationSettings(settings, serviceProvider: sp, mvpd: mvpd)
+        _ = self.state.withLock { $0.setIntegrationSettings(settings, serviceProvider: sp, mvpd: mvpd) }
         context.logger.info("integration settings replaced", metadata: ["sp": .string(sp), "mvpd": .string(mvpd)])
         return try JSONBody.response(.ok, IntegrationBody(serviceProvider: sp, mvpd: mvpd, settings: settings))
     }
 
     /// `GET /_sim/sso`: stored profiles by type, subject links, open partner requests.
     @Sendable func getSSO(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
-        try JSONBody.response(.ok, await self.state.ssoSnapshot())
+        try JSONBody.response(.ok, self.state.withLock { $0.ssoSnapshot() })
     }
 
     /// `GET /_sim/config`: the behaviour switches a lab may want to confirm (non-faithful ones flagged).

@@ -18,11 +18,13 @@ extension V2Routes {
     func ssoSubjects(_ request: Request) async -> [SSOSubject] {
         var subjects: [SSOSubject] = []
         if let token = request.headers[.adobeSubjectToken] ?? request.headers[.rokuConnectToken],
-            let subject = await self.state.verifySSOToken(token.trimmed, method: .platform)
+            let subject = self.state.withLock({ $0.verifySSOToken(token.trimmed, method: .platform) })
         {
             subjects.append(subject)
         }
-        if let token = request.headers[.adServiceToken], let subject = await self.state.verifySSOToken(token.trimmed, method: .serviceToken) {
+        if let token = request.headers[.adServiceToken],
+            let subject = self.state.withLock({ $0.verifySSOToken(token.trimmed, method: .serviceToken) })
+        {
             subjects.append(subject)
         }
         return subjects
@@ -38,9 +40,9 @@ extension V2Routes {
         let status = Self.partnerFrameworkStatus(request)
         let state = self.state
         var enforce = true
-        if let mvpd, let platform = await state.platform(ofMVPD: mvpd) { enforce = platform.enforcePlatformPermissions }
+        if let mvpd, let platform = state.withLock({ $0.platform(ofMVPD: mvpd) }) { enforce = platform.enforcePlatformPermissions }
         let mapping = Dictionary(
-            await state.mvpdsInForce().compactMap { mvpd in mvpd.platformMappingId.map { ($0, mvpd.id) } },
+            state.withLock { $0.mvpdsInForce() }.compactMap { mvpd in mvpd.platformMappingId.map { ($0, mvpd.id) } },
             uniquingKeysWith: { first, _ in first }
         )
         return PartnerFrameworkStatus.problem(

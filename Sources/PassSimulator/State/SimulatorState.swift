@@ -11,7 +11,10 @@ import Foundation
 /// (requestor, deviceId); codes by code, with the creating device captured. Everything that expires is purged by a
 /// sweep that runs at most once per ``sweepInterval`` of simulated time, piggybacking on requests, so memory stays
 /// bounded without a timer.
-public actor SimulatorState {
+///
+/// Not `Sendable`: it is only reached through ``SharedSimulatorState/withLock(_:)``, which serialises every request's
+/// work on it.
+public final class SimulatorState {
     struct DeviceKey: Hashable, Sendable {
         let serviceProvider: String
         let deviceIdentifier: String
@@ -35,7 +38,7 @@ public actor SimulatorState {
     static let codeAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789".utf8)
 
     /// The configuration the state was created with.
-    public nonisolated let configuration: SimulatorConfiguration
+    public let configuration: SimulatorConfiguration
 
     // The durable records: every write is reported to the journal (when there is a state file).
     var clients = TrackedMap<String, RegisteredClient> { .client($0, $1) }

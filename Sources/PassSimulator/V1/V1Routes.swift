@@ -13,7 +13,7 @@ import Foundation
 /// Device calls need credentials: a DCR bearer token (header or `access_token` parameter) or the §3.1 HMAC header.
 /// Calls of the login web app (reading a record, `config`, `checkauthn/{code}`) and the browser's `authenticate` do not.
 struct V1Routes: Sendable {
-    let state: SimulatorState
+    let state: SharedSimulatorState
     let configuration: SimulatorConfiguration
     let faults: FaultInjector
     let mediaTokens: MediaTokenIssuer
@@ -153,7 +153,7 @@ struct V1Routes: Sendable {
 
     /// The DCR client of a token, whose software statement must cover the requestor (unless lenient).
     private func client(forToken token: String, requestor: String, format: V1Format, context: SimulatorRequestContext) async throws -> String {
-        guard let client = await self.state.client(forAccessToken: token) else {
+        guard let client = self.state.withLock({ $0.client(forAccessToken: token) }) else {
             throw V1Error.notAuthorized("invalid or expired access token").with(format)
         }
         guard self.configuration.softwareStatement(client.softwareId, covers: requestor) else {
@@ -209,24 +209,26 @@ struct V1Routes: Sendable {
             throw V1Error.badRequest("Unknown integration between '\(call.requestor)' and '\(mvpd)'").with(call.format)
         }
         let deviceInfo = (request.headers[.xDeviceInfo] ?? call.fields["device_info"]).flatMap { DeviceInfo(headerValue: $0) }
-        let session = await self.state.createRegcode(
-            requestor: call.requestor,
-            deviceId: call.deviceId,
-            clientId: call.caller,
-            mvpd: mvpd,
-            ttlMillis: ttlMillis,
-            info: V1RegcodeInfo(
-                deviceType: V2Routes.nonEmpty(call.fields["deviceType"]),
-                deviceUser: V2Routes.nonEmpty(call.fields["deviceUser"]),
-                appId: V2Routes.nonEmpty(call.fields["appId"]),
-                appVersion: V2Routes.nonEmpty(call.fields["appVersion"]),
-                registrationURL: V2Routes.nonEmpty(call.fields["registrationURL"])
-            ),
-            deviceInfo: deviceInfo,
-            userAgent: request.headers[.userAgent],
-            peerAddress: request.forwardedFor ?? context.remoteAddress,
-            earlyExpiryOffset: self.faults.earlyExpiryOffset(ttlMillis: ttlMillis)
-        )
+        let session = self.state.withLock {
+            $0.createRegcode(
+                requestor: call.requestor,
+                deviceId: call.deviceId,
+                clientId: call.caller,
+                mvpd: mvpd,
+                ttlMillis: ttlMillis,
+                info: V1RegcodeInfo(
+                    deviceType: V2Routes.nonEmpty(call.fields["deviceType"]),
+                    deviceUser: V2Routes.nonEmpty(call.fields["deviceUser"]),
+                    appId: V2Routes.nonEmpty(call.fields["appId"]),
+                    appVersion: V2Routes.nonEmpty(call.fields["appVersion"]),
+                    registrationURL: V2Routes.nonEmpty(call.fields["registrationURL"])
+                ),
+                deviceInfo: deviceInfo,
+                userAgent: request.headers[.userAgent],
+                peerAddress: request.forwardedFor ?? context.remoteAddress,
+                earlyExpiryOffset: self.faults.earlyExpiryOffset(ttlMillis: ttlMillis)
+            )
+        }
         context.logger.info(
             "regcode issued",
             metadata: [
@@ -241,11 +243,13 @@ struct V1Routes: Sendable {
     @Sendable func getRegcode(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         let format = V1Format(request)
         guard
-            let session = await self.state.session(
-                code: Self.parameter(context, "code"),
-                serviceProvider: Self.parameter(context, "requestor"),
-                api: .v1
-            ), case .pending = session.status
+            let session = self.state.withLock({
+                $0.session(
+                    code: Self.parameter(context, "code"),
+                    serviceProvider: Self.parameter(context, "requestor"),
+                    api: .v1
+                )
+            }), case .pending = session.status
         else { throw V1Error.notFound.with(format) }
         return Self.record(session).response(.ok, format: format, root: "ns2:regcode", xmlAttributes: Self.regcodeNamespace)
     }
@@ -253,7 +257,7 @@ struct V1Routes: Sendable {
     /// `DELETE /reggie/v1/{requestor}/regcode/{code}` → 204; the code can no longer be used.
     @Sendable func deleteRegcode(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         let code = Self.parameter(context, "code")
-        guard await self.state.deleteRegcode(code: code, requestor: Self.parameter(context, "requestor")) else {
+        guard self.state.withLock({ $0.deleteRegcode(code: code, requestor: Self.parameter(context, "requestor")) }) else {
             throw V1Error.notFound.with(V1Format(request))
         }
         context.logger.info("regcode deleted", metadata: ["code": .string(code.uppercased())])
@@ -297,7 +301,7 @@ struct V1Routes: Sendable {
             throw V1Error.badRequest("Unknown requestor '\(requestor)'").with(format)
         }
         let origin = V2Routes.origin(request)
-        let mvpds = await self.state.mvpdsInForce().map { mvpd in
+        let mvpds = self.state.withLock { $0.mvpdsInForce() }.map { mvpd in
             V1Value.object([
                 ("id", .string(mvpd.id)),
                 ("displayName", .string(mvpd.displayName)),
@@ -335,14 +339,16 @@ struct V1Routes: Sendable {
             throw HTMLError(status: .badRequest, title: "Unknown TV provider", message: "The TV provider \(mvpd) is not known.")
         }
         guard
-            let session = await self.state.resumeSession(
-                code: code,
-                serviceProvider: requestor,
-                api: .v1,
-                mvpd: mvpd,
-                domainName: V2Routes.nonEmpty(query["domain_name"]),
-                redirectUrl: V2Routes.nonEmpty(query["redirect_url"])
-            )
+            let session = self.state.withLock({
+                $0.resumeSession(
+                    code: code,
+                    serviceProvider: requestor,
+                    api: .v1,
+                    mvpd: mvpd,
+                    domainName: V2Routes.nonEmpty(query["domain_name"]),
+                    redirectUrl: V2Routes.nonEmpty(query["redirect_url"])
+                )
+            })
         else {
             // Adobe: "SC 400 during authenticate — the server did not find the registration code" (reference §4.5).
             throw HTMLError(status: .badRequest, title: "Unknown code", message: "The code \(code) was not found. Check it on your TV.")
@@ -355,9 +361,9 @@ struct V1Routes: Sendable {
         let format = V1Format(request)
         let query = request.uri.query.map { FormData.parse($0) } ?? [:]
         guard let requestor = V2Routes.nonEmpty(query["requestor"]) else { throw V1Error.missing("requestor").with(format) }
-        guard let session = await self.state.session(code: Self.parameter(context, "code"), serviceProvider: requestor, api: .v1),
+        guard let session = self.state.withLock({ $0.session(code: Self.parameter(context, "code"), serviceProvider: requestor, api: .v1) }),
             case .completed = session.status,
-            case .valid = await self.state.v1AuthenticationState(requestor: requestor, deviceId: session.deviceIdentifier)
+            case .valid = self.state.withLock({ $0.v1AuthenticationState(requestor: requestor, deviceId: session.deviceIdentifier) })
         else { throw V1Error(.forbidden, "Forbidden").with(format) }
         return Response(status: .ok, headers: [.cacheControl: "no-store"])
     }
@@ -367,7 +373,7 @@ struct V1Routes: Sendable {
     /// `GET /api/v1/checkauthn` → 200 with a valid AuthN token, else 403 "Not Authenticated" / "Authentication token expired".
     @Sendable func checkAuthentication(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         let call = try await self.deviceCall(request, context: context)
-        switch await self.state.v1AuthenticationState(requestor: call.requestor, deviceId: call.deviceId) {
+        switch self.state.withLock({ $0.v1AuthenticationState(requestor: call.requestor, deviceId: call.deviceId) }) {
         case .valid: return Response(status: .ok, headers: [.cacheControl: "no-store"])
         case .expired: throw V1Error(.forbidden, "Authentication token expired").with(call.format)
         case .absent: throw V1Error(.forbidden, "Not Authenticated").with(call.format)
@@ -377,7 +383,7 @@ struct V1Routes: Sendable {
     /// `GET /api/v1/tokens/authn` — the device's poll: 404 while pending, 200 with the token, 410 once it expired.
     @Sendable func authenticationToken(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         let call = try await self.deviceCall(request, context: context)
-        switch await self.state.v1AuthenticationState(requestor: call.requestor, deviceId: call.deviceId) {
+        switch self.state.withLock({ $0.v1AuthenticationState(requestor: call.requestor, deviceId: call.deviceId) }) {
         case .valid(let token):
             return Self.authenticationBody(token, requestor: call.requestor).response(.ok, format: call.format, root: "authentication")
         case .expired: throw V1Error(.gone, "Gone", details: "Authentication token expired").with(call.format)
@@ -389,10 +395,10 @@ struct V1Routes: Sendable {
     /// produced; 404 until then.
     @Sendable func authenticateCode(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         let call = try await self.deviceCallWithoutDeviceId(request, context: context)
-        guard let session = await self.state.session(code: Self.parameter(context, "code"), serviceProvider: call.requestor, api: .v1),
+        guard let session = self.state.withLock({ $0.session(code: Self.parameter(context, "code"), serviceProvider: call.requestor, api: .v1) }),
             case .completed = session.status
         else { throw V1Error.notFound.with(call.format) }
-        switch await self.state.v1AuthenticationState(requestor: call.requestor, deviceId: session.deviceIdentifier) {
+        switch self.state.withLock({ $0.v1AuthenticationState(requestor: call.requestor, deviceId: session.deviceIdentifier) }) {
         case .valid(let token):
             return Self.authenticationBody(token, requestor: call.requestor).response(.ok, format: call.format, root: "authentication")
         case .expired: throw V1Error(.gone, "Gone", details: "Authentication token expired").with(call.format)
@@ -434,7 +440,7 @@ struct V1Routes: Sendable {
     @Sendable func authorizationToken(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         let call = try await self.deviceCall(request, context: context)
         let resource = try self.resource(call)
-        switch await self.state.v1AuthorizationState(requestor: call.requestor, deviceId: call.deviceId, resource: resource) {
+        switch self.state.withLock({ $0.v1AuthorizationState(requestor: call.requestor, deviceId: call.deviceId, resource: resource) }) {
         case .notAuthenticated: throw V1Error(.preconditionFailed, "User not authenticated").with(call.format)
         case .absent: throw V1Error.notFound.with(call.format)
         case .expired: throw V1Error(.gone, "Gone").with(call.format)
@@ -449,12 +455,14 @@ struct V1Routes: Sendable {
         let call = try await self.deviceCall(request, context: context)
         let resource = try self.resource(call)
         let grant: AuthorizationGrant
-        if case .valid(let stored) = await self.state.v1AuthorizationState(requestor: call.requestor, deviceId: call.deviceId, resource: resource) {
+        if case .valid(let stored) = self.state.withLock({
+            $0.v1AuthorizationState(requestor: call.requestor, deviceId: call.deviceId, resource: resource)
+        }) {
             grant = stored
         } else {
             grant = try await self.grant(call, resource: resource, context: context)
         }
-        guard case .valid(let token) = await self.state.v1AuthenticationState(requestor: call.requestor, deviceId: call.deviceId) else {
+        guard case .valid(let token) = self.state.withLock({ $0.v1AuthenticationState(requestor: call.requestor, deviceId: call.deviceId) }) else {
             throw V1Error(.forbidden, "User not Authenticated").with(call.format)
         }
         let media = self.mediaTokens.issue(
@@ -486,10 +494,10 @@ struct V1Routes: Sendable {
         guard resources.count <= limit else {
             throw V1Error(.forbidden, "Forbidden", details: "Too many resources: at most \(limit) per call").with(call.format)
         }
-        guard case .valid(let token) = await self.state.v1AuthenticationState(requestor: call.requestor, deviceId: call.deviceId) else {
+        guard case .valid(let token) = self.state.withLock({ $0.v1AuthenticationState(requestor: call.requestor, deviceId: call.deviceId) }) else {
             throw V1Error(.preconditionFailed, "User not authenticated").with(call.format)
         }
-        let decisions = await self.state.decide(resources: resources, mvpd: token.mvpd)
+        let decisions = self.state.withLock { $0.decide(resources: resources, mvpd: token.mvpd) }
         let items = decisions.map { decision -> V1Value in
             var fields: [(String, V1Value)] = [("id", .string(decision.resource)), ("authorized", .bool(decision.denial == nil))]
             if let details = decision.denial {
@@ -519,7 +527,7 @@ struct V1Routes: Sendable {
 
     /// Runs authorization for `resource`, storing the AuthZ token, or throws the 403 answer.
     private func grant(_ call: DeviceCall, resource: String, context: SimulatorRequestContext) async throws -> AuthorizationGrant {
-        let (authentication, outcome) = await self.state.v1Authorize(requestor: call.requestor, deviceId: call.deviceId, resource: resource)
+        let (authentication, outcome) = self.state.withLock { $0.v1Authorize(requestor: call.requestor, deviceId: call.deviceId, resource: resource) }
         switch (authentication, outcome) {
         case (_, .success(let grant)?):
             return grant
@@ -548,7 +556,7 @@ struct V1Routes: Sendable {
     /// token carries no metadata.
     @Sendable func userMetadata(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         let call = try await self.deviceCall(request, context: context)
-        guard case .valid(let token) = await self.state.v1AuthenticationState(requestor: call.requestor, deviceId: call.deviceId) else {
+        guard case .valid(let token) = self.state.withLock({ $0.v1AuthenticationState(requestor: call.requestor, deviceId: call.deviceId) }) else {
             throw V1Error(.preconditionFailed, "User not authenticated").with(call.format)
         }
         guard !token.attributes.isEmpty else { throw V1Error.notFound.with(call.format) }
@@ -564,7 +572,7 @@ struct V1Routes: Sendable {
     /// `DELETE /api/v1/logout` → 204; the device's AuthN and AuthZ tokens are gone (the MVPD is not involved).
     @Sendable func logout(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         let call = try await self.deviceCall(request, context: context)
-        await self.state.v1Logout(requestor: call.requestor, deviceId: call.deviceId)
+        self.state.withLock { $0.v1Logout(requestor: call.requestor, deviceId: call.deviceId) }
         context.logger.info("v1 logout", metadata: ["requestor": .string(call.requestor), "caller": .string(call.caller)])
         return Response(status: .noContent)
     }

@@ -7,7 +7,7 @@ import Logging
 /// provider must be configured, a named MVPD must be integrated with it, sessions (create, resume) must be sent as a
 /// form, and sessions create, profiles and logout need a decodable `X-Device-Info` (§7.1).
 struct V2Routes: Sendable {
-    let state: SimulatorState
+    let state: SharedSimulatorState
     let configuration: SimulatorConfiguration
     let faults: FaultInjector
 
@@ -136,7 +136,7 @@ struct V2Routes: Sendable {
                 id: sp,
                 name: sp,
                 domains: self.configuration.domains.map { .init(name: $0) },
-                mvpds: await self.state.mvpdsInForce().map { mvpd in
+                mvpds: self.state.withLock { $0.mvpdsInForce() }.map { mvpd in
                     .init(
                         id: mvpd.id,
                         displayName: mvpd.displayName,
@@ -163,19 +163,21 @@ struct V2Routes: Sendable {
         let fields = try await FormData.fields(of: request, context: context)
         let mvpd = try await self.mvpdParameter(fields, serviceProvider: sp)
         let subjects = await self.ssoSubjects(request)
-        let creation = await self.state.createSession(
-            serviceProvider: sp,
-            deviceIdentifier: device,
-            clientId: clientId,
-            mvpd: mvpd,
-            domainName: Self.nonEmpty(fields["domainName"]),
-            redirectUrl: Self.nonEmpty(fields["redirectUrl"]),
-            deviceInfo: info,
-            userAgent: request.headers[.userAgent],
-            peerAddress: request.forwardedFor ?? context.remoteAddress,
-            earlyExpiryOffset: self.faults.earlyExpiryOffset(ttlMillis: self.configuration.codeTTL.milliseconds),
-            ssoSubjects: subjects
-        )
+        let creation = self.state.withLock {
+            $0.createSession(
+                serviceProvider: sp,
+                deviceIdentifier: device,
+                clientId: clientId,
+                mvpd: mvpd,
+                domainName: Self.nonEmpty(fields["domainName"]),
+                redirectUrl: Self.nonEmpty(fields["redirectUrl"]),
+                deviceInfo: info,
+                userAgent: request.headers[.userAgent],
+                peerAddress: request.forwardedFor ?? context.remoteAddress,
+                earlyExpiryOffset: self.faults.earlyExpiryOffset(ttlMillis: self.configuration.codeTTL.milliseconds),
+                ssoSubjects: subjects
+            )
+        }
         switch creation {
         case .created(let session):
             context.logger.info(
@@ -224,14 +226,16 @@ struct V2Routes: Sendable {
         let fields = try await FormData.fields(of: request, context: context)
         let mvpd = try await self.mvpdParameter(fields, serviceProvider: sp)
         guard
-            let session = await self.state.resumeSession(
-                code: code,
-                serviceProvider: sp,
-                api: .v2,
-                mvpd: mvpd,
-                domainName: Self.nonEmpty(fields["domainName"]),
-                redirectUrl: Self.nonEmpty(fields["redirectUrl"])
-            )
+            let session = self.state.withLock({
+                $0.resumeSession(
+                    code: code,
+                    serviceProvider: sp,
+                    api: .v2,
+                    mvpd: mvpd,
+                    domainName: Self.nonEmpty(fields["domainName"]),
+                    redirectUrl: Self.nonEmpty(fields["redirectUrl"])
+                )
+            })
         else { throw EnhancedError.invalidCode }
         switch session.status {
         case .expired, .superseded:
@@ -255,7 +259,7 @@ struct V2Routes: Sendable {
         guard self.configuration.accepts(serviceProvider: sp) else {
             throw HTMLError(status: .badRequest, title: "Unknown service provider", message: "The service provider \(sp) is not known.")
         }
-        guard let session = await self.state.session(code: code, serviceProvider: sp, api: .v2) else {
+        guard let session = self.state.withLock({ $0.session(code: code, serviceProvider: sp, api: .v2) }) else {
             throw HTMLError(status: .badRequest, title: "Unknown code", message: "The code \(code) was not found. Check it on your TV.")
         }
         return try ActivationPages.secondScreenResponse(for: session, configuration: self.configuration)
@@ -288,12 +292,14 @@ struct V2Routes: Sendable {
         clientId: String
     ) async -> [String: SimulatedProfile] {
         let subjects = await self.ssoSubjects(request)
-        var profiles = await self.state.profilesWithSSO(
-            serviceProvider: serviceProvider,
-            deviceIdentifier: deviceIdentifier,
-            clientId: clientId,
-            subjects: subjects
-        )
+        var profiles = self.state.withLock {
+            $0.profilesWithSSO(
+                serviceProvider: serviceProvider,
+                deviceIdentifier: deviceIdentifier,
+                clientId: clientId,
+                subjects: subjects
+            )
+        }
         if request.headers[.partnerFrameworkStatus] != nil {
             for (mvpd, profile) in profiles where profile.type == .appleSSO {
                 if await self.pfsProblem(request, mvpd: mvpd) != nil { profiles[mvpd] = nil }
@@ -329,7 +335,9 @@ struct V2Routes: Sendable {
         let mvpd = try await self.mvpdPath(context, serviceProvider: sp)
         let redirectUrl = request.uri.query.flatMap { FormData.parse($0)["redirectUrl"] }.flatMap(Self.nonEmpty)
         let subjects = await self.ssoSubjects(request)
-        let outcome = await self.state.logout(serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd, subjects: subjects)
+        let outcome = self.state.withLock {
+            $0.logout(serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd, subjects: subjects)
+        }
         let removed = outcome.removedProfile != nil
         context.logger.info(
             "logout",
@@ -371,7 +379,7 @@ struct V2Routes: Sendable {
     /// path's service provider (else 400 `invalid_parameter_service_provider`), which the token's software statement
     /// must cover (else 401 `invalid_access_token_service_provider`).
     func authorize(_ request: Request, context: SimulatorRequestContext) async throws -> (clientId: String, serviceProvider: String) {
-        guard let token = request.bearerToken, let client = await self.state.client(forAccessToken: token) else {
+        guard let token = request.bearerToken, let client = self.state.withLock({ $0.client(forAccessToken: token) }) else {
             throw EnhancedError.invalidAccessToken
         }
         let sp = try self.serviceProvider(context)
@@ -404,7 +412,7 @@ struct V2Routes: Sendable {
     /// enabled (else `invalid_integration`).
     func checkMVPD(_ mvpd: String, serviceProvider: String) async throws {
         guard self.configuration.mvpd(id: mvpd) != nil else { throw EnhancedError.invalidMVPD }
-        guard await self.state.integrationIsActive(serviceProvider: serviceProvider, mvpd: mvpd) else {
+        guard self.state.withLock({ $0.integrationIsActive(serviceProvider: serviceProvider, mvpd: mvpd) }) else {
             throw EnhancedError.invalidIntegration(serviceProvider: serviceProvider, mvpd: mvpd)
         }
     }
@@ -419,7 +427,7 @@ struct V2Routes: Sendable {
     /// A pending or completed session of the path's `{code}`; unknown → `invalid_parameter_code`, dead → `invalid_authentication_session`.
     private func liveSession(_ context: SimulatorRequestContext, serviceProvider: String) async throws -> AuthenticationSession {
         let code = try context.parameters.require("code")
-        guard let session = await self.state.session(code: code, serviceProvider: serviceProvider, api: .v2) else {
+        guard let session = self.state.withLock({ $0.session(code: code, serviceProvider: serviceProvider, api: .v2) }) else {
             throw EnhancedError.invalidCode
         }
         guard session.isLive else { throw EnhancedError.invalidAuthenticationSession }

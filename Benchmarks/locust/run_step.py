@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """One Locust step of compare.sh (Python 3, standard library + the locust command): USERS devices against a
-running pass-sim, measured over a steady window that starts one interval after the last user was spawned.
+running pass-sim, measured over a steady window that starts one interval after every user has its code
+(pass-sim has answered USERS more session requests), as fleet.sh waits for every device's code.
 Prints KEY=VALUE lines: polls/s, lateness p50/p99/max of polls planned in the window, Locust's CPU-µs per
 poll (its process and every child, from /proc) and pass-sim's CPU-µs per request.
 """
@@ -58,10 +59,18 @@ def ticks(pid):
     return int(fields[11]) + int(fields[12])
 
 
-def sim_requests():
+def sim_stats():
     with urllib.request.urlopen(f"http://127.0.0.1:{args.port}/_sim/stats", timeout=10) as answer:
-        requests = json.load(answer).get("requests", {})
-    return sum(n for by_status in requests.values() for status, n in by_status.items() if status != "dropped")
+        return json.load(answer).get("requests", {})
+
+
+def sim_requests():
+    return sum(n for by_status in sim_stats().values() for status, n in by_status.items() if status != "dropped")
+
+
+def sim_codes():
+    """Session requests pass-sim answered with a code (200) so far."""
+    return sim_stats().get("sessions", {}).get("200", 0)
 
 
 def pct(values, q):
@@ -71,8 +80,10 @@ def pct(values, q):
 out = os.path.join(args.work, f"locust-{args.users}-p{args.processes}")
 os.makedirs(out, exist_ok=True)
 spawn_s = args.users / args.spawn_rate
-lead = spawn_s + args.interval + 3  # Locust's start, the spawning, one interval
-run_time = int(lead + args.seconds + 3)
+# Onboarding may take longer than spawning (each user makes three requests first); past this, the step is
+# measured anyway and its poll rate shows the users that never got a code.
+onboarding_limit = 3 * spawn_s + 60
+run_time = int(onboarding_limit + args.interval + args.seconds + 30)  # Locust is stopped after the window
 command = ["locust", "-f", os.path.join(os.path.dirname(os.path.abspath(__file__)), "locustfile.py"), "--headless",
            "-u", str(args.users), "-r", str(args.spawn_rate), "-t", f"{run_time}s", "--stop-timeout", "2",
            "--host", f"http://127.0.0.1:{args.port}", "--only-summary", "--loglevel", "ERROR"]
@@ -80,6 +91,7 @@ if args.processes > 1:
     command += ["--processes", str(args.processes)]
 env = dict(os.environ, BENCH_OUT=out, BENCH_INTERVAL=str(args.interval))
 log = open(os.path.join(out, "locust.log"), "w")
+codes0 = sim_codes()
 started = time.time()
 locust = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
@@ -97,14 +109,21 @@ def stop(*_):
 signal.signal(signal.SIGTERM, stop)
 signal.signal(signal.SIGINT, stop)
 
-time.sleep(lead)
+while sim_codes() - codes0 < args.users and time.time() - started < onboarding_limit and locust.poll() is None:
+    time.sleep(0.5)
+onboarded_s = time.time() - started
+codes = sim_codes() - codes0
+time.sleep(args.interval)
 w0 = time.time()
 l0, s0, r0 = tree_ticks(locust.pid), ticks(args.sim_pid), sim_requests()
 time.sleep(args.seconds)
 w1 = time.time()
 l1, s1, r1 = tree_ticks(locust.pid), ticks(args.sim_pid), sim_requests()
+# SIGTERM to Locust's main process: it stops its users (and workers), which write their polls as they quit.
+if locust.poll() is None:
+    locust.send_signal(signal.SIGTERM)
 try:
-    locust.wait(timeout=run_time + 60 - (time.time() - started))
+    locust.wait(timeout=60)
 except subprocess.TimeoutExpired:
     os.killpg(locust.pid, signal.SIGKILL)
     locust.wait()
@@ -119,6 +138,8 @@ window_polls = sum(1 for _, sent, _ in records if w0_ms <= sent < w1_ms)
 ok = sum(1 for _, sent, status in records if w0_ms <= sent < w1_ms and status == 200)
 print(f"users={args.users}")
 print(f"processes={args.processes}")
+print(f"users_with_code={codes}")
+print(f"onboarding_s={onboarded_s:.1f}")
 print(f"window_s={w1 - w0:.1f}")
 print(f"window_polls={window_polls}")
 print(f"window_polls_ok={ok}")

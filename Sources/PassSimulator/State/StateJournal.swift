@@ -4,9 +4,9 @@ import Synchronization
 
 /// The single, ordered path from state changes to the state file.
 ///
-/// ``SimulatorState`` reports each change synchronously while it holds the actor, so changes queue in the order they
-/// happened. One drain at a time writes everything queued so far in one transaction, oldest first; a request waits in
-/// ``waitUntilDurable()`` until every change queued before it answered is committed.
+/// ``SimulatorState`` reports each change synchronously under ``SharedSimulatorState``'s lock, so changes queue in the
+/// order they happened. One drain at a time writes everything queued so far in one transaction, oldest first; a request
+/// waits in ``waitUntilDurable()`` until every change queued before it answered is committed.
 final class StateJournal: Sendable {
     private struct Waiter {
         let sequence: UInt64

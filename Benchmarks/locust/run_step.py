@@ -128,6 +128,31 @@ except subprocess.TimeoutExpired:
     os.killpg(locust.pid, signal.SIGKILL)
     locust.wait()
 
+
+def group_alive():
+    """True while a process of Locust's group runs (zombies do not count: no one may reap orphaned workers)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[2]) == locust.pid:
+            return True
+    return False
+
+
+# With --processes, the workers write their polls as they quit, which can be after the main process has exited:
+# read the files only once the whole process group is gone (reading earlier lost one worker's polls).
+deadline = time.time() + 30
+while group_alive() and time.time() < deadline:
+    time.sleep(0.2)
+if group_alive():
+    os.killpg(locust.pid, signal.SIGKILL)
+    sys.exit(f"Locust's workers did not quit; see {out}/locust.log")
+
 records = []
 for path in glob.glob(os.path.join(out, "locust-polls-*.csv")):
     with open(path) as f:

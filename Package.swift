@@ -163,6 +163,7 @@ let package = Package(
                 "RegcodeSupport",
                 "RegcodeEngine",
                 "AdobePassClient",
+                "KeepAliveHTTP",
                 "DeviceFleet",
                 "PassSimulator",
                 "RegcodeStore",
@@ -275,8 +276,9 @@ let package = Package(
             name: "RegcodeDaemonTests",
             dependencies: [
                 "AccessEnablerAPI", "DeviceFleet", "RegcodeDaemon", "RegcodeEngine", "RegcodeStore", "RegcodeSupport",
-                "ControlSocket", "RegcodeTestSupport",
+                "ControlSocket", "RegcodeTestSupport", "KeepAliveHTTP",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),

@@ -51,6 +51,8 @@ bench_binaries() {
 # The machine as the run starts: other work on the box shows in the load average.
 bench_machine() {
     echo "machine            $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min) at start, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    # The same build has measured twice as fast on one VM as on another: say which CPU answered.
+    echo "cpu                $(awk -F': ' '/^model name/ { model = $2 } /^cpu MHz/ { mhz = $2 } END { printf "%s, %.0f MHz", model, mhz }' /proc/cpuinfo)"
 }
 
 bench_free_port() {

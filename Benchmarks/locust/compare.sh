@@ -11,7 +11,8 @@
 # SECONDS that starts one interval after every user/device is polling. A tool stops stepping up after its
 # first step over the limit. Environment: NO_BUILD, BIN, CONFIGURATION (as fleet.sh); SIM_THROTTLE=1
 # (pass-sim keeps Adobe's throttle; both tools send one X-Forwarded-For per device); SPAWN_RATE (Locust
-# users started per second, default 200); LIMIT_MS (50). A step holds when every user or device got its
+# users started per second, default 200); LIMIT_MS (50); WITH_REGCODED=0 steps Locust alone (to find its limit
+# between steps already measured for regcoded). A step holds when every user or device got its
 # code and the lateness p99 stays under LIMIT_MS. Loopback only; every step is bounded in time.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -75,7 +76,7 @@ step() { # step TOOL USERS: runs one step, appends a row, records the best passi
 # (Not LOCUST_…: Locust reads every LOCUST_* variable as one of its options.)
 tools=
 for processes in ${LOAD_PROCESSES:-1}; do tools="$tools locust-p$processes"; done
-tools="$tools regcoded"
+[ "${WITH_REGCODED:-1}" = 0 ] || tools="$tools regcoded"
 for users in $steps; do
     for tool in $tools; do
         [ -n "${stopped[$tool]:-}" ] || step "$tool" "$users"

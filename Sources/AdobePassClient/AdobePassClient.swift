@@ -202,7 +202,7 @@ public struct AdobePassClient: Sendable {
             case .connectTimeout: return "connect timeout"
             case .closedByServer: return "connection closed by the server"
             case .cancelled: return "cancelled"
-            case .connectFailed, .shutdown, .protocolError: return error.description
+            case .connectFailed, .shutdown, .protocolError, .connectionBudgetExhausted: return error.description
             }
         }
         if let error = error as? HTTPClientError {

@@ -37,6 +37,8 @@ public final class ConnectionPools: Sendable {
     /// The fleet's loops (empty without them), to find the caller's.
     private let fleetLoops: [any EventLoop]
     private let configuration: HTTPClient.Configuration
+    /// Bounds the keep-alive connections of every pool together (nil: only each pool's own bound).
+    public let connectionBudget: ConnectionBudget?
     private let clients = Mutex<[Key: HTTPClient]>([:])
     private let pools = Mutex<[PoolKey: KeepAliveConnectionPool]>([:])
 
@@ -46,8 +48,16 @@ public final class ConnectionPools: Sendable {
     ///     common pool's size).
     ///   - keepAliveLoops: Where the plain-HTTP connections live; the daemon gives its fleet partitions' loops, so a
     ///     device's call and its answer stay on one thread. Default: the common client's loops.
-    public init(common: HTTPClient, configuration: HTTPClient.Configuration, keepAliveLoops: [any EventLoop]? = nil) {
+    ///   - connectionBudget: The keep-alive connections all pools may hold open together; the daemon sizes it from its
+    ///     open-file limit, so `per-device` fleets larger than the limit fail connects instead of the process.
+    public init(
+        common: HTTPClient,
+        configuration: HTTPClient.Configuration,
+        keepAliveLoops: [any EventLoop]? = nil,
+        connectionBudget: ConnectionBudget? = nil
+    ) {
         self.common = common
+        self.connectionBudget = connectionBudget
         self.fleetLoops = keepAliveLoops ?? []
         self.keepAliveLoops = fleetLoops.isEmpty ? [common.eventLoopGroup] : fleetLoops.map { $0 }
         self.configuration = configuration
@@ -92,7 +102,8 @@ public final class ConnectionPools: Sendable {
                 origin: key.origin,
                 eventLoopGroup: keepAliveLoops[loop],
                 maxConnections: connections,
-                connectTimeout: configuration.timeout.connect ?? .seconds(10)
+                connectTimeout: configuration.timeout.connect ?? .seconds(10),
+                budget: connectionBudget
             )
             pools[key] = pool
             return pool

@@ -34,22 +34,33 @@ public final class KeepAliveConnectionPool: Sendable {
         case connect
         case wait
         case refuse
+        case overBudget(limit: Int)
     }
 
     public let origin: Origin
     public let maxConnections: Int
     private let group: any EventLoopGroup
     private let connectTimeout: TimeAmount
+    /// Shared with the process's other pools: every connection counts against it from connect to close.
+    private let budget: ConnectionBudget?
     private let state = Mutex(State())
 
     /// - Parameters:
     ///   - maxConnections: Connections open at once (at least 1).
     ///   - connectTimeout: Longest wait for a TCP connection (the exchange's deadline may end it sooner).
-    public init(origin: Origin, eventLoopGroup: any EventLoopGroup, maxConnections: Int, connectTimeout: TimeAmount = .seconds(3)) {
+    ///   - budget: The connections all pools of the process may hold together (nil: no bound beyond `maxConnections`).
+    public init(
+        origin: Origin,
+        eventLoopGroup: any EventLoopGroup,
+        maxConnections: Int,
+        connectTimeout: TimeAmount = .seconds(3),
+        budget: ConnectionBudget? = nil
+    ) {
         self.origin = origin
         self.group = eventLoopGroup
         self.maxConnections = max(1, maxConnections)
         self.connectTimeout = connectTimeout
+        self.budget = budget
     }
 
     /// Sends `request` and returns its answer, all of it before `deadline`.
@@ -103,8 +114,12 @@ public final class KeepAliveConnectionPool: Sendable {
                 return .run(connection)
             }
             if state.open < maxConnections {
-                state.open += 1
-                return .connect
+                if budget?.acquire() ?? true {
+                    state.open += 1
+                    return .connect
+                }
+                // Nothing of this pool's will come free to wait for.
+                if state.open == 0, let budget { return .overBudget(limit: budget.limit) }
             }
             state.waiters.append(exchange)
             return .wait
@@ -114,6 +129,7 @@ public final class KeepAliveConnectionPool: Sendable {
         case .connect: connect(for: exchange)
         case .wait: break
         case .refuse: exchange.finish(.failure(.shutdown))
+        case .overBudget(let limit): exchange.finish(.failure(.connectionBudgetExhausted(limit: limit)))
         }
     }
 
@@ -145,25 +161,49 @@ public final class KeepAliveConnectionPool: Sendable {
 
     /// `connection` closed (by either side): its place goes to the next waiting caller, on a new connection.
     func closed(_ connection: PooledConnection) {
-        let waiter: Exchange? = state.withLock { state in
+        let next: NextForWaiters? = state.withLock { state in
             guard state.connections.removeValue(forKey: ObjectIdentifier(connection)) != nil else { return nil }
             state.idle.removeAll { $0 === connection }
             state.open -= 1
+            budget?.release()
             return takeWaiterForNewConnection(&state)
         }
-        if let waiter { connect(for: waiter) }
+        next?.proceed(self)
     }
 
-    /// The first caller still waiting, with a connection counted for it, if one may be opened.
-    private func takeWaiterForNewConnection(_ state: inout State) -> Exchange? {
-        guard !state.isShutdown, state.open < maxConnections else { return nil }
+    /// What the callers still waiting get once a connection of the pool is gone.
+    private enum NextForWaiters {
+        /// The first of them, with a connection counted for it.
+        case connect(Exchange)
+        /// All of them: the budget is spent and the pool has no connection left to hand on.
+        case refuse([Exchange], limit: Int)
+        case none
+
+        func proceed(_ pool: KeepAliveConnectionPool) {
+            switch self {
+            case .connect(let waiter): pool.connect(for: waiter)
+            case .refuse(let waiters, let limit):
+                for waiter in waiters { waiter.finish(.failure(.connectionBudgetExhausted(limit: limit))) }
+            case .none: break
+            }
+        }
+    }
+
+    private func takeWaiterForNewConnection(_ state: inout State) -> NextForWaiters {
+        guard !state.isShutdown, state.open < maxConnections, state.waiters.contains(where: \.isQueued) else { return .none }
+        guard budget?.acquire() ?? true else {
+            guard state.open == 0, let budget else { return .none }
+            defer { state.waiters.removeAll() }
+            return .refuse(Array(state.waiters), limit: budget.limit)
+        }
         while let waiter = state.waiters.popFirst() {
             if waiter.isQueued {
                 state.open += 1
-                return waiter
+                return .connect(waiter)
             }
         }
-        return nil
+        budget?.release()
+        return .none
     }
 
     private func connect(for exchange: Exchange) {
@@ -223,10 +263,11 @@ public final class KeepAliveConnectionPool: Sendable {
             default: .connectFailed("\(error)")
             }
         exchange.finish(.failure(failure))
-        let waiter: Exchange? = state.withLock { state in
+        let next = state.withLock { state in
             state.open -= 1
+            budget?.release()
             return takeWaiterForNewConnection(&state)
         }
-        if let waiter { connect(for: waiter) }
+        next.proceed(self)
     }
 }

@@ -14,6 +14,8 @@ public enum KeepAliveHTTPError: Error, Equatable, Sendable, CustomStringConverti
     case shutdown
     /// The request could not be sent (an invalid header) or the answer was not HTTP/1.1.
     case protocolError(String)
+    /// Every connection the process may open (its ``ConnectionBudget``) is open, and none of this pool's will free up.
+    case connectionBudgetExhausted(limit: Int)
 
     public var description: String {
         switch self {
@@ -24,6 +26,7 @@ public enum KeepAliveHTTPError: Error, Equatable, Sendable, CustomStringConverti
         case .cancelled: "cancelled"
         case .shutdown: "client shut down"
         case .protocolError(let reason): "protocol error: \(reason)"
+        case .connectionBudgetExhausted(let limit): "no connection: all \(limit) the process may open (its open-file limit) are open"
         }
     }
 }

@@ -6,6 +6,7 @@ import ControlSocket
 import DeviceFleet
 import Foundation
 import Hummingbird
+import KeepAliveHTTP
 import Logging
 import NIOCore
 import NIOPosix
@@ -112,7 +113,15 @@ public final class Daemon: Sendable {
         self.httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
         // Each fleet partition and its plain-HTTP connections share one event loop (see `Fleet.init`).
         let fleetLoops = Self.fleetLoops(count: configuration.fleetLoops)
-        self.connectionPools = ConnectionPools(common: httpClient, configuration: httpConfiguration, keepAliveLoops: fleetLoops)
+        let openFiles = OpenFileLimit.raiseToHardLimit()
+        let connectionBudget = ConnectionBudget(limit: OpenFileLimit.connectionBudget(forLimit: openFiles.after))
+        self.connectionPools = ConnectionPools(
+            common: httpClient,
+            configuration: httpConfiguration,
+            keepAliveLoops: fleetLoops,
+            connectionBudget: connectionBudget
+        )
+        Self.checkConnectionBudget(connectionBudget, openFiles: openFiles, configuration: configuration, logger: logger)
         let backend = self.backend
         self.fleet = PartitionedFleet(
             clock: SystemDeviceClock(),

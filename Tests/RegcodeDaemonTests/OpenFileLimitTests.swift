@@ -1,0 +1,68 @@
+import Foundation
+import InMemoryLogging
+import KeepAliveHTTP
+import Logging
+import Testing
+
+@testable import RegcodeDaemon
+
+/// The open-file limit and the connection budget it leaves (past it the process would crash: see `ConnectionBudget`).
+@Suite struct OpenFileLimitTests {
+    @Test func theBudgetKeepsAReserveForEverythingElse() {
+        #expect(OpenFileLimit.connectionBudget(forLimit: 1024) == 768)
+        #expect(OpenFileLimit.connectionBudget(forLimit: 20_000) == 18_976)
+        #expect(OpenFileLimit.connectionBudget(forLimit: 524_288) == 523_264)
+        #expect(OpenFileLimit.connectionBudget(forLimit: 100) == 75)
+    }
+
+    @Test func theSoftLimitIsRaisedToTheHardOne() throws {
+        let raised = OpenFileLimit.raiseToHardLimit()
+        var limits = rlimit()
+        try #require(getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limits) == 0)
+        #expect(raised.after >= raised.before)
+        #expect(limits.rlim_max == rlim_t.max || limits.rlim_cur == limits.rlim_max)
+        #expect(Int(limits.rlim_cur) == raised.after)
+    }
+
+    private func configuration(_ yaml: String) throws -> DaemonConfiguration {
+        try ConfigurationFile.parse(yaml, file: "lab.yaml")
+    }
+
+    private static let fleets = """
+        max_concurrent_requests: 100
+        fleets:
+          - name: pooled
+            count: 5
+          - name: lab
+            count: 50
+            connections: shared 16
+          - name: boxes
+            count: 1000
+            connections: per-device
+        """
+
+    @Test func theConnectionsNeededCountEveryModel() throws {
+        var configuration = try configuration(Self.fleets)
+        #expect(Daemon.connectionsNeeded(by: configuration) == 100 + 16 + 1000)
+        // A shard runs its slice of the per-device devices (rounded up).
+        configuration.shard = try Shard.parse("1/3").get()
+        #expect(Daemon.connectionsNeeded(by: configuration) == 100 + 16 + 334)
+        let perDeviceOnly = try self.configuration("fleets:\n  - name: boxes\n    count: 40\n    connections: per-device\n")
+        #expect(Daemon.connectionsNeeded(by: perDeviceOnly) == 40)
+    }
+
+    @Test func aFleetLargerThanTheBudgetIsAWarningAtStartAndAFittingOneIsNot() throws {
+        let configuration = try configuration(Self.fleets)
+        for (limit, warns) in [(1_000, true), (2_000, false)] {
+            let capture = InMemoryLogHandler()
+            var logger = Logger(label: "budget") { _ in capture }
+            logger.logLevel = .debug
+            Daemon.checkConnectionBudget(ConnectionBudget(limit: limit), openFiles: (1024, 4096), configuration: configuration, logger: logger)
+            let warnings = capture.entries.filter { $0.level == .warning }
+            #expect(warnings.count == (warns ? 1 : 0))
+            #expect(capture.entries.count == 1)
+            #expect(capture.entries.first?.metadata["connections.needed"] == "1116")
+            #expect(capture.entries.first?.metadata["connections.budget"] == "\(limit)")
+        }
+    }
+}

@@ -18,6 +18,8 @@ final class SystemdService: Service {
         var override: String?
         /// Storage trouble, shown until storage recovers.
         var storage: String?
+        /// `STOPPING=1` went out: no fleet summary after it (one computed meanwhile would read as if the daemon ran on).
+        var stopping = false
     }
 
     private let notifier: SystemdNotifier
@@ -91,20 +93,23 @@ final class SystemdService: Service {
                 await updateStatus()
             }
         } onGracefulShutdown: {
-            self.notifier.notify("STOPPING=1\nSTATUS=stopping")
+            self.state.withLock { state in
+                state.stopping = true
+                self.notifier.notify("STOPPING=1\nSTATUS=stopping")
+            }
         }
     }
 
     private func updateStatus() async {
         guard state.withLock({ $0.readySent }) else { return }
         let summary = await summary()
-        let message = state.withLock { state -> String? in
+        // Sent under the lock, so a summary computed while the shutdown began cannot follow `STOPPING=1`.
+        state.withLock { state in
             let text = [summary, state.storage, state.override].compactMap { $0 }.joined(separator: "; ")
-            guard text != state.lastStatus else { return nil }
+            guard !state.stopping, text != state.lastStatus else { return }
             state.lastStatus = text
-            return text
+            notifier.notify("STATUS=\(text)")
         }
-        if let message { notifier.notify("STATUS=\(message)") }
     }
 
     /// "12 devices: 3 polling, 9 authenticated".

@@ -171,6 +171,8 @@ extension EndToEnd {
             daemon.signal(SIGTERM)
             messages += notify.collect { $0.contains("STOPPING=1") }
             #expect(await daemon.waitForExit() == 0, "\(daemon.text)")
+            // Whatever came after STOPPING=1 until the exit: never a fleet summary (it would read as running on).
+            messages += notify.collect(until: { _ in false }, timeout: .milliseconds(200))
 
             let ready = try #require(messages.firstIndex { $0.contains("READY=1") }, "\(messages)")
             let watchdog = try #require(messages.firstIndex { $0.contains("WATCHDOG=1") })
@@ -179,6 +181,7 @@ extension EndToEnd {
             #expect(messages[ready].contains("STATUS=2 devices"))
             #expect(messages.contains { $0.hasPrefix("STATUS=") && $0.contains("authenticated") })
             #expect(stopping == messages.count - 1 || messages[(stopping + 1)...].allSatisfy { !$0.contains("READY") })
+            #expect(messages[(stopping + 1)...].allSatisfy { !$0.contains(" devices") }, "\(messages)")
 
             // A clean stop: the database is consistent and the event log gap-free.
             #expect(try SQLiteShell.run(database, "PRAGMA integrity_check") == "ok")

@@ -114,7 +114,9 @@ public final class Daemon: Sendable {
         // Each fleet partition and its plain-HTTP connections share one event loop (see `Fleet.init`).
         let fleetLoops = Self.fleetLoops(count: configuration.fleetLoops)
         let openFiles = OpenFileLimit.raiseToHardLimit()
-        let connectionBudget = ConnectionBudget(limit: OpenFileLimit.connectionBudget(forLimit: openFiles.after))
+        let connectionBudget = ConnectionBudget(
+            limit: OpenFileLimit.connectionBudget(forLimit: openFiles.after, embeddedSimulator: configuration.usesEmbeddedSimulator)
+        )
         self.connectionPools = ConnectionPools(
             common: httpClient,
             configuration: httpConfiguration,

@@ -12,8 +12,11 @@ enum OpenFileLimit {
     /// (once per reader), the control socket and its clients, the HTTP API, and the runtime's own reads of `/proc`.
     static func reserve(forLimit limit: Int) -> Int { min(1024, limit / 4) }
 
-    /// How many backend connections may be open at once under `limit`.
-    static func connectionBudget(forLimit limit: Int) -> Int { max(1, limit - reserve(forLimit: limit)) }
+    /// How many backend connections may be open at once under `limit`. With the embedded simulator each connection
+    /// holds two of the process's descriptors, the client's end and the simulator's.
+    static func connectionBudget(forLimit limit: Int, embeddedSimulator: Bool = false) -> Int {
+        max(1, (limit - reserve(forLimit: limit)) / (embeddedSimulator ? 2 : 1))
+    }
 
     /// Raises the soft limit to the hard one, as systemd expects of a service that needs many descriptors (its
     /// default soft limit of 1024 protects `select(2)` users; NIO uses epoll). Returns the soft limit before and

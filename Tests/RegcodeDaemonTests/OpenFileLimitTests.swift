@@ -13,6 +13,8 @@ import Testing
         #expect(OpenFileLimit.connectionBudget(forLimit: 20_000) == 18_976)
         #expect(OpenFileLimit.connectionBudget(forLimit: 524_288) == 523_264)
         #expect(OpenFileLimit.connectionBudget(forLimit: 100) == 75)
+        // Against the embedded simulator a connection's both ends are the daemon's descriptors.
+        #expect(OpenFileLimit.connectionBudget(forLimit: 20_000, embeddedSimulator: true) == 9_488)
     }
 
     @Test func theSoftLimitIsRaisedToTheHardOne() throws {

@@ -56,30 +56,6 @@ import Testing
         shared.shutdown()
         await server.stop()
     }
-
-    @Test func aFailedConnectGivesItsPlaceBack() async throws {
-        let budget = ConnectionBudget(limit: 1)
-        // A port nothing listens on: the connect is refused.
-        let closed = try await ScriptedServer()
-        let port = closed.port
-        await closed.stop()
-        let refused = KeepAliveConnectionPool(
-            origin: Origin(baseURL: "http://127.0.0.1:\(port)")!,
-            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
-            maxConnections: 1,
-            budget: budget
-        )
-        for _ in 0..<3 {
-            await #expect {
-                _ = try await ok(refused)
-            } throws: { error in
-                if case .connectFailed = error as? KeepAliveHTTPError { return true }
-                return false
-            }
-        }
-        #expect(budget.openConnections == 0)
-        refused.shutdown()
-    }
 }
 
 /// Polls `condition` until it holds, at most `timeout` (waits for a close that happens on an event loop).

@@ -159,10 +159,13 @@ import Testing
         let server = try await ScriptedServer()
         let port = server.port
         await server.stop()
+        // A budget of one: a failed connect that kept its place would turn the second call into a budget refusal.
+        let budget = ConnectionBudget(limit: 1)
         let pool = KeepAliveConnectionPool(
             origin: Origin(baseURL: "http://127.0.0.1:\(port)")!,
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
-            maxConnections: 1
+            maxConnections: 1,
+            budget: budget
         )
         for _ in 0..<2 {
             do {
@@ -176,6 +179,7 @@ import Testing
             }
         }
         #expect(pool.openConnections == 0)
+        #expect(budget.openConnections == 0)
         pool.shutdown()
     }
 

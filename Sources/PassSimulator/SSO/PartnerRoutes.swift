@@ -80,20 +80,16 @@ struct PartnerRoutes: Sendable {
         }
 
         if let fallback {
-            let creation = self.state.withLock {
-                $0.createSession(
-                    serviceProvider: sp,
-                    deviceIdentifier: device,
-                    clientId: clientId,
-                    mvpd: mvpd,
-                    domainName: V2Routes.nonEmpty(fields["domainName"]),
-                    redirectUrl: V2Routes.nonEmpty(fields["redirectUrl"]),
-                    deviceInfo: info,
-                    userAgent: request.headers[.userAgent],
-                    peerAddress: request.forwardedFor ?? context.remoteAddress,
-                    earlyExpiryOffset: self.routes.faults.earlyExpiryOffset(ttlMillis: self.routes.configuration.codeTTL.milliseconds)
-                )
-            }
+            let creation = self.routes.startSession(
+                request,
+                context: context,
+                serviceProvider: sp,
+                device: device,
+                clientId: clientId,
+                mvpd: mvpd,
+                fields: fields,
+                deviceInfo: info
+            )
             guard case .created(let session) = creation else {
                 // Unreachable: the device has no profile for the MVPD (checked above) and partner sessions carry no
                 // SSO subjects.

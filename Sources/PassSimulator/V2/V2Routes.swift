@@ -155,6 +155,36 @@ struct V2Routes: Sendable {
         return try JSONBody.response(.ok, body)
     }
 
+    /// A new session (or the profile that makes one unnecessary) from a sessions request's form: REST v2's and the
+    /// partner single sign-on route's.
+    func startSession(
+        _ request: Request,
+        context: SimulatorRequestContext,
+        serviceProvider: String,
+        device: String,
+        clientId: String,
+        mvpd: String?,
+        fields: [String: String],
+        deviceInfo: DeviceInfo?,
+        ssoSubjects: [SSOSubject] = []
+    ) -> SessionCreation {
+        self.state.withLock {
+            $0.createSession(
+                serviceProvider: serviceProvider,
+                deviceIdentifier: device,
+                clientId: clientId,
+                mvpd: mvpd,
+                domainName: Self.nonEmpty(fields["domainName"]),
+                redirectUrl: Self.nonEmpty(fields["redirectUrl"]),
+                deviceInfo: deviceInfo,
+                userAgent: request.headers[.userAgent],
+                peerAddress: request.forwardedFor ?? context.remoteAddress,
+                earlyExpiryOffset: self.faults.earlyExpiryOffset(ttlMillis: self.configuration.codeTTL.milliseconds),
+                ssoSubjects: ssoSubjects
+            )
+        }
+    }
+
     @Sendable func createSession(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         let (clientId, sp) = try await self.authorize(request, context: context)
         let device = try Self.deviceIdentifier(request, required: true)!
@@ -163,21 +193,17 @@ struct V2Routes: Sendable {
         let fields = try await FormData.fields(of: request, context: context)
         let mvpd = try await self.mvpdParameter(fields, serviceProvider: sp)
         let subjects = await self.ssoSubjects(request)
-        let creation = self.state.withLock {
-            $0.createSession(
-                serviceProvider: sp,
-                deviceIdentifier: device,
-                clientId: clientId,
-                mvpd: mvpd,
-                domainName: Self.nonEmpty(fields["domainName"]),
-                redirectUrl: Self.nonEmpty(fields["redirectUrl"]),
-                deviceInfo: info,
-                userAgent: request.headers[.userAgent],
-                peerAddress: request.forwardedFor ?? context.remoteAddress,
-                earlyExpiryOffset: self.faults.earlyExpiryOffset(ttlMillis: self.configuration.codeTTL.milliseconds),
-                ssoSubjects: subjects
-            )
-        }
+        let creation = self.startSession(
+            request,
+            context: context,
+            serviceProvider: sp,
+            device: device,
+            clientId: clientId,
+            mvpd: mvpd,
+            fields: fields,
+            deviceInfo: info,
+            ssoSubjects: subjects
+        )
         switch creation {
         case .created(let session):
             context.logger.info(

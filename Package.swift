@@ -96,12 +96,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // An event loop as a task executor: a connection's task runs where its channel does.
+        .target(
+            name: "EventLoopExecutor",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: swiftSettings
+        ),
         // The Adobe Pass backend simulator (Hummingbird 2), embeddable in-process.
         .target(
             name: "PassSimulator",
             dependencies: [
                 "RegcodeSupport",
+                "EventLoopExecutor",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // Its HTTP/1.1 channel, wrapped to run each connection on its event loop.
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 // RS256 service tokens (RSA is only in swift-crypto's extras module).
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -129,6 +138,7 @@ let package = Package(
             name: "ControlSocket",
             dependencies: [
                 "RegcodeSupport",
+                "EventLoopExecutor",
                 "RegcodeEngine",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
@@ -227,7 +237,10 @@ let package = Package(
         ),
         .testTarget(
             name: "RegcodeStoreTests",
-            dependencies: ["AccessEnablerAPI", "RegcodeStore", "RegcodeEngine", "RegcodeSupport", "RegcodeTestSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "AccessEnablerAPI", "RegcodeStore", "RegcodeEngine", "RegcodeSupport", "RegcodeTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             // A database file written by the release before schema version 3, to migrate in tests.
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings
@@ -316,7 +329,9 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

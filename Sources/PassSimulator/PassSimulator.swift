@@ -95,6 +95,7 @@ public final class PassSimulator: Sendable {
     ) -> some ApplicationProtocol {
         var application = Application(
             router: self.makeRouter(),
+            server: .http1OnConnectionLoop(),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port)),
             onServerRunning: { channel in
                 await onServerRunning(channel.localAddress?.port ?? port)

@@ -1,0 +1,20 @@
+import NIOCore
+
+/// Runs a task's jobs on one event loop.
+///
+/// A task that prefers its connection's loop reads, writes and flushes in that loop, and a completed write
+/// resumes it without a hop between threads. NIO makes an event loop an actor's `SerialExecutor`, not a
+/// `TaskExecutor`; this adapter is that piece.
+public final class EventLoopTaskExecutor: TaskExecutor, Sendable {
+    /// The loop every job runs on.
+    public let loop: any EventLoop
+
+    public init(_ loop: any EventLoop) {
+        self.loop = loop
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        self.loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}

@@ -6,8 +6,7 @@ import NIOCore
 /// resumes it without a hop between threads. NIO makes an event loop an actor's `SerialExecutor`, not a
 /// `TaskExecutor`; this adapter is that piece.
 public final class EventLoopTaskExecutor: TaskExecutor, Sendable {
-    /// The loop every job runs on.
-    public let loop: any EventLoop
+    private let loop: any EventLoop
 
     public init(_ loop: any EventLoop) {
         self.loop = loop

@@ -1,5 +1,4 @@
 import EventLoopExecutor
-import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore

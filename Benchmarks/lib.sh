@@ -126,7 +126,7 @@ bench_perf_check() {
     if echo "$out" | grep -q '^[0-9][0-9]*,'; then
         perf_ok=1
     elif echo "$out" | grep -q 'not supported'; then
-        perf_why="perf: instructions:u <not supported> (no hardware performance counters in this VM/container)"
+        perf_why="perf: instructions:u <not supported> (no hardware performance counters in this VM/container; Benchmarks/instructions.sh counts them under valgrind)"
     else
         perf_why="perf stat failed: $(echo "$out" | head -1) (perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null))"
     fi

@@ -1,7 +1,8 @@
-import KeepAliveHTTP
 import NIOCore
 import NIOPosix
 import Testing
+
+@testable import KeepAliveHTTP
 
 @Suite struct OriginTests {
     @Test func parsesHostPortAndPathOnce() throws {
@@ -63,5 +64,37 @@ import Testing
             }
         }
         pool.shutdown()
+    }
+}
+
+@Suite struct FieldValueTests {
+    /// Every byte at every position of the word-at-a-time check and of its tail, against the rule byte by byte.
+    @Test func everyByteAtEveryPositionIsJudgedAsByItself() {
+        let fill = UInt8(ascii: "a")
+        for length in [1, 7, 8, 9, 16, 23] {
+            for position in 0..<length {
+                for byte in UInt8.min...UInt8.max {
+                    var bytes = [UInt8](repeating: fill, count: length)
+                    bytes[position] = byte
+                    let expected = byte == 0x09 || (byte >= 0x20 && byte != 0x7F)
+                    let judged = bytes.withUnsafeBufferPointer { HeaderField.isFieldValue($0) }
+                    if judged != expected {
+                        Issue.record("byte \(byte) at \(position) of \(length): \(judged)")
+                        return
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func tabsSpacesAndObsTextPassTheWordCheck() {
+        let value = Array("Bearer\teyJhbGciOi é \u{00A0}JIUzI1NiJ9.payload.sig".utf8)
+        #expect(value.withUnsafeBufferPointer { HeaderField.isFieldValue($0) })
+        #expect([UInt8]().withUnsafeBufferPointer { HeaderField.isFieldValue($0) })
+    }
+
+    @Test func longValuesAreJudgedWhole() {
+        #expect(HeaderField.isValid(name: "X-A", value: String(repeating: "ab\t", count: 40)))
+        #expect(!HeaderField.isValid(name: "X-A", value: String(repeating: "ab", count: 40) + "\r\n"))
     }
 }

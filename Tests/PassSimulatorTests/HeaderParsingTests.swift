@@ -85,6 +85,19 @@ struct HeaderParsingTests {
         #expect(differing.isEmpty, "\(differing.prefix(5).map(\.debugDescription))")
     }
 
+    @Test("Base64: the check without decoding agrees with decoding, on the edge cases and 20,000 generated texts")
+    func base64CheckAgreesWithDecoding() {
+        let alphabet = ["A", "Q", "z", "0", "9", "+", "/", "-", "_", "=", " ", "\n", "\t", "*", "é"]
+        var differing: [String] = []
+        for text in Self.base64Cases + Self.samples(count: 20_000, alphabet: alphabet, maxLength: 10)
+        where Base64.decodesToBytes(text) != (Base64.decodeLenient(text).map { !$0.isEmpty } ?? false)
+            || Base64.decodesToBytes(text[...]) != Base64.decodesToBytes(text)
+        {
+            differing.append(text)
+        }
+        #expect(differing.isEmpty, "\(differing.prefix(5).map(\.debugDescription))")
+    }
+
     @Test(
         "Bearer and fingerprint: the edge cases parse as before",
         arguments: [

@@ -33,9 +33,7 @@ enum CredentialsHeader {
         guard let value = Self.value(of: field, scheme: "fingerprint") else { return nil }
         let end = value.utf8.firstIndex(of: UInt8(ascii: " ")) ?? value.endIndex
         let fingerprint = value[..<end]
-        guard value[end...].utf8.allSatisfy({ $0 == UInt8(ascii: " ") }), let decoded = Base64.decodeLenient(fingerprint),
-            !decoded.isEmpty
-        else { return nil }
+        guard value[end...].utf8.allSatisfy({ $0 == UInt8(ascii: " ") }), Base64.decodesToBytes(fingerprint) else { return nil }
         return String(fingerprint)
     }
 }

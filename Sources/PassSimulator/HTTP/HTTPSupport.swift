@@ -208,12 +208,31 @@ enum Base64 {
     /// Padding may only end the text and be at most two characters (RFC 4648 §3.3), which Foundation does not
     /// check; otherwise it accepts what normalising and then `Data(base64Encoded:)` accepts (`HeaderParsingTests`).
     static func decodeLenient(_ text: some StringProtocol) -> Data? {
-        var output = [UInt8]()
-        output.reserveCapacity(text.utf8.count / 4 * 3 + 3)
+        var output = CollectedBytes()
+        output.bytes.reserveCapacity(text.utf8.count / 4 * 3 + 3)
+        guard decode(text, into: &output) else { return nil }
+        return Data(output.bytes)
+    }
+
+    /// Whether ``decodeLenient(_:)`` decodes `text` to at least one byte, without building the bytes: every poll
+    /// carries a device identifier that is checked this way and never decoded.
+    static func decodesToBytes(_ text: some StringProtocol) -> Bool {
+        var output = CountedBytes()
+        return decode(text, into: &output) && output.count > 0
+    }
+
+    private static func decode(_ text: some StringProtocol, into output: inout some DecodedBytes) -> Bool {
+        if let decoded = text.utf8.withContiguousStorageIfAvailable({ decode(bytes: $0, into: &output) }) {
+            return decoded
+        }
+        return decode(bytes: text.utf8, into: &output)
+    }
+
+    private static func decode(bytes: some Sequence<UInt8>, into output: inout some DecodedBytes) -> Bool {
         var group: UInt32 = 0
         var sextets = 0
         var padding = 0
-        for byte in text.utf8 {
+        for byte in bytes {
             let value: UInt8
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = byte - UInt8(ascii: "A")
@@ -225,10 +244,10 @@ enum Base64 {
             case UInt8(ascii: "="):
                 padding += 1
                 continue
-            default: return nil
+            default: return false
             }
             // Padding only ends the text.
-            guard padding == 0 else { return nil }
+            guard padding == 0 else { return false }
             group = group << 6 | UInt32(value)
             sextets += 1
             if sextets == 4 {
@@ -242,8 +261,8 @@ enum Base64 {
         // The missing padding is added, so the quantum's length with its padding decides: a lone sextet or more
         // than two padding characters is not Base64.
         let total = sextets + padding
-        guard total > 0 || !output.isEmpty, total % 4 != 1 else { return nil }
-        guard padding + (4 - total % 4) % 4 <= 2 else { return nil }
+        guard total > 0 || !output.isEmpty, total % 4 != 1 else { return false }
+        guard padding + (4 - total % 4) % 4 <= 2 else { return false }
         switch sextets {
         case 2: output.append(UInt8(truncatingIfNeeded: group >> 4))
         case 3:
@@ -251,7 +270,7 @@ enum Base64 {
             output.append(UInt8(truncatingIfNeeded: group >> 2))
         default: break
         }
-        return Data(output)
+        return true
     }
 
     static func urlSafeEncode(_ data: Data) -> String {
@@ -260,6 +279,24 @@ enum Base64 {
         while text.hasSuffix("=") { text.removeLast() }
         return text
     }
+}
+
+/// Where ``Base64`` puts what it decodes: the bytes themselves, or only how many there are.
+private protocol DecodedBytes {
+    var isEmpty: Bool { get }
+    mutating func append(_ byte: UInt8)
+}
+
+private struct CollectedBytes: DecodedBytes {
+    var bytes: [UInt8] = []
+    var isEmpty: Bool { bytes.isEmpty }
+    mutating func append(_ byte: UInt8) { bytes.append(byte) }
+}
+
+private struct CountedBytes: DecodedBytes {
+    var count = 0
+    var isEmpty: Bool { count == 0 }
+    mutating func append(_ byte: UInt8) { count += 1 }
 }
 
 extension Request {

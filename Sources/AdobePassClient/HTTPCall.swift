@@ -48,15 +48,17 @@ struct HTTPCall: Sendable {
 /// RFC 3986 percent-encoding, shared by path segments, query strings and form bodies.
 enum FormEncoding {
     /// Only the unreserved characters stay literal, so `/`, `?`, `#`, `&`, `=` and `+` can never change the
-    /// structure of a path or a form.
-    private static let unreserved: Set<UInt8> = {
-        var set = Set<UInt8>()
-        set.formUnion(UInt8(ascii: "A")...UInt8(ascii: "Z"))
-        set.formUnion(UInt8(ascii: "a")...UInt8(ascii: "z"))
-        set.formUnion(UInt8(ascii: "0")...UInt8(ascii: "9"))
-        set.formUnion([UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~")])
-        return set
-    }()
+    /// structure of a path or a form. A switch, not a `Set<UInt8>`: every poll encodes its path, and hashing each
+    /// byte cost more than the rest of the encoding.
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            true
+        default:
+            false
+        }
+    }
 
     private static let hexDigits = Array("0123456789ABCDEF".utf8)
 
@@ -64,7 +66,7 @@ enum FormEncoding {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)
         for byte in text.utf8 {
-            if unreserved.contains(byte) {
+            if isUnreserved(byte) {
                 bytes.append(byte)
             } else {
                 bytes.append(UInt8(ascii: "%"))

@@ -6,6 +6,8 @@ enum V2Requests {
     /// The §7.1 header set every v2 call carries.
     static func headers(context: RequestContext, configuration: AdobePassClientConfiguration) -> [(String, String)] {
         var headers: [(String, String)] = []
+        // Room for every field below and one a caller adds (a content type), so a poll's array is allocated once.
+        headers.reserveCapacity(9)
         if let token = context.accessToken {
             headers.append(("Authorization", "Bearer \(token)"))
         }

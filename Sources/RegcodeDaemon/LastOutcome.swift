@@ -11,9 +11,42 @@ struct LastOutcome: Sendable, Equatable {
     var at: Int64
     /// `ok`, `authenticated`, `pending`, `expired`, `error`, or a request or poll outcome (`throttled`, `server-error`, …).
     var kind: String
-    var text: String
     /// The Adobe error code or status id behind it, when there is one.
     var why: String?
+    /// What ``text`` says, kept as figures: every poll of every device replaces its device's outcome, and only the
+    /// few a console or `regcodectl devices` shows are ever put into words.
+    private var detail: Detail
+
+    private enum Detail: Sendable, Equatable {
+        case text(String)
+        case poll(httpStatus: Int?, outcome: PollOutcome, nextDelayMs: Int64?)
+        case request(stage: RequestStage, httpStatus: Int?, failed: Bool, retryDelayMs: Int64?)
+    }
+
+    init(at: Int64, kind: String, text: String, why: String?) {
+        self.init(at: at, kind: kind, why: why, detail: .text(text))
+    }
+
+    private init(at: Int64, kind: String, why: String?, detail: Detail) {
+        self.at = at
+        self.kind = kind
+        self.why = why
+        self.detail = detail
+    }
+
+    var text: String {
+        switch detail {
+        case .text(let text):
+            return text
+        case .poll(let httpStatus, let outcome, let nextDelayMs):
+            let status = httpStatus.map(String.init) ?? "no answer"
+            let retry = outcome == .pending || outcome == .authenticated ? "" : Self.retry(nextDelayMs)
+            return "poll \(status) \(outcome.rawValue)\(retry)"
+        case .request(let stage, let httpStatus, let failed, let retryDelayMs):
+            guard failed else { return "\(stage.rawValue) ok" }
+            return "\(stage.rawValue) \(httpStatus.map(String.init) ?? "no answer")\(Self.retry(retryDelayMs))"
+        }
+    }
 
     var jsonValue: JSONValue {
         ["at": .int(at), "kind": .string(kind), "text": .string(text), "why": why.map(JSONValue.string) ?? .null]
@@ -23,22 +56,17 @@ struct LastOutcome: Sendable, Equatable {
     static func of(_ step: DeviceStep) -> LastOutcome? {
         var outcome: LastOutcome?
         for request in step.requests where request.outcome != .abandoned {
-            let status = request.httpStatus.map(String.init) ?? "no answer"
-            let text =
-                request.outcome == .ok
-                ? "\(request.stage.rawValue) ok"
-                : "\(request.stage.rawValue) \(status)\(Self.retry(request.retryDelayMs))"
-            outcome = LastOutcome(at: request.sentEpochMs, kind: request.outcome.rawValue, text: text, why: request.errorCode)
+            let detail = Detail.request(
+                stage: request.stage,
+                httpStatus: request.httpStatus,
+                failed: request.outcome != .ok,
+                retryDelayMs: request.retryDelayMs
+            )
+            outcome = LastOutcome(at: request.sentEpochMs, kind: request.outcome.rawValue, why: request.errorCode, detail: detail)
         }
         for poll in step.polls where poll.outcome != .abandoned {
-            let status = poll.httpStatus.map(String.init) ?? "no answer"
-            let retry = poll.outcome == .pending || poll.outcome == .authenticated ? "" : Self.retry(poll.nextDelayMs)
-            outcome = LastOutcome(
-                at: poll.sentEpochMs,
-                kind: poll.outcome.rawValue,
-                text: "poll \(status) \(poll.outcome.rawValue)\(retry)",
-                why: nil
-            )
+            let detail = Detail.poll(httpStatus: poll.httpStatus, outcome: poll.outcome, nextDelayMs: poll.nextDelayMs)
+            outcome = LastOutcome(at: poll.sentEpochMs, kind: poll.outcome.rawValue, why: nil, detail: detail)
         }
         for event in step.events {
             if let described = Self.describe(event, step: step) { outcome = described }

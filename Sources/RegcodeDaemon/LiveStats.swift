@@ -94,11 +94,26 @@ final class LiveStats: Sendable {
                     fleet = resolve?(step.device) ?? Self.noFleet
                     state.deviceFleets[step.device] = fleet
                 }
-                let polls = step.polls.count { $0.outcome != .abandoned }
-                let throttled = step.polls.count { $0.outcome == .throttled } + step.requests.count { $0.outcome == .throttled }
-                let errors =
-                    step.polls.count { [.serverError, .transportError, .malformed].contains($0.outcome) }
-                    + step.requests.count { [.serverError, .transportError, .malformed].contains($0.outcome) }
+                // One pass with switches: this runs for every poll of every device.
+                var polls = 0
+                var throttled = 0
+                var errors = 0
+                for poll in step.polls {
+                    switch poll.outcome {
+                    case .abandoned: continue
+                    case .throttled: throttled += 1
+                    case .serverError, .transportError, .malformed: errors += 1
+                    default: break
+                    }
+                    polls += 1
+                }
+                for request in step.requests {
+                    switch request.outcome {
+                    case .throttled: throttled += 1
+                    case .serverError, .transportError, .malformed: errors += 1
+                    default: break
+                    }
+                }
                 if polls + throttled + errors > 0 {
                     state.fleets[fleet, default: Counters()].add(second: step.epochMs / 1000, polls: polls, throttled: throttled, errors: errors)
                 }

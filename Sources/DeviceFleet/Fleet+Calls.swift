@@ -33,8 +33,8 @@ extension Fleet {
         activeCalls -= 1
         // While stopping the answer still reaches the engine (which has stopped its loops), so a
         // poll the backend answered is recorded, as abandoned; the app reacts to nothing any more.
-        if members[call.device]?.incarnation == call.incarnation,
-            let actions = members[call.device]?.apps[call.app].engine.handle(response: result, for: call.id, timing: timing)
+        if let index = members.index(forKey: call.device),
+            let actions = Self.answer(call, result: result, timing: timing, member: &members.values[index])
         {
             process(call.device, app: call.app, actions)
         }
@@ -46,5 +46,17 @@ extension Fleet {
             drained = []
             for waiter in waiters { waiter.resume() }
         }
+    }
+
+    /// The engine's reaction to an answer, worked out in place: reading `members[device]?.incarnation` copied the whole
+    /// member (its apps, engines and state) for every answer, ~1.5 % of the daemon at 70,000 devices.
+    private static func answer(
+        _ call: PendingCall,
+        result: Result<BackendResponse, BackendFailure>,
+        timing: RequestTiming<C.Instant>,
+        member: inout Member
+    ) -> [DeviceAction<C.Instant>]? {
+        guard member.incarnation == call.incarnation else { return nil }
+        return member.apps[call.app].engine.handle(response: result, for: call.id, timing: timing)
     }
 }

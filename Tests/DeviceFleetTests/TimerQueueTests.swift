@@ -85,3 +85,34 @@ import Testing
         #expect(queue.popDue(now: Instant(offset: .seconds(2))) == ["b"])
     }
 }
+
+@Suite struct TimerQueueInstantTests {
+    typealias Instant = ManualClock.Instant
+
+    @Test func deadlinesBeforeTheFirstAndFarAfterItKeepTheirOrderAndExactInstants() {
+        var queue = TimerQueue<Instant, String>()
+        let first = Instant(offset: .seconds(100))
+        queue.schedule("first", at: first)
+        queue.schedule("earlier", at: Instant(offset: .seconds(3)))
+        queue.schedule("a-day-later", at: first.advanced(by: .seconds(86_400)))
+        queue.schedule("just-after", at: first.advanced(by: .nanoseconds(1)))
+        #expect(queue.nextDeadline() == Instant(offset: .seconds(3)))
+        #expect(queue.popDue(now: first) == ["earlier", "first"])
+        #expect(queue.nextDeadline() == first.advanced(by: .nanoseconds(1)))
+        #expect(queue.popDue(now: first.advanced(by: .nanoseconds(1))) == ["just-after"])
+        #expect(queue.popDue(now: first.advanced(by: .seconds(86_399))).isEmpty)
+        #expect(queue.popDue(now: first.advanced(by: .seconds(86_400))) == ["a-day-later"])
+    }
+
+    @Test func withinOneNanosecondTheExactInstantDecides() {
+        var queue = TimerQueue<Instant, String>()
+        let base = Instant(offset: .seconds(1))
+        queue.schedule("origin", at: base)
+        queue.cancel("origin")
+        let threeQuarters = base.advanced(by: .nanoseconds(3) / 4)
+        queue.schedule("a", at: threeQuarters)
+        #expect(queue.popDue(now: base.advanced(by: .nanoseconds(1) / 2)).isEmpty)
+        #expect(queue.nextDeadline() == threeQuarters)
+        #expect(queue.popDue(now: threeQuarters) == ["a"])
+    }
+}

@@ -27,7 +27,7 @@ struct TimerQueue<Instant: InstantProtocol, Key: Hashable> where Instant.Duratio
     }
 
     private var heap = Heap<TimerHeapEntry>()
-    /// The instant deadlines are counted from in the heap: the first one scheduled.
+    /// The instant deadlines are counted from in the heap: the first one the queue was given (a deadline, or a `now`).
     private var origin: Instant?
     private var slotOfKey: [Key: Int] = [:]
     private var slots: [Slot] = []
@@ -96,7 +96,7 @@ struct TimerQueue<Instant: InstantProtocol, Key: Hashable> where Instant.Duratio
         slots.reserveCapacity(slots.count + additional)
     }
 
-    /// Whole nanoseconds from the queue's origin (the first deadline scheduled), rounded down.
+    /// Whole nanoseconds from the queue's origin, rounded down.
     private mutating func ticks(of instant: Instant) -> Int64 {
         guard let origin else {
             origin = instant

@@ -48,20 +48,7 @@ else
     bench_start_sim "$port" "$work/sim.log"
 fi
 
-{
-    echo "backend: http://127.0.0.1:$port"
-    echo "log_level: warning"
-    echo "print_codes: false"
-    echo "max_concurrent_requests: ${MAX_CONCURRENT:-512}"
-    if [ -n "${EXTRA_YAML:-}" ]; then printf '%s\n' "$EXTRA_YAML"; fi
-    echo "fleets:"
-    echo "  - name: bench"
-    echo "    count: $devices"
-    echo "    ramp: $ramp"
-    echo "    poll:"
-    echo "      interval: ${interval}s"
-    if [ -n "${EXTRA_FLEET_YAML:-}" ]; then printf '%s\n' "$EXTRA_FLEET_YAML" | sed 's/^/    /'; fi
-} >"$work/regcoded.yaml"
+bench_fleet_config "$port" "$devices" "$ramp" "$interval" >"$work/regcoded.yaml"
 
 db="$work/db.sqlite"
 sim_polls_before=$(bench_sim_requests "$port" poll)
@@ -71,16 +58,7 @@ daemon=$!
 bench_child "$daemon"
 
 # Onboarding: until every device has its pending code (bounded).
-with_code=0
-deadline=$(($(date +%s) + onboard_timeout))
-while [ "$(date +%s)" -lt "$deadline" ]; do
-    kill -0 "$daemon" 2>/dev/null || { echo "regcoded exited during onboarding" >&2; tail -20 "$work/daemon.log" >&2; exit 1; }
-    if [ -f "$db" ]; then
-        with_code=$(bench_sql "$db" "SELECT count(*) FROM codes WHERE status = 'pending'" 2>/dev/null || echo 0)
-        [ "$with_code" -ge "$devices" ] && break
-    fi
-    sleep 0.5
-done
+bench_wait_codes "$db" "$devices" "$onboard_timeout" "$daemon" "$work/daemon.log"
 onboarded=$(bench_now_ms)
 onboarding_s=$(python3 -c "print(f'{($onboarded - $start) / 1000:.1f}')")
 if [ "$with_code" -lt "$devices" ]; then

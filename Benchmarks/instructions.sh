@@ -62,43 +62,16 @@ port=$(bench_free_port)
 under_callgrind pass-sim --listen "127.0.0.1:$port" --no-throttle --log-level error >"$work/sim.log" 2>&1 &
 sim=$!
 bench_child "$sim"
-for _ in $(seq 300); do
-    curl -sf "http://127.0.0.1:$port/_sim/stats" >/dev/null 2>&1 && break
-    kill -0 "$sim" 2>/dev/null || { echo "pass-sim exited under valgrind" >&2; tail -20 "$work/valgrind.pass-sim.log" >&2; exit 1; }
-    sleep 0.2
-done
-curl -sf "http://127.0.0.1:$port/_sim/stats" >/dev/null || { echo "pass-sim did not answer on port $port" >&2; exit 2; }
+bench_wait_sim "$port" "$sim" 60 "$work/valgrind.pass-sim.log"
 
-{
-    echo "backend: http://127.0.0.1:$port"
-    echo "log_level: warning"
-    echo "print_codes: false"
-    echo "max_concurrent_requests: ${MAX_CONCURRENT:-512}"
-    if [ -n "${EXTRA_YAML:-}" ]; then printf '%s\n' "$EXTRA_YAML"; fi
-    echo "fleets:"
-    echo "  - name: bench"
-    echo "    count: $devices"
-    echo "    ramp: $ramp"
-    echo "    poll:"
-    echo "      interval: ${interval}s"
-    if [ -n "${EXTRA_FLEET_YAML:-}" ]; then printf '%s\n' "$EXTRA_FLEET_YAML" | sed 's/^/    /'; fi
-} >"$work/regcoded.yaml"
+bench_fleet_config "$port" "$devices" "$ramp" "$interval" >"$work/regcoded.yaml"
 
 db="$work/db.sqlite"
 under_callgrind regcoded --config "$work/regcoded.yaml" --database "$db" --socket "$work/s.sock" >"$work/daemon.log" 2>&1 &
 daemon=$!
 bench_child "$daemon"
 
-with_code=0
-deadline=$(($(date +%s) + onboard_timeout))
-while [ "$(date +%s)" -lt "$deadline" ]; do
-    kill -0 "$daemon" 2>/dev/null || { echo "regcoded exited during onboarding" >&2; tail -20 "$work/daemon.log" "$work/valgrind.regcoded.log" >&2; exit 1; }
-    if [ -f "$db" ]; then
-        with_code=$(bench_sql "$db" "SELECT count(*) FROM codes WHERE status = 'pending'" 2>/dev/null || echo 0)
-        [ "$with_code" -ge "$devices" ] && break
-    fi
-    sleep 1
-done
+bench_wait_codes "$db" "$devices" "$onboard_timeout" "$daemon" "$work/daemon.log" "$work/valgrind.regcoded.log"
 [ "$with_code" -ge "$devices" ] || { echo "only $with_code of $devices devices had a code after ${onboard_timeout}s" >&2; exit 1; }
 
 # One interval more, then the window: instrumentation on in both, counted from here.

@@ -81,14 +81,56 @@ bench_start_sim() {
     "$bin/pass-sim" --listen "127.0.0.1:$port" "${throttle[@]}" --log-level error ${SIM_ARGS:-} "$@" >"$log" 2>&1 &
     sim=$!
     bench_child "$sim"
-    local _
-    for _ in $(seq 100); do
+    bench_wait_sim "$port" "$sim" 10 "$log"
+}
+
+# bench_wait_sim PORT PID SECONDS LOG: waits until the simulator on PORT answers; stops the run (showing the end of
+# LOG) when process PID exits first or SECONDS pass.
+bench_wait_sim() {
+    local port=$1 pid=$2 seconds=$3 log=$4 _
+    for _ in $(seq $((seconds * 10))); do
         curl -sf "http://127.0.0.1:$port/_sim/stats" >/dev/null 2>&1 && return 0
+        kill -0 "$pid" 2>/dev/null || break
         sleep 0.1
     done
     echo "pass-sim did not answer on port $port" >&2
-    tail -5 "$log" >&2
+    tail -20 "$log" >&2
     exit 2
+}
+
+# bench_fleet_config PORT DEVICES RAMP INTERVAL: regcoded's configuration for one fleet "bench" against the simulator
+# on PORT (log level warning, no printed codes), with MAX_CONCURRENT, EXTRA_YAML and EXTRA_FLEET_YAML from the
+# environment.
+bench_fleet_config() {
+    echo "backend: http://127.0.0.1:$1"
+    echo "log_level: warning"
+    echo "print_codes: false"
+    echo "max_concurrent_requests: ${MAX_CONCURRENT:-512}"
+    if [ -n "${EXTRA_YAML:-}" ]; then printf '%s\n' "$EXTRA_YAML"; fi
+    echo "fleets:"
+    echo "  - name: bench"
+    echo "    count: $2"
+    echo "    ramp: $3"
+    echo "    poll:"
+    echo "      interval: ${4}s"
+    if [ -n "${EXTRA_FLEET_YAML:-}" ]; then printf '%s\n' "$EXTRA_FLEET_YAML" | sed 's/^/    /'; fi
+}
+
+# bench_wait_codes DB DEVICES SECONDS PID LOG…: waits (≤ SECONDS) until DEVICES devices have a pending code in DB
+# and sets with_code to how many have one; stops the run, showing the end of the LOGs, when the daemon PID exits.
+bench_wait_codes() {
+    local db=$1 devices=$2 seconds=$3 pid=$4
+    shift 4
+    local deadline=$(($(date +%s) + seconds))
+    with_code=0
+    while [ "$(date +%s)" -lt "$deadline" ]; do
+        kill -0 "$pid" 2>/dev/null || { echo "regcoded exited during onboarding" >&2; tail -20 "$@" >&2; exit 1; }
+        if [ -f "$db" ]; then
+            with_code=$(bench_sql "$db" "SELECT count(*) FROM codes WHERE status = 'pending'" 2>/dev/null || echo 0)
+            [ "$with_code" -ge "$devices" ] && return 0
+        fi
+        sleep 0.5
+    done
 }
 
 # bench_sim_requests PORT [CLASS]: requests the simulator answered (every status but dropped connections),

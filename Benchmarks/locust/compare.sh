@@ -5,6 +5,7 @@
 #
 #   Benchmarks/locust/compare.sh [STEPS="1000 2000 5000 10000"] [SECONDS=60] [INTERVAL=5]
 #   NO_BUILD=1 BIN=/path/to/release Benchmarks/locust/compare.sh "200 500" 30
+#   REGCODED_STEPS="70000 75000 80000" Benchmarks/locust/compare.sh "8000 8500 9000" 30
 #
 # Each step: Locust (headless, one process; also --processes 2 with LOAD_PROCESSES="1 2") with USERS
 # users, then regcoded (Benchmarks/fleet.sh) with as many devices, each measured over a steady window of
@@ -12,7 +13,9 @@
 # first step over the limit. Environment: NO_BUILD, BIN, CONFIGURATION (as fleet.sh); SIM_THROTTLE=1
 # (pass-sim keeps Adobe's throttle; both tools send one X-Forwarded-For per device); SPAWN_RATE (Locust
 # users started per second, default 200); LIMIT_MS (50); WITH_REGCODED=0 steps Locust alone (to find its limit
-# between steps already measured for regcoded). A step holds when every user or device got its
+# between steps already measured for regcoded); REGCODED_STEPS gives regcoded fleet sizes of its own (default:
+# STEPS), so one run places both limits; the steps of both lists run in ascending size, each tool's in turn, and
+# the summary gives regcoded's largest holding fleet as a multiple of each Locust's. A step holds when every user or device got its
 # code and the lateness p99 stays under LIMIT_MS. Loopback only; every step is bounded in time.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -38,7 +41,7 @@ bench_workdir regcoded-compare
 
 port=$(bench_free_port)
 bench_start_sim "$port" "$work/sim.log"
-echo "pass-sim           one instance for every run, $([ -n "${SIM_THROTTLE:-}" ] && echo "throttle on" || echo "--no-throttle"); steps: $steps; window ${seconds}s; interval ${interval}s; limit p99 < ${limit} ms"
+echo "pass-sim           one instance for every run, $([ -n "${SIM_THROTTLE:-}" ] && echo "throttle on" || echo "--no-throttle"); steps: $steps${REGCODED_STEPS:+ (regcoded: $REGCODED_STEPS)}; window ${seconds}s; interval ${interval}s; limit p99 < ${limit} ms"
 
 value() { awk -F= -v key="$2" '$1 == key { print $2 }' "$1"; }
 rows=()
@@ -77,9 +80,16 @@ step() { # step TOOL USERS: runs one step, appends a row, records the best passi
 tools=
 for processes in ${LOAD_PROCESSES:-1}; do tools="$tools locust-p$processes"; done
 [ "${WITH_REGCODED:-1}" = 0 ] || tools="$tools regcoded"
-for users in $steps; do
+regcoded_steps=${REGCODED_STEPS:-$steps}
+declare -A failed_at
+in_list() { [[ " $2 " == *" $1 "* ]]; }
+for users in $(printf '%s\n' $steps $regcoded_steps | sort -n -u); do
     for tool in $tools; do
-        [ -n "${stopped[$tool]:-}" ] || step "$tool" "$users"
+        if [ "$tool" = regcoded ]; then in_list "$users" "$regcoded_steps" || continue; else in_list "$users" "$steps" || continue; fi
+        if [ -z "${stopped[$tool]:-}" ]; then
+            step "$tool" "$users"
+            [ -z "${stopped[$tool]:-}" ] || failed_at[$tool]=$users
+        fi
     done
 done
 
@@ -90,3 +100,17 @@ echo
 for tool in $tools; do
     echo "$tool: largest fleet with every member's code and lateness p99 < ${limit} ms: ${best[$tool]:-none of the steps}"
 done
+# The true limits lie between a tool's largest holding step and its first failing one: against a Locust that
+# failed a step, regcoded's largest holding fleet over that step is the ratio this run shows for certain.
+if [ -n "${best[regcoded]:-}" ]; then
+    for tool in $tools; do
+        [ "$tool" != regcoded ] && [ -n "${best[$tool]:-}" ] || continue
+        line=$(python3 -c "print(f'{${best[regcoded]} / ${best[$tool]}:.1f}')")
+        if [ -n "${failed_at[$tool]:-}" ]; then
+            line="$line× its largest holding fleet; at least $(python3 -c "print(f'{${best[regcoded]} / ${failed_at[$tool]}:.1f}')")× (it failed ${failed_at[$tool]})"
+        else
+            line="$line× its largest holding fleet (it held every step: its limit may be higher)"
+        fi
+        echo "regcoded versus $tool: $line"
+    done
+fi

@@ -14,12 +14,16 @@ import HeapModule
 /// entries in the heap, and until it is cancelled, so a timer re-armed after it fires (a poll) finds
 /// its slot in place.
 struct TimerQueue<Instant: InstantProtocol, Key: Hashable> where Instant.Duration == Swift.Duration {
+    /// A live arming: the sequence number its heap entry carries, and its exact deadline.
+    private struct Arming {
+        var sequence: UInt64
+        var deadline: Instant
+    }
+
     private struct Slot {
         var key: Key
-        /// The sequence number of the live arming; nil while not armed.
-        var armed: UInt64?
-        /// The live arming's deadline.
-        var deadline: Instant?
+        /// The live arming; nil while not armed.
+        var armed: Arming?
         /// Heap entries that name this slot, live or stale.
         var entries = 0
         /// Whether the key was cancelled: its slot is freed once its last entry leaves the heap.
@@ -40,8 +44,7 @@ struct TimerQueue<Instant: InstantProtocol, Key: Hashable> where Instant.Duratio
         sequence += 1
         let slot = slotOfKey[key] ?? allocateSlot(for: key)
         if slots[slot].armed == nil { armedCount += 1 }
-        slots[slot].armed = sequence
-        slots[slot].deadline = deadline
+        slots[slot].armed = Arming(sequence: sequence, deadline: deadline)
         slots[slot].entries += 1
         slots[slot].cancelled = false
         heap.insert(TimerHeapEntry(ticks: ticks(of: deadline), sequence: sequence, slot: slot))
@@ -51,7 +54,6 @@ struct TimerQueue<Instant: InstantProtocol, Key: Hashable> where Instant.Duratio
         guard let slot = slotOfKey[key] else { return }
         if slots[slot].armed != nil { armedCount -= 1 }
         slots[slot].armed = nil
-        slots[slot].deadline = nil
         slots[slot].cancelled = true
         freeIfUnused(slot)
     }
@@ -59,7 +61,7 @@ struct TimerQueue<Instant: InstantProtocol, Key: Hashable> where Instant.Duratio
     /// The earliest live deadline, dropping stale entries on the way.
     mutating func nextDeadline() -> Instant? {
         while let top = heap.min {
-            if slots[top.slot].armed == top.sequence { return slots[top.slot].deadline }
+            if let armed = slots[top.slot].armed, armed.sequence == top.sequence { return armed.deadline }
             heap.removeMin()
             release(top.slot)
         }
@@ -71,13 +73,12 @@ struct TimerQueue<Instant: InstantProtocol, Key: Hashable> where Instant.Duratio
         var due: [Key] = []
         let nowTicks = ticks(of: now)
         while let top = heap.min, top.ticks <= nowTicks {
-            let live = slots[top.slot].armed == top.sequence
+            let live = slots[top.slot].armed?.sequence == top.sequence
             // Ticks are whole nanoseconds: within the same one, the exact instant decides.
-            if live, top.ticks == nowTicks, let deadline = slots[top.slot].deadline, deadline > now { break }
+            if live, top.ticks == nowTicks, let armed = slots[top.slot].armed, armed.deadline > now { break }
             heap.removeMin()
             if live {
                 slots[top.slot].armed = nil
-                slots[top.slot].deadline = nil
                 armedCount -= 1
                 due.append(slots[top.slot].key)
             }
@@ -131,7 +132,6 @@ struct TimerQueue<Instant: InstantProtocol, Key: Hashable> where Instant.Duratio
         guard slots[slot].cancelled, slots[slot].entries == 0 else { return }
         slotOfKey[slots[slot].key] = nil
         slots[slot].cancelled = false
-        slots[slot].deadline = nil
         freeSlots.append(slot)
     }
 }

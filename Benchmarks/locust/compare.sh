@@ -5,7 +5,7 @@
 #
 #   Benchmarks/locust/compare.sh [STEPS="1000 2000 5000 10000"] [SECONDS=60] [INTERVAL=5]
 #   NO_BUILD=1 BIN=/path/to/release Benchmarks/locust/compare.sh "200 500" 30
-#   REGCODED_STEPS="70000 75000 80000" Benchmarks/locust/compare.sh "8000 8500 9000" 30
+#   REGCODED_STEPS="75000 80000 85000" Benchmarks/locust/compare.sh "8500 9000 9500" 30
 #
 # Each step: Locust (headless, one process; also --processes 2 with LOAD_PROCESSES="1 2") with USERS
 # users, then regcoded (Benchmarks/fleet.sh) with as many devices, each measured over a steady window of

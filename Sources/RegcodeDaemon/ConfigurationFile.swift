@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RegcodeEngine
+import RegcodeStore
 import RegcodeSupport
 import Yams
 
@@ -168,6 +169,12 @@ public enum ConfigurationFile {
                     case .success(let shard): configuration.shard = shard
                     case .failure(let problem): throw fail(key, problem.reason)
                     }
+                case "poll_index":
+                    let text = try string(value, key)
+                    guard let index = RegcodeStore.PollIndex(rawValue: text) else {
+                        throw fail(key, "'\(text)' is not one of \(RegcodeStore.PollIndex.allCases.map(\.rawValue).joined(separator: ", "))")
+                    }
+                    configuration.pollIndex = index
                 case "log_level":
                     let text = try string(value, key)
                     guard let level = Logger.Level(rawValue: text.lowercased()) else {

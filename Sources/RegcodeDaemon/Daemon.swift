@@ -82,7 +82,12 @@ public final class Daemon: Sendable {
         try DatabaseLock.acquire(database: configuration.database)
         do {
             // Checkpoints off the commit path: a commit that checkpoints delays its events (CheckpointService).
-            self.store = try RegcodeStore(path: configuration.database, walCheckpoints: .background, logger: logger)
+            self.store = try RegcodeStore(
+                path: configuration.database,
+                walCheckpoints: .background,
+                pollIndex: configuration.pollIndex,
+                logger: logger
+            )
         } catch let error as RegcodeStoreError {
             // A file that is not ours, a newer schema or an unusable path: the operator's setting to fix.
             throw ConfigurationError(file: configuration.configFile, key: "database", reason: error.description)

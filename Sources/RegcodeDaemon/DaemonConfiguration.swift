@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RegcodeEngine
+import RegcodeStore
 import RegcodeSupport
 
 /// A configuration problem: which file, which key, and why.
@@ -143,6 +144,9 @@ public struct DaemonConfiguration: Sendable {
     public var clientAddresses = ClientAddressPool.defaultRange
     /// The slice of every fleet this process runs (`--shard K/N`); nil runs every device.
     public var shard: Shard?
+    /// Whether the poll log keeps its index by device (`poll_index`); `none` trades slower per-device
+    /// views for less CPU and disk writing per poll at large fleets.
+    public var pollIndex: RegcodeStore.PollIndex = .device
 
     public init() {}
 
@@ -225,7 +229,8 @@ public struct DaemonConfiguration: Sendable {
                 throw ConfigurationError(
                     file: configFile,
                     key: "http",
-                    reason: "\(http) is reachable from other hosts: give a bearer token with http_token_file (--http-token-file) or the http-token credential, or listen on 127.0.0.1"
+                    reason:
+                        "\(http) is reachable from other hosts: give a bearer token with http_token_file (--http-token-file) or the http-token credential, or listen on 127.0.0.1"
                 )
             }
         }

@@ -303,24 +303,9 @@ extension RegcodeStore {
     /// latest poll.
     public func deviceSummaries() async throws -> [DeviceSummary] {
         try await pool.read { db in
-            // Polls for a code are sent after the code was stored; the lower bound on sent_at keeps
-            // the count on the (device, sent_at) index instead of the device's whole poll history.
-            // The slack covers the step time being taken slightly after a poll's send time.
             let rows = try Row.fetchCursor(
                 db,
-                sql: """
-                    SELECT d.name, d.state, d.fleet, c.code, c.expires_at AS code_expires_at,
-                           CASE WHEN c.code IS NULL THEN 0 ELSE
-                               (SELECT count(*) FROM poll_attempts p
-                                WHERE p.device = d.name AND p.sent_at >= c.issued_at - ? AND p.code = c.code)
-                           END AS polls_for_code,
-                           lp.http_status AS last_http_status, lp.sent_at AS last_sent_at
-                    FROM devices d
-                    LEFT JOIN codes c ON c.device = d.name AND c.status = 'pending'
-                    LEFT JOIN poll_attempts lp ON lp.id =
-                        (SELECT p.id FROM poll_attempts p WHERE p.device = d.name ORDER BY p.sent_at DESC, p.id DESC LIMIT 1)
-                    ORDER BY d.created_at, d.name
-                    """,
+                sql: try Self.hasPollIndex(db) ? Self.summariesByIndex : Self.summariesByScan,
                 arguments: [Self.pollTimeSlackMs]
             )
             var summaries: [DeviceSummary] = []
@@ -345,6 +330,46 @@ extension RegcodeStore {
             return summaries
         }
     }
+
+    /// ``deviceSummaries()`` on the poll log's index by device: two lookups per device. Polls for a code
+    /// are sent after the code was stored; the lower bound on sent_at keeps the count on the index instead
+    /// of the device's whole poll history. The slack covers the step time being taken slightly after a
+    /// poll's send time.
+    static let summariesByIndex = """
+        SELECT d.name, d.state, d.fleet, c.code, c.expires_at AS code_expires_at,
+               CASE WHEN c.code IS NULL THEN 0 ELSE
+                   (SELECT count(*) FROM poll_attempts p
+                    WHERE p.device = d.name AND p.sent_at >= c.issued_at - ?1 AND p.code = c.code)
+               END AS polls_for_code,
+               lp.http_status AS last_http_status, lp.sent_at AS last_sent_at
+        FROM devices d
+        LEFT JOIN codes c ON c.device = d.name AND c.status = 'pending'
+        LEFT JOIN poll_attempts lp ON lp.id =
+            (SELECT p.id FROM poll_attempts p WHERE p.device = d.name ORDER BY p.sent_at DESC, p.id DESC LIMIT 1)
+        ORDER BY d.created_at, d.name
+        """
+
+    /// ``deviceSummaries()`` without that index (``PollIndex/none``): the same columns from one pass over
+    /// the log, as a lookup per device would read the whole log each time. A device's polls are sent one
+    /// after another, so its latest poll is its latest row.
+    static let summariesByScan = """
+        WITH pending AS (SELECT device, code, issued_at, expires_at FROM codes WHERE status = 'pending'),
+             counts AS (
+                 SELECT p.device, count(*) AS polls FROM poll_attempts p
+                 JOIN pending c ON c.device = p.device AND c.code = p.code AND p.sent_at >= c.issued_at - ?1
+                 WHERE p.sent_at >= (SELECT min(issued_at) FROM pending) - ?1
+                 GROUP BY p.device),
+             latest AS (SELECT device, max(id) AS id FROM poll_attempts GROUP BY device)
+        SELECT d.name, d.state, d.fleet, c.code, c.expires_at AS code_expires_at,
+               CASE WHEN c.code IS NULL THEN 0 ELSE coalesce(n.polls, 0) END AS polls_for_code,
+               lp.http_status AS last_http_status, lp.sent_at AS last_sent_at
+        FROM devices d
+        LEFT JOIN pending c ON c.device = d.name
+        LEFT JOIN counts n ON n.device = d.name
+        LEFT JOIN latest l ON l.device = d.name
+        LEFT JOIN poll_attempts lp ON lp.id = l.id
+        ORDER BY d.created_at, d.name
+        """
 
     static let pollTimeSlackMs: Int64 = 60_000
 

@@ -55,9 +55,9 @@ public final class RegcodeStore: Sendable {
     /// place, in one transaction (version 1: `request_attempts` and `devices.client_address` are
     /// added; existing devices have no address until ``assignClientAddresses(_:)``); a version it
     /// does not know is refused and left untouched. The connection uses WAL, foreign keys and a
-    /// busy timeout.
+    /// busy timeout. `pollIndex` drops or builds the poll log's index by device (see ``PollIndex``).
     /// - Throws: ``RegcodeStoreError`` naming the path and the reason.
-    public init(path: String, walCheckpoints: WALCheckpoints = .onCommit, logger: Logger) throws {
+    public init(path: String, walCheckpoints: WALCheckpoints = .onCommit, pollIndex: PollIndex = .device, logger: Logger) throws {
         self.path = path
         var logger = logger
         logger[metadataKey: "db"] = .string(path)
@@ -117,6 +117,11 @@ public final class RegcodeStore: Sendable {
             logger.info("state database opened", metadata: ["schema": "\(Self.schemaVersion)"])
         case .migrated(let from):
             logger.notice("state database migrated", metadata: ["from": "\(from)", "schema": "\(Self.schemaVersion)"])
+        }
+        do {
+            try apply(pollIndex)
+        } catch {
+            throw RegcodeStoreError.cannotOpen(path: path, reason: Self.describe(error))
         }
     }
 

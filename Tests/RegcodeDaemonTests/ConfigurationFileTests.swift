@@ -1,5 +1,6 @@
 import Foundation
 import RegcodeEngine
+import RegcodeStore
 import RegcodeSupport
 import Testing
 
@@ -56,6 +57,7 @@ import Testing
         ("timer_slack: soon\n", "timer_slack", "not a duration"),
         ("fleet_loops: 0\n", "fleet_loops", "outside"),
         ("fleet_loops: 65\n", "fleet_loops", "outside"),
+        ("poll_index: sometimes\n", "poll_index", "not one of device, none"),
         ("fleets: [\n", "(syntax)", "parser"),
     ])
     func badConfigurationNamesKeyAndReason(yaml: String, key: String, reason: String) {
@@ -79,6 +81,12 @@ import Testing
         #expect(try ConfigurationFile.parse("log_level: info\n", file: "x.yaml").fleetLoops == nil)
         #expect(try ConfigurationFile.parse("fleet_loops: 1\n", file: "x.yaml").fleetLoops == 1)
         #expect(try ConfigurationFile.parse("fleet_loops: 64\n", file: "x.yaml").fleetLoops == 64)
+    }
+
+    @Test func pollIndexDefaultsToByDevice() throws {
+        #expect(try ConfigurationFile.parse("log_level: info\n", file: "x.yaml").pollIndex == .device)
+        #expect(try ConfigurationFile.parse("poll_index: none\n", file: "x.yaml").pollIndex == RegcodeStore.PollIndex.none)
+        #expect(try ConfigurationFile.parse("poll_index: device\n", file: "x.yaml").pollIndex == .device)
     }
 
     @Test func durationsReadAsConfigsWriteThem() {

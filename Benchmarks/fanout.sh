@@ -19,10 +19,7 @@ seconds=${2:-60}
 subscribers=${3:-10}
 devices=$(((rate + 1) / 2))
 
-bench_machine
-bench_need sqlite3
-bench_need curl
-bench_binaries
+bench_prepare sqlite3 curl
 
 bench_workdir regcoded-fanout
 
@@ -30,11 +27,7 @@ port=$(bench_free_port)
 SIM_THROTTLE='' bench_start_sim "$port" "$work/sim.log" --auto-approve-after 1
 
 {
-    echo "backend: http://127.0.0.1:$port"
-    echo "log_level: warning"
-    echo "print_codes: false"
-    if [ -n "${EXTRA_YAML:-}" ]; then printf '%s\n' "$EXTRA_YAML"; fi
-    echo "fleets:"
+    bench_config_head "$port"
     echo "  - name: fanout"
     echo "    count: $devices"
     echo "    scenario: cycle"

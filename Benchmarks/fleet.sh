@@ -33,10 +33,7 @@ interval=${3:-5}
 ramp=${RAMP:-${interval}s}
 onboard_timeout=${ONBOARD_TIMEOUT:-$((60 + devices / 100))}
 
-bench_machine
-bench_need sqlite3
-bench_need curl
-bench_binaries
+bench_prepare sqlite3 curl
 
 bench_workdir regcoded-bench
 

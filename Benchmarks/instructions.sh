@@ -25,14 +25,7 @@ interval=${3:-5}
 ramp=${RAMP:-${interval}s}
 onboard_timeout=${ONBOARD_TIMEOUT:-$((120 + devices / 10))}
 
-bench_machine
-bench_need sqlite3
-bench_need curl
-bench_need valgrind
-bench_need callgrind_control valgrind
-bench_need strip binutils
-bench_need cc gcc
-bench_binaries
+bench_prepare sqlite3 curl valgrind callgrind_control=valgrind strip=binutils cc=gcc
 
 bench_workdir regcoded-instructions
 

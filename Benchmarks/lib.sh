@@ -31,6 +31,16 @@ bench_need() {
     command -v "$command" >/dev/null 2>&1 || { echo "needs $command (Debian package $package)" >&2; exit 2; }
 }
 
+# bench_prepare COMMAND[=DEBIAN_PACKAGE]…: the start of every script: prints the machine, makes sure of the
+# commands it needs (bench_need), then of the binaries (bench_binaries), so a missing tool stops it before a
+# build.
+bench_prepare() {
+    local need
+    bench_machine
+    for need in "$@"; do bench_need "${need%%=*}" "${need#*=}"; done
+    bench_binaries
+}
+
 # The binaries: built here unless NO_BUILD is set; BIN overrides where they are.
 bench_binaries() {
     local configuration=${CONFIGURATION:-release}
@@ -98,16 +108,21 @@ bench_wait_sim() {
     exit 2
 }
 
-# bench_fleet_config PORT DEVICES RAMP INTERVAL: regcoded's configuration for one fleet "bench" against the simulator
-# on PORT (log level warning, no printed codes), with MAX_CONCURRENT, EXTRA_YAML and EXTRA_FLEET_YAML from the
-# environment.
-bench_fleet_config() {
+# bench_config_head PORT: the top of a benchmark's regcoded configuration, up to its fleets: the simulator on
+# PORT, log level warning, no printed codes, EXTRA_YAML's lines from the environment.
+bench_config_head() {
     echo "backend: http://127.0.0.1:$1"
     echo "log_level: warning"
     echo "print_codes: false"
-    echo "max_concurrent_requests: ${MAX_CONCURRENT:-512}"
     if [ -n "${EXTRA_YAML:-}" ]; then printf '%s\n' "$EXTRA_YAML"; fi
     echo "fleets:"
+}
+
+# bench_fleet_config PORT DEVICES RAMP INTERVAL: regcoded's configuration for one fleet "bench" against the simulator
+# on PORT (bench_config_head), with MAX_CONCURRENT and EXTRA_FLEET_YAML from the environment.
+bench_fleet_config() {
+    echo "max_concurrent_requests: ${MAX_CONCURRENT:-512}"
+    bench_config_head "$1"
     echo "  - name: bench"
     echo "    count: $2"
     echo "    ramp: $3"

@@ -18,10 +18,7 @@ seconds=${1:-30}
 connections=${2:-64}
 threads=${WRK_THREADS:-1}
 
-bench_machine
-bench_need curl
-bench_need wrk
-bench_binaries
+bench_prepare curl wrk
 bench_perf_check
 
 bench_workdir pass-sim-bench

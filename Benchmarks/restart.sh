@@ -20,10 +20,7 @@ cd "$(dirname "$0")/.."
 devices=${1:-10000}
 interval=${2:-5}
 
-bench_machine
-bench_need sqlite3
-bench_need curl
-bench_binaries
+bench_prepare sqlite3 curl
 
 bench_workdir regcoded-restart
 

@@ -28,14 +28,11 @@ interval=${3:-5}
 limit=${LIMIT_MS:-50}
 spawn_rate=${SPAWN_RATE:-200}
 
-bench_machine
-bench_need sqlite3
-bench_need curl
 if ! command -v locust >/dev/null 2>&1; then
     echo "installing locust (pip)" >&2
     python3 -m pip install -q locust >&2 || { echo "needs locust (pip install locust)" >&2; exit 2; }
 fi
-bench_binaries
+bench_prepare sqlite3 curl
 export NO_BUILD=1 BIN=$bin
 
 bench_workdir regcoded-compare
@@ -46,7 +43,9 @@ echo "pass-sim           one instance for every run, $([ -n "${SIM_THROTTLE:-}" 
 
 value() { awk -F= -v key="$2" '$1 == key { print $2 }' "$1"; }
 rows=()
+# best[TOOL]: its largest holding fleet; stopped[TOOL]: the step at which it stopped (failed or did not hold).
 declare -A best stopped
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
 
 step() { # step TOOL USERS: runs one step, appends a row, records the best passing fleet
     local tool=$1 users=$2 result=$work/$1-$2.txt
@@ -58,7 +57,7 @@ step() { # step TOOL USERS: runs one step, appends a row, records the best passi
     fi
     local driver=$!
     bench_child "$driver"
-    wait "$driver" || { echo "$tool with $users failed; see $work" >&2; stopped[$tool]=1; return 0; }
+    wait "$driver" || { echo "$tool with $users failed; see $work" >&2; stopped[$tool]=$users; return 0; }
     local p99 cpu rate
     p99=$(value "$result" lateness_p99)
     cpu=$(value "$result" cpu_us_per_poll)
@@ -73,7 +72,7 @@ step() { # step TOOL USERS: runs one step, appends a row, records the best passi
         best[$tool]=$users
     else
         echo "$tool with $users: does not hold (${coded:-0} with a code; needs all $users and lateness p99 < $limit ms)"
-        stopped[$tool]=1
+        stopped[$tool]=$users
     fi
 }
 
@@ -82,15 +81,11 @@ tools=
 for processes in ${LOAD_PROCESSES:-1}; do tools="$tools locust-p$processes"; done
 [ "${WITH_REGCODED:-1}" = 0 ] || tools="$tools regcoded"
 regcoded_steps=${REGCODED_STEPS:-$steps}
-declare -A failed_at
 in_list() { [[ " $2 " == *" $1 "* ]]; }
 for users in $(printf '%s\n' $steps $regcoded_steps | sort -n -u); do
     for tool in $tools; do
         if [ "$tool" = regcoded ]; then in_list "$users" "$regcoded_steps" || continue; else in_list "$users" "$steps" || continue; fi
-        if [ -z "${stopped[$tool]:-}" ]; then
-            step "$tool" "$users"
-            [ -z "${stopped[$tool]:-}" ] || failed_at[$tool]=$users
-        fi
+        [ -n "${stopped[$tool]:-}" ] || step "$tool" "$users"
     done
 done
 
@@ -106,11 +101,11 @@ done
 if [ -n "${best[regcoded]:-}" ]; then
     for tool in $tools; do
         [ "$tool" != regcoded ] && [ -n "${best[$tool]:-}" ] || continue
-        line=$(python3 -c "print(f'{${best[regcoded]} / ${best[$tool]}:.1f}')")
-        if [ -n "${failed_at[$tool]:-}" ]; then
-            line="$line× its largest holding fleet; at least $(python3 -c "print(f'{${best[regcoded]} / ${failed_at[$tool]}:.1f}')")× (it failed ${failed_at[$tool]})"
+        line="$(ratio "${best[regcoded]}" "${best[$tool]}")× its largest holding fleet"
+        if [ -n "${stopped[$tool]:-}" ]; then
+            line="$line; at least $(ratio "${best[regcoded]}" "${stopped[$tool]}")× (it failed ${stopped[$tool]})"
         else
-            line="$line× its largest holding fleet (it held every step: its limit may be higher)"
+            line="$line (it held every step: its limit may be higher)"
         fi
         echo "regcoded versus $tool: $line"
     done

@@ -12,7 +12,7 @@
 #   SIM_PORT=P SIM_PID=N  use a pass-sim that is already running (its CPU is sampled when SIM_PID is given)
 #   MAX_CONCURRENT=512    regcoded's max_concurrent_requests
 #   RAMP=5s               the fleet's ramp (default: one interval)
-#   EXTRA_YAML="…"        more top-level lines of regcoded's configuration (e.g. a connection model)
+#   EXTRA_YAML="…"        more top-level lines of regcoded's configuration (e.g. "poll_index: none")
 #   EXTRA_FLEET_YAML="…"  more lines of the fleet (indented by this script)
 #   ONBOARD_TIMEOUT=S     longest wait for every device to have its code (default 60 + DEVICES/100)
 #   RESULT_FILE=F         also write the figures as KEY=VALUE lines to F

@@ -15,7 +15,8 @@
 # users started per second, default 200); LIMIT_MS (50); WITH_REGCODED=0 steps Locust alone (to find its limit
 # between steps already measured for regcoded); REGCODED_STEPS gives regcoded fleet sizes of its own (default:
 # STEPS), so one run places both limits; the steps of both lists run in ascending size, each tool's in turn, and
-# the summary gives regcoded's largest holding fleet as a multiple of each Locust's. A step holds when every
+# the summary gives regcoded's largest holding fleet as a multiple of each Locust's. EXTRA_YAML and MAX_CONCURRENT
+# reach regcoded's configuration (as in fleet.sh), e.g. EXTRA_YAML="poll_index: none". A step holds when every
 # user or device got its code and the lateness p99 stays under LIMIT_MS. Loopback only; every step is bounded
 # in time.
 set -euo pipefail

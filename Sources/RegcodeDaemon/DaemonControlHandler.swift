@@ -230,12 +230,12 @@ struct DaemonControlHandler: ControlHandler {
         guard let snapshot = await daemon.fleet.snapshot(of: name), let settings = await daemon.fleet.settings(of: name) else {
             throw .unknownDevice(name)
         }
-        let summaries = try await storeCall { store in try await store.deviceSummaries() }
+        let summary = try await storeCall { store in try await store.deviceSummary(named: name) }
         let deviceID = try await storeCall { store in try await store.deviceID(named: name) }
         var detail =
             Self.summaryJSON(
                 name: name,
-                summary: summaries.first { $0.name == name },
+                summary: summary,
                 snapshot: snapshot,
                 lastOutcome: daemon.liveStats.lastOutcome(of: name)
             )

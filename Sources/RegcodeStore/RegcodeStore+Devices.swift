@@ -309,33 +309,43 @@ extension RegcodeStore {
                 arguments: [Self.pollTimeSlackMs]
             )
             var summaries: [DeviceSummary] = []
-            while let row = try rows.next() {
-                let name: String = row["name"]
-                guard let state = DevicePhase(rawValue: row["state"]) else {
-                    throw RegcodeStoreError.corruptRow(table: "devices", key: name, reason: "unknown state \(row["state"] as String)")
-                }
-                summaries.append(
-                    DeviceSummary(
-                        name: name,
-                        state: state,
-                        pendingCode: row["code"],
-                        codeExpiresEpochMs: row["code_expires_at"],
-                        pollsForCode: row["polls_for_code"],
-                        lastHTTPStatus: row["last_http_status"],
-                        lastPollEpochMs: row["last_sent_at"],
-                        fleet: row["fleet"]
-                    )
-                )
-            }
+            while let row = try rows.next() { summaries.append(try Self.summary(row)) }
             return summaries
         }
     }
 
-    /// ``deviceSummaries()`` on the poll log's index by device: two lookups per device. Polls for a code
-    /// are sent after the code was stored; the lower bound on sent_at keeps the count on the index instead
-    /// of the device's whole poll history. The slack covers the step time being taken slightly after a
-    /// poll's send time.
-    static let summariesByIndex = """
+    /// The overview line of one device, as ``deviceSummaries()`` gives it; nil for an unknown device.
+    ///
+    /// Its two lookups take the index by device when there is one and the time index when there is not,
+    /// which reads the log back to the device's latest poll and to the issue of its pending code.
+    public func deviceSummary(named name: String) async throws -> DeviceSummary? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: Self.summaryOfOne, arguments: [Self.pollTimeSlackMs, name]).map(Self.summary)
+        }
+    }
+
+    private static func summary(_ row: Row) throws -> DeviceSummary {
+        let name: String = row["name"]
+        guard let state = DevicePhase(rawValue: row["state"]) else {
+            throw RegcodeStoreError.corruptRow(table: "devices", key: name, reason: "unknown state \(row["state"] as String)")
+        }
+        return DeviceSummary(
+            name: name,
+            state: state,
+            pendingCode: row["code"],
+            codeExpiresEpochMs: row["code_expires_at"],
+            pollsForCode: row["polls_for_code"],
+            lastHTTPStatus: row["last_http_status"],
+            lastPollEpochMs: row["last_sent_at"],
+            fleet: row["fleet"]
+        )
+    }
+
+    /// The overview columns with two lookups per device, fast on the poll log's index by device. Polls for
+    /// a code are sent after the code was stored; the lower bound on sent_at keeps the count on the index
+    /// instead of the device's whole poll history. The slack covers the step time being taken slightly
+    /// after a poll's send time.
+    static let summaryByLookups = """
         SELECT d.name, d.state, d.fleet, c.code, c.expires_at AS code_expires_at,
                CASE WHEN c.code IS NULL THEN 0 ELSE
                    (SELECT count(*) FROM poll_attempts p
@@ -346,8 +356,9 @@ extension RegcodeStore {
         LEFT JOIN codes c ON c.device = d.name AND c.status = 'pending'
         LEFT JOIN poll_attempts lp ON lp.id =
             (SELECT p.id FROM poll_attempts p WHERE p.device = d.name ORDER BY p.sent_at DESC, p.id DESC LIMIT 1)
-        ORDER BY d.created_at, d.name
         """
+    static let summariesByIndex = summaryByLookups + "\nORDER BY d.created_at, d.name"
+    static let summaryOfOne = summaryByLookups + "\nWHERE d.name = ?2"
 
     /// ``deviceSummaries()`` without that index (``PollIndex/none``): the same columns from one pass over
     /// the log, as a lookup per device would read the whole log each time. A device's polls are sent one

@@ -62,12 +62,15 @@ import Testing
         #expect(summaries.map(\.lastPollEpochMs) == [t0 + 6_100, t0 + 5_150, nil])
         #expect(summaries.map(\.pendingCode) == ["CODE001", nil, nil])
 
-        for device in ["stb-1", "stb-2", "stb-3"] {
+        for (device, listed) in zip(["stb-1", "stb-2", "stb-3"], summaries) {
+            #expect(try await scanned.deviceSummary(named: device) == listed)
+            #expect(try await indexed.deviceSummary(named: device) == listed)
             let recent = try await scanned.recentPolls(of: device, limit: 2)
             #expect(recent == (try await indexed.recentPolls(of: device, limit: 2)), "\(device)")
             let log = try await scanned.pollAttempts(device: device, sinceEpochMs: t0 + 1_000)
             #expect(log == (try await indexed.pollAttempts(device: device, sinceEpochMs: t0 + 1_000)), "\(device)")
         }
         #expect(try await scanned.recentPolls(of: "stb-1", limit: 2).map(\.sentEpochMs) == [t0 + 6_100, t0 + 1_100])
+        #expect(try await scanned.deviceSummary(named: "stb-9") == nil)
     }
 }

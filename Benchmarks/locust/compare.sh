@@ -16,7 +16,9 @@
 # between steps already measured for regcoded); REGCODED_STEPS gives regcoded fleet sizes of its own (default:
 # STEPS), so one run places both limits; the steps of both lists run in ascending size, each tool's in turn, and
 # the summary gives regcoded's largest holding fleet as a multiple of each Locust's. EXTRA_YAML and MAX_CONCURRENT
-# reach regcoded's configuration (as in fleet.sh), e.g. EXTRA_YAML="poll_index: none". A step holds when every
+# reach regcoded's configuration (as in fleet.sh), e.g. EXTRA_YAML="poll_index: none". FRESH_SIM=1 starts a new
+# pass-sim (same binary, same options) for each step instead of one for the whole run, so no step meets the state
+# the steps before it left in the simulator. A step holds when every
 # user or device got its code and the lateness p99 stays under LIMIT_MS. Loopback only; every step is bounded
 # in time.
 set -euo pipefail
@@ -40,7 +42,7 @@ bench_workdir regcoded-compare
 
 port=$(bench_free_port)
 bench_start_sim "$port" "$work/sim.log"
-echo "pass-sim           one instance for every run, $([ -n "${SIM_THROTTLE:-}" ] && echo "throttle on" || echo "--no-throttle"); steps: $steps${REGCODED_STEPS:+ (regcoded: $REGCODED_STEPS)}; window ${seconds}s; interval ${interval}s; limit p99 < ${limit} ms"
+echo "pass-sim           $([ -n "${FRESH_SIM:-}" ] && echo "a new instance for each step" || echo "one instance for every run"), $([ -n "${SIM_THROTTLE:-}" ] && echo "throttle on" || echo "--no-throttle"); steps: $steps${REGCODED_STEPS:+ (regcoded: $REGCODED_STEPS)}; window ${seconds}s; interval ${interval}s; limit p99 < ${limit} ms"
 
 value() { awk -F= -v key="$2" '$1 == key { print $2 }' "$1"; }
 rows=()
@@ -50,6 +52,13 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
 
 step() { # step TOOL USERS: runs one step, appends a row, records the best passing fleet
     local tool=$1 users=$2 result=$work/$1-$2.txt
+    if [ -n "${FRESH_SIM:-}" ]; then
+        # Each step meets a simulator without the clients, tokens and codes of the steps before it.
+        kill "$sim" 2>/dev/null || true
+        wait "$sim" 2>/dev/null || true
+        port=$(bench_free_port)
+        bench_start_sim "$port" "$work/sim-$tool-$users.log"
+    fi
     if [ "$tool" = regcoded ]; then
         SIM_PORT=$port SIM_PID=$sim RESULT_FILE=$result Benchmarks/fleet.sh "$users" "$seconds" "$interval" >"$work/fleet-$users.log" 2>&1 &
     else

@@ -240,6 +240,7 @@ let package = Package(
             dependencies: [
                 "AccessEnablerAPI", "RegcodeStore", "RegcodeEngine", "RegcodeSupport", "RegcodeTestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
             ],
             // A database file written by the release before schema version 3, to migrate in tests.
             resources: [.copy("Fixtures")],

@@ -20,9 +20,10 @@ extension RegcodeStore {
     /// a new one.
     static let pollIndexSQL = "CREATE INDEX poll_attempts_by_device ON poll_attempts(device, sent_at)"
 
-    /// Drops or creates the poll log's index by device so the file has `pollIndex`; says so when it changed.
-    func apply(_ pollIndex: PollIndex) throws {
-        let changed = try pool.write { db -> Bool in
+    /// Drops or creates the poll log's index by device so the file has `pollIndex`.
+    /// - Returns: whether the file changed.
+    func apply(_ pollIndex: PollIndex) throws -> Bool {
+        try pool.write { db -> Bool in
             let present = try Self.hasPollIndex(db)
             switch (pollIndex, present) {
             case (.none, true):
@@ -36,9 +37,6 @@ extension RegcodeStore {
             default:
                 return false
             }
-        }
-        if changed {
-            logger.notice("poll log index changed", metadata: ["poll_index": "\(pollIndex.rawValue)"])
         }
     }
 

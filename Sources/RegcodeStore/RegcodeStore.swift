@@ -110,7 +110,8 @@ public final class RegcodeStore: Sendable {
         } else {
             checkpointer = nil
         }
-        switch try Self.prepareSchema(pool, path: path) {
+        let outcome = try Self.prepareSchema(pool, path: path)
+        switch outcome {
         case .created:
             logger.info("state database created", metadata: ["schema": "\(Self.schemaVersion)"])
         case .existing:
@@ -119,7 +120,10 @@ public final class RegcodeStore: Sendable {
             logger.notice("state database migrated", metadata: ["from": "\(from)", "schema": "\(Self.schemaVersion)"])
         }
         do {
-            try apply(pollIndex)
+            // A new file that starts without the index is news to nobody; an existing one that changed is.
+            if try apply(pollIndex), !outcome.isCreated {
+                logger.notice("poll log index changed", metadata: ["poll_index": "\(pollIndex.rawValue)"])
+            }
         } catch {
             throw RegcodeStoreError.cannotOpen(path: path, reason: Self.describe(error))
         }
@@ -194,6 +198,11 @@ public final class RegcodeStore: Sendable {
     private enum SchemaOutcome {
         case created, existing
         case migrated(from: Int32)
+
+        var isCreated: Bool {
+            if case .created = self { return true }
+            return false
+        }
     }
 
     /// The 16 bytes every SQLite 3 database starts with.

@@ -1,4 +1,6 @@
 import Foundation
+import InMemoryLogging
+import Logging
 import RegcodeEngine
 import RegcodeStore
 import RegcodeTestSupport
@@ -46,6 +48,27 @@ import Testing
         _ = try RegcodeStore(path: path, pollIndex: .device, logger: quietLogger)
         #expect(try SQLiteShell.run(path, Self.master) == schema)
         #expect(try SQLiteShell.run(path, "PRAGMA integrity_check") == "ok")
+    }
+
+    @Test func aChangeToAnExistingFileIsSaidOnceAndANewFileIsQuiet() async throws {
+        let dir = try TempDirectory()
+        let capture = InMemoryLogHandler()
+        let logger = Logger(label: "poll-index") { _ in capture }
+        func notices() -> [String] { capture.entries.filter { $0.level == .notice }.map { "\($0.message)" } }
+
+        _ = try RegcodeStore(path: dir.path("new.db"), pollIndex: .none, logger: logger)
+        #expect(notices() == [])
+
+        let path = dir.path("state.db")
+        try await Self.fill(try openStore(path))
+        _ = try RegcodeStore(path: path, pollIndex: .none, logger: logger)
+        #expect(notices() == ["poll log index changed"])
+        _ = try RegcodeStore(path: path, pollIndex: .none, logger: logger)
+        #expect(notices() == ["poll log index changed"])
+        capture.clear()
+        _ = try RegcodeStore(path: path, pollIndex: .device, logger: logger)
+        #expect(notices() == ["building the poll log's index by device", "poll log index changed"])
+        #expect(capture.entries.allSatisfy { $0.metadata["poll_index"] == nil || $0.metadata["poll_index"] == "device" })
     }
 
     @Test func perDeviceViewsReadTheSameWithoutTheIndex() async throws {

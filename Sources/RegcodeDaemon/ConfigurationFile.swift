@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 import RegcodeEngine
-import RegcodeStore
 import RegcodeSupport
 import Yams
 
@@ -98,6 +97,20 @@ public enum ConfigurationFile {
             return scalar.string
         }
 
+        /// One value of a closed set, by its raw value (in any case when `ignoringCase`); a value outside it
+        /// is refused with the whole set named.
+        func choice<Value: RawRepresentable & CaseIterable>(
+            _ node: Node,
+            _ key: String,
+            ignoringCase: Bool = false
+        ) throws(ConfigurationError) -> Value where Value.RawValue == String {
+            let text = try string(node, key)
+            guard let value = Value(rawValue: ignoringCase ? text.lowercased() : text) else {
+                throw fail(key, "'\(text)' is not one of \(Value.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return value
+        }
+
         func optionalString(_ node: Node, _ key: String) throws(ConfigurationError) -> String? {
             if node.null != nil { return nil }
             return try string(node, key)
@@ -169,18 +182,8 @@ public enum ConfigurationFile {
                     case .success(let shard): configuration.shard = shard
                     case .failure(let problem): throw fail(key, problem.reason)
                     }
-                case "poll_index":
-                    let text = try string(value, key)
-                    guard let index = RegcodeStore.PollIndex(rawValue: text) else {
-                        throw fail(key, "'\(text)' is not one of \(RegcodeStore.PollIndex.allCases.map(\.rawValue).joined(separator: ", "))")
-                    }
-                    configuration.pollIndex = index
-                case "log_level":
-                    let text = try string(value, key)
-                    guard let level = Logger.Level(rawValue: text.lowercased()) else {
-                        throw fail(key, "'\(text)' is not one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
-                    }
-                    configuration.logLevel = level
+                case "poll_index": configuration.pollIndex = try choice(value, key)
+                case "log_level": configuration.logLevel = try choice(value, key, ignoringCase: true)
                 case "simulator":
                     for (sub, subValue) in try mapping(value, key) {
                         let path = "simulator.\(sub)"
@@ -240,12 +243,7 @@ public enum ConfigurationFile {
                     guard let profile = APIProfile(rawValue: text.lowercased()) else { throw fail(path, "'\(text)' is not v2 or v1") }
                     fleet.profile = profile
                 case "mvpd": fleet.mvpd = try optionalString(value, path)
-                case "scenario":
-                    let text = try string(value, path)
-                    guard let scenario = Scenario(rawValue: text.lowercased()) else {
-                        throw fail(path, "'\(text)' is not one of \(Scenario.allCases.map(\.rawValue).joined(separator: ", "))")
-                    }
-                    fleet.scenario = scenario
+                case "scenario": fleet.scenario = try choice(value, path, ignoringCase: true)
                 case "software_statement_file": fleet.softwareStatementFile = try optionalString(value, path)
                 case "public_key": fleet.publicKey = try optionalString(value, path)
                 case "signing_secret_file": fleet.signingSecretFile = try optionalString(value, path)
@@ -305,12 +303,7 @@ public enum ConfigurationFile {
                     guard let family = DevicePlatform.Family(rawValue: text) else { throw fail(path, "'\(text)' is not tvos or ios") }
                     settings.platform.family = family
                 case "os_version": settings.platform.osVersion = try version(value, path)
-                case "storage_scope":
-                    let text = try string(value, path).lowercased()
-                    guard let scope = StorageScope(rawValue: text) else {
-                        throw fail(path, "'\(text)' is not one of \(StorageScope.allCases.map(\.rawValue).joined(separator: ", "))")
-                    }
-                    settings.storage.scope = scope
+                case "storage_scope": settings.storage.scope = try choice(value, path, ignoringCase: true)
                 case "ad_hoc_private": settings.storage.adHocPrivate = try bool(value, path)
                 default: throw fail(path, "unknown key")
                 }
@@ -330,12 +323,7 @@ public enum ConfigurationFile {
                 case "user_id": user.userID = try string(value, path)
                 case "household_id": user.householdID = try string(value, path)
                 case "zip": user.zip = try string(value, path)
-                case "access":
-                    let text = try string(value, path)
-                    guard let access = TVProviderAccess(rawValue: text) else {
-                        throw fail(path, "'\(text)' is not one of \(TVProviderAccess.allCases.map(\.rawValue).joined(separator: ", "))")
-                    }
-                    state.defaultAccess = access
+                case "access": state.defaultAccess = try choice(value, path)
                 case "picker_answer":
                     let text = try string(value, path)
                     state.pickerAnswer = text == "wait" ? nil : TVProviderDevice.PickerAnswer(text)
@@ -379,12 +367,7 @@ public enum ConfigurationFile {
                 case "team_id": teamId = try string(value, path)
                 case "requestor": app.requestor = try string(value, path)
                 case "access_enabler": app.accessEnabler = try version(value, path)
-                case "install_source":
-                    let text = try string(value, path)
-                    guard let source = InstallSource(rawValue: text) else {
-                        throw fail(path, "'\(text)' is not one of \(InstallSource.allCases.map(\.rawValue).joined(separator: ", "))")
-                    }
-                    app.installSource = source
+                case "install_source": app.installSource = try choice(value, path)
                 default: throw fail(path, "unknown key")
                 }
             }
@@ -411,10 +394,7 @@ public enum ConfigurationFile {
             let pairs = try mapping(node, prefix)
             // A preset sets the baseline; the other keys refine it, whatever their order.
             if let presetNode = pairs.first(where: { $0.0 == "preset" })?.1 {
-                let text = try string(presetNode, "\(prefix).preset")
-                guard let preset = PollPreset(rawValue: text.lowercased()) else {
-                    throw fail("\(prefix).preset", "'\(text)' is not one of \(PollPreset.allCases.map(\.rawValue).joined(separator: ", "))")
-                }
+                let preset: PollPreset = try choice(presetNode, "\(prefix).preset", ignoringCase: true)
                 policy = preset.policy
             }
             for (key, value) in pairs {

@@ -16,9 +16,13 @@ extension RegcodeStore {
     }
 
     static let pollIndexName = "poll_attempts_by_device"
-    /// The statement of `schema.sql`, word for word, so a file that gets its index back has the schema of
-    /// a new one.
-    static let pollIndexSQL = "CREATE INDEX poll_attempts_by_device ON poll_attempts(device, sent_at)"
+    /// The index's statement as `schema.sql` has it, word for word, so a file that gets its index back has
+    /// the schema of a new one.
+    static var pollIndexSQL: String {
+        let statement = schemaSQL.split(separator: "\n").first { $0.hasPrefix("CREATE INDEX \(pollIndexName) ") }
+        guard let statement else { preconditionFailure("schema.sql has no \(pollIndexName)") }
+        return String(statement)
+    }
 
     /// Drops or creates the poll log's index by device so the file has `pollIndex`.
     /// - Returns: whether the file changed.

@@ -58,6 +58,9 @@ import Testing
         ("fleet_loops: 0\n", "fleet_loops", "outside"),
         ("fleet_loops: 65\n", "fleet_loops", "outside"),
         ("poll_index: sometimes\n", "poll_index", "not one of device, none"),
+        ("poll_index: NONE\n", "poll_index", "'NONE' is not one of device, none"),
+        ("fleets:\n  - name: a\n    scenario: dance\n", "fleets[0].scenario", "'dance' is not one of"),
+        ("fleets:\n  - name: a\n    poll:\n      preset: Turbo\n", "fleets[0].poll.preset", "'Turbo' is not one of"),
         ("fleets: [\n", "(syntax)", "parser"),
     ])
     func badConfigurationNamesKeyAndReason(yaml: String, key: String, reason: String) {
@@ -87,6 +90,8 @@ import Testing
         #expect(try ConfigurationFile.parse("log_level: info\n", file: "x.yaml").pollIndex == .device)
         #expect(try ConfigurationFile.parse("poll_index: none\n", file: "x.yaml").pollIndex == RegcodeStore.PollIndex.none)
         #expect(try ConfigurationFile.parse("poll_index: device\n", file: "x.yaml").pollIndex == .device)
+        // Keys that read their value in any case still do.
+        #expect(try ConfigurationFile.parse("log_level: DEBUG\n", file: "x.yaml").logLevel == .debug)
     }
 
     @Test func durationsReadAsConfigsWriteThem() {

@@ -21,7 +21,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
@@ -52,30 +55,35 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // HTTP/1.1 exchanges over pooled keep-alive connections to one plain-HTTP origin, on SwiftNIO's codec.
+        // The one HTTP transport: exchanges over pooled persistent connections to one origin, plain HTTP/1.1, or TLS
+        // with HTTP/2 when offered (SwiftNIO's codecs, swift-nio-ssl, swift-nio-http2; certificates checked by
+        // swift-certificates).
         .target(
             name: "KeepAliveHTTP",
             dependencies: [
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "X509", package: "swift-certificates"),
             ],
             swiftSettings: swiftSettings
         ),
-        // Adobe Pass REST v2 / DCR / v1 client (KeepAliveHTTP for plain HTTP, AsyncHTTPClient for TLS);
-        // executes the engine's requests.
+        // Adobe Pass REST v2 / DCR / v1 client over KeepAliveHTTP; executes the engine's requests.
         .target(
             name: "AdobePassClient",
             dependencies: [
                 "KeepAliveHTTP",
                 "RegcodeSupport",
                 "RegcodeEngine",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
@@ -179,7 +187,6 @@ let package = Package(
                 "RegcodeStore",
                 "ControlSocket",
                 "ControlHTTP",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -195,6 +202,7 @@ let package = Package(
         .executableTarget(
             name: "regcoded",
             dependencies: [
+                "KeepAliveHTTP",
                 "RegcodeSupport",
                 "RegcodeDaemon",
                 "RegcodeEngine",

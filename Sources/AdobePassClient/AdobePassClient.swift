@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import KeepAliveHTTP
 import Logging
@@ -10,32 +9,34 @@ import RegcodeEngine
 /// Executes the engine's `BackendRequest`s against an Adobe Pass backend (DCR, REST API v2, legacy v1).
 ///
 /// Stateless apart from its configuration and a cache of single sign-on identity tokens: every per-device input
-/// comes in the `RequestContext`, so one value can serve a whole fleet concurrently. The `HTTPClient` belongs to
-/// the caller, who also shuts it down.
+/// comes in the `RequestContext`, so one value can serve a whole fleet concurrently. `http://` and `https://` backends
+/// take the same path: ``ConnectionPools`` of ``KeepAliveConnectionPool``s.
 public struct AdobePassClient: Sendable {
     public let configuration: AdobePassClientConfiguration
-    private let httpClient: HTTPClient
     private let logger: Logger
     /// Platform identity and service tokens (`RequestContext.ssoIdentity`), shared by copies of this value.
     private let identityTokens: SSOIdentityTokens
 
     /// The connections of every connection model (the caller's, or this value's own).
     private let connectionPools: ConnectionPools
-    /// The backend's origin when it is plain HTTP (carried by keep-alive pools); nil: TLS, through AsyncHTTPClient.
+    /// The backend's scheme, host, port and path; nil when the base URL is not one (every call then fails).
     private let origin: Origin?
+    /// Shared by copies of this value, so a fleet's devices warn once per cause.
+    private let tlsWarnings = TLSFailureWarnings()
 
     /// - Parameter connectionPools: Shared by the clients of one daemon, which shuts it down; without it the
     ///   value makes its own, whose idle connections close when the server closes them.
-    public init(configuration: AdobePassClientConfiguration, httpClient: HTTPClient, connectionPools: ConnectionPools? = nil, logger: Logger) {
+    public init(configuration: AdobePassClientConfiguration, connectionPools: ConnectionPools? = nil, logger: Logger) {
         self.configuration = configuration
-        self.httpClient = httpClient
-        self.connectionPools = connectionPools ?? ConnectionPools(common: httpClient, configuration: HTTPClient.Configuration())
-        self.origin = configuration.baseURL.hasPrefix("http://") ? Origin(baseURL: configuration.baseURL) : nil
+        let connectionPools = connectionPools ?? ConnectionPools()
+        self.connectionPools = connectionPools
+        self.origin = Origin(baseURL: configuration.baseURL)
         self.logger = logger
         self.identityTokens = SSOIdentityTokens(
-            baseURL: configuration.baseURL,
-            httpClient: httpClient,
-            timeout: configuration.requestTimeout
+            origin: origin,
+            connectionPools: connectionPools,
+            timeout: configuration.requestTimeout,
+            maxResponseBodyBytes: 64 * 1024
         )
     }
 
@@ -65,10 +66,7 @@ public struct AdobePassClient: Sendable {
         if let origin {
             exchange = await send(call, over: connectionPools.pool(for: context, origin: origin), closeConnection: context.connections == .perRequest)
         } else {
-            if context.connections == .perRequest {
-                call.headers.append(("Connection", "close"))
-            }
-            exchange = await send(call, over: connectionPools.client(for: context))
+            exchange = .failure(TransportFailure(description: "the backend URL \(configuration.baseURL) is not http:// or https://"))
         }
         if logsRequests {
             logger[metadataKey: "latency_ms"] = .stringConvertible(Self.milliseconds(start.duration(to: clock.now)))
@@ -77,7 +75,7 @@ public struct AdobePassClient: Sendable {
         switch exchange {
         case .failure(let failure):
             logger.debug("Adobe Pass request failed in transport", metadata: ["error": .string(failure.description)])
-            return .failure(.transport(failure.description))
+            return .failure(.transport(failure.description, code: failure.code))
         case .success(let response):
             let result: Result<BackendResponse, BackendFailure>
             if let body = response.body {
@@ -129,6 +127,8 @@ public struct AdobePassClient: Sendable {
 
     private struct TransportFailure: Error, CustomStringConvertible {
         var description: String
+        /// A cause an operator can act on (a refused certificate), stored as the request's error code.
+        var code: String?
     }
 
     /// Runs the exchange on a keep-alive pool under one overall deadline, body included.
@@ -148,45 +148,9 @@ public struct AdobePassClient: Sendable {
         do {
             let answer = try await pool.execute(request, deadline: .now() + TimeAmount(timeout), maxBodyBytes: configuration.maxResponseBodyBytes)
             return .success(RawResponse(status: answer.status, retryAfter: answer.retryAfter, body: answer.body.map { Data(buffer: $0) }))
-        } catch {
-            return .failure(TransportFailure(description: Self.describe(error, timeout: timeout)))
-        }
-    }
-
-    /// Runs the exchange (TLS) under one overall deadline, body included.
-    ///
-    /// AsyncHTTPClient's delegate API keeps its deadline armed until the body has arrived (its async API
-    /// disarms it at the response head, so a server that trickles or stalls the body would hold the call),
-    /// and it costs no extra task per request: the deadline is one timer on the event loop.
-    nonisolated(nonsending) private func send(_ call: HTTPCall, over httpClient: HTTPClient) async -> Result<RawResponse, TransportFailure> {
-        let timeout = configuration.requestTimeout
-        let request: HTTPClient.Request
-        do {
-            var headers = HTTPHeaders()
-            headers.reserveCapacity(call.headers.count)
-            for (name, value) in call.headers {
-                headers.add(name: name, value: value)
-            }
-            request = try HTTPClient.Request(
-                url: call.url(baseURL: configuration.baseURL),
-                method: call.method.httpMethod,
-                headers: headers,
-                body: call.body.map { .byteBuffer(ByteBuffer(bytes: $0)) }
-            )
-        } catch {
-            return .failure(TransportFailure(description: "\(error)"))
-        }
-        let collector = ResponseCollector(maxBytes: configuration.maxResponseBodyBytes)
-        let task = httpClient.execute(request: request, delegate: collector, deadline: .now() + TimeAmount(timeout))
-        do {
-            let answer = try await withTaskCancellationHandler {
-                try await task.futureResult.get()
-            } onCancel: {
-                task.cancel()
-            }
-            return .success(RawResponse(status: answer.status, retryAfter: answer.retryAfter, body: answer.body.map { Data(buffer: $0) }))
-        } catch let tooLarge as ResponseCollector.BodyTooLarge {
-            return .success(RawResponse(status: tooLarge.status, retryAfter: tooLarge.retryAfter, body: nil))
+        } catch let KeepAliveHTTPError.tls(failure) {
+            tlsWarnings.report(failure, backend: configuration.baseURL, logger: logger)
+            return .failure(TransportFailure(description: failure.description, code: failure.code))
         } catch {
             return .failure(TransportFailure(description: Self.describe(error, timeout: timeout)))
         }
@@ -202,21 +166,7 @@ public struct AdobePassClient: Sendable {
             case .connectTimeout: return "connect timeout"
             case .closedByServer: return "connection closed by the server"
             case .cancelled: return "cancelled"
-            case .connectFailed, .shutdown, .protocolError, .connectionBudgetExhausted: return error.description
-            }
-        }
-        if let error = error as? HTTPClientError {
-            switch error {
-            case .deadlineExceeded, .readTimeout, .writeTimeout:
-                return "timeout after \(timeout)"
-            case .connectTimeout:
-                return "connect timeout"
-            case .remoteConnectionClosed:
-                return "connection closed by the server"
-            case .cancelled:
-                return "cancelled"
-            default:
-                return "\(error)"
+            case .connectFailed, .shutdown, .protocolError, .connectionBudgetExhausted, .tls: return error.description
             }
         }
         return "\(error)"

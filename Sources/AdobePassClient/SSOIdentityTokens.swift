@@ -1,5 +1,5 @@
-import AsyncHTTPClient
 import Foundation
+import KeepAliveHTTP
 import Logging
 import NIOCore
 import NIOFoundationCompat
@@ -47,9 +47,12 @@ actor SSOIdentityTokens {
     static let rokuConnectToken = "X-Roku-Reserved-Roku-Connect-Token"
     static let serviceToken = "AD-Service-Token"
 
-    private let baseURL: String
-    private let httpClient: HTTPClient
+    /// The backend's origin (nil: not a URL; nothing is fetched).
+    private let origin: Origin?
+    /// The same transport as every backend call: the identity services are served next to the backend.
+    private let connectionPools: ConnectionPools
     private let timeout: Duration
+    private let maxResponseBodyBytes: Int
     private let maxEntries: Int
     /// How long before `exp` a token stops being reused.
     private let refreshMargin: TimeInterval
@@ -61,19 +64,19 @@ actor SSOIdentityTokens {
     private(set) var fetchCount = 0
 
     init(
-        baseURL: String,
-        httpClient: HTTPClient,
+        origin: Origin?,
+        connectionPools: ConnectionPools,
         timeout: Duration,
+        maxResponseBodyBytes: Int,
         maxEntries: Int = 20_000,
         refreshMargin: TimeInterval = 30,
         failureBackoff: TimeInterval = 10,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        var base = baseURL
-        while base.hasSuffix("/") { base.removeLast() }
-        self.baseURL = base
-        self.httpClient = httpClient
+        self.origin = origin
+        self.connectionPools = connectionPools
         self.timeout = timeout
+        self.maxResponseBodyBytes = maxResponseBodyBytes
         self.maxEntries = max(1, maxEntries)
         self.refreshMargin = refreshMargin
         self.failureBackoff = failureBackoff
@@ -118,12 +121,13 @@ actor SSOIdentityTokens {
             break
         }
         fetchCount += 1
-        let task = Task { [baseURL, httpClient, timeout, refreshMargin, failureBackoff, now] in
+        let pool = origin.map { connectionPools.commonPool(origin: $0) }
+        let task = Task { [timeout, maxResponseBodyBytes, refreshMargin, failureBackoff, now] in
             await Self.fetch(
                 key: key,
-                baseURL: baseURL,
-                httpClient: httpClient,
+                pool: pool,
                 timeout: timeout,
+                maxResponseBodyBytes: maxResponseBodyBytes,
                 refreshMargin: refreshMargin,
                 failureBackoff: failureBackoff,
                 now: now,
@@ -167,9 +171,9 @@ actor SSOIdentityTokens {
 
     private static func fetch(
         key: Key,
-        baseURL: String,
-        httpClient: HTTPClient,
+        pool: KeepAliveConnectionPool?,
         timeout: Duration,
+        maxResponseBodyBytes: Int,
         refreshMargin: TimeInterval,
         failureBackoff: TimeInterval,
         now: @Sendable () -> Date,
@@ -187,17 +191,19 @@ actor SSOIdentityTokens {
         }
         var metadata: Logger.Metadata = ["sso.kind": "\(key.kind.rawValue)", "sso.sub": "\(key.subject)"]
         do {
-            var request = HTTPClientRequest(url: baseURL + path)
-            request.method = .POST
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.headers.add(name: "Accept", value: "application/json")
-            request.body = .bytes(ByteBuffer(data: try JSONEncoder().encode(body)))
-            let response = try await httpClient.execute(request, timeout: TimeAmount(timeout))
-            let data = Data(buffer: try await response.body.collect(upTo: 64 * 1024))
-            guard response.status == .ok else {
-                metadata["http.status"] = "\(response.status.code)"
-                throw FetchError(reason: "identity service answered \(response.status.code)")
+            guard let pool else { throw FetchError(reason: "the backend URL is not http:// or https://") }
+            let request = KeepAliveRequest(
+                method: .POST,
+                target: path,
+                headers: [("Content-Type", "application/json"), ("Accept", "application/json")],
+                body: ByteBuffer(data: try JSONEncoder().encode(body))
+            )
+            let response = try await pool.execute(request, deadline: .now() + TimeAmount(timeout), maxBodyBytes: maxResponseBodyBytes)
+            guard response.status == 200, let body = response.body else {
+                metadata["http.status"] = "\(response.status)"
+                throw FetchError(reason: "identity service answered \(response.status)")
             }
+            let data = Data(buffer: body)
             guard let token = try? JSONDecoder().decode(TokenBody.self, from: data).token, !token.isEmpty else {
                 throw FetchError(reason: "identity service answer has no token")
             }

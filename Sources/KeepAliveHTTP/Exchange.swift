@@ -11,8 +11,9 @@ final class Exchange: Sendable {
         case abortedEarly(KeepAliveHTTPError)
         /// Waiting for a connection.
         case queued(CheckedContinuation<KeepAliveResponse, any Error>)
-        /// On a connection, whose closing is how a deadline or cancellation stops it.
-        case running(CheckedContinuation<KeepAliveResponse, any Error>, any Channel)
+        /// On a connection (an HTTP/1.1 connection, or an HTTP/2 stream once it exists), whose closing is how a
+        /// deadline or cancellation stops it. An HTTP/2 connection itself is never closed for one exchange.
+        case running(CheckedContinuation<KeepAliveResponse, any Error>, (any Channel)?)
         case finished
     }
 
@@ -45,11 +46,21 @@ final class Exchange: Sendable {
         return false
     }
 
-    /// Moves a queued exchange onto `channel`; false when it has ended meanwhile (the connection stays free).
-    func attach(to channel: any Channel) -> Bool {
+    /// Moves a queued exchange onto `channel` (nil: onto an HTTP/2 connection, whose stream comes later); false when
+    /// it has ended meanwhile (the connection stays free).
+    func attach(to channel: (any Channel)?) -> Bool {
         state.withLock { state in
             guard case .queued(let continuation) = state else { return false }
             state = .running(continuation, channel)
+            return true
+        }
+    }
+
+    /// Binds a running exchange to its HTTP/2 stream; false when it has ended meanwhile (the stream is then closed).
+    func bind(stream: any Channel) -> Bool {
+        state.withLock { state in
+            guard case .running(let continuation, _) = state else { return false }
+            state = .running(continuation, stream)
             return true
         }
     }

@@ -1,8 +1,8 @@
 import NIOCore
 import NIOHTTP1
 
-/// The last handler of a pooled connection: sends one exchange's request at a time and collects its answer,
-/// then gives the connection back to its pool (keep-alive) or closes it.
+/// The last handler of a pooled HTTP/1.1 connection, or of one HTTP/2 stream: sends one exchange's request at a time
+/// and collects its answer, then gives the connection (or the stream's slot) back to its pool, or closes it.
 final class ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundOut = HTTPClientRequestPart
@@ -15,25 +15,60 @@ final class ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler {
         case closed
     }
 
+    /// Where it runs: a whole HTTP/1.1 connection, or one stream of an HTTP/2 connection (its exchange given at
+    /// creation, its slot handed back once).
+    private enum Carrier {
+        case connection
+        case stream(PooledConnection, pending: Exchange?, slotReleased: Bool)
+    }
+
     private let origin: Origin
     private var state = State.idle
+    private var carrier: Carrier
     /// Exchanges this connection completed: a reused connection may have been closed by the server's idle
     /// timeout just as a request went out on it.
     private var completed = 0
+    /// What ended a stream early (a reset), for the exchange's failure.
+    private var streamError: (any Error)?
     private var context: ChannelHandlerContext?
-    /// Set once the pool has wrapped this connection; the handler reports to the pool through it.
+    /// Set once the pool has wrapped this connection (HTTP/1.1); the handler reports to the pool through it.
     var connection: PooledConnection?
 
     init(origin: Origin) {
         self.origin = origin
+        self.carrier = .connection
+    }
+
+    /// One HTTP/2 stream of `connection`, carrying `exchange`.
+    init(origin: Origin, stream exchange: Exchange, of connection: PooledConnection) {
+        self.origin = origin
+        self.carrier = .stream(connection, pending: exchange, slotReleased: false)
+        self.connection = connection
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         self.context = context
+        if context.channel.isActive { startPending() }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        startPending()
+        context.fireChannelActive()
+    }
+
+    private func startPending() {
+        guard case .stream(let connection, let pending?, let released) = carrier, let context else { return }
+        carrier = .stream(connection, pending: nil, slotReleased: released)
+        guard pending.bind(stream: context.channel) else {
+            // Ended (deadline, cancellation) before its stream existed.
+            context.close(promise: nil)
+            return
+        }
+        start(pending)
     }
 
     /// Sends `exchange`'s request; on the channel's event loop.
@@ -42,7 +77,7 @@ final class ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler {
             // The server closed it while it sat idle, before the pool heard: nothing was sent, so the
             // exchange goes back to the pool for another connection.
             if let connection {
-                connection.pool.closed(connection)
+                if case .connection = carrier { connection.pool.closed(connection) }
                 if exchange.detach() { connection.pool.submit(exchange) }
             } else {
                 exchange.finish(.failure(.closedByServer))
@@ -52,6 +87,7 @@ final class ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler {
         let request = exchange.request
         var headers = HTTPHeaders()
         headers.reserveCapacity(request.headers.count + 3)
+        // On HTTP/2 the codec makes `Host` the `:authority` pseudo-header.
         headers.add(name: "Host", value: origin.hostHeader)
         for (name, value) in request.headers {
             headers.add(name: name, value: value)
@@ -61,7 +97,8 @@ final class ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler {
         } else if request.method == .POST || request.method == .PUT {
             headers.add(name: "Content-Length", value: "0")
         }
-        if request.closeConnection {
+        // HTTP/2 has no `Connection` field (RFC 9113 §8.2.2); a per-request stream's connection is closed instead.
+        if request.closeConnection, case .connection = carrier {
             headers.add(name: "Connection", value: "close")
         }
         let uri = origin.pathPrefix.isEmpty ? request.target : origin.pathPrefix + request.target
@@ -99,15 +136,24 @@ final class ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler {
             state = .receivingBody(exchange, status: status, retryAfter: retryAfter, body: body, keepAlive: keepAlive)
         case (.end, .receivingBody(let exchange, let status, let retryAfter, let body, let keepAlive)):
             completed += 1
-            // The connection is free before the caller resumes, so a call it makes next can reuse it.
-            if keepAlive, let connection {
-                state = .idle
-                connection.pool.release(connection)
-            } else {
+            let response = KeepAliveResponse(status: status, retryAfter: retryAfter, body: body ?? ByteBuffer())
+            switch carrier {
+            case .connection:
+                // The connection is free before the caller resumes, so a call it makes next can reuse it.
+                if keepAlive, let connection {
+                    state = .idle
+                    connection.pool.release(connection)
+                } else {
+                    state = .closed
+                    context.close(promise: nil)
+                }
+            case .stream(let connection, _, _):
+                // The stream closes by itself; its slot is free before the caller resumes.
                 state = .closed
-                context.close(promise: nil)
+                releaseSlot()
+                if exchange.request.closeConnection { connection.channel.close(promise: nil) }
             }
-            exchange.finish(.success(KeepAliveResponse(status: status, retryAfter: retryAfter, body: body ?? ByteBuffer())))
+            exchange.finish(.success(response))
         case (_, .closed):
             break
         default:
@@ -115,7 +161,7 @@ final class ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    /// The body passed the limit: the caller gets the status, and the connection closes instead of draining it.
+    /// The body passed the limit: the caller gets the status, and the connection (or stream) closes instead of draining it.
     private func tooLarge(_ exchange: Exchange, status: Int, retryAfter: String?, context: ChannelHandlerContext) {
         state = .closed
         exchange.finish(.success(KeepAliveResponse(status: status, retryAfter: retryAfter, body: nil)))
@@ -123,7 +169,14 @@ final class ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        fail(.protocolError("\(error)"), context: context)
+        if case .stream = carrier {
+            // A reset stream closes; whether its exchange goes out again is decided there.
+            streamError = error
+            context.close(promise: nil)
+            return
+        }
+        let failure = TLSHandshakeFailure.classify(error).map { KeepAliveHTTPError.tls($0) } ?? .protocolError("\(error)")
+        fail(failure, context: context)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -131,20 +184,33 @@ final class ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler {
         let answerStarted: Bool
         if case .awaitingHead = state { answerStarted = false } else { answerStarted = true }
         state = .closed
-        if let connection { connection.pool.closed(connection) }
-        if let exchange {
-            // A reused connection that closes before any answer most likely met the server's idle timeout
-            // with our request in flight: an idempotent request goes out once more on a new connection
-            // (RFC 9110 §9.2.2), anything else fails, since the server may have acted on it.
-            if !answerStarted, completed > 0, exchange.request.method.isIdempotent, let connection, exchange.claimRetry(),
-                exchange.detach()
-            {
-                connection.pool.submit(exchange)
-            } else {
-                exchange.finish(.failure(.closedByServer))
+        switch carrier {
+        case .connection:
+            if let connection { connection.pool.closed(connection) }
+            if let exchange {
+                // A reused connection that closes before any answer most likely met the server's idle timeout
+                // with our request in flight: an idempotent request goes out once more on a new connection
+                // (RFC 9110 §9.2.2), anything else fails, since the server may have acted on it.
+                let retried = !answerStarted && completed > 0 && (connection?.pool.retry(exchange, after: nil) ?? false)
+                if !retried { exchange.finish(.failure(.closedByServer)) }
             }
+        case .stream(let connection, let pending, _):
+            // A stream refused or reset, or its connection gone (GOAWAY, close) before any answer: as an idle close.
+            if let exchange {
+                let retried = !answerStarted && connection.pool.retry(exchange, after: streamError)
+                if !retried { exchange.finish(.failure(streamError.map { .protocolError("HTTP/2 stream: \($0)") } ?? .closedByServer)) }
+            } else if let pending, pending.detach() {
+                connection.pool.submit(pending)
+            }
+            releaseSlot()
         }
         context.fireChannelInactive()
+    }
+
+    private func releaseSlot() {
+        guard case .stream(let connection, let pending, false) = carrier else { return }
+        carrier = .stream(connection, pending: pending, slotReleased: true)
+        connection.pool.release(connection)
     }
 
     private var current: Exchange? {

@@ -1,18 +1,24 @@
 import DequeModule
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import Synchronization
 
-/// HTTP/1.1 exchanges with one origin over at most `maxConnections` keep-alive connections; callers beyond
-/// that wait in order for a connection to come free.
+/// HTTP exchanges with one origin over at most `maxConnections` persistent connections; callers beyond that wait in
+/// order for a connection (or an HTTP/2 stream) to come free.
+///
+/// `http://` origins speak HTTP/1.1. `https://` origins speak TLS (``TLSClientContext``) and, when the server offers
+/// it by ALPN, HTTP/2: such a connection carries up to the server's stream limit of exchanges at once, and is held in
+/// the idle list once per free stream. Both wires share the deadlines, the descriptor budget, the retry of an
+/// idempotent request after an idle close (a GOAWAY or a refused stream on HTTP/2), and never follow a redirect.
 ///
 /// Written on SwiftNIO's HTTP codec instead of going through AsyncHTTPClient because a device's poll is
 /// the daemon's hot path: AsyncHTTPClient's per-request machinery (its pool manager's lock and state
 /// machine, a `RequestBag` with a tracing span, URL parsing, a chain of futures) took about a quarter of the
 /// daemon's CPU per poll in `perf`, and the fleet needs none of what it buys (redirects, proxies,
 /// decompression, streaming). Here an exchange is one object, one timer and one write; every deadline,
-/// cancellation and close still ends it exactly once. Plain HTTP only: TLS origins stay on AsyncHTTPClient.
+/// cancellation and close still ends it exactly once.
 public final class KeepAliveConnectionPool: Sendable {
     private struct State {
         var idle: [PooledConnection] = []
@@ -27,6 +33,8 @@ public final class KeepAliveConnectionPool: Sendable {
         case hand(Exchange)
         case close
         case keep
+        /// The connection left the pool (closed, or retired by a GOAWAY).
+        case gone
     }
 
     private enum Next {
@@ -43,24 +51,34 @@ public final class KeepAliveConnectionPool: Sendable {
     private let connectTimeout: TimeAmount
     /// Shared with the process's other pools: every connection counts against it from connect to close.
     private let budget: ConnectionBudget?
+    /// Required for an `https://` origin.
+    private let tls: TLSClientContext?
+    private let statistics: TransportStatistics?
     private let state = Mutex(State())
 
     /// - Parameters:
     ///   - maxConnections: Connections open at once (at least 1).
-    ///   - connectTimeout: Longest wait for a TCP connection (the exchange's deadline may end it sooner).
+    ///   - connectTimeout: Longest wait for a TCP connection, and then for the TLS handshake (the exchange's
+    ///     deadline may end either sooner).
     ///   - budget: The connections all pools of the process may hold together (nil: no bound beyond `maxConnections`).
+    ///   - tls: How to speak TLS; an `https://` origin without it uses ``TLSClientSettings``' defaults.
+    ///   - statistics: Where connections and handshakes are counted (shared by the process's pools).
     public init(
         origin: Origin,
         eventLoopGroup: any EventLoopGroup,
         maxConnections: Int,
         connectTimeout: TimeAmount = .seconds(3),
-        budget: ConnectionBudget? = nil
+        budget: ConnectionBudget? = nil,
+        tls: TLSClientContext? = nil,
+        statistics: TransportStatistics? = nil
     ) {
         self.origin = origin
         self.group = eventLoopGroup
         self.maxConnections = max(1, maxConnections)
         self.connectTimeout = connectTimeout
         self.budget = budget
+        self.tls = origin.usesTLS ? (tls ?? (try? TLSClientContext(settings: TLSClientSettings()))) : nil
+        self.statistics = statistics
     }
 
     /// Sends `request` and returns its answer, all of it before `deadline`.
@@ -134,7 +152,8 @@ public final class KeepAliveConnectionPool: Sendable {
     }
 
     private func run(_ exchange: Exchange, on connection: PooledConnection) {
-        if exchange.attach(to: connection.channel) {
+        // On HTTP/2 a deadline closes the exchange's stream, never the connection its neighbours share.
+        if exchange.attach(to: connection.version == .http1 ? connection.channel : nil) {
             connection.start(exchange)
         } else {
             // It ended (deadline, cancellation) while it waited: the connection goes to the next caller.
@@ -142,9 +161,11 @@ public final class KeepAliveConnectionPool: Sendable {
         }
     }
 
-    /// An exchange on `connection` is complete and the connection stays open.
+    /// An exchange on `connection` is complete (or an HTTP/2 stream's slot came free) and the connection stays open.
     func release(_ connection: PooledConnection) {
         let next: Released = state.withLock { state in
+            // Closed meanwhile, or draining after a GOAWAY: the slot goes nowhere.
+            guard state.connections[ObjectIdentifier(connection)] != nil, connection.isAccepting else { return .gone }
             while let waiter = state.waiters.popFirst() {
                 if waiter.isQueued { return .hand(waiter) }
             }
@@ -155,11 +176,20 @@ public final class KeepAliveConnectionPool: Sendable {
         switch next {
         case .hand(let waiter): run(waiter, on: connection)
         case .close: connection.channel.close(promise: nil)
-        case .keep: break
+        case .keep, .gone: break
         }
     }
 
-    /// `connection` closed (by either side): its place goes to the next waiting caller, on a new connection.
+    /// Sends `exchange` once more on another connection when it is idempotent and has not been retried yet
+    /// (RFC 9110 §9.2.2); false when it may not be.
+    func retry(_ exchange: Exchange, after error: (any Error)?) -> Bool {
+        guard exchange.request.method.isIdempotent, exchange.claimRetry(), exchange.detach() else { return false }
+        submit(exchange)
+        return true
+    }
+
+    /// `connection` closed (by either side), or will take no new exchange (an HTTP/2 GOAWAY): its place goes to the
+    /// next waiting caller, on a new connection.
     func closed(_ connection: PooledConnection) {
         let next: NextForWaiters? = state.withLock { state in
             guard state.connections.removeValue(forKey: ObjectIdentifier(connection)) != nil else { return nil }
@@ -208,14 +238,34 @@ public final class KeepAliveConnectionPool: Sendable {
 
     private func connect(for exchange: Exchange) {
         let origin = self.origin
-        ClientBootstrap(group: group)
+        let tls = self.tls
+        let handshakeTimeout = connectTimeout
+        let loop = group.next()
+        let ready = loop.makePromise(of: ConnectionReady.self)
+        ClientBootstrap(group: loop)
             .connectTimeout(connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 do {
-                    // Fields are checked once per request in `execute`, before anything is queued or sent.
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers(enableOutboundHeaderValidation: false)
-                    try channel.pipeline.syncOperations.addHandler(ExchangeHandler(origin: origin))
+                    let sync = channel.pipeline.syncOperations
+                    if let tls {
+                        let verdict = HandshakeVerdict()
+                        try sync.addHandler(tls.makeHandler(host: origin.host, verdict: verdict))
+                        try sync.addHandler(
+                            TLSConnectionSetupHandler(
+                                origin: origin,
+                                preference: tls.settings.httpVersion,
+                                verdict: verdict,
+                                handshakeTimeout: handshakeTimeout,
+                                ready: ready
+                            )
+                        )
+                    } else {
+                        // Fields are checked once per request in `execute`, before anything is queued or sent.
+                        try sync.addHTTPClientHandlers(enableOutboundHeaderValidation: false)
+                        try sync.addHandler(ExchangeHandler(origin: origin))
+                        ready.succeed(ConnectionReady(version: .http1, slots: 1))
+                    }
                     return channel.eventLoop.makeSucceededVoidFuture()
                 } catch {
                     return channel.eventLoop.makeFailedFuture(error)
@@ -225,21 +275,41 @@ public final class KeepAliveConnectionPool: Sendable {
             .whenComplete { result in
                 switch result {
                 case .success(let channel):
-                    self.connected(channel, for: exchange)
+                    ready.futureResult.whenComplete { readiness in
+                        switch readiness {
+                        case .success(let ready):
+                            self.connected(channel, ready: ready, for: exchange)
+                        case .failure(let error):
+                            channel.close(promise: nil)
+                            self.connectFailed(error, for: exchange)
+                        }
+                    }
                 case .failure(let error):
+                    ready.fail(error)
                     self.connectFailed(error, for: exchange)
                 }
             }
     }
 
-    /// On the new channel's event loop.
-    private func connected(_ channel: any Channel, for exchange: Exchange) {
-        guard let handler = try? channel.pipeline.syncOperations.handler(type: ExchangeHandler.self) else {
-            channel.close(promise: nil)
-            connectFailed(KeepAliveHTTPError.protocolError("connection set-up failed"), for: exchange)
-            return
+    /// On the new channel's event loop, once it speaks HTTP (after the TLS handshake and, on HTTP/2, the server's
+    /// first SETTINGS).
+    private func connected(_ channel: any Channel, ready: ConnectionReady, for exchange: Exchange) {
+        let sync = channel.pipeline.syncOperations
+        let wire: PooledConnection.Wire
+        let http1Handler = try? sync.handler(type: ExchangeHandler.self)
+        let http2Handler = try? sync.handler(type: HTTP2ConnectionHandler.self)
+        switch ready.version {
+        case .http1:
+            guard let http1Handler else { return setUpFailed(channel, for: exchange) }
+            wire = .http1(http1Handler)
+        case .http2:
+            guard let multiplexer = try? sync.handler(type: NIOHTTP2Handler.self).syncMultiplexer(), http2Handler != nil else {
+                return setUpFailed(channel, for: exchange)
+            }
+            wire = .http2(multiplexer)
         }
-        let connection = PooledConnection(channel: channel, handler: handler, pool: self)
+        let connection = PooledConnection(channel: channel, wire: wire, slots: ready.slots, pool: self)
+        statistics?.opened(connection.version, tls: origin.usesTLS)
         let isShutdown = state.withLock { state in
             if !state.isShutdown { state.connections[ObjectIdentifier(connection)] = connection }
             return state.isShutdown
@@ -251,8 +321,16 @@ public final class KeepAliveConnectionPool: Sendable {
             connectFailed(isShutdown ? KeepAliveHTTPError.shutdown : .closedByServer, for: exchange)
             return
         }
-        handler.connection = connection
+        http1Handler?.connection = connection
+        http2Handler?.connection = connection
         run(exchange, on: connection)
+        // An HTTP/2 connection's other streams go to the callers waiting, or to the idle list.
+        for _ in 1..<connection.slots { release(connection) }
+    }
+
+    private func setUpFailed(_ channel: any Channel, for exchange: Exchange) {
+        channel.close(promise: nil)
+        connectFailed(KeepAliveHTTPError.protocolError("connection set-up failed"), for: exchange)
     }
 
     private func connectFailed(_ error: any Error, for exchange: Exchange) {
@@ -260,8 +338,9 @@ public final class KeepAliveConnectionPool: Sendable {
             switch error {
             case let error as KeepAliveHTTPError: error
             case ChannelError.connectTimeout: .connectTimeout
-            default: .connectFailed("\(error)")
+            default: TLSHandshakeFailure.classify(error).map { .tls($0) } ?? .connectFailed("\(error)")
             }
+        if case .tls = failure { statistics?.handshakeFailed() }
         exchange.finish(.failure(failure))
         let next = state.withLock { state in
             state.open -= 1

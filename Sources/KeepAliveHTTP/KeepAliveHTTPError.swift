@@ -12,8 +12,10 @@ public enum KeepAliveHTTPError: Error, Equatable, Sendable, CustomStringConverti
     case cancelled
     /// The pool was shut down.
     case shutdown
-    /// The request could not be sent (an invalid header) or the answer was not HTTP/1.1.
+    /// The request could not be sent (an invalid header) or the answer was not valid HTTP.
     case protocolError(String)
+    /// The TLS handshake failed (or the server refused the client certificate right after it).
+    case tls(TLSHandshakeFailure)
     /// Every connection the process may open (its ``ConnectionBudget``) is open, and none of this pool's will free up.
     case connectionBudgetExhausted(limit: Int)
 
@@ -26,6 +28,7 @@ public enum KeepAliveHTTPError: Error, Equatable, Sendable, CustomStringConverti
         case .cancelled: "cancelled"
         case .shutdown: "client shut down"
         case .protocolError(let reason): "protocol error: \(reason)"
+        case .tls(let failure): failure.description
         case .connectionBudgetExhausted(let limit): "no connection: all \(limit) the process may open (its open-file limit) are open"
         }
     }

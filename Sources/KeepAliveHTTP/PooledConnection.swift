@@ -1,23 +1,76 @@
 import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+import Synchronization
 
-/// One keep-alive connection of a pool: its channel and the handler that runs its exchanges.
+/// One connection of a pool: its channel and how it carries exchanges, one at a time (HTTP/1.1) or one per stream up
+/// to the server's stream limit (HTTP/2).
 final class PooledConnection: Sendable {
+    enum Wire {
+        case http1(ExchangeHandler)
+        case http2(NIOHTTP2Handler.StreamMultiplexer)
+    }
+
     let channel: any Channel
     let pool: KeepAliveConnectionPool
-    private let handler: NIOLoopBound<ExchangeHandler>
+    let version: NegotiatedHTTPVersion
+    /// Exchanges it carries at once: 1 on HTTP/1.1, the server's `SETTINGS_MAX_CONCURRENT_STREAMS` on HTTP/2.
+    let slots: Int
+    private let wire: NIOLoopBound<Wire>
+    /// Cleared by an HTTP/2 GOAWAY: the streams in flight finish, no new one starts.
+    private let accepting = Atomic<Bool>(true)
 
-    init(channel: any Channel, handler: ExchangeHandler, pool: KeepAliveConnectionPool) {
+    init(channel: any Channel, wire: Wire, slots: Int, pool: KeepAliveConnectionPool) {
         self.channel = channel
         self.pool = pool
-        self.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
+        self.slots = max(1, slots)
+        switch wire {
+        case .http1: self.version = .http1
+        case .http2: self.version = .http2
+        }
+        self.wire = NIOLoopBound(wire, eventLoop: channel.eventLoop)
+    }
+
+    var isAccepting: Bool { accepting.load(ordering: .relaxed) }
+
+    /// The server will take no new stream on it (HTTP/2 GOAWAY).
+    func stopAccepting() {
+        accepting.store(false, ordering: .relaxed)
     }
 
     /// Runs `exchange` on this connection, from any thread.
     func start(_ exchange: Exchange) {
         if channel.eventLoop.inEventLoop {
-            handler.value.start(exchange)
+            startOnLoop(exchange)
         } else {
-            channel.eventLoop.execute { [handler] in handler.value.start(exchange) }
+            channel.eventLoop.execute { self.startOnLoop(exchange) }
+        }
+    }
+
+    private func startOnLoop(_ exchange: Exchange) {
+        switch wire.value {
+        case .http1(let handler):
+            handler.start(exchange)
+        case .http2(let multiplexer):
+            let origin = pool.origin
+            let promise = channel.eventLoop.makePromise(of: (any Channel).self)
+            multiplexer.createStreamChannel(promise: promise) { stream in
+                do {
+                    let sync = stream.pipeline.syncOperations
+                    try sync.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https))
+                    try sync.addHandler(ExchangeHandler(origin: origin, stream: exchange, of: self))
+                    return stream.eventLoop.makeSucceededVoidFuture()
+                } catch {
+                    return stream.eventLoop.makeFailedFuture(error)
+                }
+            }
+            promise.futureResult.whenFailure { error in
+                // No stream (the connection is closing, or the stream limit was passed): the slot is not used.
+                if !self.pool.retry(exchange, after: error) {
+                    exchange.finish(.failure(.closedByServer))
+                }
+                self.pool.release(self)
+            }
         }
     }
 }

@@ -183,6 +183,21 @@ public enum ConfigurationFile {
                     case .failure(let problem): throw fail(key, problem.reason)
                     }
                 case "poll_index": configuration.pollIndex = try choice(value, key)
+                case "http_version": configuration.tls.httpVersion = try choice(value, key)
+                case "tls":
+                    for (sub, subValue) in try mapping(value, key) {
+                        let path = "tls.\(sub)"
+                        switch sub {
+                        case "ca_file": configuration.tls.caFile = try optionalString(subValue, path)
+                        case "ca_only": configuration.tls.caOnly = try bool(subValue, path)
+                        case "server_name": configuration.tls.serverName = try optionalString(subValue, path)
+                        case "client_certificate": configuration.tls.clientCertificateFile = try optionalString(subValue, path)
+                        case "client_key": configuration.tls.clientKeyFile = try optionalString(subValue, path)
+                        case "min_version": configuration.tls.minimumVersion = try choice(subValue, path)
+                        case "verify": configuration.tls.verify = try bool(subValue, path)
+                        default: throw fail(path, "unknown key")
+                        }
+                    }
                 case "log_level": configuration.logLevel = try choice(value, key, ignoringCase: true)
                 case "simulator":
                     for (sub, subValue) in try mapping(value, key) {

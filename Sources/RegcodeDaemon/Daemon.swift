@@ -1,6 +1,5 @@
 import AccessEnablerAPI
 import AdobePassClient
-import AsyncHTTPClient
 import ControlHTTP
 import ControlSocket
 import DeviceFleet
@@ -33,8 +32,9 @@ public final class Daemon: Sendable {
     let pipeline: EventPipeline<ContinuousClock>
     let fleet: PartitionedFleet<SystemDeviceClock>
     let backend = DeferredBackend()
-    let httpClient: HTTPClient
-    /// The HTTP clients of fleets with their own connection model (`connections:`).
+    /// What `daemon.status` and `STATUS=` say about the wire (TLS checks off, fleets failing their handshakes).
+    let transportStatus: TransportStatus
+    /// Every backend connection, by fleet connection model (`connections:`), over plain HTTP or TLS.
     let connectionPools: ConnectionPools
     let logger: Logger
     let startedAt = Date()
@@ -111,11 +111,7 @@ public final class Daemon: Sendable {
             self.metrics = nil
         }
         self.pipeline = EventPipeline(store: store, broadcaster: broadcaster, observers: observers, clock: ContinuousClock(), logger: logger)
-        var httpConfiguration = HTTPClient.Configuration()
-        httpConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(8, configuration.maxConcurrentRequests)
-        // A refused connection should fail fast and back off, not hang for AsyncHTTPClient's 10 s default.
-        httpConfiguration.timeout.connect = .seconds(3)
-        self.httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
+        let tls = try Self.tlsContext(configuration)
         // Each fleet partition and its plain-HTTP connections share one event loop (see `Fleet.init`).
         let fleetLoops = Self.fleetLoops(count: configuration.fleetLoops)
         let openFiles = OpenFileLimit.raiseToHardLimit()
@@ -123,10 +119,12 @@ public final class Daemon: Sendable {
             limit: OpenFileLimit.connectionBudget(forLimit: openFiles.after, embeddedSimulator: configuration.usesEmbeddedSimulator)
         )
         self.connectionPools = ConnectionPools(
-            common: httpClient,
-            configuration: httpConfiguration,
-            keepAliveLoops: fleetLoops,
-            connectionBudget: connectionBudget
+            commonConnections: max(8, configuration.maxConcurrentRequests),
+            // A refused connection (or a silent TLS port) fails fast and backs off.
+            connectTimeout: .seconds(3),
+            loops: fleetLoops,
+            connectionBudget: connectionBudget,
+            tls: tls
         )
         Self.checkConnectionBudget(connectionBudget, openFiles: openFiles, configuration: configuration, logger: logger)
         let backend = self.backend
@@ -139,10 +137,16 @@ public final class Daemon: Sendable {
             timerSlack: configuration.timerSlack,
             logger: logger
         )
+        let transportStatus = TransportStatus(settings: configuration.tls, usesTLS: configuration.backendUsesTLS, liveStats: liveStats)
+        self.transportStatus = transportStatus
+        if let warning = transportStatus.verifyWarning {
+            logger.warning("\(warning): any certificate is accepted", metadata: ["backend": "\(configuration.backend ?? "")"])
+        }
         self.systemd = SystemdService(
             notifier: SystemdNotifier(environment: environment),
             watchdogInterval: SystemdNotifier.watchdogInterval(environment: environment),
             fleet: fleet,
+            transportStatus: transportStatus.line,
             logger: logger
         )
         if configuration.usesEmbeddedSimulator {
@@ -261,19 +265,17 @@ public final class Daemon: Sendable {
         do {
             try await group.run()
         } catch {
-            await connectionPools.shutdown()
-            try? await httpClient.shutdown()
+            connectionPools.shutdown()
             throw error
         }
-        await connectionPools.shutdown()
-        try await httpClient.shutdown()
+        connectionPools.shutdown()
     }
 
     /// Binds the backend and brings every stored and configured device up.
     func start(backendURL: String) async throws {
         var clientConfiguration = AdobePassClientConfiguration(baseURL: backendURL)
         clientConfiguration.requestTimeout = .seconds(30)
-        backend.bind(AdobePassClient(configuration: clientConfiguration, httpClient: httpClient, connectionPools: connectionPools, logger: logger))
+        backend.bind(AdobePassClient(configuration: clientConfiguration, connectionPools: connectionPools, logger: logger))
         if simulator != nil {
             let url = "\(backendURL)/activate"
             activationURL.value = url
@@ -353,6 +355,17 @@ public final class Daemon: Sendable {
     static func fleetLoops(count: Int?) -> [any EventLoop] {
         let loops = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
         return (0..<(count ?? loops.count)).map { loops[$0 % loops.count] }
+    }
+
+    /// The TLS context every `https://` backend connection uses, with its files read now: a bad `tls.*` setting stops
+    /// the start before the database is touched. nil with a plain-HTTP backend.
+    static func tlsContext(_ configuration: DaemonConfiguration) throws(ConfigurationError) -> TLSClientContext? {
+        guard configuration.backendUsesTLS else { return nil }
+        do {
+            return try TLSClientContext(settings: configuration.tls)
+        } catch {
+            throw ConfigurationError(file: configuration.configFile, key: "tls", reason: error.description)
+        }
     }
 
     /// The HTTP bearer token from `http_token_file` (or the `http-token` credential): one line, surrounding white space ignored.

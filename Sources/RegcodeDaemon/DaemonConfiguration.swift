@@ -1,4 +1,5 @@
 import Foundation
+import KeepAliveHTTP
 import Logging
 import RegcodeEngine
 import RegcodeStore
@@ -147,8 +148,13 @@ public struct DaemonConfiguration: Sendable {
     /// Whether the poll log keeps its index by device (`poll_index`); `none` trades slower per-device
     /// views for less CPU and disk writing per poll at large fleets.
     public var pollIndex: RegcodeStore.PollIndex = .device
+    /// How `https://` backends are spoken to (`tls:` and `http_version`): trust, names, client certificate, versions.
+    public var tls = TLSClientSettings()
 
     public init() {}
+
+    /// Whether backend calls go over TLS.
+    public var backendUsesTLS: Bool { backend?.lowercased().hasPrefix("https://") ?? false }
 
     public var usesEmbeddedSimulator: Bool { backend == nil }
 
@@ -208,8 +214,18 @@ public struct DaemonConfiguration: Sendable {
                 throw ConfigurationError(file: configFile, key: "\(key).name", reason: "device name '\(name)' is produced by two fleets")
             }
         }
-        if let backend, URL(string: backend)?.scheme.map({ ["http", "https"].contains($0) }) != true {
+        if let backend, URL(string: backend)?.scheme.map({ ["http", "https"].contains($0) }) != true || Origin(baseURL: backend) == nil {
             throw ConfigurationError(file: configFile, key: "backend", reason: "'\(backend)' is not an http(s) URL")
+        }
+        if tls.caOnly, tls.caFile == nil {
+            throw ConfigurationError(file: configFile, key: "tls.ca_only", reason: "needs tls.ca_file")
+        }
+        if (tls.clientCertificateFile == nil) != (tls.clientKeyFile == nil) {
+            throw ConfigurationError(
+                file: configFile,
+                key: "tls.client_certificate",
+                reason: "tls.client_certificate and tls.client_key (or the tls-client-key credential) go together"
+            )
         }
         if ClientAddressPool(cidr: clientAddresses) == nil {
             throw ConfigurationError(
@@ -287,11 +303,15 @@ extension DaemonConfiguration {
         if let runtime = firstDirectory(environment["RUNTIME_DIRECTORY"]) {
             configuration.socket = "\(runtime)/regcoded.sock"
         }
-        // systemd's LoadCredential=http-token:… hands the token over without a file in the configuration.
-        if let credentials = firstDirectory(environment["CREDENTIALS_DIRECTORY"]),
-            FileManager.default.fileExists(atPath: "\(credentials)/http-token")
-        {
-            configuration.httpTokenFile = "\(credentials)/http-token"
+        // systemd's LoadCredential=http-token:… (and tls-client-key:…) hands secrets over without a file in the
+        // configuration.
+        if let credentials = firstDirectory(environment["CREDENTIALS_DIRECTORY"]) {
+            if FileManager.default.fileExists(atPath: "\(credentials)/http-token") {
+                configuration.httpTokenFile = "\(credentials)/http-token"
+            }
+            if FileManager.default.fileExists(atPath: "\(credentials)/tls-client-key") {
+                configuration.tls.clientKeyFile = "\(credentials)/tls-client-key"
+            }
         }
         return configuration
     }

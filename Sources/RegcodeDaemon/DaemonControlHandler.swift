@@ -2,6 +2,7 @@ import AccessEnablerAPI
 import ControlSocket
 import DeviceFleet
 import Foundation
+import KeepAliveHTTP
 import NIOPosix
 import RegcodeEngine
 import RegcodeStore
@@ -361,6 +362,28 @@ struct DaemonControlHandler: ControlHandler {
             "starting": .bool(!daemon.devicesUp.value),
             // "K/N" when this daemon runs one slice of the fleets (--shard), null when it runs them all.
             "shard": daemon.configuration.shard.map { .string($0.description) } ?? .null,
+            "transport": Self.transportStatus(daemon.transportStatus, statistics: daemon.connectionPools.statistics.counts),
+        ]
+    }
+
+    /// `daemon.status`'s `transport` member: the wire, the connections it opened, and TLS trouble.
+    static func transportStatus(_ status: TransportStatus, statistics: TransportStatistics.Counts) -> JSONValue {
+        var failing: [String: JSONValue] = [:]
+        for (fleet, failure) in status.failingFleets() {
+            failing[fleet] = ["code": .string(failure.code), "reason": .string(failure.description), "fix": .string(failure.fix)]
+        }
+        return [
+            "tls": .bool(status.usesTLS),
+            "verify": .bool(!status.usesTLS || status.settings.verify),
+            "warning": status.verifyWarning.map(JSONValue.string) ?? .null,
+            "httpVersion": .string(status.settings.httpVersion.rawValue),
+            "connections": [
+                "plainHTTP1": .int(Int64(statistics.plainHTTP1)),
+                "tlsHTTP1": .int(Int64(statistics.tlsHTTP1)),
+                "tlsHTTP2": .int(Int64(statistics.tlsHTTP2)),
+            ],
+            "handshakes": ["full": .int(Int64(statistics.fullHandshakes)), "resumed": 0, "failed": .int(Int64(statistics.failedHandshakes))],
+            "failingFleets": .object(failing),
         ]
     }
 

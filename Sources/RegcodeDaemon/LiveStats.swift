@@ -136,6 +136,23 @@ final class LiveStats: Sendable {
         }
     }
 
+    /// The fleets whose every device's last outcome carries the same error code among `codes` (a backend no device
+    /// reaches, such as a refused certificate), by fleet name.
+    func fleetsFailingAlike(codes: (String) -> Bool) -> [String: String] {
+        state.withLock { state in
+            var shared: [String: String?] = [:]
+            for (device, fleet) in state.deviceFleets {
+                let why = state.outcomes[device]?.why.flatMap { codes($0) ? $0 : nil }
+                if let seen = shared[fleet] {
+                    if seen != why { shared[fleet] = .some(nil) }
+                } else {
+                    shared[fleet] = .some(why)
+                }
+            }
+            return shared.compactMapValues { $0 }
+        }
+    }
+
     /// Counters of every fleet that has recorded anything.
     func counters() -> [String: Counters] {
         state.withLock { $0.fleets }

@@ -25,14 +25,23 @@ final class SystemdService: Service {
     private let notifier: SystemdNotifier
     private let watchdogInterval: Duration?
     private let fleet: PartitionedFleet<SystemDeviceClock>
+    /// Trouble with the wire to the backend (TLS), appended to the fleet summary.
+    private let transportStatus: @Sendable () -> String?
     private let logger: Logger
     private let state = Mutex(State())
     private let refresh: Duration = .seconds(2)
 
-    init(notifier: SystemdNotifier, watchdogInterval: Duration?, fleet: PartitionedFleet<SystemDeviceClock>, logger: Logger) {
+    init(
+        notifier: SystemdNotifier,
+        watchdogInterval: Duration?,
+        fleet: PartitionedFleet<SystemDeviceClock>,
+        transportStatus: @escaping @Sendable () -> String? = { nil },
+        logger: Logger
+    ) {
         self.notifier = notifier
         self.watchdogInterval = watchdogInterval
         self.fleet = fleet
+        self.transportStatus = transportStatus
         self.logger = logger
     }
 
@@ -103,9 +112,10 @@ final class SystemdService: Service {
     private func updateStatus() async {
         guard state.withLock({ $0.readySent }) else { return }
         let summary = await summary()
+        let transport = transportStatus()
         // Sent under the lock, so a summary computed while the shutdown began cannot follow `STOPPING=1`.
         state.withLock { state in
-            let text = [summary, state.storage, state.override].compactMap { $0 }.joined(separator: "; ")
+            let text = [summary, transport, state.storage, state.override].compactMap { $0 }.joined(separator: "; ")
             guard !state.stopping, text != state.lastStatus else { return }
             state.lastStatus = text
             notifier.notify("STATUS=\(text)")

@@ -385,8 +385,9 @@ public enum BackendResponse: Sendable, Equatable {
 public enum BackendFailure: Sendable, Equatable, Error {
     /// An HTTP error status, with `Retry-After` (if any) and the parsed error body (if any).
     case http(status: Int, retryAfter: Duration?, error: EnhancedError?)
-    /// Connection refused/reset/dropped, timeout, DNS: nothing usable came back.
-    case transport(String)
+    /// Connection refused/reset/dropped, timeout, DNS, TLS: nothing usable came back. `code` names a cause an
+    /// operator can act on (a refused certificate: `tls-untrusted-issuer`, …), stored as the request's error code.
+    case transport(String, code: String? = nil)
     /// A 2xx whose body could not be understood.
     case malformed(status: Int, reason: String)
 

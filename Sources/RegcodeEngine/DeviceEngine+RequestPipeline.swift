@@ -419,7 +419,11 @@ extension DeviceEngine {
         case .failure(let failure):
             status = failure.httpStatus
             outcome = FailureMapping.requestOutcome(of: failure)
-            if case .http(_, _, let error?) = failure { errorCode = error.code }
+            switch failure {
+            case .http(_, _, let error?): errorCode = error.code
+            case .transport(_, let code?): errorCode = code
+            default: break
+            }
         }
         let request: BackendRequest
         switch purpose {

@@ -145,7 +145,7 @@ enum FailureMapping {
     /// A failure as `status` messages word it.
     static func describe(_ failure: BackendFailure) -> String {
         switch failure {
-        case .transport(let reason): return "network error: \(reason)"
+        case .transport(let reason, _): return "network error: \(reason)"
         case .malformed(let status, let reason): return "malformed answer (HTTP \(status)): \(reason)"
         case .http(let status, _, let error):
             if let error { return "HTTP \(status) \(error.code)\(error.message.map { ": \($0)" } ?? "")" }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KeepAliveHTTP
 import Logging
 import NIOCore
 import NIOPosix
@@ -89,6 +90,30 @@ struct RegcodedCommand: AsyncParsableCommand {
     )
     var forwardedFor: Bool?
 
+    @Option(name: .long, help: "PEM bundle of certificate authorities to trust for an https:// backend, besides the system's.")
+    var tlsCaFile: String?
+
+    @Flag(name: .long, help: "Trust only --tls-ca-file, not the system's roots.")
+    var tlsCaOnly = false
+
+    @Option(name: .long, help: "Name for SNI and the certificate check (default: the backend URL's host).")
+    var tlsServerName: String?
+
+    @Option(name: .long, help: "PEM client certificate for mutual TLS (with --tls-client-key).")
+    var tlsClientCertificate: String?
+
+    @Option(name: .long, help: "PEM private key of --tls-client-certificate (or the tls-client-key credential).")
+    var tlsClientKey: String?
+
+    @Option(name: .long, help: "Lowest TLS version accepted: 1.2 (default) or 1.3.")
+    var tlsMinVersion: String?
+
+    @Flag(name: .long, inversion: .prefixedNo, help: "Check the backend's certificate (default on; --no-tls-verify is warned about).")
+    var tlsVerify: Bool?
+
+    @Option(name: .long, help: "HTTP version over TLS: auto (HTTP/2 when offered, default), 1.1 or 2.")
+    var httpVersion: String?
+
     // Unconditional: `--shard -1/3` must reach the K/N check (exit 2), not read as another flag.
     @Option(
         name: .long,
@@ -121,7 +146,15 @@ struct RegcodedCommand: AsyncParsableCommand {
             printCodes: printCodes,
             clientAddresses: clientAddresses,
             forwardedFor: forwardedFor,
-            shard: shard
+            shard: shard,
+            tlsCaFile: tlsCaFile,
+            tlsCaOnly: tlsCaOnly,
+            tlsServerName: tlsServerName,
+            tlsClientCertificate: tlsClientCertificate,
+            tlsClientKey: tlsClientKey,
+            tlsMinVersion: tlsMinVersion,
+            tlsVerify: tlsVerify,
+            httpVersion: httpVersion
         )
     }
 
@@ -204,6 +237,14 @@ struct FlagOverrides: Sendable {
     var clientAddresses: String?
     var forwardedFor: Bool?
     var shard: String?
+    var tlsCaFile: String?
+    var tlsCaOnly = false
+    var tlsServerName: String?
+    var tlsClientCertificate: String?
+    var tlsClientKey: String?
+    var tlsMinVersion: String?
+    var tlsVerify: Bool?
+    var httpVersion: String?
 
     /// Defaults, then the file, then the flags: what the daemon starts with and what SIGHUP re-reads.
     func loadConfiguration(environment: [String: String]) throws(ConfigurationError) -> DaemonConfiguration {
@@ -226,6 +267,24 @@ struct FlagOverrides: Sendable {
         if let http { configuration.http = http }
         if let httpTokenFile { configuration.httpTokenFile = httpTokenFile }
         if let printCodes { configuration.printCodes = printCodes }
+        if let tlsCaFile { configuration.tls.caFile = tlsCaFile }
+        if tlsCaOnly { configuration.tls.caOnly = true }
+        if let tlsServerName { configuration.tls.serverName = tlsServerName }
+        if let tlsClientCertificate { configuration.tls.clientCertificateFile = tlsClientCertificate }
+        if let tlsClientKey { configuration.tls.clientKeyFile = tlsClientKey }
+        if let tlsVerify { configuration.tls.verify = tlsVerify }
+        if let tlsMinVersion {
+            guard let value = TLSClientSettings.MinimumVersion(rawValue: tlsMinVersion) else {
+                throw ConfigurationError(file: nil, key: "--tls-min-version", reason: "'\(tlsMinVersion)' is not 1.2 or 1.3")
+            }
+            configuration.tls.minimumVersion = value
+        }
+        if let httpVersion {
+            guard let value = HTTPVersionPreference(rawValue: httpVersion.lowercased()) else {
+                throw ConfigurationError(file: nil, key: "--http-version", reason: "'\(httpVersion)' is not auto, 1.1 or 2")
+            }
+            configuration.tls.httpVersion = value
+        }
         if let shard {
             switch Shard.parse(shard) {
             case .success(let value): configuration.shard = value

@@ -1,5 +1,4 @@
 import AdobePassClient
-import AsyncHTTPClient
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -41,15 +40,13 @@ import Testing
             },
             logger: logger
         )
-        let httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
-        let pools = ConnectionPools(common: httpClient, configuration: HTTPClient.Configuration())
+        let pools = ConnectionPools()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await application.run() }
             var iterator = portStream.makeAsyncIterator()
             let port = try #require(await iterator.next())
             let client = AdobePassClient(
                 configuration: AdobePassClientConfiguration(baseURL: "http://127.0.0.1:\(port)"),
-                httpClient: httpClient,
                 connectionPools: pools,
                 logger: Logger(label: "test")
             )
@@ -62,8 +59,7 @@ import Testing
             }
             group.cancelAll()
         }
-        await pools.shutdown()
-        try await httpClient.shutdown()
+        pools.shutdown()
         return seen.withLock { $0 }
     }
 

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import KeepAliveHTTP
 import NIOCore
 import NIOPosix
@@ -13,10 +12,7 @@ import Testing
     @Test func aCallOnAFleetLoopGetsThatLoopsPoolWithItsShareOfConnections() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
         let loops = Array(group.makeIterator())
-        let httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
-        var configuration = HTTPClient.Configuration()
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 5
-        let pools = ConnectionPools(common: httpClient, configuration: configuration, keepAliveLoops: loops)
+        let pools = ConnectionPools(commonConnections: 5, loops: loops)
         let origin = try #require(Origin(baseURL: "http://127.0.0.1:9"))
         func pool(on loop: (any EventLoop)?, _ model: ConnectionModel?, device: String = "box-a") async throws -> KeepAliveConnectionPool {
             var context = Fixtures.context(deviceID: device)
@@ -45,23 +41,18 @@ import Testing
         #expect(own.maxConnections == 1)
         #expect(try await pool(on: loops[0], .perDevice, device: "box-c") === own)
 
-        await pools.shutdown()
-        try await httpClient.shutdown()
+        pools.shutdown()
         try await group.shutdownGracefully()
     }
 
     @Test func withoutFleetLoopsOnePoolSpansTheCommonClientsLoops() async throws {
-        let httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
-        var configuration = HTTPClient.Configuration()
-        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 5
-        let pools = ConnectionPools(common: httpClient, configuration: configuration)
+        let pools = ConnectionPools(commonConnections: 5)
         let origin = try #require(Origin(baseURL: "http://127.0.0.1:9"))
         let pool = pools.pool(for: Fixtures.context(), origin: origin)
         #expect(pool.maxConnections == 5)
-        #expect(pool.eventLoopGroup === httpClient.eventLoopGroup)
+        #expect(pool.eventLoopGroup === MultiThreadedEventLoopGroup.singleton)
         let onLoop = try await MultiThreadedEventLoopGroup.singleton.next().submit { pools.pool(for: Fixtures.context(), origin: origin) }.get()
         #expect(onLoop === pool)
-        await pools.shutdown()
-        try await httpClient.shutdown()
+        pools.shutdown()
     }
 }

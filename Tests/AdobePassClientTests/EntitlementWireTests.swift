@@ -167,7 +167,6 @@ struct EntitlementWireTests {
         try await server.run { baseURL in
             let client = AdobePassClient(
                 configuration: AdobePassClientConfiguration(baseURL: baseURL, signatureFault: fault),
-                httpClient: .shared,
                 logger: Fixtures.quietLogger
             )
             _ = await client.execute(.checkAuthentication, context: Fixtures.context(profile: .v1, signingKeys: Self.keys))

@@ -19,7 +19,6 @@ struct SimulatorV1Tests {
     static func client(_ baseURL: String) -> AdobePassClient {
         AdobePassClient(
             configuration: AdobePassClientConfiguration(baseURL: baseURL, registrationCodeTTL: .seconds(900)),
-            httpClient: .shared,
             logger: Fixtures.quietLogger
         )
     }

@@ -56,7 +56,6 @@ enum Fixtures {
     ) -> AdobePassClient {
         AdobePassClient(
             configuration: AdobePassClientConfiguration(baseURL: baseURL, requestTimeout: requestTimeout),
-            httpClient: HTTPClient.shared,
             logger: logger
         )
     }

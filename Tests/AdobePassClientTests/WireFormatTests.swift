@@ -124,7 +124,6 @@ struct WireFormatTests {
         let result = try await server.run { baseURL in
             let client = AdobePassClient(
                 configuration: AdobePassClientConfiguration(baseURL: baseURL, maxResponseBodyBytes: 1024),
-                httpClient: .shared,
                 logger: .init(label: "test")
             )
             return await client.execute(.pollProfile(code: "ABC"), context: Fixtures.context(accessToken: "t"))
@@ -149,7 +148,7 @@ struct WireFormatTests {
                 .execute(.pollProfile(code: "ABC"), context: Fixtures.context(accessToken: "t"))
             return (result, start.duration(to: clock.now))
         }
-        guard case .failure(.transport(let description)) = result else {
+        guard case .failure(.transport(let description, _)) = result else {
             Issue.record("expected .transport, got \(result)")
             return
         }
@@ -178,7 +177,7 @@ struct WireFormatTests {
                 .execute(.pollProfile(code: "ABC"), context: Fixtures.context(accessToken: "t"))
             return (result, start.duration(to: clock.now))
         }
-        guard case .failure(.transport(let description)) = result else {
+        guard case .failure(.transport(let description, _)) = result else {
             Issue.record("expected .transport, got \(result)")
             return
         }

@@ -326,7 +326,7 @@ struct FleetHarness: Sendable {
             let httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
             var clientConfiguration = AdobePassClientConfiguration(baseURL: baseURL, requestTimeout: .seconds(5))
             adjust(&clientConfiguration)
-            let client = AdobePassClient(configuration: clientConfiguration, httpClient: httpClient, logger: quietLogger)
+            let client = AdobePassClient(configuration: clientConfiguration, logger: quietLogger)
             let sink = RecordingSink()
             let fleet = Fleet(clock: SystemDeviceClock(), executor: client, sink: sink, logger: quietLogger)
             let harness = FleetHarness(baseURL: baseURL, httpClient: httpClient, sink: sink, fleet: fleet)

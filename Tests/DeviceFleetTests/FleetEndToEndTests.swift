@@ -64,7 +64,7 @@ extension AsyncStream where Element == (String, DeviceEvent) {
             let sink = RecordingSink()
             var clientConfiguration = AdobePassClientConfiguration(baseURL: baseURL)
             clientConfiguration.requestTimeout = .seconds(5)
-            let client = AdobePassClient(configuration: clientConfiguration, httpClient: httpClient, logger: Logger(label: "test"))
+            let client = AdobePassClient(configuration: clientConfiguration, logger: Logger(label: "test"))
             let fleet = Fleet(clock: SystemDeviceClock(), executor: client, sink: sink, logger: Logger(label: "fleet"))
 
             try await withRunningFleet(fleet) {

@@ -41,7 +41,7 @@ import Testing
         }
         #expect(unknown?.code == 1001)
         #expect(try await handler.handle(method: "daemon.status", params: nil, peer: peer)["starting"] == false)
-        // Never run, so its HTTP client is shut down here (run() does it otherwise).
-        try await daemon.httpClient.shutdown()
+        // Never run, so its connections are shut down here (run() does it otherwise).
+        daemon.connectionPools.shutdown()
     }
 }

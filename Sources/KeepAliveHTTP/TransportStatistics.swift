@@ -1,0 +1,48 @@
+import Synchronization
+
+/// Connections a process's pools opened, by wire, and TLS handshakes: for `/metrics` and the soak report.
+///
+/// Every TLS handshake is a full one: swift-nio-ssl keeps no client session cache to resume from.
+public final class TransportStatistics: Sendable {
+    private let plainHTTP1 = Atomic<Int>(0)
+    private let tlsHTTP1 = Atomic<Int>(0)
+    private let tlsHTTP2 = Atomic<Int>(0)
+    private let failedHandshakes = Atomic<Int>(0)
+
+    public init() {}
+
+    /// A snapshot of the counters.
+    public struct Counts: Sendable, Equatable {
+        /// Plain HTTP/1.1 connections opened.
+        public var plainHTTP1: Int
+        /// TLS connections that negotiated HTTP/1.1.
+        public var tlsHTTP1: Int
+        /// TLS connections that negotiated HTTP/2.
+        public var tlsHTTP2: Int
+        /// Completed TLS handshakes (all full: nothing is resumed).
+        public var fullHandshakes: Int { tlsHTTP1 + tlsHTTP2 }
+        /// TLS connections that failed in or right after the handshake.
+        public var failedHandshakes: Int
+    }
+
+    public var counts: Counts {
+        Counts(
+            plainHTTP1: plainHTTP1.load(ordering: .relaxed),
+            tlsHTTP1: tlsHTTP1.load(ordering: .relaxed),
+            tlsHTTP2: tlsHTTP2.load(ordering: .relaxed),
+            failedHandshakes: failedHandshakes.load(ordering: .relaxed)
+        )
+    }
+
+    func opened(_ version: NegotiatedHTTPVersion, tls: Bool) {
+        switch (version, tls) {
+        case (.http1, false): plainHTTP1.add(1, ordering: .relaxed)
+        case (.http1, true): tlsHTTP1.add(1, ordering: .relaxed)
+        case (.http2, _): tlsHTTP2.add(1, ordering: .relaxed)
+        }
+    }
+
+    func handshakeFailed() {
+        failedHandshakes.add(1, ordering: .relaxed)
+    }
+}

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 
 /// The last handler of a pooled HTTP/1.1 connection, or of one HTTP/2 stream: sends one exchange's request at a time
 /// and collects its answer, then gives the connection (or the stream's slot) back to its pool, or closes it.
@@ -191,14 +192,16 @@ final class ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler {
                 // A reused connection that closes before any answer most likely met the server's idle timeout
                 // with our request in flight: an idempotent request goes out once more on a new connection
                 // (RFC 9110 §9.2.2), anything else fails, since the server may have acted on it.
-                let retried = !answerStarted && completed > 0 && (connection?.pool.retry(exchange, after: nil) ?? false)
+                let retried = !answerStarted && completed > 0 && (connection?.pool.retry(exchange) ?? false)
                 if !retried { exchange.finish(.failure(.closedByServer)) }
             }
         case .stream(let connection, let pending, _):
-            // A stream refused or reset, or its connection gone (GOAWAY, close) before any answer: as an idle close.
+            // A stream the server did not process (refused, or above a GOAWAY's last stream: RFC 9113 §8.7), or one whose
+            // connection went away before any answer, is as an idle close; any other reset may have been acted on.
             if let exchange {
-                let retried = !answerStarted && connection.pool.retry(exchange, after: streamError)
-                if !retried { exchange.finish(.failure(streamError.map { .protocolError("HTTP/2 stream: \($0)") } ?? .closedByServer)) }
+                let refused = (streamError as? NIOHTTP2Errors.StreamClosed)?.errorCode == .refusedStream
+                let retried = !answerStarted && (streamError == nil || refused) && connection.pool.retry(exchange)
+                if !retried { exchange.finish(.failure(.closedByServer)) }
             } else if let pending, pending.detach() {
                 connection.pool.submit(pending)
             }

@@ -182,7 +182,7 @@ public final class KeepAliveConnectionPool: Sendable {
 
     /// Sends `exchange` once more on another connection when it is idempotent and has not been retried yet
     /// (RFC 9110 §9.2.2); false when it may not be.
-    func retry(_ exchange: Exchange, after error: (any Error)?) -> Bool {
+    func retry(_ exchange: Exchange) -> Bool {
         guard exchange.request.method.isIdempotent, exchange.claimRetry(), exchange.detach() else { return false }
         submit(exchange)
         return true

@@ -64,9 +64,12 @@ final class PooledConnection: Sendable {
                     return stream.eventLoop.makeFailedFuture(error)
                 }
             }
-            promise.futureResult.whenFailure { error in
-                // No stream (the connection is closing, or the stream limit was passed): the slot is not used.
-                if !self.pool.retry(exchange, after: error) {
+            promise.futureResult.whenFailure { _ in
+                // No stream (the connection is closing, or the stream limit was passed): nothing was sent, so any
+                // request may go out once more.
+                if exchange.claimRetry(), exchange.detach() {
+                    self.pool.submit(exchange)
+                } else {
                     exchange.finish(.failure(.closedByServer))
                 }
                 self.pool.release(self)

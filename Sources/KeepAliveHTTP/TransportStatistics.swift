@@ -23,6 +23,13 @@ public final class TransportStatistics: Sendable {
         public var fullHandshakes: Int { tlsHTTP1 + tlsHTTP2 }
         /// TLS connections that failed in or right after the handshake.
         public var failedHandshakes: Int
+
+        public init(plainHTTP1: Int, tlsHTTP1: Int, tlsHTTP2: Int, failedHandshakes: Int) {
+            self.plainHTTP1 = plainHTTP1
+            self.tlsHTTP1 = tlsHTTP1
+            self.tlsHTTP2 = tlsHTTP2
+            self.failedHandshakes = failedHandshakes
+        }
     }
 
     public var counts: Counts {

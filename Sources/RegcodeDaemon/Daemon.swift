@@ -251,6 +251,7 @@ public final class Daemon: Sendable {
                         fleet: fleet,
                         broadcaster: broadcaster,
                         pipeline: pipeline,
+                        transport: connectionPools.statistics,
                         logger: logger
                     )
                 )

@@ -4,6 +4,7 @@ import CoreMetrics
 import DeviceFleet
 import Foundation
 import Hummingbird
+import KeepAliveHTTP
 import Logging
 import Metrics
 import Prometheus
@@ -38,6 +39,8 @@ final class RegcodeMetrics: Sendable {
     private let storageWriteFailures: CoreMetrics.Counter
     private let deferredPollsCounter: CoreMetrics.Counter
     private let totalsSeen = Mutex((failedWrites: 0, deferredPolls: 0))
+    /// The transport's totals as last sampled, so its counters take the increase.
+    private let transportSeen = Mutex<TransportStatistics.Counts?>(nil)
     /// When each device showed its current code, to measure time to authenticate.
     private let codeShownAt = Mutex<[String: Int64]>([:])
 
@@ -146,6 +149,39 @@ final class RegcodeMetrics: Sendable {
         if deferredPolls > 0 { deferredPollsCounter.increment(by: deferredPolls) }
     }
 
+    /// Samples the backend connections by wire and the TLS handshakes (`regcoded_backend_connections_total`,
+    /// `regcoded_tls_handshakes_total`): which protocol the fleets speak, and how often they shake hands.
+    func sample(transport counts: TransportStatistics.Counts) {
+        let previous = transportSeen.withLock { seen in
+            defer { seen = counts }
+            return seen ?? TransportStatistics.Counts(plainHTTP1: 0, tlsHTTP1: 0, tlsHTTP2: 0, failedHandshakes: 0)
+        }
+        let connections: [(String, String, Int)] = [
+            ("http/1.1", "false", counts.plainHTTP1 - previous.plainHTTP1),
+            ("http/1.1", "true", counts.tlsHTTP1 - previous.tlsHTTP1),
+            ("h2", "true", counts.tlsHTTP2 - previous.tlsHTTP2),
+        ]
+        for (version, tls, increase) in connections {
+            // Created even when zero, so a scrape shows which wire is in use from the start.
+            let counter = CoreMetrics.Counter(
+                label: "regcoded_backend_connections_total",
+                dimensions: common + [("protocol", version), ("tls", tls)],
+                factory: factory
+            )
+            if increase > 0 { counter.increment(by: increase) }
+        }
+        let handshakes: [(String, Int)] = [
+            ("full", counts.fullHandshakes - previous.fullHandshakes),
+            // swift-nio-ssl keeps no client session cache: nothing is resumed, and the series says so.
+            ("resumed", 0),
+            ("failed", counts.failedHandshakes - previous.failedHandshakes),
+        ]
+        for (kind, increase) in handshakes {
+            let counter = CoreMetrics.Counter(label: "regcoded_tls_handshakes_total", dimensions: common + [("kind", kind)], factory: factory)
+            if increase > 0 { counter.increment(by: increase) }
+        }
+    }
+
     /// The Prometheus text exposition.
     func exposition() -> String {
         registry?.emitToString() ?? ""
@@ -159,6 +195,7 @@ struct MetricsService: Service {
     let fleet: PartitionedFleet<SystemDeviceClock>
     let broadcaster: EventBroadcaster<EventNotification>
     let pipeline: EventPipeline<ContinuousClock>
+    let transport: TransportStatistics
     let logger: Logger
 
     func run() async throws {
@@ -193,6 +230,7 @@ struct MetricsService: Service {
                         cutOffCount: broadcaster.cutOffCount
                     )
                     metrics.sample(storage: pipeline.health, holds: await fleet.holdTotals)
+                    metrics.sample(transport: transport.counts)
                     do {
                         try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(1)) }
                     } catch {

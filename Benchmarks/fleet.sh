@@ -10,6 +10,8 @@
 #   SIM_THROTTLE=1        run pass-sim with Adobe's throttle (default --no-throttle)
 #   SIM_ARGS="…"          more pass-sim arguments
 #   SIM_PORT=P SIM_PID=N  use a pass-sim that is already running (its CPU is sampled when SIM_PID is given)
+#   TLS=1                 pass-sim serves HTTPS itself (a self-signed CA regcoded is told to trust)
+#   HTTP=2                over TLS, regcoded asks for HTTP/2 (default HTTP/1.1)
 #   MAX_CONCURRENT=512    regcoded's max_concurrent_requests
 #   RAMP=5s               the fleet's ramp (default: one interval)
 #   EXTRA_YAML="…"        more top-level lines of regcoded's configuration (e.g. "poll_index: none")
@@ -110,7 +112,11 @@ instr_note=
 [ -z "${perf_ok:-}" ] && instr_note=" ($perf_why)"
 lateness_p99=$(echo "$lateness" | awk '{ print $6 }')
 
+connections=n/a
+[ -n "${sim:-}" ] && connections=$(bench_sim_connections "$port" || echo n/a)
+
 cat <<REPORT
+wire               $(bench_wire)
 devices            $devices (interval ${interval}s, ramp $ramp, window ${window_s}s)
 devices with code  $with_code at onboarding end, $with_code_end at stop
 onboarding         ${onboarding_s} s (start → every device has a pending code)
@@ -121,6 +127,7 @@ regcoded CPU       $d_us µs per poll; instructions per poll $d_ipp$instr_note
 pass-sim CPU       $s_us µs per request; instructions per request $s_ipr ($s_req requests in the window)
 polls answered     $sim_polls (simulator count, read after regcoded stopped)
 polls recorded     $polls_answered with an HTTP status, $polls rows (whole run); answered − recorded = $((sim_polls - polls_answered))
+sim connections    $connections (whole run)
 regcoded exit      $daemon_rc
 REPORT
 

@@ -80,15 +80,30 @@ bench_sleep() {
     wait "$pid"
 }
 
+# The wire to pass-sim: TLS=1 serves HTTPS (pass-sim terminating TLS itself, with a CA and certificate it writes
+# into BENCH_TLS_DIR), HTTP=2 makes regcoded ask for HTTP/2 there (else HTTP/1.1). Plain HTTP by default.
+BENCH_TLS_DIR=${BENCH_TLS_DIR:-${TMPDIR:-/tmp}/regcoded-bench-tls}
+bench_scheme() { if [ -n "${TLS:-}" ]; then echo https; else echo http; fi; }
+bench_http_version() { if [ "${HTTP:-1.1}" = 2 ]; then echo 2; else echo 1.1; fi; }
+# bench_wire: "http", "https (HTTP/1.1)" or "https (HTTP/2)", for the scripts' headers.
+bench_wire() { if [ -n "${TLS:-}" ]; then echo "https (HTTP/$(bench_http_version))"; else echo "http"; fi; }
+
+# bench_curl ARGS…: curl trusting the benchmark CA when TLS is on.
+bench_curl() {
+    if [ -n "${TLS:-}" ]; then curl --cacert "$BENCH_TLS_DIR/ca.pem" "$@"; else curl "$@"; fi
+}
+
 # bench_start_sim PORT LOG [ARGS…]: starts pass-sim on loopback and waits (≤ 10 s) until it answers;
-# sets sim (pid). SIM_THROTTLE=1 keeps Adobe's throttle, else --no-throttle; SIM_ARGS adds arguments.
+# sets sim (pid). SIM_THROTTLE=1 keeps Adobe's throttle, else --no-throttle; SIM_ARGS adds arguments; TLS=1 serves
+# HTTPS (bench_scheme).
 bench_start_sim() {
     local port=$1 log=$2
     shift 2
-    local throttle=(--no-throttle)
+    local throttle=(--no-throttle) tls=()
     [ -n "${SIM_THROTTLE:-}" ] && throttle=()
+    [ -n "${TLS:-}" ] && tls=(--tls-self-signed "$BENCH_TLS_DIR")
     # shellcheck disable=SC2086
-    "$bin/pass-sim" --listen "127.0.0.1:$port" "${throttle[@]}" --log-level error ${SIM_ARGS:-} "$@" >"$log" 2>&1 &
+    "$bin/pass-sim" --listen "127.0.0.1:$port" "${throttle[@]}" "${tls[@]}" --log-level error ${SIM_ARGS:-} "$@" >"$log" 2>&1 &
     sim=$!
     bench_child "$sim"
     bench_wait_sim "$port" "$sim" 10 "$log"
@@ -99,7 +114,7 @@ bench_start_sim() {
 bench_wait_sim() {
     local port=$1 pid=$2 seconds=$3 log=$4 _
     for _ in $(seq $((seconds * 10))); do
-        curl -sf "http://127.0.0.1:$port/_sim/stats" >/dev/null 2>&1 && return 0
+        bench_curl -sf "$(bench_scheme)://127.0.0.1:$port/_sim/stats" >/dev/null 2>&1 && return 0
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.1
     done
@@ -109,9 +124,15 @@ bench_wait_sim() {
 }
 
 # bench_config_head PORT: the top of a benchmark's regcoded configuration, up to its fleets: the simulator on
-# PORT, log level warning, no printed codes, EXTRA_YAML's lines from the environment.
+# PORT (over TLS with its CA, and the HTTP version, when TLS=1), log level warning, no printed codes, EXTRA_YAML's
+# lines from the environment.
 bench_config_head() {
-    echo "backend: http://127.0.0.1:$1"
+    echo "backend: $(bench_scheme)://127.0.0.1:$1"
+    if [ -n "${TLS:-}" ]; then
+        echo "http_version: \"$(bench_http_version)\""
+        echo "tls:"
+        echo "  ca_file: $BENCH_TLS_DIR/ca.pem"
+    fi
     echo "log_level: warning"
     echo "print_codes: false"
     if [ -n "${EXTRA_YAML:-}" ]; then printf '%s\n' "$EXTRA_YAML"; fi
@@ -151,12 +172,19 @@ bench_wait_codes() {
 # bench_sim_requests PORT [CLASS]: requests the simulator answered (every status but dropped connections),
 # of one endpoint class (dcr, sessions, poll, decisions, config, other) or of all.
 bench_sim_requests() {
-    curl -sf "http://127.0.0.1:$1/_sim/stats" | python3 -c '
+    bench_curl -sf "$(bench_scheme)://127.0.0.1:$1/_sim/stats" | python3 -c '
 import json, sys
 wanted = sys.argv[1] if len(sys.argv) > 1 else None
 requests = json.load(sys.stdin).get("requests", {})
 print(sum(n for cls, by_status in requests.items() if wanted in (None, cls)
           for status, n in by_status.items() if status != "dropped"))' ${2:+"$2"}
+}
+
+# bench_sim_connections PORT: the connections pass-sim accepted, by wire, and its TLS handshakes (one JSON line).
+bench_sim_connections() {
+    bench_curl -sf "$(bench_scheme)://127.0.0.1:$1/_sim/stats" | python3 -c '
+import json, sys
+print(json.dumps(json.load(sys.stdin).get("connections", {}), separators=(",", ":")))'
 }
 
 # bench_ticks PID: user + system CPU time of a process (all its threads) in clock ticks.

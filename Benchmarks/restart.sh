@@ -7,7 +7,8 @@
 #
 # Environment: NO_BUILD, BIN, CONFIGURATION (as fleet.sh); SIM_THROTTLE=1 (keep pass-sim's throttle);
 # KILL_SIGNAL=TERM (stop gracefully instead of SIGKILL); RAMP (default one interval); ONBOARD_TIMEOUT (s);
-# EXTRA_YAML / EXTRA_FLEET_YAML (more configuration lines, as fleet.sh); KEEP=1 keeps the work directory.
+# EXTRA_YAML / EXTRA_FLEET_YAML (more configuration lines, as fleet.sh); TLS=1 / HTTP=2 (the wire, as fleet.sh);
+# KEEP=1 keeps the work directory.
 #
 # Prints: time from exec to READY=1 (read from a NOTIFY_SOCKET the script owns) for the first start and the
 # restart; whether any device registered again or got a new code (simulator counters and the database,
@@ -26,6 +27,7 @@ bench_workdir regcoded-restart
 
 port=$(bench_free_port)
 bench_start_sim "$port" "$work/sim.log"
+echo "wire               $(bench_wire)"
 
 python3 Benchmarks/tools/restart.py --bin "$bin" --work "$work" --port "$port" --devices "$devices" \
     --interval "$interval" --ramp "${RAMP:-${interval}s}" --onboard-timeout "${ONBOARD_TIMEOUT:-$((60 + devices / 100))}" \

@@ -18,7 +18,9 @@
 # the summary gives regcoded's largest holding fleet as a multiple of each Locust's. EXTRA_YAML and MAX_CONCURRENT
 # reach regcoded's configuration (as in fleet.sh), e.g. EXTRA_YAML="poll_index: none". FRESH_SIM=1 starts a new
 # pass-sim (same binary, same options) for each step instead of one for the whole run, so no step meets the state
-# the steps before it left in the simulator. A step holds when every
+# the steps before it left in the simulator. TLS=1 runs both tools over HTTPS, pass-sim terminating TLS itself with
+# a self-signed CA both check (Locust's FastHttpUser speaks HTTP/1.1; HTTP=2 makes regcoded use HTTP/2). A step
+# holds when every
 # user or device got its code and the lateness p99 stays under LIMIT_MS. Loopback only; every step is bounded
 # in time.
 set -euo pipefail
@@ -42,6 +44,7 @@ bench_workdir regcoded-compare
 
 port=$(bench_free_port)
 bench_start_sim "$port" "$work/sim.log"
+echo "wire               $(bench_wire) for regcoded$([ -n "${TLS:-}" ] && echo ", https (HTTP/1.1) for Locust (FastHttpUser)")"
 echo "pass-sim           $([ -n "${FRESH_SIM:-}" ] && echo "a new instance for each step" || echo "one instance for every run"), $([ -n "${SIM_THROTTLE:-}" ] && echo "throttle on" || echo "--no-throttle"); steps: $steps${REGCODED_STEPS:+ (regcoded: $REGCODED_STEPS)}; window ${seconds}s; interval ${interval}s; limit p99 < ${limit} ms"
 
 value() { awk -F= -v key="$2" '$1 == key { print $2 }' "$1"; }
@@ -63,7 +66,7 @@ step() { # step TOOL USERS: runs one step, appends a row, records the best passi
         SIM_PORT=$port SIM_PID=$sim RESULT_FILE=$result Benchmarks/fleet.sh "$users" "$seconds" "$interval" >"$work/fleet-$users.log" 2>&1 &
     else
         python3 Benchmarks/locust/run_step.py --users "$users" --port "$port" --sim-pid "$sim" --seconds "$seconds" \
-            --interval "$interval" --spawn-rate "$spawn_rate" --processes "${tool#locust-p}" --work "$work" >"$result" 2>"$work/$tool-$users.err" &
+            ${TLS:+--ca "$BENCH_TLS_DIR/ca.pem"} --interval "$interval" --spawn-rate "$spawn_rate" --processes "${tool#locust-p}" --work "$work" >"$result" 2>"$work/$tool-$users.err" &
     fi
     local driver=$!
     bench_child "$driver"

@@ -5,7 +5,8 @@ default policy does: the first poll at once, each next poll planned INTERVAL·U(
 (sent − planned) compares with regcoded's poll_attempts.
 
 Environment: BENCH_OUT (directory for locust-polls-<pid>.csv, written when the process quits),
-BENCH_INTERVAL (5), BENCH_REQUESTOR (REF30), BENCH_MVPD (Cablevision).
+BENCH_INTERVAL (5), BENCH_REQUESTOR (REF30), BENCH_MVPD (Cablevision), BENCH_CA (over HTTPS: the CA that issued
+pass-sim's certificate, checked as regcoded checks it; geventhttpclient speaks HTTP/1.1 only).
 
     locust -f Benchmarks/locust/locustfile.py --headless -u 500 -r 100 -t 60s --host http://127.0.0.1:8080
 """
@@ -14,6 +15,7 @@ import itertools
 import json
 import os
 import random
+import ssl
 import time
 
 from locust import FastHttpUser, events, task
@@ -22,6 +24,7 @@ INTERVAL = float(os.environ.get("BENCH_INTERVAL", "5"))
 REQUESTOR = os.environ.get("BENCH_REQUESTOR", "REF30")
 MVPD = os.environ.get("BENCH_MVPD", "Cablevision")
 OUT = os.environ.get("BENCH_OUT")
+CA = os.environ.get("BENCH_CA") or None
 # Adobe's documentation sample statement (software_id 4NRB1-0XZABZI9E6-5SM3R), approved by pass-sim by default.
 STATEMENT = "eyJhbGciOiJub25lIn0.eyJzb2Z0d2FyZV9pZCI6IjROUkIxLTBYWkFCWkk5RTYtNVNNM1IifQ.c2ln"
 DEVICE_INFO = base64.b64encode(json.dumps({"model": "AppleTV", "osName": "tvOS", "osVersion": "17.0"}).encode()).decode()
@@ -31,6 +34,11 @@ _records = []  # (planned epoch ms, sent epoch ms, HTTP status) of every poll of
 
 
 class Device(FastHttpUser):
+    if CA:
+        # Certificates are checked, as regcoded checks them (FastHttpUser's default is not to).
+        insecure = False
+        ssl_context_factory = staticmethod(lambda: ssl.create_default_context(cafile=CA))
+
     def wait_time(self):
         return max(0.0, self.next_poll - time.time())
 

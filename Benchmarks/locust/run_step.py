@@ -10,6 +10,7 @@ import glob
 import json
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -24,7 +25,10 @@ parser.add_argument("--interval", type=float, default=5)
 parser.add_argument("--spawn-rate", type=float, default=200)
 parser.add_argument("--processes", type=int, default=1)
 parser.add_argument("--work", required=True)
+parser.add_argument("--ca", help="pass-sim serves HTTPS with this CA (TLS=1 in compare.sh); Locust checks it")
 args = parser.parse_args()
+scheme = "https" if args.ca else "http"
+context = ssl.create_default_context(cafile=args.ca) if args.ca else None
 
 TICK_US = 1e6 / os.sysconf("SC_CLK_TCK")
 
@@ -60,7 +64,7 @@ def ticks(pid):
 
 
 def sim_stats():
-    with urllib.request.urlopen(f"http://127.0.0.1:{args.port}/_sim/stats", timeout=10) as answer:
+    with urllib.request.urlopen(f"{scheme}://127.0.0.1:{args.port}/_sim/stats", timeout=10, context=context) as answer:
         return json.load(answer).get("requests", {})
 
 
@@ -86,10 +90,10 @@ onboarding_limit = 3 * spawn_s + 60
 run_time = int(onboarding_limit + args.interval + args.seconds + 30)  # Locust is stopped after the window
 command = ["locust", "-f", os.path.join(os.path.dirname(os.path.abspath(__file__)), "locustfile.py"), "--headless",
            "-u", str(args.users), "-r", str(args.spawn_rate), "-t", f"{run_time}s", "--stop-timeout", "2",
-           "--host", f"http://127.0.0.1:{args.port}", "--only-summary", "--loglevel", "ERROR"]
+           "--host", f"{scheme}://127.0.0.1:{args.port}", "--only-summary", "--loglevel", "ERROR"]
 if args.processes > 1:
     command += ["--processes", str(args.processes)]
-env = dict(os.environ, BENCH_OUT=out, BENCH_INTERVAL=str(args.interval))
+env = dict(os.environ, BENCH_OUT=out, BENCH_INTERVAL=str(args.interval), BENCH_CA=args.ca or "")
 log = open(os.path.join(out, "locust.log"), "w")
 codes0 = sim_codes()
 started = time.time()

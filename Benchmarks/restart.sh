@@ -31,7 +31,7 @@ echo "wire               $(bench_wire)"
 
 python3 Benchmarks/tools/restart.py --bin "$bin" --work "$work" --port "$port" --devices "$devices" \
     --interval "$interval" --ramp "${RAMP:-${interval}s}" --onboard-timeout "${ONBOARD_TIMEOUT:-$((60 + devices / 100))}" \
-    --signal "${KILL_SIGNAL:-KILL}" &
+    --signal "${KILL_SIGNAL:-KILL}" ${TLS:+--ca "$BENCH_TLS_DIR/ca.pem" --http-version "$(bench_http_version)"} &
 driver=$!
 bench_child "$driver"
 wait "$driver"

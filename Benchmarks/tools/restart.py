@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import signal
+import ssl
 import socket
 import sqlite3
 import subprocess
@@ -25,7 +26,11 @@ parser.add_argument("--interval", type=float, default=5)
 parser.add_argument("--ramp", default="5s")
 parser.add_argument("--onboard-timeout", type=float, default=160)
 parser.add_argument("--signal", default="KILL", choices=["KILL", "TERM"])
+parser.add_argument("--ca", help="pass-sim serves HTTPS with this CA (TLS=1)")
+parser.add_argument("--http-version", default="1.1", choices=["1.1", "2"], help="over TLS")
 args = parser.parse_args()
+scheme = "https" if args.ca else "http"
+context = ssl.create_default_context(cafile=args.ca) if args.ca else None
 
 work, db_path = args.work, os.path.join(args.work, "db.sqlite")
 children = []
@@ -48,7 +53,7 @@ def now_ms():
 
 
 def sim_requests(endpoint_class):
-    with urllib.request.urlopen(f"http://127.0.0.1:{args.port}/_sim/stats", timeout=10) as answer:
+    with urllib.request.urlopen(f"{scheme}://127.0.0.1:{args.port}/_sim/stats", timeout=10, context=context) as answer:
         by_status = json.load(answer).get("requests", {}).get(endpoint_class, {})
     return sum(n for status, n in by_status.items() if status != "dropped")
 
@@ -66,7 +71,9 @@ def scalar(sql, *parameters):
 
 
 with open(os.path.join(work, "regcoded.yaml"), "w") as f:
-    f.write(f"backend: http://127.0.0.1:{args.port}\nlog_level: warning\nprint_codes: false\n")
+    f.write(f"backend: {scheme}://127.0.0.1:{args.port}\nlog_level: warning\nprint_codes: false\n")
+    if args.ca:
+        f.write(f'http_version: "{args.http_version}"\ntls:\n  ca_file: {args.ca}\n')
     if os.environ.get("EXTRA_YAML"):
         f.write(os.environ["EXTRA_YAML"].rstrip("\n") + "\n")
     f.write(f"fleets:\n  - name: bench\n    count: {args.devices}\n    ramp: {args.ramp}\n")

@@ -82,6 +82,8 @@ bench_sleep() {
 
 # The wire to pass-sim: TLS=1 serves HTTPS (pass-sim terminating TLS itself, with a CA and certificate it writes
 # into BENCH_TLS_DIR), HTTP=2 makes regcoded ask for HTTP/2 there (else HTTP/1.1). Plain HTTP by default.
+# TLS_CONFIG=none leaves tls: and http_version out of regcoded's configuration, for an A/B against a build that
+# predates them (BENCH_TLS_DIR/ca.pem must then be trusted system-wide).
 BENCH_TLS_DIR=${BENCH_TLS_DIR:-${TMPDIR:-/tmp}/regcoded-bench-tls}
 bench_scheme() { if [ -n "${TLS:-}" ]; then echo https; else echo http; fi; }
 bench_http_version() { if [ "${HTTP:-1.1}" = 2 ]; then echo 2; else echo 1.1; fi; }
@@ -128,7 +130,7 @@ bench_wait_sim() {
 # lines from the environment.
 bench_config_head() {
     echo "backend: $(bench_scheme)://127.0.0.1:$1"
-    if [ -n "${TLS:-}" ]; then
+    if [ -n "${TLS:-}" ] && [ "${TLS_CONFIG:-}" != none ]; then
         echo "http_version: \"$(bench_http_version)\""
         echo "tls:"
         echo "  ca_file: $BENCH_TLS_DIR/ca.pem"

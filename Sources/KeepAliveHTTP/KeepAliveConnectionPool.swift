@@ -77,7 +77,7 @@ public final class KeepAliveConnectionPool: Sendable {
         self.maxConnections = max(1, maxConnections)
         self.connectTimeout = connectTimeout
         self.budget = budget
-        self.tls = origin.usesTLS ? (tls ?? (try? TLSClientContext(settings: TLSClientSettings()))) : nil
+        self.tls = origin.usesTLS ? (tls ?? TLSClientContext.systemDefault) : nil
         self.statistics = statistics
     }
 
@@ -248,7 +248,9 @@ public final class KeepAliveConnectionPool: Sendable {
             .channelInitializer { channel in
                 do {
                     let sync = channel.pipeline.syncOperations
-                    if let tls {
+                    if origin.usesTLS {
+                        // The system's trust store could not be read: nothing may go out in the clear instead.
+                        guard let tls else { throw KeepAliveHTTPError.tls(.other("no TLS context: the system's trust store cannot be read")) }
                         let verdict = HandshakeVerdict()
                         try sync.addHandler(tls.makeHandler(host: origin.host, verdict: verdict))
                         try sync.addHandler(
@@ -323,9 +325,14 @@ public final class KeepAliveConnectionPool: Sendable {
         }
         http1Handler?.connection = connection
         http2Handler?.connection = connection
+        let alone = exchange.request.closeConnection
+        // A connection for one call (`per-request`) carries no other, whatever its stream limit.
+        if alone { connection.stopAccepting() }
         run(exchange, on: connection)
         // An HTTP/2 connection's other streams go to the callers waiting, or to the idle list.
-        for _ in 1..<connection.slots { release(connection) }
+        if !alone {
+            for _ in 1..<connection.slots { release(connection) }
+        }
     }
 
     private func setUpFailed(_ channel: any Channel, for exchange: Exchange) {

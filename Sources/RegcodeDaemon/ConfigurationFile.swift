@@ -209,6 +209,7 @@ public enum ConfigurationFile {
                             configuration.simulatorHost = hostPort.host
                             configuration.simulatorPort = hostPort.port
                         case "auto_approve_after": configuration.simulatorAutoApproveAfter = try optionalDuration(subValue, path)
+                        case "tls": configuration.simulatorTLS = try bool(subValue, path)
                         default: throw fail(path, "unknown key")
                         }
                     }

@@ -111,7 +111,8 @@ public final class Daemon: Sendable {
             self.metrics = nil
         }
         self.pipeline = EventPipeline(store: store, broadcaster: broadcaster, observers: observers, clock: ContinuousClock(), logger: logger)
-        let tls = try Self.tlsContext(configuration)
+        let embeddedTLS = try Self.embeddedSimulatorTLS(configuration)
+        let tls = try Self.tlsContext(configuration, embeddedCA: embeddedTLS?.caFile)
         // Each fleet partition and its plain-HTTP connections share one event loop (see `Fleet.init`).
         let fleetLoops = Self.fleetLoops(count: configuration.fleetLoops)
         let openFiles = OpenFileLimit.raiseToHardLimit()
@@ -156,6 +157,7 @@ public final class Daemon: Sendable {
             simulatorConfiguration.serviceProviders = Set(configuration.fleets.map(\.requestor)).union(["REF30"])
             // Beside the database, so a restarted daemon finds the same client, token and code.
             simulatorConfiguration.statePath = configuration.simulatorStatePath
+            simulatorConfiguration.tls = embeddedTLS?.server
             // The in-process backend must know the v1 key pairs the fleets sign with.
             for secrets in catalogState.withLock({ Array($0.secrets.values) }) {
                 if let keys = secrets.signingKeys { simulatorConfiguration.signingKeys[keys.publicKey] = keys.secret }
@@ -183,7 +185,8 @@ public final class Daemon: Sendable {
         if let simulator {
             let host = configuration.simulatorHost
             let app = simulator.makeApplication(host: host, port: configuration.simulatorPort) { port in
-                ready.continuation.yield("http://\(host):\(port)")
+                let scheme = configuration.simulatorTLS ? "https" : "http"
+                ready.continuation.yield("\(scheme)://\(host):\(port)")
                 ready.continuation.finish()
             }
             services.append(.init(service: app))
@@ -358,12 +361,33 @@ public final class Daemon: Sendable {
         return (0..<(count ?? loops.count)).map { loops[$0 % loops.count] }
     }
 
+    /// With `simulator.tls`: the embedded simulator's certificate (a CA kept beside the database issues one for its
+    /// listen address) and the CA file the devices trust.
+    static func embeddedSimulatorTLS(_ configuration: DaemonConfiguration) throws(ConfigurationError) -> (
+        server: SimulatorTLS, caFile: String
+    )? {
+        guard configuration.usesEmbeddedSimulator, configuration.simulatorTLS else { return nil }
+        let names = Array(Set([configuration.simulatorHost, "localhost", "127.0.0.1"]))
+        do {
+            let directory = try TestCertificateDirectory.prepare(configuration.simulatorTLSDirectory, serverNames: names)
+            return (
+                SimulatorTLS(certificateChainPath: directory.certificatePath, privateKeyPath: directory.privateKeyPath),
+                directory.caCertificatePath
+            )
+        } catch {
+            throw ConfigurationError(file: configuration.configFile, key: "simulator.tls", reason: "\(error)")
+        }
+    }
+
     /// The TLS context every `https://` backend connection uses, with its files read now: a bad `tls.*` setting stops
     /// the start before the database is touched. nil with a plain-HTTP backend.
-    static func tlsContext(_ configuration: DaemonConfiguration) throws(ConfigurationError) -> TLSClientContext? {
+    static func tlsContext(_ configuration: DaemonConfiguration, embeddedCA: String?) throws(ConfigurationError) -> TLSClientContext? {
         guard configuration.backendUsesTLS else { return nil }
+        var settings = configuration.tls
+        // The embedded simulator's own CA, unless the operator named one.
+        if settings.caFile == nil, let embeddedCA { settings.caFile = embeddedCA }
         do {
-            return try TLSClientContext(settings: configuration.tls)
+            return try TLSClientContext(settings: settings)
         } catch {
             throw ConfigurationError(file: configuration.configFile, key: "tls", reason: error.description)
         }

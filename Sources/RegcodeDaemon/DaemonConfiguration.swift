@@ -122,6 +122,9 @@ public struct DaemonConfiguration: Sendable {
     public var simulatorHost = "127.0.0.1"
     public var simulatorPort = 8080
     public var simulatorAutoApproveAfter: Duration?
+    /// The embedded simulator serves HTTPS (HTTP/2 by ALPN) with a CA and certificate kept beside the database
+    /// (``simulatorTLSDirectory``), which the devices trust.
+    public var simulatorTLS = false
     public var metrics: String?
     /// `HOST:PORT` of the HTTP control listener (JSON-RPC, server-sent events, web console); nil serves none.
     public var http: String?
@@ -154,7 +157,7 @@ public struct DaemonConfiguration: Sendable {
     public init() {}
 
     /// Whether backend calls go over TLS.
-    public var backendUsesTLS: Bool { backend?.lowercased().hasPrefix("https://") ?? false }
+    public var backendUsesTLS: Bool { backend.map { $0.lowercased().hasPrefix("https://") } ?? simulatorTLS }
 
     public var usesEmbeddedSimulator: Bool { backend == nil }
 
@@ -173,6 +176,14 @@ public struct DaemonConfiguration: Sendable {
         let suffix = ".sqlite"
         let stem = database.hasSuffix(suffix) ? String(database.dropLast(suffix.count)) : database
         return stem + ".pass-sim.sqlite"
+    }
+
+    /// Where the embedded simulator's CA and certificate live with `simulator.tls`: beside the database
+    /// (`x.sqlite` → `x.pass-sim-tls/`), so a restarted daemon keeps the CA.
+    public var simulatorTLSDirectory: String {
+        let suffix = ".sqlite"
+        let stem = database.hasSuffix(suffix) ? String(database.dropLast(suffix.count)) : database
+        return stem + ".pass-sim-tls"
     }
 
     /// Every configured device name, in fleet order (every shard's).

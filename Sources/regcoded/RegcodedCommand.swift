@@ -44,6 +44,9 @@ struct RegcodedCommand: AsyncParsableCommand {
     @Option(name: .long, help: "In-process simulator: approve each code after this long (e.g. 10s).")
     var simulatorAutoApproveAfter: String?
 
+    @Flag(name: .long, help: "In-process simulator: serve HTTPS and HTTP/2 with a self-signed CA the devices trust.")
+    var simulatorTls = false
+
     @Option(name: .long, help: "API profile of every fleet: v2 (default) or v1.")
     var profile: String?
 
@@ -132,6 +135,7 @@ struct RegcodedCommand: AsyncParsableCommand {
             backend: backend,
             simulatorListen: simulatorListen,
             simulatorAutoApproveAfter: simulatorAutoApproveAfter,
+            simulatorTLS: simulatorTls,
             profile: profile,
             requestor: requestor,
             mvpd: mvpd,
@@ -222,6 +226,7 @@ struct FlagOverrides: Sendable {
     var backend: String?
     var simulatorListen: String?
     var simulatorAutoApproveAfter: String?
+    var simulatorTLS = false
     var profile: String?
     var requestor: String?
     var mvpd: String?
@@ -304,6 +309,7 @@ struct FlagOverrides: Sendable {
             configuration.simulatorHost = hostPort.host
             configuration.simulatorPort = hostPort.port
         }
+        if simulatorTLS { configuration.simulatorTLS = true }
         if let simulatorAutoApproveAfter {
             configuration.simulatorAutoApproveAfter = try Self.duration(simulatorAutoApproveAfter, flag: "--simulator-auto-approve-after")
         }

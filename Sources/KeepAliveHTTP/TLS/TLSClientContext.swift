@@ -63,6 +63,10 @@ public final class TLSClientContext: Sendable {
         self.trustRoots = roots
     }
 
+    /// The defaults (the system's roots, HTTP/2 when offered), built once for pools given no context; nil when the
+    /// system's trust store cannot be read.
+    static let systemDefault: TLSClientContext? = try? TLSClientContext(settings: TLSClientSettings())
+
     /// The handler that makes `channel` a TLS client of `host`; a refused certificate's reason lands in `verdict`.
     func makeHandler(host: String, verdict: HandshakeVerdict) throws -> NIOSSLClientHandler {
         let name = settings.serverName ?? host

@@ -15,6 +15,7 @@ public final class PassSimulator: Sendable {
     let throttle: Throttle?
     let faults: FaultInjector
     let mediaTokens = MediaTokenIssuer()
+    let connections = ConnectionCounters()
     /// Carries state changes to the state file; `nil` without ``SimulatorConfiguration/statePath``.
     let journal: StateJournal?
     private let stateLoad = Mutex<Task<Void, any Error>?>(nil)
@@ -82,12 +83,17 @@ public final class PassSimulator: Sendable {
         }
     }
 
-    /// Request and injected-fault counters, as `GET /_sim/stats` reports them.
+    /// Request, injected-fault and connection counters, as `GET /_sim/stats` reports them.
     public var stats: SimulatorStats {
-        self.faults.stats
+        var stats = self.faults.stats
+        stats.connections = self.connections.snapshot
+        return stats
     }
 
     /// Builds the Hummingbird application listening on `host:port` (port 0 = ephemeral); `onServerRunning` gets the bound port.
+    ///
+    /// With ``SimulatorConfiguration/tls`` it serves HTTPS (a TLS file that cannot be used makes `run()` throw a
+    /// ``SimulatorTLSError``), else plain HTTP/1.1.
     public func makeApplication(
         host: String,
         port: Int,
@@ -95,7 +101,7 @@ public final class PassSimulator: Sendable {
     ) -> some ApplicationProtocol {
         var application = Application(
             router: self.makeRouter(),
-            server: .http1OnConnectionLoop(),
+            server: .simulator(tls: self.configuration.tls, counters: self.connections),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port)),
             onServerRunning: { channel in
                 await onServerRunning(channel.localAddress?.port ?? port)
@@ -107,7 +113,8 @@ public final class PassSimulator: Sendable {
         return application
     }
 
-    /// Starts on 127.0.0.1 with an ephemeral port, runs `body` with the base URL ("http://127.0.0.1:PORT"), then shuts the server down.
+    /// Starts on 127.0.0.1 with an ephemeral port, runs `body` with the base URL ("http://127.0.0.1:PORT", or
+    /// "https://127.0.0.1:PORT" with ``SimulatorConfiguration/tls``), then shuts the server down.
     public func withRunningServer<T: Sendable>(_ body: @Sendable (String) async throws -> T) async throws -> T {
         let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
         let application = self.makeApplication(host: "127.0.0.1", port: 0) { port in
@@ -126,7 +133,8 @@ public final class PassSimulator: Sendable {
                 throw PassSimulatorError.serverDidNotStart
             }
             defer { group.cancelAll() }
-            return try await body("http://127.0.0.1:\(port)")
+            let scheme = self.configuration.tls == nil ? "http" : "https"
+            return try await body("\(scheme)://127.0.0.1:\(port)")
         }
     }
 
@@ -160,7 +168,7 @@ public final class PassSimulator: Sendable {
         let v1 = V1Routes(state: self.state, configuration: self.configuration, faults: self.faults, mediaTokens: self.mediaTokens)
         v1.registerBrowser(on: router.group())
 
-        AdminRoutes(state: self.state, faults: self.faults).register(on: router.group("/_sim"))
+        AdminRoutes(state: self.state, faults: self.faults, connections: self.connections).register(on: router.group("/_sim"))
         SSOAdminRoutes(state: self.state).register(on: router.group("/_sim"))
         ActivationPages(state: self.state, configuration: self.configuration).register(on: router.group())
         return router

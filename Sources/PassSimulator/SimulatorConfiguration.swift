@@ -211,6 +211,8 @@ public struct SimulatorConfiguration: Sendable {
     public var domains: [String] = ["adobe.com"]
     /// Source of the current time.
     public var clock: SimulatorClock = .system
+    /// Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN, optionally mutual TLS) instead of plain HTTP/1.1; `nil`: plain.
+    public var tls: SimulatorTLS?
 
     /// SSO settings of requestor × MVPD integrations, by service provider then MVPD; a pair missing here has the
     /// defaults (enabled, every SSO method on, the simulator's profile TTL). Replaceable at runtime through

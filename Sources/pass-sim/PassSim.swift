@@ -65,6 +65,14 @@ struct PassSim: AsyncParsableCommand {
             POST /_sim/identity/platform-token and /_sim/identity/service-token
             or from the identityIssuers of --sso-config; a missing or invalid
             header is ignored, never an error. GET /_sim/sso shows the SSO state.
+
+            HTTPS: --tls-cert/--tls-key serve a certificate you have;
+            --tls-self-signed DIR keeps a lab CA and a certificate for
+            localhost, 127.0.0.1, ::1 and the --listen host in DIR (the CA is
+            reused, so clients set tls.ca_file: DIR/ca.pem once). HTTP/2 and
+            HTTP/1.1 are offered by ALPN (--no-http2: HTTP/1.1 only);
+            --tls-client-ca requires client certificates (mutual TLS).
+            GET /_sim/stats counts connections by wire.
             """,
         version: RegcodeVersion.current
     )
@@ -134,6 +142,24 @@ struct PassSim: AsyncParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("Address to listen on.", valueName: "host:port"))
     var listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080)
+
+    @Option(name: .long, help: ArgumentHelp("Serve HTTPS with this PEM certificate chain (needs --tls-key).", valueName: "file"))
+    var tlsCert: String?
+
+    @Option(name: .long, help: ArgumentHelp("PEM private key of --tls-cert.", valueName: "file"))
+    var tlsKey: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Serve HTTPS with a lab CA and certificate kept in this directory; clients trust DIR/ca.pem.", valueName: "dir")
+    )
+    var tlsSelfSigned: String?
+
+    @Option(name: .long, help: ArgumentHelp("Require client certificates issued by a CA in this PEM file (mutual TLS).", valueName: "file"))
+    var tlsClientCa: String?
+
+    @Flag(name: .long, help: "Offer only HTTP/1.1 over TLS, not HTTP/2.")
+    var noHttp2 = false
 
     @Option(name: .long, help: ArgumentHelp("Complete every code automatically this many seconds after it was issued.", valueName: "seconds"))
     var autoApproveAfter: Seconds?
@@ -244,6 +270,63 @@ struct PassSim: AsyncParsableCommand {
         if let latencySpikeMs, latencySpikeMs < 0 {
             throw ValidationError("--latency-spike must not be negative.")
         }
+        if (self.tlsCert == nil) != (self.tlsKey == nil) {
+            throw ValidationError("--tls-cert and --tls-key go together.")
+        }
+        if self.tlsSelfSigned != nil, self.tlsCert != nil {
+            throw ValidationError("--tls-self-signed makes its own certificate; use it or --tls-cert/--tls-key, not both.")
+        }
+        if self.tlsCert == nil, self.tlsSelfSigned == nil {
+            if self.tlsClientCa != nil {
+                throw ValidationError("--tls-client-ca needs HTTPS: add --tls-cert/--tls-key or --tls-self-signed.")
+            }
+            if self.noHttp2 {
+                throw ValidationError("--no-http2 needs HTTPS (plain HTTP is HTTP/1.1 only): add --tls-cert/--tls-key or --tls-self-signed.")
+            }
+        }
+    }
+
+    /// The HTTPS settings of the TLS flags (with --tls-self-signed, after preparing its directory), `nil` without them.
+    func tlsSettings(logger: Logger) throws -> SimulatorTLS? {
+        var tls: SimulatorTLS
+        if let directory = self.tlsSelfSigned {
+            let host = self.listen.host
+            var names = ["localhost", "127.0.0.1", "::1"]
+            if host != "0.0.0.0", host != "::", !names.contains(host) { names.append(host) }
+            let prepared: TestCertificateDirectory
+            do {
+                prepared = try TestCertificateDirectory.prepare(directory, serverNames: names)
+            } catch {
+                writeError("pass-sim: --tls-self-signed: \(error.description)")
+                throw ExitCode.failure
+            }
+            let caPath =
+                prepared.caCertificatePath.hasPrefix("/")
+                ? prepared.caCertificatePath : FileManager.default.currentDirectoryPath + "/" + prepared.caCertificatePath
+            logger.info(
+                "lab TLS directory ready",
+                metadata: [
+                    "sim.tls.ca": .string(caPath), "sim.tls.ca_created": .stringConvertible(prepared.createdAuthority),
+                    "sim.tls.certificate_issued": .stringConvertible(prepared.issuedCertificate),
+                    "sim.tls.names": .array(names.map { .string($0) }),
+                ]
+            )
+            writeLine("pass-sim TLS: clients trust \(caPath) (tls.ca_file)\(prepared.createdAuthority ? "; this CA is new" : "")")
+            tls = SimulatorTLS(certificateChainPath: prepared.certificatePath, privateKeyPath: prepared.privateKeyPath)
+        } else if let certificate = self.tlsCert, let key = self.tlsKey {
+            tls = SimulatorTLS(certificateChainPath: certificate, privateKeyPath: key)
+        } else {
+            return nil
+        }
+        tls.clientCAPath = self.tlsClientCa
+        tls.protocols = self.noHttp2 ? .http1Only : .http2AndHTTP1
+        do {
+            try tls.validate()
+        } catch {
+            writeError("pass-sim: \(error.description)")
+            throw ExitCode.failure
+        }
+        return tls
     }
 
     /// The fault settings: the `--faults` file, with the `--fault-*` flags and `--latency` overriding its default.
@@ -318,6 +401,7 @@ struct PassSim: AsyncParsableCommand {
             configuration.approvedSoftwareStatements[statement.softwareId, default: []].formUnion(statement.requestors)
         }
 
+        configuration.tls = try self.tlsSettings(logger: logger)
         configuration.v2ProfileScope = self.v2ProfileScope.scope
         configuration.requirePFSForAppleSSODecisions = self.requirePfsOnDecisions
         if let path = self.ssoConfig {
@@ -334,10 +418,11 @@ struct PassSim: AsyncParsableCommand {
 
         let simulator = PassSimulator(configuration: configuration, logger: logger)
         let host = self.listen.host
+        let scheme = configuration.tls == nil ? "http" : "https"
         let application = simulator.makeApplication(host: host, port: self.listen.port) { port in
             let shownHost = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host
             let authority = shownHost.contains(":") ? "[\(shownHost)]:\(port)" : "\(shownHost):\(port)"
-            writeLine("pass-sim listening; activation page: http://\(authority)/activate")
+            writeLine("pass-sim listening; activation page: \(scheme)://\(authority)/activate")
         }
         do {
             try await simulator.loadState()

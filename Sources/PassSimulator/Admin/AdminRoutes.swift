@@ -14,6 +14,7 @@ import Foundation
 struct AdminRoutes: Sendable {
     let state: SharedSimulatorState
     let faults: FaultInjector
+    let connections: ConnectionCounters
 
     private struct ApproveRequest: Decodable {
         let code: String
@@ -257,11 +258,14 @@ struct AdminRoutes: Sendable {
     }
 
     @Sendable func getStats(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
-        try JSONBody.response(.ok, self.faults.stats)
+        var stats = self.faults.stats
+        stats.connections = self.connections.snapshot
+        return try JSONBody.response(.ok, stats)
     }
 
     @Sendable func resetStats(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         self.faults.resetStats()
+        self.connections.reset()
         return Response(status: .noContent)
     }
 

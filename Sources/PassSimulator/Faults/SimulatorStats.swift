@@ -16,12 +16,49 @@ public struct SimulatorStats: Sendable, Equatable, Codable {
     public var faults: [FaultKind: Int]
     /// Injected faults by endpoint class, then kind.
     public var faultsByClass: [EndpointClass: [FaultKind: Int]]
+    /// Accepted connections by wire.
+    public var connections: ConnectionStats
 
     static var empty: SimulatorStats {
         SimulatorStats(
             requests: [:],
             faults: Dictionary(uniqueKeysWithValues: FaultKind.allCases.map { ($0, 0) }),
-            faultsByClass: [:]
+            faultsByClass: [:],
+            connections: ConnectionStats()
         )
+    }
+}
+
+/// Connections accepted since start (or the last `DELETE /_sim/stats`), by wire; `connections` in `GET /_sim/stats`.
+///
+/// A client that keeps one connection per device shows up as one connection per device here.
+public struct ConnectionStats: Sendable, Equatable, Codable {
+    /// Plain HTTP/1.1 connections.
+    public var plain: Int
+    /// Connections accepted on the TLS listener, whether or not their handshake completed.
+    public var tlsAccepted: Int
+    /// Completed TLS handshakes: ``tlsHTTP1`` plus ``tlsH2``. Fewer than ``tlsAccepted`` when handshakes failed
+    /// (say, a refused client certificate) or are still going on.
+    public var tlsHandshakes: Int
+    /// TLS connections that negotiated HTTP/1.1 (or no ALPN).
+    public var tlsHTTP1: Int
+    /// TLS connections that negotiated HTTP/2.
+    public var tlsH2: Int
+
+    /// Counts, all zero by default.
+    public init(plain: Int = 0, tlsAccepted: Int = 0, tlsHandshakes: Int = 0, tlsHTTP1: Int = 0, tlsH2: Int = 0) {
+        self.plain = plain
+        self.tlsAccepted = tlsAccepted
+        self.tlsHandshakes = tlsHandshakes
+        self.tlsHTTP1 = tlsHTTP1
+        self.tlsH2 = tlsH2
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case plain
+        case tlsAccepted = "tls_accepted"
+        case tlsHandshakes = "tls_handshakes"
+        case tlsHTTP1 = "tls_http1"
+        case tlsH2 = "tls_h2"
     }
 }

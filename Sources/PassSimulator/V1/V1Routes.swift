@@ -300,7 +300,7 @@ struct V1Routes: Sendable {
         guard self.configuration.accepts(serviceProvider: requestor) else {
             throw V1Error.badRequest("Unknown requestor '\(requestor)'").with(format)
         }
-        let origin = V2Routes.origin(request)
+        let origin = V2Routes.origin(request, configuration: self.configuration)
         let mvpds = self.state.withLock { $0.mvpdsInForce() }.map { mvpd in
             V1Value.object([
                 ("id", .string(mvpd.id)),

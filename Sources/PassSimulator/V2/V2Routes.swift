@@ -128,7 +128,7 @@ struct V2Routes: Sendable {
     @Sendable func getConfiguration(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         let (_, sp) = try await self.authorize(request, context: context)
         let info = request.headers[.xDeviceInfo].flatMap { DeviceInfo(headerValue: $0) }
-        let origin = Self.origin(request)
+        let origin = Self.origin(request, configuration: self.configuration)
         let body = ConfigurationResponse(
             device: info?["model"] ?? "unknown",
             os: info?["osName"] ?? "Unknown",
@@ -389,14 +389,15 @@ struct V2Routes: Sendable {
             if let redirectUrl {
                 query = ["noflash": "true", "mso_id": mvpd, "requestor_id": sp, "redirect_url": redirectUrl]
             }
-            entry["url"] = Self.origin(request) + "/adobe-services/logout?" + FormData.query(query)
+            entry["url"] = Self.origin(request, configuration: self.configuration) + "/adobe-services/logout?" + FormData.query(query)
         }
         return try JSONBody.response(.ok, ["logouts": [mvpd: entry]])
     }
 
-    /// `http://<Host>` of the request, for the absolute URLs Adobe publishes.
-    static func origin(_ request: Request) -> String {
-        request.head.authority.map { "http://\($0)" } ?? ""
+    /// `http://<Host>` of the request (`https://` when the simulator serves TLS), for the absolute URLs Adobe publishes.
+    static func origin(_ request: Request, configuration: SimulatorConfiguration) -> String {
+        let scheme = configuration.tls == nil ? "http" : "https"
+        return request.head.authority.map { "\(scheme)://\($0)" } ?? ""
     }
 
     // MARK: Validation

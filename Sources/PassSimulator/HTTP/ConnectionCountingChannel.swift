@@ -1,0 +1,42 @@
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOSSL
+
+/// A server child channel that counts each accepted connection in ``ConnectionCounters`` by wire, and for TLS
+/// also its completed handshake by ALPN protocol; otherwise it is its base channel.
+struct ConnectionCountingChannel<Base: ServerChildChannel>: ServerChildChannel {
+    typealias Value = Base.Value
+
+    /// What the listener speaks.
+    enum Wire {
+        case plain
+        case tls
+    }
+
+    let base: Base
+    let wire: Wire
+    let counters: ConnectionCounters
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        switch self.wire {
+        case .plain:
+            self.counters.acceptedPlain()
+            return self.base.setup(channel: channel, logger: logger)
+        case .tls:
+            self.counters.acceptedTLS()
+            // The base adds the TLS handler; the counter goes right after it. This runs before the channel is
+            // registered, so no handshake can have completed yet.
+            return self.base.setup(channel: channel, logger: logger).flatMapThrowing { [counters] value in
+                let pipeline = channel.pipeline.syncOperations
+                let tls = try pipeline.handler(type: NIOSSLServerHandler.self)
+                try pipeline.addHandler(TLSHandshakeCounter(counters: counters), position: .after(tls))
+                return value
+            }
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await self.base.handle(value: value, logger: logger)
+    }
+}

@@ -1,0 +1,40 @@
+import HummingbirdCore
+import HummingbirdHTTP2
+import HummingbirdTLS
+
+extension HTTPServerBuilder {
+    /// The simulator's server: plain HTTP/1.1, or HTTPS with `h2` and `http/1.1` by ALPN (or `http/1.1` only), each
+    /// connection on its event loop and counted in `counters`.
+    ///
+    /// The TLS channels are the ones Hummingbird's `.http2Upgrade(tlsConfiguration:)` and `.tls(.http1(), …)` build,
+    /// made here because those builders do not hand out the channel the wrappers need. The PEM files are read when
+    /// the server starts; a bad file stops the start with a ``SimulatorTLSError``.
+    static func simulator(tls: SimulatorTLS?, counters: ConnectionCounters) -> HTTPServerBuilder {
+        guard let tls else {
+            return .init { responder in
+                ConnectionCountingChannel(
+                    base: ConnectionLoopHTTP1Channel(base: HTTP1Channel(responder: responder)),
+                    wire: .plain,
+                    counters: counters
+                )
+            }
+        }
+        return .init { responder in
+            let configuration = try tls.serverConfiguration()
+            switch tls.protocols {
+            case .http2AndHTTP1:
+                return ConnectionCountingChannel(
+                    base: ConnectionLoopChannel(base: try HTTP2UpgradeChannel(tlsConfiguration: configuration, responder: responder)),
+                    wire: .tls,
+                    counters: counters
+                )
+            case .http1Only:
+                return ConnectionCountingChannel(
+                    base: ConnectionLoopChannel(base: try TLSChannel(HTTP1Channel(responder: responder), tlsConfiguration: configuration)),
+                    wire: .tls,
+                    counters: counters
+                )
+            }
+        }
+    }
+}

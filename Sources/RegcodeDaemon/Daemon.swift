@@ -184,8 +184,8 @@ public final class Daemon: Sendable {
         ]
         if let simulator {
             let host = configuration.simulatorHost
+            let scheme = configuration.simulatorTLS ? "https" : "http"
             let app = simulator.makeApplication(host: host, port: configuration.simulatorPort) { port in
-                let scheme = configuration.simulatorTLS ? "https" : "http"
                 ready.continuation.yield("\(scheme)://\(host):\(port)")
                 ready.continuation.finish()
             }

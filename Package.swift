@@ -319,9 +319,14 @@ let package = Package(
             name: "KeepAliveHTTPTests",
             dependencies: [
                 "KeepAliveHTTP",
+                // Its test certificate authority issues the certificates of the TLS tests.
+                "PassSimulator",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

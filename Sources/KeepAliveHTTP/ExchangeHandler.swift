@@ -198,9 +198,16 @@ final class ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .stream(let connection, let pending, _):
             // A stream the server did not process (refused, or above a GOAWAY's last stream: RFC 9113 §8.7), or one whose
             // connection went away before any answer, is as an idle close; any other reset may have been acted on.
+            // (NIOHTTP2 closes the streams a GOAWAY drops with CANCEL, so the stream's id tells them apart.)
             if let exchange {
-                let refused = (streamError as? NIOHTTP2Errors.StreamClosed)?.errorCode == .refusedStream
-                let retried = !answerStarted && (streamError == nil || refused) && connection.pool.retry(exchange)
+                let unprocessed: Bool
+                switch streamError {
+                case nil: unprocessed = true
+                case let closed as NIOHTTP2Errors.StreamClosed:
+                    unprocessed = closed.errorCode == .refusedStream || connection.goAwayDropped(Int(closed.streamID))
+                default: unprocessed = false
+                }
+                let retried = !answerStarted && unprocessed && connection.pool.retry(exchange)
                 if !retried { exchange.finish(.failure(.closedByServer)) }
             } else if let pending, pending.detach() {
                 connection.pool.submit(pending)

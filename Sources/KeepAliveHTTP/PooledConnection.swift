@@ -19,6 +19,9 @@ final class PooledConnection: Sendable {
     private let wire: NIOLoopBound<Wire>
     /// Cleared by an HTTP/2 GOAWAY: the streams in flight finish, no new one starts.
     private let accepting = Atomic<Bool>(true)
+    /// The last stream an HTTP/2 GOAWAY says the server processed (`Int.max` before any): the streams above it were
+    /// not, and may go out again (RFC 9113 §6.8).
+    private let goAwayLastStream = Atomic<Int>(Int.max)
 
     init(channel: any Channel, wire: Wire, slots: Int, pool: KeepAliveConnectionPool) {
         self.channel = channel
@@ -33,9 +36,15 @@ final class PooledConnection: Sendable {
 
     var isAccepting: Bool { accepting.load(ordering: .relaxed) }
 
-    /// The server will take no new stream on it (HTTP/2 GOAWAY).
-    func stopAccepting() {
+    /// The server will take no new stream on it (HTTP/2 GOAWAY naming `lastStream`), or it is kept for one call.
+    func stopAccepting(lastStream: Int = Int.max) {
         accepting.store(false, ordering: .relaxed)
+        goAwayLastStream.min(lastStream, ordering: .relaxed)
+    }
+
+    /// Whether a GOAWAY said the server did not process stream `id`.
+    func goAwayDropped(_ id: Int) -> Bool {
+        id > goAwayLastStream.load(ordering: .relaxed)
     }
 
     /// Runs `exchange` on this connection, from any thread.

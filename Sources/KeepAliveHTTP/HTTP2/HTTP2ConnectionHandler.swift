@@ -27,9 +27,9 @@ final class HTTP2ConnectionHandler: ChannelInboundHandler, RemovableChannelHandl
             self.ready = nil
             let limit = settings.last { $0.parameter == .maxConcurrentStreams }?.value ?? Self.defaultStreamLimit
             ready.succeed(ConnectionReady(version: .http2, slots: max(1, limit)))
-        case .goAway:
+        case .goAway(let lastStream, _, _):
             if let connection {
-                connection.stopAccepting()
+                connection.stopAccepting(lastStream: Int(lastStream))
                 connection.pool.closed(connection)
             }
         default:

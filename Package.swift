@@ -292,6 +292,8 @@ let package = Package(
             name: "RegcodedEndToEndTests",
             dependencies: [
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // Its test certificate authority issues the client certificates of the mutual-TLS test.
+                "PassSimulator",
                 "RegcodeSupport",
                 "RegcodeTestSupport",
                 "ControlSocket",

@@ -32,9 +32,9 @@ extension EndToEnd {
             }
         }
 
-        @Test func authorizationPreauthorizationMetadataAndLogoutOverTheSocket() async throws {
+        @Test(arguments: BackendWire.allCases) func authorizationPreauthorizationMetadataAndLogoutOverTheSocket(wire: BackendWire) async throws {
             // A dozen calls in a few seconds: the throttle has its own tests.
-            let lab = try await Lab.start(simulatorArguments: ["--no-throttle"])
+            let lab = try await Lab.start(simulatorArguments: ["--no-throttle"], wire: wire)
             try await ControlClient.withConnection(to: lab.socket) { client in
                 _ = try await client.call(method: "subscribe", params: ["since": 0])
                 var events = client.notifications.makeAsyncIterator()
@@ -52,7 +52,10 @@ extension EndToEnd {
                 #expect(tracking["args"]?["eventName"] == "authorizationDetection")
                 #expect(tracking["args"]?["data"]?.arrayValue?.first == "YES")
 
-                #expect(try await putJSON("\(lab.simulatorURL)/_sim/deny", #"{"resources":{"Denied":"No Denied channel"},"mvpds":{}}"#) == 200)
+                #expect(
+                    try await lab.backend.request("/_sim/deny", method: "PUT", json: #"{"resources":{"Denied":"No Denied channel"},"mvpds":{}}"#)
+                        .status == 200
+                )
                 _ = try await client.call(method: "checkAuthorization", params: ["device": "stb-1", "resource": "Denied"])
                 let failed = try #require(await Self.next(&events, "tokenRequestFailed"))
                 #expect(failed["args"] == ["resource": "Denied", "errorCode": "User Not Authorized Error", "errorDescription": "No Denied channel"])
@@ -160,14 +163,4 @@ extension EndToEnd {
 enum SigningKeysFixture {
     static let publicKey = "samplePublicKey"
     static let secret = "sampleSecretKey"
-}
-
-/// PUTs JSON to the simulator's admin API; returns the HTTP status.
-func putJSON(_ url: String, _ body: String) async throws -> Int {
-    var request = URLRequest(url: URL(string: url)!)
-    request.httpMethod = "PUT"
-    request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-    request.httpBody = Data(body.utf8)
-    let (_, response) = try await URLSession.shared.data(for: request)
-    return (response as? HTTPURLResponse)?.statusCode ?? 0
 }

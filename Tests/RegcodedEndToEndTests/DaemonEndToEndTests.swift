@@ -15,29 +15,39 @@ extension EndToEnd {
         /// A running pass-sim and regcoded in a temporary directory.
         struct Lab {
             let directory: TemporaryDirectory
-            let simulator: ChildProcess
+            let backend: PassSimProcess
             var daemon: ChildProcess
-            let simulatorURL: String
 
+            var simulator: ChildProcess { backend.process }
+            var simulatorURL: String { backend.url }
             var socket: String { directory.path("regcoded.sock") }
             var database: String { directory.path("regcoded.sqlite") }
 
-            static func start(devices: Int = 1, extraArguments: [String] = [], simulatorArguments: [String] = []) async throws -> Lab {
+            static func start(
+                devices: Int = 1,
+                extraArguments: [String] = [],
+                simulatorArguments: [String] = [],
+                wire: BackendWire = .http
+            ) async throws -> Lab {
                 let directory = try TemporaryDirectory()
-                let started = try await PassSimProcess.start(simulatorArguments)
-                let simulator = started.process
-                let url = started.url
-                let daemon = try Self.startDaemon(directory: directory, backend: url, devices: devices, extraArguments: extraArguments)
-                let lab = Lab(directory: directory, simulator: simulator, daemon: daemon, simulatorURL: url)
+                let backend = try await PassSimProcess.start(simulatorArguments, wire: wire)
+                let daemon = try Self.startDaemon(directory: directory, backend: backend, devices: devices, extraArguments: extraArguments)
+                let lab = Lab(directory: directory, backend: backend, daemon: daemon)
                 try await lab.waitUntilServing()
                 return lab
             }
 
-            static func startDaemon(directory: TemporaryDirectory, backend: String, devices: Int, extraArguments: [String]) throws -> ChildProcess {
+            static func startDaemon(
+                directory: TemporaryDirectory,
+                backend: PassSimProcess,
+                devices: Int,
+                extraArguments: [String]
+            ) throws
+                -> ChildProcess
+            {
                 try ChildProcess(
                     "regcoded",
-                    [
-                        "--backend", backend,
+                    backend.daemonArguments + [
                         "--database", directory.path("regcoded.sqlite"),
                         "--socket", directory.path("regcoded.sock"),
                         "--devices", "\(devices)",
@@ -62,7 +72,7 @@ extension EndToEnd {
             }
 
             func approve(_ code: String) async throws -> Int {
-                try await postJSON("\(simulatorURL)/_sim/approve", #"{"code":"\#(code)","userId":"lab-user"}"#)
+                try await backend.request("/_sim/approve", method: "POST", json: #"{"code":"\#(code)","userId":"lab-user"}"#).status
             }
         }
 
@@ -101,8 +111,8 @@ extension EndToEnd {
             event["name"] == "setAuthenticationStatus" && event["args"]?["status"] == 1
         }
 
-        @Test func subscriberSeesTheCodeApprovesItAndSeesAuthentication() async throws {
-            let lab = try await Lab.start()
+        @Test(arguments: BackendWire.allCases) func subscriberSeesTheCodeApprovesItAndSeesAuthentication(wire: BackendWire) async throws {
+            let lab = try await Lab.start(wire: wire)
             try await ControlClient.withConnection(to: lab.socket) { client in
                 let reply = try await client.call(method: "subscribe", params: ["since": 0])
                 #expect(reply["subscribed"] == true)
@@ -126,6 +136,12 @@ extension EndToEnd {
                 names
                     == "setRequestorComplete setAuthenticationStatus sendTrackingData displayProviderDialog sendTrackingData status setAuthenticationStatus sendTrackingData"
             )
+            // The simulator saw the wire asked for, and nothing else.
+            let stats = try JSONValueParser.parse(try await lab.backend.request("/_sim/stats").body)
+            for key in BackendWire.allCases.map(\.expectedConnectionKey) {
+                let count = stats["connections"]?[key]?.intValue ?? 0
+                if key == wire.expectedConnectionKey { #expect(count > 0, "\(key)") } else { #expect(count == 0, "\(key)") }
+            }
         }
 
         @Test func sinceReplaysExactlyWhatWasMissed() async throws {
@@ -237,8 +253,8 @@ extension EndToEnd {
             #expect(status["cutOffSubscribers"]?.intValue ?? 0 >= 1)
         }
 
-        @Test func sigkillMidPollThenRestartResumesTheSameCode() async throws {
-            var lab = try await Lab.start()
+        @Test(arguments: BackendWire.allCases) func sigkillMidPollThenRestartResumesTheSameCode(wire: BackendWire) async throws {
+            var lab = try await Lab.start(wire: wire)
             let (code, lastSeq): (String, Int64) = try await ControlClient.withConnection(to: lab.socket) { client in
                 _ = try await client.call(method: "subscribe", params: ["since": 0])
                 var events = client.notifications.makeAsyncIterator()
@@ -257,7 +273,7 @@ extension EndToEnd {
             lab.daemon.signal(SIGKILL)
             _ = await lab.daemon.waitForExit()
 
-            lab.daemon = try Lab.startDaemon(directory: lab.directory, backend: lab.simulatorURL, devices: 1, extraArguments: [])
+            lab.daemon = try Lab.startDaemon(directory: lab.directory, backend: lab.backend, devices: 1, extraArguments: [])
             try await lab.waitUntilServing()
             let pollsAfterRestart = try await ControlClient.withConnection(to: lab.socket) { client -> Int64 in
                 _ = try await client.call(method: "subscribe", params: ["since": .int(seqBefore)])

@@ -17,13 +17,14 @@ extension EndToEnd {
             var nextDelay: Int64?
         }
 
-        @Test func fleetAuthenticatesUnderAFaultMixAndKeepsThePollingContract() async throws {
+        /// Dropped connections and 5xx over HTTP/2 meet stream and connection handling, not only HTTP/1.1's.
+        @Test(arguments: BackendWire.allCases) func fleetAuthenticatesUnderAFaultMixAndKeepsThePollingContract(wire: BackendWire) async throws {
             let directory = try TemporaryDirectory()
             let faults = directory.path("faults.json")
             let mix =
                 #"{"error5xx":0.2,"throttle429":0.05,"throttle429RetryAfter":0.05,"retryAfterSeconds":3,"drop":0.05,"latencyMs":5,"latencySpreadMs":250}"#
             try #"{"poll":\#(mix),"sessions":\#(mix)}"#.write(toFile: faults, atomically: true, encoding: .utf8)
-            let started = try await PassSimProcess.start(["--faults", faults, "--seed", "7", "--auto-approve-after", "8s"])
+            let started = try await PassSimProcess.start(["--faults", faults, "--seed", "7", "--auto-approve-after", "8s"], wire: wire)
             let config = directory.path("regcoded.yaml")
             // A deliberately fast client (0.5 s) so the 1 s floor after a 429 is really exercised.
             try """
@@ -38,7 +39,10 @@ extension EndToEnd {
                   code_request_retries: 10
             """.write(toFile: config, atomically: true, encoding: .utf8)
             let database = directory.path("db.sqlite")
-            let daemon = try ChildProcess("regcoded", ["--config", config, "--database", database, "--socket", directory.path("s.sock")])
+            let daemon = try ChildProcess(
+                "regcoded",
+                ["--config", config, "--database", database, "--socket", directory.path("s.sock")] + started.daemonArguments
+            )
 
             var authenticated = 0
             let deadline = ContinuousClock.now + .seconds(90)

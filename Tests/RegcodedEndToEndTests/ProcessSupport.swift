@@ -100,9 +100,21 @@ final class ChildProcess: @unchecked Sendable {
 struct PassSimProcess {
     let process: ChildProcess
     let url: String
+    let wire: BackendWire
+    /// Its CA and certificate over HTTPS (kept for the process's life).
+    let certificates: TemporaryDirectory?
 
-    static func start(_ arguments: [String] = []) async throws -> PassSimProcess {
-        let process = try ChildProcess("pass-sim", ["--listen", "127.0.0.1:0"] + arguments)
+    /// The CA file a client of it trusts (nil on plain HTTP).
+    var caFile: String? { certificates?.path("ca.pem") }
+    /// regcoded's arguments for this backend: `--backend` and its trust.
+    var daemonArguments: [String] {
+        ["--backend", url] + (certificates.map { wire.daemonArguments(certificates: $0.url.path) } ?? [])
+    }
+
+    static func start(_ arguments: [String] = [], wire: BackendWire = .http) async throws -> PassSimProcess {
+        let certificates = wire.usesTLS ? try TemporaryDirectory() : nil
+        let tls = certificates.map { wire.simulatorArguments(certificates: $0.url.path) } ?? []
+        let process = try ChildProcess("pass-sim", ["--listen", "127.0.0.1:0"] + tls + arguments)
         let marker = "activation page: "
         #expect(await process.waitForOutput("/activate"), "pass-sim did not start: \(process.text)")
         guard let range = process.text.range(of: marker),
@@ -110,7 +122,13 @@ struct PassSimProcess {
         else {
             throw PassSimStartError(output: process.text)
         }
-        return PassSimProcess(process: process, url: String(process.text[range.upperBound..<end.lowerBound]))
+        let url = String(process.text[range.upperBound..<end.lowerBound])
+        return PassSimProcess(process: process, url: url, wire: wire, certificates: certificates)
+    }
+
+    /// One request to its admin API (`/_sim/…`), over its wire.
+    func request(_ path: String, method: String = "GET", json: String? = nil) async throws -> (status: Int, body: Data) {
+        try await simulatorRequest(url + path, method: method, json: json, caFile: caFile)
     }
 }
 

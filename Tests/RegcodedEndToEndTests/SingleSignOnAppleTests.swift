@@ -23,7 +23,7 @@ extension EndToEnd {
             var events: ControlClient.Notifications.Iterator
             static let device = "tv-1"
 
-            static func start(tvProvider: String, apps: String = "") async throws -> Lab {
+            static func start(tvProvider: String, apps: String = "", wire: BackendWire) async throws -> Lab {
                 let files = try TemporaryDirectory()
                 let config = files.path("regcoded.yaml")
                 try """
@@ -35,7 +35,7 @@ extension EndToEnd {
                 \(tvProvider)
                 \(apps)
                 """.write(toFile: config, atomically: true, encoding: .utf8)
-                return try await Lab.start(extraArguments: ["--config", config], simulatorArguments: ["--no-throttle"])
+                return try await Lab.start(extraArguments: ["--config", config], simulatorArguments: ["--no-throttle"], wire: wire)
             }
 
             func call(_ method: String, _ extra: [String: JSONValue] = [:]) async throws -> JSONValue {
@@ -69,14 +69,18 @@ extension EndToEnd {
 
             /// Requests pass-sim answered on the partner endpoints so far.
             func partnerRequests() async throws -> Int {
-                let (data, _) = try await URLSession.shared.data(from: URL(string: "\(lab.simulatorURL)/_sim/sso")!)
-                let sso = try JSONDecoder().decode(JSONValue.self, from: data)
+                let sso = try JSONValueParser.parse(try await lab.backend.request("/_sim/sso").body)
                 return sso["profiles"]?["appleSSO"]?.arrayValue?.count ?? 0
             }
         }
 
-        static func withTV(_ tvProvider: String, apps: String = "", _ body: (inout TV) async throws -> Void) async throws {
-            let lab = try await TV.start(tvProvider: tvProvider, apps: apps)
+        static func withTV(
+            _ tvProvider: String,
+            apps: String = "",
+            wire: BackendWire = .http,
+            _ body: (inout TV) async throws -> Void
+        ) async throws {
+            let lab = try await TV.start(tvProvider: tvProvider, apps: apps, wire: wire)
             try await ControlClient.withConnection(to: lab.socket) { client in
                 _ = try await client.call(method: "subscribe", params: ["devices": [.string(TV.device)]])
                 var tv = TV(lab: lab, client: client, events: client.notifications.makeAsyncIterator())
@@ -87,8 +91,8 @@ extension EndToEnd {
         static let complete: Set<String> = ["setRequestorComplete(1)", "setRequestorComplete(0)"]
         static let authStatus: Set<String> = ["setAuthenticationStatus(1)", "setAuthenticationStatus(0)"]
 
-        @Test func apple_silentExchange_tokenSource_logoutVSA203_relaunch() async throws {
-            try await Self.withTV("      provider: Comcast\n      user_id: alice\n      access: granted") { tv in
+        @Test(arguments: BackendWire.allCases) func apple_silentExchange_tokenSource_logoutVSA203_relaunch(wire: BackendWire) async throws {
+            try await Self.withTV("      provider: Comcast\n      user_id: alice\n      access: granted", wire: wire) { tv in
                 // E7: the exchange is silent; setRequestorComplete is the only callback.
                 #expect(try await tv.afterCall("setRequestor", until: Self.complete) == ["setRequestorComplete(1)"])
                 #expect(try await tv.partnerRequests() == 1)
@@ -220,8 +224,11 @@ extension EndToEnd {
         @Test func v2_partner_fallback_configuration_regcode() async throws {
             try await Self.withTV("      provider: Comcast\n      access: granted") { tv in
                 // Single sign-on switched off for tvOS on the integration: the backend falls back to a code.
-                let url = "\(tv.lab.simulatorURL)/_sim/integrations/REF30/Comcast_SSO"
-                let put = try await putJSON(url, #"{"sso":{"appleTvos":false}}"#)
+                let put = try await tv.lab.backend.request(
+                    "/_sim/integrations/REF30/Comcast_SSO",
+                    method: "PUT",
+                    json: #"{"sso":{"appleTvos":false}}"#
+                ).status
                 #expect(put == 200)
                 #expect(try await tv.afterCall("setRequestor", until: Self.complete) == ["setRequestorComplete(1)"])
                 #expect(try await tv.afterCall("checkAuthentication", until: Self.authStatus) == ["setAuthenticationStatus(0)"])
@@ -253,10 +260,12 @@ extension EndToEnd {
         @Test func apple_N004_providerWithoutSingleSignOnForTheRequestor() async throws {
             try await Self.withTV("      access: granted") { tv in
                 // Spectrum boarded as SUPPORTED but without platform services: in the picker, not usable for SSO.
-                let put = try await putJSON(
-                    "\(tv.lab.simulatorURL)/_sim/mvpds/Spectrum",
-                    #"{"displayName":"Spectrum","platformMappingId":"Spectrum","boardingStatus":"SUPPORTED","enablePlatformServices":false,"displayInPlatformPicker":true}"#
-                )
+                let put = try await tv.lab.backend.request(
+                    "/_sim/mvpds/Spectrum",
+                    method: "PUT",
+                    json:
+                        #"{"displayName":"Spectrum","platformMappingId":"Spectrum","boardingStatus":"SUPPORTED","enablePlatformServices":false,"displayInPlatformPicker":true}"#
+                ).status
                 #expect(put == 200)
                 _ = try await tv.afterCall("setRequestor", until: Self.complete)
                 _ = try await tv.afterCall("getAuthentication", until: ["presentTvProviderDialog"])

@@ -27,7 +27,7 @@ extension EndToEnd {
 
             /// A daemon with fleets `first` and `second` (one v2 device each, idle, MVPD `Comcast_SSO`) whose
             /// `sso_identity` section is `identity` (YAML lines indented under the key).
-            static func start(identity: String) async throws -> Lab {
+            static func start(identity: String, wire: BackendWire) async throws -> Lab {
                 let files = try TemporaryDirectory()
                 let config = files.path("regcoded.yaml")
                 let statement = files.path("software-statement")
@@ -45,7 +45,7 @@ extension EndToEnd {
                     """
                 }
                 try "fleets:\n\(fleet("first"))\n\(fleet("second"))\n".write(toFile: config, atomically: true, encoding: .utf8)
-                return try await Lab.start(extraArguments: ["--config", config], simulatorArguments: ["--no-throttle"])
+                return try await Lab.start(extraArguments: ["--config", config], simulatorArguments: ["--no-throttle"], wire: wire)
             }
 
             func call(_ method: String, _ device: String, _ extra: [String: JSONValue] = [:]) async throws {
@@ -87,8 +87,7 @@ extension EndToEnd {
             }
 
             func simulator(_ path: String) async throws -> JSONValue {
-                let (data, _) = try await URLSession.shared.data(from: URL(string: "\(lab.simulatorURL)\(path)")!)
-                return try JSONDecoder().decode(JSONValue.self, from: data)
+                try JSONValueParser.parse(try await lab.backend.request(path).body)
             }
 
             /// Polls answered and codes issued by pass-sim so far.
@@ -101,8 +100,8 @@ extension EndToEnd {
             }
         }
 
-        static func withTwoDevices(identity: String, _ body: (inout TwoDevices) async throws -> Void) async throws {
-            let lab = try await TwoDevices.start(identity: identity)
+        static func withTwoDevices(identity: String, wire: BackendWire = .http, _ body: (inout TwoDevices) async throws -> Void) async throws {
+            let lab = try await TwoDevices.start(identity: identity, wire: wire)
             try await ControlClient.withConnection(to: lab.socket) { client in
                 _ = try await client.call(method: "subscribe", params: ["devices": [.string(Self.first), .string(Self.second)]])
                 var devices = TwoDevices(lab: lab, client: client, events: client.notifications.makeAsyncIterator())
@@ -136,8 +135,9 @@ extension EndToEnd {
             #expect(try await devices.until(Self.second, "setToken").last == "setToken")
         }
 
-        @Test func v2_platformIdentity_secondDevice_noRegcode() async throws {
-            try await Self.withTwoDevices(identity: "      platform_user: alice") { devices in
+        /// The identity tokens come over the same wire as every backend call.
+        @Test(arguments: BackendWire.allCases) func v2_platformIdentity_secondDevice_noRegcode(wire: BackendWire) async throws {
+            try await Self.withTwoDevices(identity: "      platform_user: alice", wire: wire) { devices in
                 try await Self.secondDeviceWithoutCode(&devices, linkMethod: "platform")
             }
         }

@@ -29,7 +29,7 @@ extension EndToEnd {
             static let embeddedStatement =
                 "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzb2Z0d2FyZV9pZCI6InJlZ2NvZGVkLWVtYmVkZGVkIiwiY2xpZW50X25hbWUiOiJyZWdjb2RlZCIsInNvZnR3YXJlX3ZlcnNpb24iOiIxIn0.c2ltdWxhdG9y"
 
-            static func start(platform: String, osVersion: String, apps: String, profile: String = "v1") async throws -> Lab {
+            static func start(platform: String, osVersion: String, apps: String, profile: String = "v1", wire: BackendWire) async throws -> Lab {
                 let files = try TemporaryDirectory()
                 let config = files.path("regcoded.yaml")
                 // Any well-formed statement: pass-sim registers it (each app registers its own client).
@@ -49,7 +49,7 @@ extension EndToEnd {
                     apps:
                 \(apps)
                 """.write(toFile: config, atomically: true, encoding: .utf8)
-                return try await Lab.start(extraArguments: ["--config", config], simulatorArguments: ["--no-throttle"])
+                return try await Lab.start(extraArguments: ["--config", config], simulatorArguments: ["--no-throttle"], wire: wire)
             }
 
             /// An app entry of the configuration.
@@ -134,8 +134,7 @@ extension EndToEnd {
 
             /// Codes requested and polls answered by pass-sim so far.
             func loginRequests() async throws -> Int {
-                let (data, _) = try await URLSession.shared.data(from: URL(string: "\(lab.simulatorURL)/_sim/stats")!)
-                let stats = try JSONDecoder().decode(JSONValue.self, from: data)
+                let stats = try JSONValueParser.parse(try await lab.backend.request("/_sim/stats").body)
                 var total = 0
                 for endpoint in ["sessions", "poll"] {
                     for (_, count) in stats["requests"]?[endpoint]?.objectValue ?? [:] { total += Int(count.intValue ?? 0) }
@@ -156,12 +155,13 @@ extension EndToEnd {
             platform: String = "ios",
             osVersion: String = "17.0",
             profile: String = "v1",
+            wire: BackendWire = .http,
             _ a: (bundle: String, team: String, ae: String),
             _ b: (bundle: String, team: String, ae: String),
             _ body: (inout TwoApps) async throws -> Void
         ) async throws {
             let apps = TwoApps.app("A", bundle: a.bundle, team: a.team, ae: a.ae) + "\n" + TwoApps.app("B", bundle: b.bundle, team: b.team, ae: b.ae)
-            let lab = try await TwoApps.start(platform: platform, osVersion: osVersion, apps: apps, profile: profile)
+            let lab = try await TwoApps.start(platform: platform, osVersion: osVersion, apps: apps, profile: profile, wire: wire)
             try await ControlClient.withConnection(to: lab.socket) { client in
                 _ = try await client.call(method: "subscribe", params: ["devices": [.string(TwoApps.device)]])
                 var session = TwoApps(lab: lab, client: client, events: client.notifications.makeAsyncIterator())
@@ -175,8 +175,8 @@ extension EndToEnd {
 
         // MARK: The table
 
-        @Test func ssoTable_R1_sameTeamSamePrefix() async throws {
-            try await Self.withTwoApps(("com.x.y.AppA", "T1", "1.10"), ("com.x.y.AppB", "T1", "1.10")) { apps in
+        @Test(arguments: BackendWire.allCases) func ssoTable_R1_sameTeamSamePrefix(wire: BackendWire) async throws {
+            try await Self.withTwoApps(wire: wire, ("com.x.y.AppA", "T1", "1.10"), ("com.x.y.AppB", "T1", "1.10")) { apps in
                 #expect(try await apps.setRequestor("A") == ["setRequestorComplete(1)"])
                 #expect(try await apps.checkAuthentication("A") == [Self.notAuthenticated])
                 #expect(try await apps.logIn("A") == Self.loginEvents)

@@ -44,18 +44,7 @@ extension EndToEnd {
                 ["--config", config, "--database", database, "--socket", directory.path("s.sock")] + started.daemonArguments
             )
 
-            var authenticated = 0
-            let deadline = ContinuousClock.now + .seconds(90)
-            while ContinuousClock.now < deadline, authenticated < 4, daemon.process.isRunning {
-                authenticated =
-                    Int(
-                        (try? SQLiteShell.run(
-                            database,
-                            "SELECT count(*) FROM events WHERE name = 'setAuthenticationStatus' AND json_extract(args, '$.status') = 1"
-                        )) ?? ""
-                    ) ?? 0
-                try await Task.sleep(for: .milliseconds(500))
-            }
+            let authenticated = try await waitForLogins(4, in: database, daemon: daemon, timeout: .seconds(90))
             #expect(daemon.process.isRunning, "the daemon crashed: \(daemon.text)")
             #expect(authenticated == 4, "\(daemon.text.suffix(2000))")
             #expect(

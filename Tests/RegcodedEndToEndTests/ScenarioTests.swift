@@ -26,18 +26,7 @@ extension EndToEnd {
             """.write(toFile: config, atomically: true, encoding: .utf8)
             let database = directory.path("db.sqlite")
             let daemon = try ChildProcess("regcoded", ["--config", config, "--database", database, "--socket", directory.path("s.sock")])
-            var logins = 0
-            let deadline = ContinuousClock.now + .seconds(60)
-            while ContinuousClock.now < deadline, logins < 2 {
-                logins =
-                    Int(
-                        (try? SQLiteShell.run(
-                            database,
-                            "SELECT count(*) FROM events WHERE name = 'setAuthenticationStatus' AND json_extract(args, '$.status') = 1"
-                        )) ?? ""
-                    ) ?? 0
-                try await Task.sleep(for: .milliseconds(300))
-            }
+            let logins = try await waitForLogins(2, in: database, daemon: daemon)
             #expect(logins == 2, "\(daemon.text.suffix(2000))")
             let names = try SQLiteShell.run(database, "SELECT name || ':' || ifnull(json_extract(args, '$.status'), '') FROM events ORDER BY seq")
                 .split(

@@ -79,18 +79,7 @@ extension EndToEnd {
                 "regcoded",
                 ["--config", config, "--database", database, "--socket", socket] + backend.daemonArguments
             )
-            let deadline = ContinuousClock.now + .seconds(40)
-            var authenticated = 0
-            while ContinuousClock.now < deadline, authenticated < 4, daemon.process.isRunning {
-                authenticated =
-                    Int(
-                        (try? SQLiteShell.run(
-                            database,
-                            "SELECT count(*) FROM events WHERE name = 'setAuthenticationStatus' AND json_extract(args, '$.status') = 1"
-                        )) ?? ""
-                    ) ?? 0
-                try await Task.sleep(for: .milliseconds(300))
-            }
+            let authenticated = try await waitForLogins(4, in: database, daemon: daemon, timeout: .seconds(40))
             #expect(authenticated == 4, "\(daemon.text.suffix(2000))")
             let connections = try await Self.simulatorConnections(backend)
             // One per device, and the one that asked for these figures (curl speaks HTTP/2 there too).

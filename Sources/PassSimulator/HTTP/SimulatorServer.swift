@@ -13,7 +13,7 @@ extension HTTPServerBuilder {
         guard let tls else {
             return .init { responder in
                 ConnectionCountingChannel(
-                    base: ConnectionLoopHTTP1Channel(base: HTTP1Channel(responder: responder)),
+                    base: ConnectionLoopChannel(base: HTTP1Channel(responder: responder)),
                     wire: .plain,
                     counters: counters
                 )

@@ -29,7 +29,6 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
-        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
@@ -291,7 +290,6 @@ let package = Package(
         .testTarget(
             name: "RegcodedEndToEndTests",
             dependencies: [
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 // Its test certificate authority issues the client certificates of the mutual-TLS test.
                 "PassSimulator",
                 "RegcodeSupport",
@@ -367,7 +365,6 @@ let package = Package(
                 "RegcodeSupport",
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 "AdobePassClient",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 "PassSimulator",
                 "RegcodeEngine",
@@ -390,7 +387,6 @@ let package = Package(
                 "RegcodeSupport",
                 "RegcodeTestSupport",
                 "DeviceFleet",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -401,10 +397,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // What several test targets share: a manual clock, process helpers.
+        // What several test targets share: a manual clock, process helpers, the simulator's admin calls.
         .target(
             name: "RegcodeTestSupport",
-            dependencies: ["RegcodeEngine", "RegcodeSupport"],
+            dependencies: [
+                "KeepAliveHTTP",
+                "RegcodeEngine",
+                "RegcodeSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             path: "Tests/RegcodeTestSupport",
             swiftSettings: swiftSettings
         ),

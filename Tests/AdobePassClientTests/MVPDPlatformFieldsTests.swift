@@ -7,7 +7,11 @@ import Testing
 struct MVPDPlatformFieldsTests {
     static func parse(_ body: String, profile: APIProfile) -> Result<BackendResponse, BackendFailure> {
         AdobePassResponseParser.parse(
-            request: .configuration, profile: profile, status: 200, retryAfter: nil, body: Data(body.utf8),
+            request: .configuration,
+            profile: profile,
+            status: 200,
+            retryAfter: nil,
+            body: Data(body.utf8),
             now: Date(timeIntervalSince1970: 1_445_412_480)
         )
     }
@@ -28,8 +32,13 @@ struct MVPDPlatformFieldsTests {
                 == .success(
                     .configuration(mvpds: [
                         MVPD(
-                            id: "Cablevision", displayName: "Optimum", logoURL: "https://l/c.png", platformMappingId: "Cablevision",
-                            boardingStatus: .supported, enablePlatformServices: true, displayInPlatformPicker: true,
+                            id: "Cablevision",
+                            displayName: "Optimum",
+                            logoURL: "https://l/c.png",
+                            platformMappingId: "Cablevision",
+                            boardingStatus: .supported,
+                            enablePlatformServices: true,
+                            displayInPlatformPicker: true,
                             enforcePlatformPermissions: false
                         ),
                         MVPD(id: "Dish", displayName: "DISH", platformMappingId: "apple.dish", boardingStatus: .picker),
@@ -54,8 +63,12 @@ struct MVPDPlatformFieldsTests {
                 == .success(
                     .configuration(mvpds: [
                         MVPD(
-                            id: "A", displayName: "Alpha", platformMappingId: "apple.a", boardingStatus: .supported,
-                            enablePlatformServices: true, enforcePlatformPermissions: false
+                            id: "A",
+                            displayName: "Alpha",
+                            platformMappingId: "apple.a",
+                            boardingStatus: .supported,
+                            enablePlatformServices: true,
+                            enforcePlatformPermissions: false
                         ),
                         MVPD(id: "B", displayName: "Beta"),
                     ])

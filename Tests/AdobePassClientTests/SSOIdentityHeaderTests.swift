@@ -43,7 +43,10 @@ struct SSOIdentityHeaderTests {
             }
             if request.path.hasSuffix("/configuration") { return CaptureServer.json(.ok, #"{"requestor":{"mvpds":[]}}"#) }
             if request.path.hasSuffix("/sessions") {
-                return CaptureServer.json(.ok, #"{"actionName":"authorize","actionType":"direct","reasonType":"authenticatedSSO","mvpd":"Comcast_SSO"}"#)
+                return CaptureServer.json(
+                    .ok,
+                    #"{"actionName":"authorize","actionType":"direct","reasonType":"authenticatedSSO","mvpd":"Comcast_SSO"}"#
+                )
             }
             if request.path.contains("/decisions/") {
                 return CaptureServer.json(.ok, #"{"decisions":[{"resource":"Live","authorized":true}]}"#)

@@ -40,7 +40,10 @@ struct SSOProfileParsingTests {
               "Comcast_SSO":{"notAfter":8000000000000,"type":"platformSSO","attributes":{}},
               "Spectrum":{"notAfter":1783685280000,"type":"regular","attributes":{}}}}
             """#
-        #expect(Self.parse(.fetchProfile(mvpd: "Other"), body) == .success(.profile(AuthProfile(mvpd: "Spectrum", userID: nil, expiresEpochMs: 1_783_685_280_000))))
+        #expect(
+            Self.parse(.fetchProfile(mvpd: "Other"), body)
+                == .success(.profile(AuthProfile(mvpd: "Spectrum", userID: nil, expiresEpochMs: 1_783_685_280_000)))
+        )
         let withoutRegular = #"""
             {"profiles":{
               "TempPass":{"notAfter":9000000000000,"type":"temporary","attributes":{}},

@@ -1,5 +1,4 @@
 import AdobePassClient
-import AsyncHTTPClient
 import Foundation
 import NIOCore
 import PassSimulator
@@ -45,25 +44,15 @@ struct SimulatorFlowTests {
 
     /// `POST /_sim/approve`, standing in for the user on the second screen.
     static func approve(baseURL: String, code: String, userID: String? = nil) async throws -> Int {
-        var request = HTTPClientRequest(url: baseURL + "/_sim/approve")
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
         var body = ["code": code]
         body["userId"] = userID
-        request.body = .bytes(ByteBuffer(bytes: try JSONEncoder().encode(body)))
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
-        _ = try await response.body.collect(upTo: 1 << 16)
-        return Int(response.status.code)
+        let json = String(decoding: try JSONEncoder().encode(body), as: UTF8.self)
+        return try await SimulatorAdmin.call(baseURL, "/_sim/approve", json: json).status
     }
 
     static func expire(baseURL: String, code: String) async throws -> Int {
-        var request = HTTPClientRequest(url: baseURL + "/_sim/expire")
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(bytes: try JSONEncoder().encode(["code": code])))
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
-        _ = try await response.body.collect(upTo: 1 << 16)
-        return Int(response.status.code)
+        let json = String(decoding: try JSONEncoder().encode(["code": code]), as: UTF8.self)
+        return try await SimulatorAdmin.call(baseURL, "/_sim/expire", json: json).status
     }
 
     static func enhancedError(_ result: Result<BackendResponse, BackendFailure>, status expected: Int) -> EnhancedError? {

@@ -1,5 +1,4 @@
 import AdobePassClient
-import AsyncHTTPClient
 import Foundation
 import PassSimulator
 import RegcodeEngine

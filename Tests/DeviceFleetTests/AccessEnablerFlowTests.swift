@@ -1,6 +1,5 @@
 import AccessEnablerAPI
 import AdobePassClient
-import AsyncHTTPClient
 import Foundation
 import InMemoryLogging
 import Logging
@@ -8,6 +7,7 @@ import NIOCore
 import PassSimulator
 import RegcodeEngine
 import RegcodeSupport
+import RegcodeTestSupport
 import Synchronization
 import Testing
 
@@ -305,7 +305,6 @@ import Testing
 /// A simulator, a client and a fleet on the system clock, torn down at the end.
 struct FleetHarness: Sendable {
     let baseURL: String
-    let httpClient: HTTPClient
     let sink: RecordingSink
     let fleet: Fleet<SystemDeviceClock>
 
@@ -323,20 +322,13 @@ struct FleetHarness: Sendable {
     ) async throws {
         let simulator = PassSimulator(configuration: configuration, logger: simulatorLogger)
         try await simulator.withRunningServer { baseURL in
-            let httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
             var clientConfiguration = AdobePassClientConfiguration(baseURL: baseURL, requestTimeout: .seconds(5))
             adjust(&clientConfiguration)
             let client = AdobePassClient(configuration: clientConfiguration, logger: quietLogger)
             let sink = RecordingSink()
             let fleet = Fleet(clock: SystemDeviceClock(), executor: client, sink: sink, logger: quietLogger)
-            let harness = FleetHarness(baseURL: baseURL, httpClient: httpClient, sink: sink, fleet: fleet)
-            do {
-                try await withRunningFleet(fleet) { try await body(harness) }
-            } catch {
-                try? await httpClient.shutdown()
-                throw error
-            }
-            try await httpClient.shutdown()
+            let harness = FleetHarness(baseURL: baseURL, sink: sink, fleet: fleet)
+            try await withRunningFleet(fleet) { try await body(harness) }
         }
     }
 
@@ -370,14 +362,9 @@ struct FleetHarness: Sendable {
     /// `POST /_sim/approve`: the user completes the code on the second screen. Returns the simulator's answer
     /// (profile `notAfter`, `attributes`, …).
     func approve(_ code: String, userID: String) async throws -> JSONValue {
-        var request = HTTPClientRequest(url: "\(baseURL)/_sim/approve")
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(string: #"{"code":"\#(code)","userId":"\#(userID)"}"#))
-        let response = try await httpClient.execute(request, timeout: .seconds(5))
-        let body = try await response.body.collect(upTo: 1 << 20)
-        #expect(response.status == .ok)
-        return try JSONDecoder().decode(JSONValue.self, from: Data(buffer: body))
+        let answer = try await SimulatorAdmin.call(baseURL, "/_sim/approve", json: #"{"code":"\#(code)","userId":"\#(userID)"}"#)
+        #expect(answer.status == 200)
+        return try JSONValueParser.parse(Array(answer.body.utf8))
     }
 }
 

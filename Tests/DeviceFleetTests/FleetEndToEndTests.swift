@@ -1,10 +1,10 @@
 import AdobePassClient
-import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
 import PassSimulator
 import RegcodeEngine
+import RegcodeTestSupport
 import Synchronization
 import Testing
 
@@ -60,7 +60,6 @@ extension AsyncStream where Element == (String, DeviceEvent) {
         simulatorConfiguration.throttleEnabled = true
         let simulator = PassSimulator(configuration: simulatorConfiguration)
         try await simulator.withRunningServer { baseURL in
-            let httpClient = HTTPClient(eventLoopGroupProvider: .singleton)
             let sink = RecordingSink()
             var clientConfiguration = AdobePassClientConfiguration(baseURL: baseURL)
             clientConfiguration.requestTimeout = .seconds(5)
@@ -77,17 +76,12 @@ extension AsyncStream where Element == (String, DeviceEvent) {
                 let code = try #require(regcode?.args["statusDictionary"]?["message"]?.stringValue)
                 #expect(code.count == 7)
 
-                var approve = HTTPClientRequest(url: "\(baseURL)/_sim/approve")
-                approve.method = .POST
-                approve.headers.add(name: "Content-Type", value: "application/json")
-                approve.body = .bytes(ByteBuffer(string: #"{"code":"\#(code)","userId":"lab-user"}"#))
-                let response = try await httpClient.execute(approve, timeout: .seconds(5))
-                #expect(response.status == .ok)
+                let approved = try await SimulatorAdmin.call(baseURL, "/_sim/approve", json: #"{"code":"\#(code)","userId":"lab-user"}"#)
+                #expect(approved.status == 200)
 
                 let done = await sink.stream.first(timeout: .seconds(15)) { $0.name == "setAuthenticationStatus" && $0.args["status"] == 1 }
                 #expect(done == .setAuthenticationStatus(1, ""))
             }
-            try await httpClient.shutdown()
 
             #expect(
                 sink.events.map(\.name) == [

@@ -1,5 +1,4 @@
 import AdobePassClient
-import AsyncHTTPClient
 import Logging
 import NIOCore
 import NIOPosix

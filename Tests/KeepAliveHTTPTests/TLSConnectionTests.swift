@@ -1,6 +1,7 @@
 import KeepAliveHTTP
 import NIOCore
 import NIOPosix
+import NIOSSL
 import Testing
 
 /// TLS as an operator meets it: a certificate refused for a named reason at once (not at a deadline), the settings
@@ -90,6 +91,19 @@ import Testing
         let pool = try pool(server, settings: TLSClientSettings(caFile: Self.pki.caFile))
         #expect(await failure(pool) == .tls(.expired))
         pool.shutdown()
+        await server.stop()
+    }
+
+    @Test func noCommonProtocolVersionIsNamed() async throws {
+        var configuration = try Self.pki.server()
+        configuration.maximumTLSVersion = .tlsv12
+        let server = try await ScriptedServer(wire: .tlsHTTP1, tls: configuration)
+        let pool = try pool(server, settings: TLSClientSettings(caFile: Self.pki.caFile, minimumVersion: .tls13))
+        #expect(await failure(pool) == .tls(.protocolVersion))
+        pool.shutdown()
+        let accepting = try self.pool(server, settings: TLSClientSettings(caFile: Self.pki.caFile))
+        #expect(try await call(accepting) == 200)
+        accepting.shutdown()
         await server.stop()
     }
 

@@ -17,5 +17,35 @@ extension EndToEnd {
             #expect(refused.status == 64, "\(refused.stderr)")
             #expect(refused.stderr.contains("auto-approve-after"))
         }
+
+        @Test(arguments: [
+            (["--tls-cert", "cert.pem"], "--tls-key"),
+            (["--no-http2"], "--no-http2 needs HTTPS"),
+            (["--tls-client-ca", "ca.pem"], "--tls-client-ca needs HTTPS"),
+            (["--tls-self-signed", "lab", "--tls-cert", "c.pem", "--tls-key", "k.pem"], "not both"),
+        ])
+        func contradictoryTLSFlagsAreRefusedNamingTheFlag(arguments: [String], message: String) throws {
+            let refused = try Command.run(BuiltProducts.url("pass-sim"), ["--listen", "127.0.0.1:0"] + arguments)
+            #expect(refused.status == 64, "\(refused.stderr)")
+            #expect(refused.stderr.contains(message), "\(refused.stderr)")
+        }
+
+        /// A lab configured once with `ca.pem` keeps trusting a restarted simulator: its CA stays.
+        @Test func aSelfSignedDirectoryKeepsItsCAFromRunToRun() async throws {
+            let directory = try TemporaryDirectory()
+            let lab = directory.path("lab-tls")
+            var authorities: [String] = []
+            for _ in 0..<2 {
+                let started = try await PassSimProcess.start(["--tls-self-signed", lab])
+                #expect(started.url.hasPrefix("https://127.0.0.1:"))
+                #expect(started.process.text.contains("clients trust"))
+                authorities.append(try String(contentsOfFile: lab + "/ca.pem", encoding: .utf8))
+                started.process.signal(SIGTERM)
+                #expect(await started.process.waitForExit() == 0)
+            }
+            #expect(authorities[0] == authorities[1])
+            let key = try FileManager.default.attributesOfItem(atPath: lab + "/ca-key.pem")[.posixPermissions] as? Int
+            #expect(key == 0o600)
+        }
     }
 }

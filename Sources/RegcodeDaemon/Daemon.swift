@@ -361,18 +361,21 @@ public final class Daemon: Sendable {
         return (0..<(count ?? loops.count)).map { loops[$0 % loops.count] }
     }
 
-    /// With `simulator.tls`: the embedded simulator's certificate (a CA kept beside the database issues one for its
-    /// listen address) and the CA file the devices trust.
-    static func embeddedSimulatorTLS(_ configuration: DaemonConfiguration) throws(ConfigurationError) -> (
-        server: SimulatorTLS, caFile: String
-    )? {
+    /// The embedded simulator's certificate and the CA file the devices trust, with `simulator.tls`.
+    struct EmbeddedSimulatorTLS: Sendable {
+        let server: SimulatorTLS
+        let caFile: String
+    }
+
+    /// With `simulator.tls`: a CA kept beside the database issues a certificate for the simulator's listen address.
+    static func embeddedSimulatorTLS(_ configuration: DaemonConfiguration) throws(ConfigurationError) -> EmbeddedSimulatorTLS? {
         guard configuration.usesEmbeddedSimulator, configuration.simulatorTLS else { return nil }
         let names = Array(Set([configuration.simulatorHost, "localhost", "127.0.0.1"]))
         do {
             let directory = try TestCertificateDirectory.prepare(configuration.simulatorTLSDirectory, serverNames: names)
-            return (
-                SimulatorTLS(certificateChainPath: directory.certificatePath, privateKeyPath: directory.privateKeyPath),
-                directory.caCertificatePath
+            return EmbeddedSimulatorTLS(
+                server: SimulatorTLS(certificateChainPath: directory.certificatePath, privateKeyPath: directory.privateKeyPath),
+                caFile: directory.caCertificatePath
             )
         } catch {
             throw ConfigurationError(file: configuration.configFile, key: "simulator.tls", reason: "\(error)")

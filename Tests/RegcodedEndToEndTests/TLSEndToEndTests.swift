@@ -68,6 +68,28 @@ extension EndToEnd {
             _ = await daemon.waitForExit()
         }
 
+        /// `--simulator-tls`: the in-process backend over HTTPS and HTTP/2, trusted without a setting, its CA kept
+        /// beside the database for the next start.
+        @Test func theEmbeddedSimulatorServesHTTPSWithItsOwnCA() async throws {
+            let directory = try TemporaryDirectory()
+            let socket = directory.path("s.sock")
+            let database = directory.path("db.sqlite")
+            let arguments = [
+                "--database", database, "--socket", socket, "--devices", "2", "--simulator-tls",
+                "--simulator-listen", "127.0.0.1:0", "--simulator-auto-approve-after", "1",
+            ]
+            let daemon = try ChildProcess("regcoded", arguments)
+            #expect(try await waitForLogins(2, in: database, daemon: daemon, timeout: .seconds(30)) == 2, "\(daemon.text)")
+            #expect(daemon.text.contains("activation page: https://127.0.0.1:"))
+            let transport = try await Self.status(socket)["transport"]
+            #expect(transport?["tls"] == true)
+            #expect(transport?["connections"]?["tlsHTTP2"]?.intValue ?? 0 >= 1, "\(String(describing: transport))")
+            #expect(transport?["connections"]?["plainHTTP1"] == 0)
+            #expect(FileManager.default.fileExists(atPath: directory.path("db.pass-sim-tls/ca.pem")))
+            daemon.signal(SIGTERM)
+            #expect(await daemon.waitForExit() == 0)
+        }
+
         @Test func perDeviceOverTLSHoldsOneConnectionPerDevice() async throws {
             let directory = try TemporaryDirectory()
             let backend = try await PassSimProcess.start(["--no-throttle", "--auto-approve-after", "1s"], wire: .httpsHTTP2)

@@ -67,7 +67,7 @@ public final class ConnectionPools: Sendable {
     /// The pool that carries a call of `context` to `origin`, on the caller's loop when it runs on one of the fleet's
     /// loops (else on the first).
     func pool(for context: RequestContext, origin: Origin) -> KeepAliveConnectionPool {
-        let loop = fleetLoops.count < 2 ? 0 : fleetLoops.firstIndex { $0.inEventLoop } ?? 0
+        let loop = callerLoop
         let share = { (total: Int) in EvenSplit.share(of: total, part: loop, count: self.loops.count) }
         switch context.connections {
         case nil:
@@ -85,9 +85,14 @@ public final class ConnectionPools: Sendable {
 
     /// The common pool to `origin` on the caller's loop: calls that belong to no device's connection model.
     func commonPool(origin: Origin) -> KeepAliveConnectionPool {
-        let loop = fleetLoops.count < 2 ? 0 : fleetLoops.firstIndex { $0.inEventLoop } ?? 0
+        let loop = callerLoop
         let connections = EvenSplit.share(of: commonConnections, part: loop, count: loops.count)
         return pool(PoolKey(origin: origin, key: .common, loop: loop), on: loop, connections: connections)
+    }
+
+    /// The index of the fleet loop the caller runs on (else the first).
+    private var callerLoop: Int {
+        fleetLoops.count < 2 ? 0 : fleetLoops.firstIndex { $0.inEventLoop } ?? 0
     }
 
     private func pool(_ key: PoolKey, on loop: Int, connections: Int) -> KeepAliveConnectionPool {

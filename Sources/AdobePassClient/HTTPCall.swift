@@ -37,12 +37,6 @@ struct HTTPCall: Sendable {
     var target: String {
         query.isEmpty ? path : path + "?" + FormEncoding.encode(query)
     }
-
-    func url(baseURL: String) -> String {
-        var base = baseURL
-        while base.hasSuffix("/") { base.removeLast() }
-        return base + target
-    }
 }
 
 /// RFC 3986 percent-encoding, shared by path segments, query strings and form bodies.

@@ -172,19 +172,17 @@ public struct DaemonConfiguration: Sendable {
     }
 
     /// Where the embedded simulator keeps its state: beside the database (`x.sqlite` → `x.pass-sim.sqlite`).
-    public var simulatorStatePath: String {
+    public var simulatorStatePath: String { databaseStem + ".pass-sim.sqlite" }
+
+    /// The database path without its `.sqlite`: what the files kept beside it are named after.
+    private var databaseStem: String {
         let suffix = ".sqlite"
-        let stem = database.hasSuffix(suffix) ? String(database.dropLast(suffix.count)) : database
-        return stem + ".pass-sim.sqlite"
+        return database.hasSuffix(suffix) ? String(database.dropLast(suffix.count)) : database
     }
 
     /// Where the embedded simulator's CA and certificate live with `simulator.tls`: beside the database
     /// (`x.sqlite` → `x.pass-sim-tls/`), so a restarted daemon keeps the CA.
-    public var simulatorTLSDirectory: String {
-        let suffix = ".sqlite"
-        let stem = database.hasSuffix(suffix) ? String(database.dropLast(suffix.count)) : database
-        return stem + ".pass-sim-tls"
-    }
+    public var simulatorTLSDirectory: String { databaseStem + ".pass-sim-tls" }
 
     /// Every configured device name, in fleet order (every shard's).
     public var deviceNames: [String] { fleets.flatMap(\.deviceNames) }

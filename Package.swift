@@ -347,6 +347,8 @@ let package = Package(
                 // Signs SSO tokens of a test identity service.
                 .product(name: "Crypto", package: "swift-crypto"),
                 "PassSimulator",
+                // The TV Provider's identity provider signs the partner SAML answers.
+                "RegcodeEngine",
                 "RegcodeTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -357,6 +359,8 @@ let package = Package(
                 // Verifies the chains the test certificate authority issues.
                 .product(name: "X509", package: "swift-certificates"),
             ],
+            // Adobe's documented SSO request samples (MIT, see AdobeSamples/README.md).
+            resources: [.copy("AdobeSamples")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -375,6 +379,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
+            // Adobe's OpenAPI files (Apache-2.0, see OpenAPI/README.md).
+            resources: [.copy("OpenAPI")],
             swiftSettings: swiftSettings
         ),
         .testTarget(

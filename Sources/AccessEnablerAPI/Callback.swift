@@ -19,4 +19,7 @@ public enum Callback: String, Sendable, CaseIterable, Codable {
     /// `dismissTvProviderDialog:` (AccessEnabler 2.0+): hide that picker again, after the user picked a
     /// provider, chose "Other TV Provider" or cancelled.
     case dismissTvProviderDialog
+    /// `navigateToUrl:` (iOS): load the MVPD login URL in a web view. An iOS AccessEnabler shows no
+    /// registration code: where tvOS reports `status` `REGCODE`, iOS calls this instead.
+    case navigateToUrl
 }

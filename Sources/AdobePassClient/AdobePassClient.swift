@@ -225,13 +225,12 @@ enum RequestBuilder {
             V2Requests.logout(mvpd: mvpd, context: context, configuration: configuration)
         case (.logout, .v1):
             V1Requests.logout(context: context, configuration: configuration)
-        // Apple single sign-on is emulated on REST v2 only (sso.md §3.3); v1 devices never ask for it.
-        case (.partnerSession(let mvpd), _):
-            PartnerRequests.session(mvpd: mvpd, context: context, configuration: configuration)
-        case (.partnerAuthenticationResponse(let request, let provider, let user), _):
-            PartnerRequests.identityProvider(request: request, provider: provider, user: user, context: context)
-        case (.partnerProfile(let saml, let mvpd), _):
-            PartnerRequests.profile(samlResponse: saml, mvpd: mvpd, context: context, configuration: configuration)
+        // Apple single sign-on is emulated on REST v2 only (sso.md §3.3); v1 devices never ask for it. The MVPD
+        // travels in `AP-Partner-Framework-Status`, not in the body.
+        case (.partnerSession, _):
+            PartnerRequests.session(context: context, configuration: configuration)
+        case (.partnerProfile(let saml, _), _):
+            PartnerRequests.profile(samlResponse: saml, context: context, configuration: configuration)
         }
     }
 }

@@ -22,7 +22,7 @@ enum DCRRequests {
         if !context.deviceInfo.isEmpty {
             headers.append(("X-Device-Info", context.deviceInfo))
         }
-        headers.append(("Accept", "application/json"))
+        // No `Accept`: `dcrApi.json` does not list it for either DCR call.
         headers.append(("User-Agent", context.identity.userAgent))
         if let address = context.forwardedFor {
             headers.append(("X-Forwarded-For", address))

@@ -83,10 +83,6 @@ public enum AdobePassResponseParser {
             parsed = .success(.loggedOut)
         case (.partnerSession(let mvpd), _):
             parsed = parsePartnerSession(json, requestedMVPD: mvpd)
-        case (.partnerAuthenticationResponse, _):
-            parsed =
-                json["SAMLResponse"]?.stringValue.map { .success(.samlResponse($0)) }
-                ?? .failure(Malformed(reason: "identity provider answer without SAMLResponse"))
         case (.partnerProfile(_, let mvpd), _):
             parsed = parseProfiles(json, preferring: mvpd)
         }

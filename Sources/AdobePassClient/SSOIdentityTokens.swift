@@ -83,11 +83,16 @@ actor SSOIdentityTokens {
         self.now = now
     }
 
-    /// Whether a call gets the SSO headers: every `/api/v2/*` call except the `profiles/code/{code}` poll, which
-    /// the OAS lists without them.
+    /// Whether a call gets the SSO headers: the v2 calls whose OAS entry lists `Adobe-Subject-Token` and
+    /// `AD-Service-Token` (`sessions`, `profiles`, `profiles/{mvpd}`, decisions, `logout/{mvpd}`). Amazon's cookbook
+    /// asks for the token on every `/api/v2/*` call, but the OAS lists it on these only, and nothing outside the OAS
+    /// is sent.
     static func applies(to request: BackendRequest, path: String) -> Bool {
-        if case .pollProfile = request { return false }
-        return path.hasPrefix("/api/v2/")
+        guard path.hasPrefix("/api/v2/") else { return false }
+        switch request {
+        case .createSession, .checkAuthentication, .fetchProfile, .userMetadata, .authorize, .mediaToken, .preauthorize, .logout: return true
+        case .registerClient, .obtainAccessToken, .configuration, .pollProfile, .partnerSession, .partnerProfile: return false
+        }
     }
 
     /// The SSO headers for `identity` on device `deviceID`, fetching tokens as needed. Tokens that cannot be

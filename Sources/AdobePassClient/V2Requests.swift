@@ -3,8 +3,29 @@ import RegcodeEngine
 
 /// REST API v2 calls (`/api/v2/{serviceProvider}/…`).
 enum V2Requests {
-    /// The §7.1 header set every v2 call carries.
-    static func headers(context: RequestContext, configuration: AdobePassClientConfiguration) -> [(String, String)] {
+    /// The optional header groups a v2 endpoint takes; each endpoint sends only the groups Adobe's OAS lists for it
+    /// (`restApiV2.json`, checked by `OpenAPIConformanceTests`).
+    struct HeaderSet: OptionSet, Sendable {
+        let rawValue: UInt8
+        /// `AP-Device-Identifier` and `X-Device-Info`.
+        static let device = HeaderSet(rawValue: 1 << 0)
+        /// `AP-Visitor-Identifier`.
+        static let visitor = HeaderSet(rawValue: 1 << 1)
+        /// `AP-Partner-Framework-Status`.
+        static let partnerFrameworkStatus = HeaderSet(rawValue: 1 << 2)
+
+        /// `configuration`: only `Authorization`, `Accept` and `User-Agent`.
+        static let configuration: HeaderSet = []
+        /// `sessions/{code}` and `profiles/code/{code}`: no device headers.
+        static let code: HeaderSet = [.visitor]
+        /// `sessions`, `logout/{mvpd}`: device headers, no partner status.
+        static let deviceBound: HeaderSet = [.device, .visitor]
+        /// `profiles`, `profiles/{mvpd}`, decisions, and the partner endpoints.
+        static let partner: HeaderSet = [.device, .visitor, .partnerFrameworkStatus]
+    }
+
+    /// The §7.1 headers of a v2 call: the common ones and the groups of `set`.
+    static func headers(context: RequestContext, configuration: AdobePassClientConfiguration, _ set: HeaderSet) -> [(String, String)] {
         var headers: [(String, String)] = []
         // Room for every field below and one a caller adds (a content type), so a poll's array is allocated once.
         headers.reserveCapacity(9)
@@ -12,10 +33,10 @@ enum V2Requests {
             headers.append(("Authorization", "Bearer \(token)"))
         }
         // Empty values are left out rather than sent blank, so the backend reports the header as missing.
-        if !context.deviceID.isEmpty {
+        if set.contains(.device), !context.deviceID.isEmpty {
             headers.append(("AP-Device-Identifier", "fingerprint \(Data(context.deviceID.utf8).base64EncodedString())"))
         }
-        if !context.deviceInfo.isEmpty {
+        if set.contains(.device), !context.deviceInfo.isEmpty {
             headers.append(("X-Device-Info", context.deviceInfo))
         }
         headers.append(("Accept", "application/json"))
@@ -23,10 +44,10 @@ enum V2Requests {
         if let address = context.forwardedFor {
             headers.append(("X-Forwarded-For", address))
         }
-        if let visitorID = context.visitorID {
+        if set.contains(.visitor), let visitorID = context.visitorID {
             headers.append(("AP-Visitor-Identifier", visitorID))
         }
-        if let status = context.partnerFrameworkStatus {
+        if set.contains(.partnerFrameworkStatus), let status = context.partnerFrameworkStatus {
             headers.append(("AP-Partner-Framework-Status", status))
         }
         return headers
@@ -41,7 +62,7 @@ enum V2Requests {
         HTTPCall(
             method: .get,
             path: base(context) + "/configuration",
-            headers: headers(context: context, configuration: configuration)
+            headers: headers(context: context, configuration: configuration, .configuration)
         )
     }
 
@@ -57,7 +78,7 @@ enum V2Requests {
         }
         form.append(("domainName", context.identity.domainName))
         form.append(("redirectUrl", context.identity.redirectURL))
-        var headers = headers(context: context, configuration: configuration)
+        var headers = headers(context: context, configuration: configuration, .deviceBound)
         headers.append(("Content-Type", "application/x-www-form-urlencoded"))
         return HTTPCall(
             method: .post,
@@ -72,7 +93,7 @@ enum V2Requests {
         HTTPCall(
             method: .get,
             path: base(context) + "/profiles/code/" + FormEncoding.pathSegment(code),
-            headers: headers(context: context, configuration: configuration)
+            headers: headers(context: context, configuration: configuration, .code)
         )
     }
 }
@@ -84,7 +105,7 @@ extension V2Requests {
 
     /// `GET /api/v2/{sp}/profiles`: every profile the device holds (the v2 form of v1 `checkauthn`).
     static func profiles(context: RequestContext, configuration: AdobePassClientConfiguration) -> HTTPCall {
-        HTTPCall(method: .get, path: base(context) + "/profiles", headers: headers(context: context, configuration: configuration))
+        HTTPCall(method: .get, path: base(context) + "/profiles", headers: headers(context: context, configuration: configuration, .partner))
     }
 
     /// `GET /api/v2/{sp}/profiles/{mvpd}`: the profile for one MVPD, with its user-metadata attributes.
@@ -92,7 +113,7 @@ extension V2Requests {
         HTTPCall(
             method: .get,
             path: base(context) + "/profiles/" + FormEncoding.pathSegment(mvpd),
-            headers: headers(context: context, configuration: configuration)
+            headers: headers(context: context, configuration: configuration, .partner)
         )
     }
 
@@ -108,7 +129,7 @@ extension V2Requests {
         encoder.outputFormatting = [.withoutEscapingSlashes]
         // Encoding an array of strings cannot fail; an empty body would still surface as a server-side 400.
         let body = (try? encoder.encode(ResourcesBody(resources: resources))) ?? Data()
-        var headers = headers(context: context, configuration: configuration)
+        var headers = headers(context: context, configuration: configuration, .partner)
         headers.append(("Content-Type", "application/json"))
         return HTTPCall(
             method: .post,
@@ -124,7 +145,7 @@ extension V2Requests {
             method: .get,
             path: base(context) + "/logout/" + FormEncoding.pathSegment(mvpd),
             query: [("redirectUrl", context.identity.redirectURL)],
-            headers: headers(context: context, configuration: configuration)
+            headers: headers(context: context, configuration: configuration, .deviceBound)
         )
     }
 }

@@ -70,7 +70,7 @@ extension Fleet {
             default: break
             }
             let profile = result.token.flatMap { host.sharedToken(for: $0)?.profile }
-            changed = host.engineHolds(profile, app: app)
+            changed = host.engineHolds(profile, app: app, backend: engine.settings.profile)
             if let adopted = members[device]?.apps[app].engine.storageHolds(profile) { actions += adopted }
             if case .logout = command {
                 cleared = host.logout(app: app)
@@ -97,8 +97,8 @@ extension Fleet {
     /// After a step that changed an app's durable state: records what its engine now holds in the
     /// shared storage. Returns the device's tokens when they changed.
     func storageAfter(_ snapshot: DeviceSnapshot, device: String, app: Int) -> [SharedToken]? {
-        guard var host = members[device]?.sso else { return nil }
-        let changed = host.engineHolds(snapshot.profile, app: app)
+        guard var host = members[device]?.sso, let backend = members[device]?.apps[app].engine.settings.profile else { return nil }
+        let changed = host.engineHolds(snapshot.profile, app: app, backend: backend)
         members[device]?.sso = host
         return changed ? host.tokens : nil
     }

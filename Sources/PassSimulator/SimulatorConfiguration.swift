@@ -220,6 +220,8 @@ public struct SimulatorConfiguration: Sendable {
     public var integrationSettings: [String: [String: IntegrationSettings]] = [:]
     /// Identity services whose tokens are accepted besides the simulator's own (`/_sim/identity/*`), by `iss`.
     public var identityIssuers: [String: IdentityIssuer] = [:]
+    /// The MVPD identity providers whose SAML answers partner SSO believes.
+    public var samlTrust = SAMLTrust()
     /// What basic v2 profiles are bound to; ``V2ProfileScope/deviceAndClient`` is Adobe's behaviour.
     public var v2ProfileScope: V2ProfileScope = .deviceAndClient
     /// Whether decisions for an `appleSSO` profile need an `AP-Partner-Framework-Status` header. Adobe documents the

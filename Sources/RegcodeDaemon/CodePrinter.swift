@@ -35,6 +35,9 @@ enum CodePrinter {
                     let expires = report.extra["expires"]?.intValue.map { " (expires \(EventEncoding.timestamp($0)))" } ?? ""
                     let url = activationURL.map { " — enter it at \($0)" } ?? ""
                     lines.append("\(step.device): code \(code)\(expires)\(url)")
+                case .navigateToUrl(let url):
+                    // An iOS device shows no code: its login page, relative to the backend.
+                    lines.append("\(step.device): login page \(url)")
                 case .status(let report) where report.level == .error:
                     lines.append("\(step.device): \(report.id) \(report.message ?? "")")
                 case .setAuthenticationStatus(AccessEnabler.statusSuccess, _):

@@ -53,6 +53,8 @@ public final class Daemon: Sendable {
     /// Emulated client addresses; stored devices' addresses are reserved at start-up.
     let addressPool: Mutex<ClientAddressPool>
     let metrics: RegcodeMetrics?
+    /// Signs the SAML answers of every emulated TV Provider (Apple single sign-on).
+    let tvProviderIdentityProvider: TVProviderIdentityProvider
 
     /// Reads secrets and opens the database; nothing runs yet. Configuration errors surface
     /// before the database is touched.
@@ -94,6 +96,9 @@ public final class Daemon: Sendable {
         }
         // Before any device is reconciled: another slice would remove this one's devices.
         try Self.bindShard(store: store, configuration: configuration)
+        let identityProvider = try TVProviderKeyFile.identityProvider(configuration, logger: logger)
+        self.tvProviderIdentityProvider = identityProvider
+        catalogState.withLock { $0.identityProvider = identityProvider }
         self.broadcaster = EventBroadcaster(bufferSize: configuration.subscriberBuffer)
         let printCodes = configuration.printsCodes
         let activationURL = self.activationURL
@@ -158,6 +163,8 @@ public final class Daemon: Sendable {
             // Beside the database, so a restarted daemon finds the same client, token and code.
             simulatorConfiguration.statePath = configuration.simulatorStatePath
             simulatorConfiguration.tls = embeddedTLS?.server
+            // The in-process backend trusts the TV Provider's identity provider for every Apple-mapped MVPD.
+            simulatorConfiguration.samlTrust.defaultKeyPEM = identityProvider.publicKeyPEM
             // The in-process backend must know the v1 key pairs the fleets sign with.
             for secrets in catalogState.withLock({ Array($0.secrets.values) }) {
                 if let keys = secrets.signingKeys { simulatorConfiguration.signingKeys[keys.publicKey] = keys.secret }
@@ -529,11 +536,12 @@ public final class Daemon: Sendable {
             logger.notice("SIGHUP ignored: no configuration file to reload")
             return
         }
-        let newCatalog: DeviceCatalog
+        var newCatalog: DeviceCatalog
         do {
             let configuration = try reloadConfiguration()
             try configuration.validate()
             newCatalog = try DeviceCatalog.load(configuration: configuration, environment: environment)
+            newCatalog.identityProvider = tvProviderIdentityProvider
             for (key, old, new) in [
                 ("database", self.configuration.database, configuration.database),
                 ("socket", self.configuration.socket, configuration.socket),

@@ -184,6 +184,12 @@ public struct DaemonConfiguration: Sendable {
     /// (`x.sqlite` → `x.pass-sim-tls/`), so a restarted daemon keeps the CA.
     public var simulatorTLSDirectory: String { databaseStem + ".pass-sim-tls" }
 
+    /// The TV Provider's identity provider key (Apple single sign-on), kept beside the database when a fleet emulates
+    /// a TV Provider: `x.tv-provider-idp.key` (private, mode 0600) and `x.tv-provider-idp.pem` (the public key a
+    /// separately started pass-sim trusts with `--tv-provider-idp-key`).
+    public var tvProviderIdentityProviderKeyPath: String { databaseStem + ".tv-provider-idp.key" }
+    public var tvProviderIdentityProviderPublicKeyPath: String { databaseStem + ".tv-provider-idp.pem" }
+
     /// Every configured device name, in fleet order (every shard's).
     public var deviceNames: [String] { fleets.flatMap(\.deviceNames) }
 

@@ -16,6 +16,8 @@ struct DeviceCatalog: Sendable {
 
     var fleets: [FleetConfiguration]
     var secrets: [String: FleetSecrets]
+    /// The identity provider of every emulated TV Provider (the daemon's key).
+    var identityProvider: TVProviderIdentityProvider?
 
     /// Reads every fleet's secret files; `CREDENTIALS_DIRECTORY` supplies `software-statement`
     /// and `signing-secret` when the config names none.
@@ -105,6 +107,7 @@ struct DeviceCatalog: Sendable {
         settings.polling = fleet.poll
         settings.identity = fleet.identity
         settings.tvProvider = fleet.tvProvider
+        settings.tvProvider?.identityProvider = identityProvider
         if !fleet.apps.isEmpty {
             settings.sso = fleet.sso ?? DeviceSSOSettings()
             settings.apps = fleet.apps

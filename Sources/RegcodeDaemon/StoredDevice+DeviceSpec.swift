@@ -16,6 +16,8 @@ extension StoredDevice {
             cycle: cycle
         )
         spec.tvProvider = tvProvider
+        // The stored account carries no key: the identity provider is the daemon's.
+        spec.tvProvider?.identityProvider = settings.tvProvider?.identityProvider
         guard !apps.isEmpty else { return spec }
         spec.sso = settings.sso ?? DeviceSSOSettings()
         spec.firstApp = apps[0].app

@@ -32,9 +32,6 @@ public enum BackendRequest: Sendable, Equatable {
     /// Apple single sign-on, v2 `POST /api/v2/{sp}/sessions/sso/Apple` with the partner framework status:
     /// the SAML request to hand to the TV Provider (or a fallback to the code flow).
     case partnerSession(mvpd: String)
-    /// The TV Provider's second request: the MVPD's identity provider answers the SAML request for the
-    /// signed-in account (pass-sim's emulated IdP, `POST /_sim/partner/Apple/authn-response`).
-    case partnerAuthenticationResponse(request: String, provider: String, user: TVProviderUser)
     /// v2 `POST /api/v2/{sp}/profiles/sso/Apple` with the SAML response: the `appleSSO` profile.
     case partnerProfile(samlResponse: String, mvpd: String)
 
@@ -62,7 +59,6 @@ public enum BackendRequest: Sendable, Equatable {
         case .userMetadata: "usermetadata"
         case .logout: "logout"
         case .partnerSession: "sessions.sso"
-        case .partnerAuthenticationResponse: "tvprovider.saml"
         case .partnerProfile: "profiles.sso"
         }
     }
@@ -363,8 +359,6 @@ public enum BackendResponse: Sendable, Equatable {
     case session(IssuedCode)
     /// `sessions/sso/Apple` answered `partner_profile`: the SAML request for the TV Provider.
     case partnerAuthenticationRequest(request: String)
-    /// The identity provider's SAML response, for `profiles/sso/Apple`.
-    case samlResponse(String)
     /// A v2 sessions answer with `actionName: "authorize"`: the device already holds a profile for `mvpd`.
     case alreadyAuthenticated(mvpd: String)
     /// `nil` while the code is still pending (v2 empty `profiles` map, v1 404), or when no profile is held.

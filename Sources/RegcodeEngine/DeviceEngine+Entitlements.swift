@@ -312,8 +312,7 @@ extension DeviceEngine {
             return [.emit(.preauthorizedResources([]))]
         case .userMetadata(let key, _, _):
             return [.emit(.setMetadataStatus(.null, encrypted: false, key: AccessEnabler.MetadataOpCode.userMetadata.rawValue, arguments: key))]
-        case .configure, .checkAuthentication, .fetchProfile, .createSession, .poll, .logout, .partnerSession, .partnerSAML,
-            .partnerProfile:
+        case .configure, .checkAuthentication, .fetchProfile, .createSession, .poll, .logout, .partnerSession, .partnerProfile:
             return []
         }
     }

@@ -47,8 +47,14 @@ extension DeviceEngine {
         let id = nextLoginID()
         login = .requestingCode(CodeRequest(id: id, mvpd: mvpd, recoveries: recoveries))
         // v1 cookbook step 2: a device the backend already knows is authenticated gets no new code.
-        // (v2 needs no such call: `POST sessions` itself answers `authorize`.)
-        if settings.profile == .v1 {
+        // (v2 needs no such call: `POST sessions` itself answers `authorize`.) A device that hosts apps
+        // emulates the AccessEnabler, whose local storage alone decides single sign-on (sso.md §3.0): the
+        // backend's token for the device id is not asked for, or apps that share an id but no storage
+        // would sign each other in, which the tech note's table ("SSO on iOS when using the Access
+        // Enabler": separate storage → authenticate once per app), DOC `[OV]` (tvOS NSUserDefaults
+        // "cannot be shared among different applications") and DOC `[UP370]` ("Regular (Adobe) SSO will
+        // not work between … 3.7.0 and … lower than 3.7.0, even for … the same vendor") rule out.
+        if settings.profile == .v1 && settings.sso == nil {
             return enqueue(.checkAuthentication(mvpd: mvpd, login: id))
         }
         return enqueue(.createSession(mvpd: mvpd, login: id))

@@ -1,4 +1,5 @@
 import AccessEnablerAPI
+import RegcodeSupport
 
 /// The poll loop of a pending code: when to poll (the polling contract of ``PollPolicy``), what
 /// each answer means for the loop (``PollOutcome``), the poll log, and how a code ends (expiry,
@@ -14,7 +15,14 @@ extension DeviceEngine {
         let expiry = clock.instant(forEpochMilliseconds: code.expiresEpochMs)
         var actions: [Action] = []
         if announce {
-            actions.append(.emit(.status(.registrationCode, level: .success, message: code.code, extra: ["expires": .int(code.expiresEpochMs)])))
+            if settings.sso?.platform.family == .ios {
+                // The iOS AccessEnabler never shows a code: `setSelectedProvider` leads to `navigateToUrl:` with the
+                // MVPD login page ([CB] §C, access-enabler-api.md `setSelectedProvider`); the page completes the
+                // login and the device fetches the profile as the SDK does after `handleExternalURL:`.
+                actions.append(.emit(.navigateToUrl(loginURL(for: code))))
+            } else {
+                actions.append(.emit(.status(.registrationCode, level: .success, message: code.code, extra: ["expires": .int(code.expiresEpochMs)])))
+            }
         }
         var loop = PollLoop(id: id, code: code, expiry: expiry, recoveries: recoveries)
         guard clock.now < expiry else {
@@ -209,5 +217,22 @@ extension DeviceEngine {
     func pollingMVPD(code: String) -> String? {
         if case .polling(let loop) = login, loop.code.code == code { return loop.code.mvpd ?? snapshot.selectedMVPD }
         return snapshot.selectedMVPD
+    }
+}
+
+extension DeviceEngine {
+    /// The MVPD login URL of `code`, relative to the backend: v2's `authenticate` URL as `sessions` answers it, v1's
+    /// `GET /api/v1/authenticate` with the code (REST v1 "initiate authentication").
+    func loginURL(for code: IssuedCode) -> String {
+        switch settings.profile {
+        case .v2:
+            return "/api/v2/authenticate/\(FormEncoding.pathSegment(settings.requestor))/\(FormEncoding.pathSegment(code.code))"
+        case .v1:
+            var query: [(String, String)] = [("reg_code", code.code), ("requestor_id", settings.requestor)]
+            if let mvpd = code.mvpd { query.append(("mso_id", mvpd)) }
+            query.append(("domain_name", settings.identity.domainName))
+            query.append(("redirect_url", settings.identity.redirectURL))
+            return "/api/v1/authenticate?" + FormEncoding.encode(query)
+        }
     }
 }

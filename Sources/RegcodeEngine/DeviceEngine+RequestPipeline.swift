@@ -21,16 +21,15 @@ extension DeviceEngine {
         case userMetadata(key: JSONValue, name: String, mvpd: String)
         /// `apple`: the profile came from the TV Provider, so the app is told to sign out there too (VSA203).
         case logout(mvpd: String, apple: Bool)
-        /// Apple single sign-on exchange, in three steps (see `DeviceEngine+TVProvider`).
+        /// Apple single sign-on exchange, in two calls around the TV Provider's answer (see `DeviceEngine+TVProvider`).
         case partnerSession(mvpd: String, login: UInt64)
-        case partnerSAML(request: String, provider: String, user: TVProviderUser, mvpd: String, login: UInt64)
         case partnerProfile(samlResponse: String, mvpd: String, login: UInt64)
 
         /// The stage the request log files the call under.
         var stage: RequestStage {
             switch self {
             case .configure: .configuration
-            case .checkAuthentication, .createSession, .partnerSession, .partnerSAML: .session
+            case .checkAuthentication, .createSession, .partnerSession: .session
             case .partnerProfile: .profile
             case .fetchProfile: .profile
             case .poll: .poll
@@ -172,7 +171,7 @@ extension DeviceEngine {
             return clock.now < loop.expiry
         case .authorize, .mediaToken, .preauthorize, .userMetadata, .logout:
             return true
-        case .partnerSession(_, let id), .partnerSAML(_, _, _, _, let id), .partnerProfile(_, _, let id):
+        case .partnerSession(_, let id), .partnerProfile(_, _, let id):
             if case .exchanging(let exchange) = login { return exchange.id == id }
             return false
         }
@@ -226,7 +225,6 @@ extension DeviceEngine {
         case .userMetadata(_, _, let mvpd): .userMetadata(mvpd: mvpd)
         case .logout(let mvpd, _): .logout(mvpd: mvpd)
         case .partnerSession(let mvpd, _): .partnerSession(mvpd: mvpd)
-        case .partnerSAML(let request, let provider, let user, _, _): .partnerAuthenticationResponse(request: request, provider: provider, user: user)
         case .partnerProfile(let saml, let mvpd, _): .partnerProfile(samlResponse: saml, mvpd: mvpd)
         }
     }
@@ -477,8 +475,6 @@ extension DeviceEngine {
             return logoutFinished(result, apple: apple)
         case .partnerSession(let mvpd, let id):
             return partnerSessionFinished(result, mvpd: mvpd, login: id, stage: stage)
-        case .partnerSAML(_, _, _, let mvpd, let id):
-            return partnerSAMLFinished(result, mvpd: mvpd, login: id, stage: stage)
         case .partnerProfile(_, _, let id):
             return partnerProfileFinished(result, login: id, stage: stage)
         }

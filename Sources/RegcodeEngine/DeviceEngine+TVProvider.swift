@@ -124,7 +124,17 @@ extension DeviceEngine {
             guard let provider = tvProvider?.account.providerID, let user = tvProvider?.account.user else {
                 return exchangeFailed(exchange, reason: "the TV Provider account is signed out")
             }
-            return enqueue(.partnerSAML(request: request, provider: provider, user: user, mvpd: mvpd, login: id))
+            // VideoSubscriberAccount's second request (`verificationToken` = Adobe's request): the account's identity
+            // provider answers with `samlAttributeQueryResponse`, which goes to `profiles/sso/Apple` as is.
+            guard let identityProvider = tvProvider?.identityProvider else {
+                return exchangeFailed(exchange, reason: "the TV Provider has no identity provider to answer the SAML request")
+            }
+            guard
+                let saml = identityProvider.response(toRequest: request, provider: provider, user: user, nowMillis: clock.epochMillisecondsNow)
+            else {
+                return exchangeFailed(exchange, reason: "the identity provider could not read the SAML request")
+            }
+            return enqueue(.partnerProfile(samlResponse: saml, mvpd: mvpd, login: id))
         case .success(.alreadyAuthenticated(let held)) where !exchange.completesSetRequestor:
             login = .requestingCode(CodeRequest(id: id, mvpd: held))
             return enqueue(.fetchProfile(mvpd: held, login: id))
@@ -136,18 +146,6 @@ extension DeviceEngine {
             return exchangeFailed(exchange, reason: "the backend did not offer the partner flow")
         case .failure(let failure):
             return exchangeFailed(exchange, reason: FailureMapping.describe(failure))
-        }
-    }
-
-    mutating func partnerSAMLFinished(_ result: Result<BackendResponse, BackendFailure>, mvpd: String, login id: UInt64, stage: Stage) -> [Action] {
-        guard let exchange = exchange(id) else { return [] }
-        switch result {
-        case .success(.samlResponse(let saml)):
-            return enqueue(.partnerProfile(samlResponse: saml, mvpd: mvpd, login: id))
-        case .failure(let failure):
-            return exchangeFailed(exchange, reason: "the identity provider refused: \(FailureMapping.describe(failure))")
-        default:
-            return exchangeFailed(exchange, reason: "the identity provider gave no SAML response")
         }
     }
 

@@ -22,6 +22,8 @@ public enum DeviceEvent: Sendable, Equatable {
     /// The Apple TV Provider picker to present; the argument describes it (`VSAccountPicker`, providers).
     case presentTvProviderDialog(JSONValue)
     case dismissTvProviderDialog(JSONValue)
+    /// `navigateToUrl:` with the MVPD login URL (iOS devices, instead of `status` `REGCODE`).
+    case navigateToUrl(String)
     /// A single sign-on diagnostic (`sso.…`): not an AccessEnabler callback.
     case sso(SSODiagnosticEvent)
 
@@ -50,6 +52,7 @@ public enum DeviceEvent: Sendable, Equatable {
         case .setMetadataStatus: .setMetadataStatus
         case .presentTvProviderDialog: .presentTvProviderDialog
         case .dismissTvProviderDialog: .dismissTvProviderDialog
+        case .navigateToUrl: .navigateToUrl
         case .sso: nil
         }
     }
@@ -85,6 +88,8 @@ public enum DeviceEvent: Sendable, Equatable {
             ["metadata": metadata, "encrypted": .bool(encrypted), "key": .int(key), "arguments": arguments]
         case .presentTvProviderDialog(let viewController), .dismissTvProviderDialog(let viewController):
             ["viewController": viewController]
+        case .navigateToUrl(let url):
+            ["url": .string(url)]
         case .sso(let diagnostic):
             diagnostic.args
         }

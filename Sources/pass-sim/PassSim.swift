@@ -58,8 +58,11 @@ struct PassSim: AsyncParsableCommand {
             left untouched.
 
             Single sign-on (REST v2): Apple partner SSO (sessions/sso/Apple,
-            profiles/sso/Apple; the emulated MVPD IdP is
-            POST /_sim/partner/Apple/authn-response), platform identity
+            profiles/sso/Apple, the MVPD from AP-Partner-Framework-Status; the
+            SAML answer must be signed by the MVPD identity provider key given
+            with --tv-provider-idp-key or per MVPD in --sso-config
+            samlIdentityProviders, e.g. regcoded's x.tv-provider-idp.pem
+            beside its database), platform identity
             (Adobe-Subject-Token, X-Roku-Reserved-Roku-Connect-Token) and
             service tokens (AD-Service-Token). Tokens come from
             POST /_sim/identity/platform-token and /_sim/identity/service-token
@@ -139,6 +142,18 @@ struct PassSim: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Require AP-Partner-Framework-Status on decisions for appleSSO profiles (Adobe only documents it as accepted).")
     var requirePfsOnDecisions = false
+
+    @Option(
+        name: .customLong("tv-provider-idp-key"),
+        help: ArgumentHelp(
+            "PEM public key or certificate (P-256) of the MVPD identity provider that signs Apple SSO SAML answers, for every MVPD without its own (regcoded writes x.tv-provider-idp.pem beside its database).",
+            valueName: "file"
+        )
+    )
+    var tvProviderIdpKey: String?
+
+    @Flag(name: .long, help: "Accept Apple SSO SAML answers not signed by a trusted identity provider (setups from before signed answers; logged).")
+    var acceptUnsignedSaml = false
 
     @Option(name: .long, help: ArgumentHelp("Address to listen on.", valueName: "host:port"))
     var listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8080)
@@ -414,6 +429,21 @@ struct PassSim: AsyncParsableCommand {
                 writeError("pass-sim: cannot read \(path): \(error)")
                 throw ExitCode.failure
             }
+        }
+        if let path = self.tvProviderIdpKey {
+            guard let data = try? Data(contentsOf: URL(fileURLWithPath: path)) else {
+                writeError("pass-sim: cannot read \(path)")
+                throw ExitCode.failure
+            }
+            configuration.samlTrust.defaultKeyPEM = String(decoding: data, as: UTF8.self)
+        }
+        configuration.samlTrust.acceptUnsigned = self.acceptUnsignedSaml
+        if let problem = configuration.samlTrust.problem {
+            writeError("pass-sim: \(problem)")
+            throw ExitCode.failure
+        }
+        if self.acceptUnsignedSaml {
+            logger.warning("--accept-unsigned-saml: Apple SSO SAML answers are accepted without a trusted signature; Adobe would refuse them")
         }
 
         let simulator = PassSimulator(configuration: configuration, logger: logger)

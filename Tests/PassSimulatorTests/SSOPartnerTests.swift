@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import PassSimulator
+import RegcodeEngine
 import Testing
 
 @Suite("SSO: REST v2 partner (Apple)")
@@ -26,9 +27,7 @@ struct SSOPartnerTests {
             let xml = String(decoding: try #require(Data(base64Encoded: request)), as: UTF8.self)
             #expect(xml.contains("samlp:AuthnRequest"))
 
-            let answer = try await client.samlResponse(for: request)
-            #expect(answer.status == .ok, "\(answer.text)")
-            let saml = try #require(try answer.json()["SAMLResponse"] as? String)
+            let saml = try client.samlResponse(for: request)
 
             let created = try await client.partnerProfile(credentials, saml: saml)
             #expect(created.status == .created, "\(created.text)")
@@ -112,12 +111,9 @@ struct SSOPartnerTests {
             let credentials = try await client.credentials()
             func reason(_ reply: Reply) throws -> String? { try reply.json()["reasonType"] as? String }
             // Spectrum is only in Apple's picker.
-            let picker = try await client.partnerSession(
-                credentials,
-                pfs: Client.pfs(provider: "Spectrum"),
-                fields: "mvpd=Spectrum&domainName=adobe.com&redirectUrl=https%3A%2F%2Fadobe.com"
-            )
+            let picker = try await client.partnerSession(credentials, pfs: Client.pfs(provider: "Spectrum"))
             #expect(try reason(picker) == "configuration_fallback", "\(picker.text)")
+            #expect(try picker.json()["mvpd"] as? String == "Spectrum")
             #expect(try picker.json()["actionName"] as? String == "authenticate")
             // Not an Apple device.
             #expect(try reason(try await client.partnerSession(credentials, deviceInfo: Client.androidDeviceInfo)) == "configuration_fallback")
@@ -137,7 +133,7 @@ struct SSOPartnerTests {
     @Test func v2_partner_fallbacks_missingParameters() async throws {
         try await Harness().run { client in
             let credentials = try await client.credentials()
-            let reply = try await client.partnerSession(credentials, fields: "mvpd=Comcast_SSO&domainName=adobe.com")
+            let reply = try await client.partnerSession(credentials, fields: "domainName=adobe.com")
             #expect(reply.status == .ok, "\(reply.text)")
             let body = try reply.json()
             #expect(body["actionName"] as? String == "resume")
@@ -146,12 +142,7 @@ struct SSOPartnerTests {
             #expect(body["missingParameters"] as? [String] == ["redirectUrl"])
             let code = try #require(body["code"] as? String)
             #expect(body["url"] as? String == "/api/v2/REF30/sessions/\(code)")
-            // A missing MVPD is a basic validation error.
-            try expectEnhancedError(
-                try await client.partnerSession(credentials, fields: "domainName=adobe.com&redirectUrl=x"),
-                status: .badRequest,
-                code: "invalid_parameter_mvpd"
-            )
+            #expect(body["mvpd"] as? String == "Comcast_SSO")
         }
     }
 
@@ -259,17 +250,64 @@ struct SSOPartnerTests {
         }
     }
 
-    @Test func theIdPRefusesUnknownRequestsAndOtherProviders() async throws {
+    /// Adobe's body has no `mvpd`: the MVPD is the PFS provider's. An `mvpd` field is not Adobe's and changes nothing.
+    @Test func v2_partner_mvpdComesFromThePFSProvider() async throws {
+        try await Harness().run { client in
+            let credentials = try await client.credentials()
+            let ignored = try await client.partnerSession(credentials, fields: "mvpd=Cablevision&" + Client.partnerFields)
+            #expect(try ignored.json()["mvpd"] as? String == "Comcast_SSO", "\(ignored.text)")
+            #expect(try ignored.json()["actionName"] as? String == "partner_profile")
+            // A provider no MVPD maps from: the basic flow without an MVPD (resume for it).
+            let unknown = try await client.partnerSession(credentials, pfs: Client.pfs(provider: "NoSuchProvider"))
+            let body = try unknown.json()
+            #expect(body["reasonType"] as? String == "pfs_fallback", "\(unknown.text)")
+            #expect(body["actionName"] as? String == "resume")
+            #expect(body["missingParameters"] as? [String] == ["mvpd"])
+            #expect(body["mvpd"] == nil)
+        }
+    }
+
+    /// Only answers signed by the identity provider trusted for the MVPD are exchanged.
+    @Test func v2_partner_untrustedIdentityProviderIsRefused() async throws {
         try await Harness().run { client in
             let credentials = try await client.credentials()
             let session = try await client.partnerSession(credentials)
             let request = try #require((try session.json()["authenticationRequest"] as? [String: Any])?["request"] as? String)
-            let mismatch = try await client.samlResponse(for: request, provider: "Spectrum")
-            #expect(mismatch.status == .badRequest)
-            #expect(try mismatch.json()["error"] as? String == "provider_mismatch")
-            let unknown = try await client.samlResponse(for: Data("<samlp:AuthnRequest ID=\"_nope\"/>".utf8).base64EncodedString())
-            #expect(unknown.status == .badRequest)
-            #expect(try unknown.json()["error"] as? String == "unknown_request")
+            let stranger = try client.samlResponse(for: request, identityProvider: TVProviderIdentityProvider())
+            try expectEnhancedError(try await client.partnerProfile(credentials, saml: stranger), status: .badRequest, code: "invalid_parameter_saml_response")
+            // Signed by the trusted key but issued by another provider than the request's MVPD maps from.
+            let otherProvider = try client.samlResponse(for: request, provider: "Spectrum")
+            try expectEnhancedError(
+                try await client.partnerProfile(credentials, saml: otherProvider),
+                status: .badRequest,
+                code: "invalid_parameter_saml_response"
+            )
+            #expect(try await client.partnerProfile(credentials, saml: try client.samlResponse(for: request)).status == .created)
+        }
+    }
+
+    @Test func v2_partner_perMVPDKeyAndUnsignedAcceptance() async throws {
+        let comcast = TVProviderIdentityProvider()
+        try await Harness {
+            $0.samlTrust.keyPEMByMVPD["Comcast_SSO"] = comcast.publicKeyPEM
+        }.run { client in
+            let credentials = try await client.credentials()
+            let session = try await client.partnerSession(credentials)
+            let request = try #require((try session.json()["authenticationRequest"] as? [String: Any])?["request"] as? String)
+            // The MVPD's own key replaces the default one.
+            try expectEnhancedError(
+                try await client.partnerProfile(credentials, saml: try client.samlResponse(for: request)),
+                status: .badRequest,
+                code: "invalid_parameter_saml_response"
+            )
+            #expect(try await client.partnerProfile(credentials, saml: try client.samlResponse(for: request, identityProvider: comcast)).status == .created)
+        }
+        try await Harness {
+            $0.samlTrust = SAMLTrust()
+            $0.samlTrust.acceptUnsigned = true
+        }.run { client in
+            let credentials = try await client.credentials()
+            #expect(try await client.partnerProfile(credentials, saml: try await client.partnerSAML(credentials)).status == .created)
         }
     }
 

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Hummingbird
+import RegcodeEngine
 import Testing
 
 /// Requests and headers of the single sign-on tests.
@@ -33,7 +34,11 @@ extension Client {
         return headers
     }
 
-    static let partnerFields = "mvpd=Comcast_SSO&domainName=adobe.com&redirectUrl=https%3A%2F%2Fadobe.com"
+    /// Adobe's partner session body: no `mvpd` (it comes from the PFS provider).
+    static let partnerFields = "domainName=adobe.com&redirectUrl=https%3A%2F%2Fadobe.com"
+
+    /// The MVPD identity provider the test backend trusts (regcoded's TV Provider emulation).
+    static let identityProvider = TVProviderIdentityProvider()
 
     /// `POST /api/v2/REF30/sessions/sso/{partner}`.
     func partnerSession(
@@ -48,11 +53,21 @@ extension Client {
         return try await self.form(.post, "/api/v2/REF30/sessions/sso/\(partner)", headers: headers, fields: fields)
     }
 
-    /// The emulated IdP's `SAMLResponse` for an authentication request.
-    func samlResponse(for authenticationRequest: String, provider: String = "Comcast", userID: String = "jane") async throws -> Reply {
-        try await self.jsonPost(
-            "/_sim/partner/Apple/authn-response",
-            #"{"authenticationRequest":"\#(authenticationRequest)","provider":"\#(provider)","user":{"userID":"\#(userID)","householdID":"hh-\#(userID)","zip":"10001"}}"#
+    /// The identity provider's `SAMLResponse` for an authentication request, as VideoSubscriberAccount hands it to
+    /// the app (signed by `identityProvider`, by default the one the backend trusts).
+    func samlResponse(
+        for authenticationRequest: String,
+        provider: String = "Comcast",
+        userID: String = "jane",
+        identityProvider: TVProviderIdentityProvider = Client.identityProvider
+    ) throws -> String {
+        try #require(
+            identityProvider.response(
+                toRequest: authenticationRequest,
+                provider: provider,
+                user: TVProviderUser(userID: userID, householdID: "hh-\(userID)", zip: "10001"),
+                nowMillis: self.nowMillis
+            )
         )
     }
 
@@ -80,9 +95,7 @@ extension Client {
         let body = try session.json()
         #expect(body["actionName"] as? String == "partner_profile", "\(session.text)")
         let request = try #require((body["authenticationRequest"] as? [String: Any])?["request"] as? String)
-        let answer = try await self.samlResponse(for: request, userID: userID)
-        #expect(answer.status == .ok, "\(answer.text)")
-        return try #require(try answer.json()["SAMLResponse"] as? String)
+        return try self.samlResponse(for: request, userID: userID)
     }
 
     func platformToken(sub: String, did: String = "roku-device", ttl: Int? = nil) async throws -> String {

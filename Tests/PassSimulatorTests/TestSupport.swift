@@ -21,6 +21,8 @@ struct Harness {
         // Every in-process request comes from the same (unknown) address, so tests throttle per device unless they
         // test address keying.
         configuration.throttleKey = .device
+        // Partner SAML answers come from the TV Provider's identity provider, which the backend trusts.
+        configuration.samlTrust.defaultKeyPEM = Client.identityProvider.publicKeyPEM
         configure(&configuration)
         self.clock = clock
         var quiet = Logger(label: "pass-sim-test")
@@ -31,7 +33,7 @@ struct Harness {
     func run(_ test: @Sendable (Client) async throws -> Void) async throws {
         let app = self.simulator.makeApplication(host: "127.0.0.1", port: 0)
         try await app.test(.router) { client in
-            try await test(Client(client: client))
+            try await test(Client(client: client, clock: self.clock))
         }
     }
 }
@@ -67,6 +69,10 @@ struct Credentials: Sendable {
 
 struct Client: Sendable {
     let client: any TestClientProtocol
+    /// The simulator's clock, for what the test signs (SAML answers); nil: the wall clock.
+    var clock: ManualClock? = nil
+
+    var nowMillis: Int64 { clock?.epochMillisecondsNow ?? Int64(Date().timeIntervalSince1970 * 1000) }
 
     static let deviceInfo = Data(
         #"{"primaryHardwareType":"SetTopBox","model":"AppleTV","manufacturer":"Apple","osName":"tvOS","osVendor":"Apple","osVersion":"17.2"}"#

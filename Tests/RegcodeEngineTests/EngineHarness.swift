@@ -28,10 +28,12 @@ struct EngineHarness {
         snapshot: DeviceSnapshot = DeviceSnapshot(),
         seed: UInt64 = 42,
         profile: APIProfile = .v2,
-        signingKeys: SigningKeys? = nil
+        signingKeys: SigningKeys? = nil,
+        sso: DeviceSSOSettings? = nil
     ) {
         clock = ManualClock()
         var settings = DeviceSettings(name: "stb-1", requestor: "REF30")
+        settings.sso = sso
         settings.profile = profile
         settings.softwareStatement = profile == .v1 && signingKeys != nil ? nil : Self.statement
         settings.signingKeys = signingKeys

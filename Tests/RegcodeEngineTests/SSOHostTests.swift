@@ -33,7 +33,7 @@ import Testing
 
     @Test func aStoredProfileIsSharedWithinTheDomainAndIgnoredAcrossDeviceIDs() {
         var host = Self.host()
-        let stored = host.engineHolds(Self.profile, app: 0)
+        let stored = host.engineHolds(Self.profile, app: 0, backend: .v1)
         #expect(stored)
         #expect(host.tokens.count == 1)
         let (forB, eventsB) = host.lookup(app: 1, configuredMVPDs: ["Comcast_SSO"], backend: .v1, now: 0)
@@ -50,21 +50,38 @@ import Testing
 
     @Test func logoutEmptiesTheDomainAndNamesTheAppsThatHeldIt() {
         var host = Self.host()
-        _ = host.engineHolds(Self.profile, app: 0)
-        _ = host.engineHolds(Self.profile, app: 1)  // took A's token over: nothing new is stored
+        _ = host.engineHolds(Self.profile, app: 0, backend: .v1)
+        _ = host.engineHolds(Self.profile, app: 1, backend: .v1)  // took A's token over: nothing new is stored
         #expect(host.tokens.count == 1)
         #expect(host.logout(app: 0) == [1])
         #expect(host.tokens.isEmpty)
         #expect(host.heldProfile(of: 1) == nil)
     }
 
+    /// REST v2: each app's profile belongs to its own client, so a second app's login in the same domain stores a
+    /// second token instead of replacing the first app's.
+    @Test func v2AppsOfOneVendorKeepTheirOwnTokens() {
+        var host = Self.host()
+        let profileB = AuthProfile(mvpd: "Comcast_SSO", userID: "u", expiresEpochMs: 20_000)
+        _ = host.engineHolds(Self.profile, app: 0, backend: .v2)
+        _ = host.engineHolds(profileB, app: 1, backend: .v2)
+        #expect(host.tokens.map(\.creatorAppID) == ["A", "B"])
+        #expect(host.lookup(app: 0, configuredMVPDs: ["Comcast_SSO"], backend: .v2, now: 0).0.token.map { host.sharedToken(for: $0)?.profile } == Self.profile)
+        #expect(host.lookup(app: 1, configuredMVPDs: ["Comcast_SSO"], backend: .v2, now: 0).0.token.map { host.sharedToken(for: $0)?.profile } == profileB)
+        // On v1 the bucket has no app: the newer login replaces the token both apps share.
+        var v1 = Self.host()
+        _ = v1.engineHolds(Self.profile, app: 0, backend: .v1)
+        _ = v1.engineHolds(profileB, app: 1, backend: .v1)
+        #expect(v1.tokens.map(\.creatorAppID) == ["B"])
+    }
+
     @Test func aDroppedProfileTakesItsTokenOut() {
         var host = Self.host()
-        _ = host.engineHolds(Self.profile, app: 0)
-        let dropped = host.engineHolds(nil, app: 0)
+        _ = host.engineHolds(Self.profile, app: 0, backend: .v1)
+        let dropped = host.engineHolds(nil, app: 0, backend: .v1)
         #expect(dropped)
         #expect(host.tokens.isEmpty)
-        let again = host.engineHolds(nil, app: 0)
+        let again = host.engineHolds(nil, app: 0, backend: .v1)
         #expect(!again, "nothing changes twice")
     }
 
@@ -75,7 +92,7 @@ import Testing
             return app
         }
         var host = Self.host(old)
-        _ = host.engineHolds(Self.profile, app: 0)
+        _ = host.engineHolds(Self.profile, app: 0, backend: .v1)
         let (events, status, cleared) = host.setRequestor(app: 1)
         #expect(events == [.tokenWiped(owner: "A", domain: "team:T1", mvpd: "Comcast_SSO", reason: .deviceIdMismatch)])
         #expect(status == nil)
@@ -90,7 +107,7 @@ import Testing
             return app
         }
         var host = Self.host(apps)
-        _ = host.engineHolds(Self.profile, app: 0)
+        _ = host.engineHolds(Self.profile, app: 0, backend: .v1)
         host.reinstallVendor(of: 0)
         let (events, status, cleared) = host.setRequestor(app: 0)
         #expect(status?.id == .deviceIdChanged)
@@ -101,8 +118,8 @@ import Testing
 
     @Test func explainSaysWhyForEveryToken() {
         var host = Self.host()
-        _ = host.engineHolds(Self.profile, app: 2)
-        _ = host.engineHolds(Self.profile, app: 0)
+        _ = host.engineHolds(Self.profile, app: 2, backend: .v1)
+        _ = host.engineHolds(Self.profile, app: 0, backend: .v1)
         let explanation = host.explain(app: 1, configuredMVPDs: ["Comcast_SSO"], backend: .v1, now: 0)
         #expect(explanation.domain == .team("T1"))
         #expect(explanation.faithful)

@@ -27,9 +27,10 @@ extension EndToEnd {
                 devices: Int = 1,
                 extraArguments: [String] = [],
                 simulatorArguments: [String] = [],
-                wire: BackendWire = .http
+                wire: BackendWire = .http,
+                directory: TemporaryDirectory? = nil
             ) async throws -> Lab {
-                let directory = try TemporaryDirectory()
+                let directory = try directory ?? TemporaryDirectory()
                 let backend = try await PassSimProcess.start(simulatorArguments, wire: wire)
                 let daemon = try Self.startDaemon(directory: directory, backend: backend, devices: devices, extraArguments: extraArguments)
                 let lab = Lab(directory: directory, backend: backend, daemon: daemon)

@@ -1,8 +1,12 @@
 import ControlSocket
 import Foundation
+import RegcodeEngine
 import RegcodeSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -35,7 +39,25 @@ extension EndToEnd {
                 \(tvProvider)
                 \(apps)
                 """.write(toFile: config, atomically: true, encoding: .utf8)
-                return try await Lab.start(extraArguments: ["--config", config], simulatorArguments: ["--no-throttle"], wire: wire)
+                // How a lab hands a separately started pass-sim the TV Provider's identity provider: the key regcoded
+                // keeps beside its database, made beforehand, and its public half given to pass-sim.
+                let directory = try TemporaryDirectory()
+                let publicKey = try provisionIdentityProvider(in: directory)
+                return try await Lab.start(
+                    extraArguments: ["--config", config],
+                    simulatorArguments: ["--no-throttle", "--tv-provider-idp-key", publicKey],
+                    wire: wire,
+                    directory: directory
+                )
+            }
+
+            /// Writes `regcoded.tv-provider-idp.key` where the lab's database goes; returns the public key's file.
+            static func provisionIdentityProvider(in directory: TemporaryDirectory) throws -> String {
+                let identityProvider = TVProviderIdentityProvider()
+                try identityProvider.privateKeyPEM.write(toFile: directory.path("regcoded.tv-provider-idp.key"), atomically: true, encoding: .utf8)
+                let publicKey = directory.path("idp-public.pem")
+                try identityProvider.publicKeyPEM.write(toFile: publicKey, atomically: true, encoding: .utf8)
+                return publicKey
             }
 
             func call(_ method: String, _ extra: [String: JSONValue] = [:]) async throws -> JSONValue {
@@ -115,6 +137,56 @@ extension EndToEnd {
                 _ = try await tv.afterCall("logout", until: Self.authStatus)
                 #expect(try await tv.afterCall("setRequestor", until: Self.complete) == ["setRequestorComplete(1)"])
                 #expect(try await tv.afterCall("checkAuthentication", until: Self.authStatus) == ["setAuthenticationStatus(0)"])
+            }
+        }
+
+        /// The embedded simulator trusts the daemon's TV Provider identity provider by itself, with no `/_sim` route
+        /// in the exchange; the key is kept beside the database for a separately started pass-sim.
+        @Test func apple_embeddedSimulator_trustsTheDaemonsIdentityProvider() async throws {
+            let directory = try TemporaryDirectory()
+            let config = directory.path("regcoded.yaml")
+            try """
+            fleets:
+              - name: tv
+                count: 1
+                scenario: idle
+                tv_provider:
+                  provider: Comcast
+                  user_id: alice
+                  access: granted
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+            let socket = directory.path("regcoded.sock")
+            let daemon = try ChildProcess(
+                "regcoded",
+                [
+                    "--config", config, "--database", directory.path("regcoded.sqlite"), "--socket", socket,
+                    "--simulator-listen", "127.0.0.1:0", "--no-print-codes", "--log-level", "info",
+                ]
+            )
+            defer { daemon.signal(SIGTERM) }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while await SecondDaemonTests.devices(at: socket) != 1 && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            try #require(await SecondDaemonTests.devices(at: socket) == 1, "regcoded did not start: \(daemon.text)")
+            let key = directory.path("regcoded.tv-provider-idp.key")
+            let attributes = try FileManager.default.attributesOfItem(atPath: key)
+            #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+            let publicKey = try String(contentsOfFile: directory.path("regcoded.tv-provider-idp.pem"), encoding: .utf8)
+            #expect(publicKey.contains("BEGIN PUBLIC KEY"))
+
+            try await ControlClient.withConnection(to: socket) { client in
+                _ = try await client.call(method: "subscribe", params: ["devices": [.string(TV.device)]])
+                var events = client.notifications.makeAsyncIterator()
+                _ = try await client.call(method: "setRequestor", params: ["device": .string(TV.device)])
+                let complete = await DaemonEndToEndTests.nextEvent(&events) { $0["name"] == "setRequestorComplete" }
+                #expect(complete?["args"]?["status"] == 1)
+                _ = try await client.call(method: "checkAuthentication", params: ["device": .string(TV.device)])
+                let status = await DaemonEndToEndTests.nextEvent(&events) { $0["name"] == "setAuthenticationStatus" }
+                #expect(status?["args"]?["status"] == 1, "the silent exchange signed the app in")
+                _ = try await client.call(method: "getMetadata", params: ["device": .string(TV.device), "opCode": 3, "user_metadata_name": "tokenSource"])
+                let metadata = await DaemonEndToEndTests.nextEvent(&events) { $0["name"] == "setMetadataStatus" }
+                #expect(metadata?["args"]?["metadata"] == "Apple")
             }
         }
 

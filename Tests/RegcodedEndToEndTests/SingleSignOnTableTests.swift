@@ -104,10 +104,22 @@ extension EndToEnd {
                         let code = try #require(event["args"]?["statusDictionary"]?["message"]?.stringValue)
                         #expect(try await lab.approve(code) == 200)
                     }
+                    // An iOS device shows no code: the login page it navigates to carries it.
+                    if event["name"] == "navigateToUrl" {
+                        let url = try #require(event["args"]?["url"]?.stringValue)
+                        #expect(try await lab.approve(try #require(Self.code(inLoginURL: url))) == 200)
+                    }
                     if event["name"] == "setAuthenticationStatus" { break }
                 }
                 _ = await next(app)  // authenticationDetection tracking
                 return seen
+            }
+
+            /// The code of a login URL: v1's `reg_code` parameter, or v2's last path segment.
+            static func code(inLoginURL url: String) -> String? {
+                guard let components = URLComponents(string: url) else { return nil }
+                if let code = components.queryItems?.first(where: { $0.name == "reg_code" })?.value { return code }
+                return components.path.split(separator: "/").last.map(String.init)
             }
 
             mutating func setRequestor(_ app: String) async throws -> [String] {
@@ -171,7 +183,10 @@ extension EndToEnd {
 
         static let authenticated = "setAuthenticationStatus(1)"
         static let notAuthenticated = "setAuthenticationStatus(0)"
-        static let loginEvents = ["sendTrackingData(mvpdSelection)", "status(REGCODE)", authenticated]
+        /// A second-screen login of an iOS app (the default platform here): the login page, no code shown.
+        static let loginEvents = ["sendTrackingData(mvpdSelection)", "navigateToUrl", authenticated]
+        /// The same on tvOS: the registration code.
+        static let tvOSLoginEvents = ["sendTrackingData(mvpdSelection)", "status(REGCODE)", authenticated]
 
         // MARK: The table
 
@@ -270,10 +285,16 @@ extension EndToEnd {
         @Test func tvOSLegacy_NSUserDefaults_noSharing() async throws {
             try await Self.withTwoApps(platform: "tvos", ("com.x.y.AppA", "T1", "2.5"), ("com.x.y.AppB", "T1", "2.5")) { apps in
                 _ = try await apps.setRequestor("A")
-                #expect(try await apps.logIn("A") == Self.loginEvents)
+                #expect(try await apps.logIn("A") == Self.tvOSLoginEvents)
                 _ = try await apps.setRequestor("B")
                 #expect(try await apps.checkAuthentication("B") == [Self.notAuthenticated])
                 #expect(try await apps.explain("B")["domain"] == "app:com.x.y.AppB")
+                // Like R3: B authenticates once itself, with its own code, although the device ids are equal.
+                let before = try await apps.loginRequests()
+                #expect(try await apps.logIn("B") == Self.tvOSLoginEvents)
+                #expect(try await apps.loginRequests() > before, "B asked for a code of its own")
+                #expect(try await apps.checkAuthentication("A") == [Self.authenticated])
+                #expect(try await apps.checkAuthentication("B") == [Self.authenticated])
             }
         }
 
@@ -285,6 +306,12 @@ extension EndToEnd {
                 #expect(try await apps.checkAuthentication("B") == [Self.notAuthenticated])
                 #expect(try await apps.explain("A")["domain"] == "keychain:T1:v30")
                 #expect(try await apps.explain("B")["domain"] == "keychain:T1:v37")
+                // Like R3 (DOC `[UP370]`): B authenticates itself, with its own code.
+                let before = try await apps.loginRequests()
+                #expect(try await apps.logIn("B") == Self.loginEvents)
+                #expect(try await apps.loginRequests() > before, "B asked for a code of its own")
+                #expect(try await apps.checkAuthentication("A") == [Self.authenticated])
+                #expect(try await apps.checkAuthentication("B") == [Self.authenticated])
             }
         }
 
@@ -297,6 +324,17 @@ extension EndToEnd {
                 _ = try await apps.setRequestor("B")
                 #expect(try await apps.checkAuthentication("B") == ["sso.tokenIgnored", Self.notAuthenticated])
                 #expect(try await apps.explain("B")["candidates"]?.arrayValue?.first?["reason"] == "boundToOtherClient")
+                // B logs in with its own client; A's token stays: both apps keep their own login.
+                #expect(try await apps.logIn("B") == ["sso.tokenIgnored"] + Self.loginEvents)
+                #expect(try await apps.checkAuthentication("A") == [Self.authenticated])
+                #expect(try await apps.checkAuthentication("B") == ["sso.tokenIgnored", Self.authenticated])
+                let owners = try await apps.tokens().compactMap { $0["owner"]?.stringValue }
+                #expect(owners.sorted() == ["A", "B"])
+                // Each app is authorized with its own profile.
+                try await apps.call("checkAuthorization", "A", ["resource": "Live"])
+                #expect(await apps.next("A").map(TwoApps.label) == "setToken")
+                try await apps.call("checkAuthorization", "B", ["resource": "Live"])
+                #expect(await apps.next("B").map(TwoApps.label) == "setToken")
             }
         }
     }

@@ -10,11 +10,16 @@ import Foundation
 /// REST v2 partner (Apple) single sign-on: `POST /api/v2/{sp}/sessions/sso/{partner}` and
 /// `POST /api/v2/{sp}/profiles/sso/{partner}` (sso.md §2.4, §3.3).
 ///
-/// Basic validation (token, service provider, partner, headers, form, MVPD and integration) fails with an enhanced
-/// error, as for basic sessions. Partner validation falls back to the basic flow on `sessions/sso`, checked in this
-/// order: the integration or MVPD not set up for the device's Apple platform → `configuration_fallback`; PFS header
-/// missing or not allowing partner SSO → `pfs_fallback`; `domainName`/`redirectUrl` missing →
-/// `missing_parameters_fallback` (resume). On `profiles/sso` a bad PFS header is an error.
+/// Neither request carries an MVPD (`[API-SSOREQ]`, `[API-SSOPROF]`, the OAS): `sessions/sso` takes it from
+/// `AP-Partner-Framework-Status` (the MVPD whose `platformMappingId` is the provider id), `profiles/sso` from the
+/// partner request the SAML answers. An `mvpd` form field is not Adobe's and is ignored.
+///
+/// Basic validation (token, service provider, partner, headers, form, the PFS provider's MVPD and integration) fails
+/// with an enhanced error, as for basic sessions. Partner validation falls back to the basic flow on `sessions/sso`,
+/// checked in this order: no provider that maps to an MVPD → `pfs_fallback` (a code without an MVPD); the integration
+/// or MVPD not set up for the device's Apple platform → `configuration_fallback`; PFS header otherwise not allowing
+/// partner SSO → `pfs_fallback`; `domainName`/`redirectUrl` missing → `missing_parameters_fallback` (resume). On
+/// `profiles/sso` a bad PFS header is an error.
 struct PartnerRoutes: Sendable {
     let routes: V2Routes
 
@@ -42,7 +47,23 @@ struct PartnerRoutes: Sendable {
         let info = try self.routes.deviceInfo(request)
         try self.routes.requireForm(request)
         let fields = try await FormData.fields(of: request, context: context)
-        guard let mvpd = try await self.routes.mvpdParameter(fields, serviceProvider: sp) else { throw EnhancedError.invalidMVPD }
+        guard let mvpd = self.routes.pfsMVPD(request) else {
+            // No provider to take the MVPD from (Adobe's sample: `denied` with an empty provider): the basic flow.
+            let problem = await self.routes.pfsProblem(request, mvpd: nil)
+            return try self.fallback(
+                "pfs_fallback",
+                request,
+                context: context,
+                sp: sp,
+                device: device,
+                clientId: clientId,
+                mvpd: nil,
+                fields: fields,
+                info: info,
+                log: ["sp": .string(sp), "partner": .string(partner), "pfs.problem": .string(problem?.rawValue ?? "none")]
+            )
+        }
+        try await self.routes.checkMVPD(mvpd, serviceProvider: sp)
         let settings = self.state.withLock { $0.integrationSettings(serviceProvider: sp, mvpd: mvpd) }
         var log: Logger.Metadata = ["sp": .string(sp), "mvpd": .string(mvpd), "partner": .string(partner)]
 
@@ -80,32 +101,18 @@ struct PartnerRoutes: Sendable {
         }
 
         if let fallback {
-            let creation = self.routes.startSession(
+            return try self.fallback(
+                fallback,
                 request,
                 context: context,
-                serviceProvider: sp,
+                sp: sp,
                 device: device,
                 clientId: clientId,
                 mvpd: mvpd,
                 fields: fields,
-                deviceInfo: info
+                info: info,
+                log: log
             )
-            guard case .created(let session) = creation else {
-                // Unreachable: the device has no profile for the MVPD (checked above) and partner sessions carry no
-                // SSO subjects.
-                throw HTTPError(.internalServerError)
-            }
-            var body = V2Routes.sessionResponse(session)
-            body.reasonType = fallback
-            if fallback == "missing_parameters_fallback" {
-                body.actionName = "resume"
-                body.actionType = "direct"
-                body.missingParameters = session.missingParameters
-                body.url = "/api/v2/\(sp)/sessions/\(session.code)"
-            }
-            log["code"] = .string(session.code)
-            context.logger.info("partner session fell back to the basic flow", metadata: log.merging(["reason": .string(fallback)]) { $1 })
-            return try JSONBody.response(.ok, body)
         }
 
         let partnerRequest = self.state.withLock {
@@ -134,6 +141,50 @@ struct PartnerRoutes: Sendable {
         return try JSONBody.response(.ok, body)
     }
 
+    /// A basic session instead of the partner flow, answered as `authenticate` (or `resume` when parameters are
+    /// missing) with `reasonType` `reason`.
+    private func fallback(
+        _ reason: String,
+        _ request: Request,
+        context: SimulatorRequestContext,
+        sp: String,
+        device: String,
+        clientId: String,
+        mvpd: String?,
+        fields: [String: String],
+        info: DeviceInfo?,
+        log: Logger.Metadata
+    ) throws -> Response {
+        let creation = self.routes.startSession(
+            request,
+            context: context,
+            serviceProvider: sp,
+            device: device,
+            clientId: clientId,
+            mvpd: mvpd,
+            fields: fields,
+            deviceInfo: info
+        )
+        guard case .created(let session) = creation else {
+            // Unreachable: the device has no profile for the MVPD (checked before) and partner sessions carry no SSO
+            // subjects.
+            throw HTTPError(.internalServerError)
+        }
+        var body = V2Routes.sessionResponse(session)
+        body.reasonType = reason
+        if !session.missingParameters.isEmpty {
+            body.actionName = "resume"
+            body.actionType = "direct"
+            body.missingParameters = session.missingParameters
+            body.url = "/api/v2/\(sp)/sessions/\(session.code)"
+        }
+        var log = log
+        log["code"] = .string(session.code)
+        log["reason"] = .string(reason)
+        context.logger.info("partner session fell back to the basic flow", metadata: log)
+        return try JSONBody.response(.ok, body)
+    }
+
     @Sendable func createPartnerProfile(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         let (clientId, sp) = try await self.routes.authorize(request, context: context)
         _ = try self.partner(context)
@@ -142,21 +193,25 @@ struct PartnerRoutes: Sendable {
         try self.routes.requireForm(request)
         let fields = try await FormData.fields(of: request, context: context)
         let samlResponse = V2Routes.nonEmpty(fields["SAMLResponse"])
-        // The MVPD the PFS provider must match: the `mvpd` parameter when sent, else the one of the request answered.
-        var mvpd = try await self.routes.mvpdParameter(fields, serviceProvider: sp)
-        if mvpd == nil, let samlResponse { mvpd = try self.state.withLock { try $0.unverifiedPartnerMVPD(samlResponse) } }
+        // The MVPD the PFS provider must match: the one of the partner request the answer is for.
+        let mvpd = samlResponse.flatMap { saml in self.state.withLock { $0.unverifiedPartnerMVPD(saml) } }
         if let problem = await self.routes.pfsProblem(request, mvpd: mvpd) {
             context.logger.info("partner profile refused: PFS", metadata: ["sp": .string(sp), "pfs.problem": .string(problem.rawValue)])
             throw problem.error
         }
         guard let samlResponse,
-            let answer = try self.state.withLock({
-                try $0.verifiedPartnerAnswer(samlResponse, serviceProvider: sp, deviceIdentifier: device, clientId: clientId)
-            }),
-            mvpd == nil || mvpd == answer.request.mvpd
+            let answer = self.state.withLock({
+                $0.verifiedPartnerAnswer(samlResponse, serviceProvider: sp, deviceIdentifier: device, clientId: clientId)
+            })
         else {
             context.logger.info("partner profile refused: SAMLResponse", metadata: ["sp": .string(sp)])
             throw EnhancedError.invalidSAMLResponse
+        }
+        if answer.trust == .acceptedUnsigned {
+            context.logger.warning(
+                "partner profile: SAML answer not signed by a trusted identity provider, accepted (--accept-unsigned-saml)",
+                metadata: ["sp": .string(sp), "mvpd": .string(answer.request.mvpd)]
+            )
         }
         try await self.routes.checkMVPD(answer.request.mvpd, serviceProvider: sp)
         let degraded = self.state.withLock { $0.integrationSettings(serviceProvider: sp, mvpd: answer.request.mvpd) }.degraded

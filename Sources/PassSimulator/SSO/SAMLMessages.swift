@@ -7,13 +7,14 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The SAML messages of partner SSO: the request pass-sim hands to the partner, and the answer its emulated MVPD IdP
-/// gives back.
+/// The SAML messages of partner SSO: the request pass-sim hands to the partner, and the MVPD identity provider's
+/// answer the app brings back (written by regcoded's TV Provider, `TVProviderIdentityProvider`).
 ///
-/// Not XML-DSig: the IdP signs the exact bytes of the `<saml:Assertion>` element with HMAC-SHA256 under a key only the
-/// simulator holds (kept in its state) and puts the code in a `<sim:Signature>` sibling. Any change inside the
-/// assertion, or an assertion pass-sim did not issue, fails verification. Parsing is by exact element names, enough
-/// for the messages pass-sim itself writes.
+/// Not XML-DSig: no package this project depends on canonicalises or signs XML, so the messages are written and read
+/// by hand. The identity provider signs the exact bytes of the `<saml:Assertion>` element with ECDSA P-256/SHA-256
+/// and carries the DER signature in a `<tvp:Signature>` sibling; pass-sim verifies it with the key it trusts for the
+/// MVPD (``SAMLTrust``). Any change inside the assertion fails verification. Parsing is by exact element names, enough
+/// for the messages of this pair.
 enum SAMLMessages {
     /// The claims of a verified answer.
     struct Assertion: Sendable, Equatable {
@@ -46,58 +47,29 @@ enum SAMLMessages {
         return Self.attribute("ID", inTag: tag)
     }
 
-    /// Base64 of a signed SAML `Response` to request `requestId`.
-    static func response(
-        requestId: String,
-        issuer: String,
-        audience: String,
-        nameId: String,
-        attributes: [(String, String)],
-        now: Int64,
-        notOnOrAfter: Int64,
-        key: SymmetricKey
-    ) -> String {
-        let values = attributes.map { name, value in
-            #"<saml:Attribute Name="\#(HTML.escape(name))"><saml:AttributeValue>\#(HTML.escape(value))</saml:AttributeValue></saml:Attribute>"#
-        }.joined()
-        let assertion =
-            #"<saml:Assertion ID="_\#(UUID().uuidString.lowercased())" Version="2.0" IssueInstant="\#(Self.instant(now))">"#
-            + "<saml:Issuer>\(HTML.escape(issuer))</saml:Issuer>"
-            + "<saml:Subject><saml:NameID>\(HTML.escape(nameId))</saml:NameID>"
-            + #"<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer">"#
-            + #"<saml:SubjectConfirmationData InResponseTo="\#(requestId)" NotOnOrAfter="\#(Self.instant(notOnOrAfter))"/>"#
-            + "</saml:SubjectConfirmation></saml:Subject>"
-            + #"<saml:Conditions NotBefore="\#(Self.instant(now))" NotOnOrAfter="\#(Self.instant(notOnOrAfter))">"#
-            + "<saml:AudienceRestriction><saml:Audience>\(HTML.escape(audience))</saml:Audience></saml:AudienceRestriction>"
-            + "</saml:Conditions>"
-            + "<saml:AttributeStatement>\(values)</saml:AttributeStatement>"
-            + "</saml:Assertion>"
-        let signature = Data(HMAC<SHA256>.authenticationCode(for: Data(assertion.utf8), using: key)).base64EncodedString()
-        let xml =
-            #"<?xml version="1.0" encoding="UTF-8"?>"#
-            + #"<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion""#
-            + #" xmlns:sim="urn:pass-sim:idp" ID="_\#(UUID().uuidString.lowercased())" Version="2.0" InResponseTo="\#(requestId)""#
-            + #" IssueInstant="\#(Self.instant(now))">"#
-            + "<saml:Issuer>\(HTML.escape(issuer))</saml:Issuer>"
-            + #"<samlp:Status><samlp:StatusCode Value="urn:oasis:names:tc:SAML:2.0:status:Success"/></samlp:Status>"#
-            + assertion
-            + #"<sim:Signature Algorithm="HMAC-SHA256">\#(signature)</sim:Signature>"#
-            + "</samlp:Response>"
-        return Data(xml.utf8).base64EncodedString()
+    /// An answer read but not yet verified: its claims, the signed bytes and the signature (if any).
+    struct Parsed: Sendable {
+        let assertion: Assertion
+        let signedBytes: [UInt8]
+        let signature: [UInt8]?
+
+        /// Whether the signature verifies under `key`.
+        func isSigned(by key: P256.Signing.PublicKey) -> Bool {
+            guard let signature, let ecdsa = try? P256.Signing.ECDSASignature(derRepresentation: signature) else { return false }
+            return key.isValidSignature(ecdsa, for: signedBytes)
+        }
     }
 
-    /// The assertion of a Base64 `SAMLResponse` whose signature verifies under `key`; `nil` otherwise. Expiry and the
-    /// request it answers are for the caller to check.
-    static func verify(base64 response: String, key: SymmetricKey) -> Assertion? {
+    /// The assertion of a Base64 `SAMLResponse` with its signature, unverified; `nil` when it is not such a message.
+    /// Expiry, the request it answers and the signature are for the caller to check.
+    static func parse(base64 response: String) -> Parsed? {
         guard let data = Base64.decodeLenient(response) else { return nil }
         let xml = String(decoding: data, as: UTF8.self)
         guard let start = xml.range(of: "<saml:Assertion "),
-            let end = xml.range(of: "</saml:Assertion>", range: start.upperBound..<xml.endIndex),
-            let signatureText = Self.elementText("sim:Signature", in: String(xml[end.upperBound...])),
-            let signature = Data(base64Encoded: signatureText)
+            let end = xml.range(of: "</saml:Assertion>", range: start.upperBound..<xml.endIndex)
         else { return nil }
+        let signature = Self.elementText("tvp:Signature", in: String(xml[end.upperBound...])).flatMap { Data(base64Encoded: $0) }
         let assertion = String(xml[start.lowerBound..<end.upperBound])
-        guard HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: Data(assertion.utf8), using: key) else { return nil }
         guard let issuer = Self.elementText("saml:Issuer", in: assertion),
             let nameId = Self.elementText("saml:NameID", in: assertion),
             let audience = Self.elementText("saml:Audience", in: assertion),
@@ -116,13 +88,17 @@ enum SAMLMessages {
             if let value = Self.elementText("saml:AttributeValue", in: remainder) { attributes[name] = value }
             rest = afterName[quote...]
         }
-        return Assertion(
-            inResponseTo: inResponseTo,
-            issuer: issuer,
-            audience: audience,
-            nameId: nameId,
-            notOnOrAfter: notOnOrAfter,
-            attributes: attributes
+        return Parsed(
+            assertion: Assertion(
+                inResponseTo: inResponseTo,
+                issuer: issuer,
+                audience: audience,
+                nameId: nameId,
+                notOnOrAfter: notOnOrAfter,
+                attributes: attributes
+            ),
+            signedBytes: Array(assertion.utf8),
+            signature: signature.map(Array.init)
         )
     }
 

@@ -7,20 +7,13 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Test and lab hooks for single sign-on under `/_sim`: the emulated MVPD IdP Apple's VideoSubscriberAccount talks to,
-/// the platform identity and service token issuers, runtime MVPD platform fields and integration settings, and a view
+/// Test and lab hooks for single sign-on under `/_sim`: the platform identity and service token issuers, runtime MVPD platform fields and integration settings, and a view
 /// of the SSO state.
 struct SSOAdminRoutes: Sendable {
     let state: SharedSimulatorState
 
     /// Default lifetime of issued identity tokens.
     static let defaultTokenTTL: Int64 = 3600
-
-    private struct AuthnResponseRequest: Decodable {
-        let authenticationRequest: String
-        let provider: String
-        let user: SAMLUser
-    }
 
     private struct PlatformTokenRequest: Decodable {
         let sub: String
@@ -53,10 +46,12 @@ struct SSOAdminRoutes: Sendable {
         let v2ProfileScopeFaithful: Bool
         let requirePFSForAppleSSODecisions: Bool
         let identityIssuers: [String]
+        /// MVPDs whose SAML identity provider key is configured (`*` for the default key), and whether unsigned answers pass.
+        let samlIdentityProviders: [String]
+        let acceptUnsignedSAML: Bool
     }
 
     func register(on routes: RouterGroup<SimulatorRequestContext>) {
-        routes.endpoint("partner/{partner}/authn-response", [.post: self.authnResponse])
         routes.endpoint("identity/platform-token", [.post: self.platformToken])
         routes.endpoint("identity/service-token", [.post: self.serviceToken])
         routes.endpoint("identity/service-key", [.get: self.serviceKey])
@@ -68,42 +63,6 @@ struct SSOAdminRoutes: Sendable {
 
     private static func invalid(_ message: String) -> AdminRoutes.AdminError {
         AdminRoutes.AdminError(status: .badRequest, error: "invalid_request", message: message)
-    }
-
-    /// `POST /_sim/partner/Apple/authn-response`: the SAML answer the MVPD would give VideoSubscriberAccount.
-    @Sendable func authnResponse(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
-        guard context.parameters.get("partner") == PartnerRoutes.apple else {
-            throw AdminRoutes.AdminError(status: .notFound, error: "unknown_partner", message: "Only the Apple partner is emulated.")
-        }
-        let body = try await JSONBody.decode(
-            AuthnResponseRequest.self,
-            from: request,
-            context: context,
-            orThrow: Self.invalid(
-                #"Expected JSON {"authenticationRequest": "<base64>", "provider": "<platformMappingId>", "user": {"userID": "…", "householdID"?: "…", "zip"?: "…"}}."#
-            )
-        )
-        guard !body.user.userID.isEmpty else { throw Self.invalid("user.userID must not be empty.") }
-        switch try self.state.withLock({
-            try $0.idpAnswer(authenticationRequest: body.authenticationRequest, provider: body.provider, user: body.user)
-        }) {
-        case .response(let saml):
-            context.logger.info("partner SAML answer issued", metadata: ["partner.provider": .string(body.provider)])
-            return try JSONBody.response(.ok, ["SAMLResponse": saml])
-        case .unknownRequest:
-            throw AdminRoutes.AdminError(
-                status: .badRequest,
-                error: "unknown_request",
-                message: "The authentication request was not issued by this simulator, was already answered, or expired."
-            )
-        case .providerMismatch(let expected):
-            throw AdminRoutes.AdminError(
-                status: .badRequest,
-                error: "provider_mismatch",
-                message:
-                    "The provider \(body.provider) does not map to the request's MVPD (expected \(expected ?? "none: the MVPD has no platformMappingId"))."
-            )
-        }
     }
 
     /// `POST /_sim/identity/platform-token {"sub", "did"?, "ttl"?}` → `{"token": <HS256 JWS>}`.
@@ -201,7 +160,9 @@ struct SSOAdminRoutes: Sendable {
                 v2ProfileScope: configuration.v2ProfileScope,
                 v2ProfileScopeFaithful: configuration.v2ProfileScope == .deviceAndClient,
                 requirePFSForAppleSSODecisions: configuration.requirePFSForAppleSSODecisions,
-                identityIssuers: configuration.identityIssuers.keys.sorted()
+                identityIssuers: configuration.identityIssuers.keys.sorted(),
+                samlIdentityProviders: (configuration.samlTrust.defaultKeyPEM == nil ? [] : ["*"]) + configuration.samlTrust.keyPEMByMVPD.keys.sorted(),
+                acceptUnsignedSAML: configuration.samlTrust.acceptUnsigned
             )
         )
     }

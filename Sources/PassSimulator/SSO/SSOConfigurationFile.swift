@@ -9,11 +9,14 @@ import Foundation
 /// ```json
 /// {"mvpds": [{"id": "Comcast_SSO", "displayName": "Xfinity", "platformMappingId": "Comcast", "boardingStatus": "SUPPORTED", …}],
 ///  "integrations": [{"serviceProvider": "REF30", "mvpd": "Comcast_SSO", "degraded": false, "sso": {"appleTvos": false}, "ttl": 86400}],
-///  "identityIssuers": {"roku": {"kind": "platform", "alg": "HS256", "key": "secret"}}}
+///  "identityIssuers": {"roku": {"kind": "platform", "alg": "HS256", "key": "secret"}},
+///  "samlIdentityProviders": {"Comcast_SSO": "/etc/lab/comcast-idp.pem"}}
 /// ```
 ///
 /// `mvpds` replaces the MVPD list; `integrations` sets the SSO settings of listed pairs (and, unless the command line
-/// integrates them explicitly, nothing else); `identityIssuers` adds accepted external issuers.
+/// integrates them explicitly, nothing else); `identityIssuers` adds accepted external issuers;
+/// `samlIdentityProviders` names, per MVPD id, the PEM file (or the PEM itself) of the identity provider whose
+/// partner SAML answers are believed for it.
 public struct SSOConfigurationFile: Sendable, Decodable {
     /// One integration's settings with the pair it belongs to.
     public struct Integration: Sendable, Decodable {
@@ -36,6 +39,7 @@ public struct SSOConfigurationFile: Sendable, Decodable {
     public var mvpds: [SimulatedMVPD]?
     public var integrations: [Integration]?
     public var identityIssuers: [String: IdentityIssuer]?
+    public var samlIdentityProviders: [String: String]?
 
     /// Reads the file at `path`.
     public static func load(path: String) throws -> SSOConfigurationFile {
@@ -55,6 +59,16 @@ public struct SSOConfigurationFile: Sendable, Decodable {
                 throw SSOConfigurationError("integration \(integration.serviceProvider)×\(integration.mvpd): unknown MVPD")
             }
             configuration.integrationSettings[integration.serviceProvider, default: [:]][integration.mvpd] = integration.settings
+        }
+        for (mvpd, source) in self.samlIdentityProviders ?? [:] {
+            guard configuration.mvpd(id: mvpd) != nil else { throw SSOConfigurationError("samlIdentityProviders \(mvpd): unknown MVPD") }
+            if source.contains("-----BEGIN") {
+                configuration.samlTrust.keyPEMByMVPD[mvpd] = source
+            } else if let data = try? Data(contentsOf: URL(fileURLWithPath: source)) {
+                configuration.samlTrust.keyPEMByMVPD[mvpd] = String(decoding: data, as: UTF8.self)
+            } else {
+                throw SSOConfigurationError("samlIdentityProviders \(mvpd): cannot read \(source)")
+            }
         }
         for (issuer, settings) in self.identityIssuers ?? [:] {
             if let problem = settings.problem { throw SSOConfigurationError("identity issuer \(issuer): \(problem)") }

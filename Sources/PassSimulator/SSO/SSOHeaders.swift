@@ -53,4 +53,11 @@ extension V2Routes {
             now: self.configuration.clock.nowMillis
         )
     }
+
+    /// The MVPD the request's PFS provider maps to (the MVPD whose `platformMappingId` is `frameworkProviderInfo.id`):
+    /// the MVPD of a partner request, which carries none in its body (`[API-SSOREQ]`). `nil` without a mappable provider.
+    func pfsMVPD(_ request: Request) -> String? {
+        guard let provider = Self.partnerFrameworkStatus(request)?.frameworkProviderInfo?.id else { return nil }
+        return self.state.withLock { $0.mvpdsInForce() }.first { $0.platformMappingId == provider }?.id
+    }
 }

@@ -6,9 +6,6 @@ import Foundation
 
 /// SSO profiles found through subject links, partner (Apple) requests and profiles, single logout.
 extension SimulatorState {
-    /// How long the emulated IdP's SAML assertion stays acceptable.
-    static let assertionLifetime: Int64 = 5 * 60_000
-
     /// The SSO profiles `subjects` reach for `serviceProvider`, by MVPD: one per linked MVPD that is integrated with
     /// the service provider and allows the subject's method, unexpired. The first subject reaching an MVPD wins.
     ///
@@ -77,62 +74,41 @@ extension SimulatorState {
         return request
     }
 
-    /// What the emulated MVPD IdP answers to an authentication request.
-    enum IdPAnswer: Sendable {
-        case response(String)
-        case unknownRequest
-        case providerMismatch(expected: String?)
+    /// How a partner answer was accepted.
+    enum PartnerAnswerTrust: Sendable, Equatable {
+        /// Signed by the identity provider key trusted for the MVPD.
+        case signed
+        /// Not signed by a trusted key, taken because of `--accept-unsigned-saml`.
+        case acceptedUnsigned
     }
 
-    /// The emulated MVPD IdP (what VideoSubscriberAccount talks to): a signed SAML answer for the open request in
-    /// `authenticationRequest`, if `provider` is the `platformMappingId` of the request's MVPD.
-    func idpAnswer(authenticationRequest: String, provider: String, user: SAMLUser) throws -> IdPAnswer {
-        guard let id = SAMLMessages.requestId(base64: authenticationRequest), let request = self.openPartnerRequest(id: id) else {
-            return .unknownRequest
-        }
-        let expected = self.platform(ofMVPD: request.mvpd)?.platformMappingId
-        guard expected == provider else { return .providerMismatch(expected: expected) }
-        let now = self.now
-        var attributes: [(String, String)] = [("userID", user.userID), ("householdID", user.householdID ?? "household-\(user.userID)")]
-        if let zip = user.zip { attributes.append(("zip", zip)) }
-        for name in self.platform(ofMVPD: request.mvpd)?.attributesNames ?? [] where !attributes.contains(where: { $0.0 == name }) {
-            attributes.append((name, user.userID))
-        }
-        let response = SAMLMessages.response(
-            requestId: request.id,
-            issuer: provider,
-            audience: request.serviceProvider,
-            nameId: user.userID,
-            attributes: attributes,
-            now: now,
-            notOnOrAfter: min(now + Self.assertionLifetime, request.notAfter),
-            key: try self.symmetricKey(.idpHMAC)
-        )
-        return .response(response)
-    }
-
-    /// The open partner request a `SAMLResponse` answers and its assertion, when pass-sim's IdP signed it for this
-    /// device and client, it is unexpired and names a user; else `nil` (`invalid_parameter_saml_response`).
+    /// The open partner request a `SAMLResponse` answers and its assertion, when it is signed by the identity
+    /// provider trusted for the request's MVPD (or unsigned answers are accepted), issued by that MVPD's
+    /// `platformMappingId` for this device and client, unexpired and naming a user; else `nil`
+    /// (`invalid_parameter_saml_response`).
     func verifiedPartnerAnswer(
         _ samlResponse: String,
         serviceProvider: String,
         deviceIdentifier: String,
         clientId: String
-    ) throws -> (request: PartnerRequest, assertion: SAMLMessages.Assertion)? {
-        guard let assertion = SAMLMessages.verify(base64: samlResponse, key: try self.symmetricKey(.idpHMAC)),
-            let request = self.openPartnerRequest(id: assertion.inResponseTo),
+    ) -> (request: PartnerRequest, assertion: SAMLMessages.Assertion, trust: PartnerAnswerTrust)? {
+        guard let parsed = SAMLMessages.parse(base64: samlResponse) else { return nil }
+        let assertion = parsed.assertion
+        guard let request = self.openPartnerRequest(id: assertion.inResponseTo),
             request.serviceProvider == serviceProvider, assertion.audience == serviceProvider,
             request.deviceIdentifier == deviceIdentifier, request.clientId == clientId,
             self.now < assertion.notOnOrAfter, !assertion.nameId.isEmpty,
             self.platform(ofMVPD: request.mvpd)?.platformMappingId == assertion.issuer
         else { return nil }
-        return (request, assertion)
+        let trust = self.configuration.samlTrust
+        if let key = trust.publicKey(forMVPD: request.mvpd), parsed.isSigned(by: key) { return (request, assertion, .signed) }
+        return trust.acceptUnsigned ? (request, assertion, .acceptedUnsigned) : nil
     }
 
     /// The MVPD a partner answer is for, without checking it (to compare with the PFS provider before the SAML checks).
-    func unverifiedPartnerMVPD(_ samlResponse: String) throws -> String? {
-        guard let assertion = SAMLMessages.verify(base64: samlResponse, key: try self.symmetricKey(.idpHMAC)) else { return nil }
-        return self.partnerRequests[assertion.inResponseTo]?.mvpd
+    func unverifiedPartnerMVPD(_ samlResponse: String) -> String? {
+        guard let parsed = SAMLMessages.parse(base64: samlResponse) else { return nil }
+        return self.partnerRequests[parsed.assertion.inResponseTo]?.mvpd
     }
 
     /// Exchanges a verified partner answer for the device's profile: `appleSSO` (issuer Apple, attributes from the
@@ -249,11 +225,4 @@ extension SimulatorState {
         let requests = self.partnerRequests.values.filter { !$0.consumed && now < $0.notAfter }.sorted { ($0.notBefore, $0.id) < ($1.notBefore, $1.id) }
         return SSOSnapshot(profiles: byType, links: links, partnerRequests: requests.map(SSOSnapshot.Request.init))
     }
-}
-
-/// A user as the emulated IdP is told about them (`POST /_sim/partner/Apple/authn-response`).
-struct SAMLUser: Sendable, Decodable {
-    let userID: String
-    let householdID: String?
-    let zip: String?
 }

@@ -167,8 +167,9 @@ public struct SSOHost: Sendable {
     /// Records what `app`'s engine now holds. A new profile is stored as the app's token in its domain
     /// (replacing the one in the same bucket); a dropped one takes its token out of storage (an
     /// AccessEnabler deletes a token the backend refused or that expired).
+    /// - Parameter backend: the app's API; on REST v2 each app keeps its own token (its client's profile).
     /// - Returns: whether ``tokens`` changed.
-    public mutating func engineHolds(_ profile: AuthProfile?, app: Int, source: TokenSource = .adobe) -> Bool {
+    public mutating func engineHolds(_ profile: AuthProfile?, app: Int, backend: APIProfile, source: TokenSource = .adobe) -> Bool {
         let before = held[app]
         guard profile != before else { return false }
         held[app] = profile
@@ -194,7 +195,7 @@ public struct SSOHost: Sendable {
                 creatorAppID: apps[app].id,
                 source: source
             )
-            tokens.removeAll { $0.sameBucket(as: token) }
+            tokens.removeAll { $0.sameBucket(as: token, perClient: backend == .v2) }
             tokens.append(token)
             return true
         }

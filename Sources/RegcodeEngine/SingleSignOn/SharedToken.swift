@@ -15,9 +15,12 @@ public struct SharedToken: Sendable, Equatable {
     }
 
     /// Two tokens in one bucket replace each other (INFERRED key: without the device id, R2's two
-    /// apps could not both keep a token, as the tech note's step 5 says they do).
-    func sameBucket(as other: SharedToken) -> Bool {
+    /// apps could not both keep a token, as the tech note's step 5 says they do). On REST v2 (`perClient`) the
+    /// app is part of the key: a profile belongs to the app's own client (DOC `[FAQ]` 13), so another app's
+    /// login must not replace it.
+    func sameBucket(as other: SharedToken, perClient: Bool) -> Bool {
         metadata.domain == other.metadata.domain && metadata.boundDeviceId == other.metadata.boundDeviceId
             && metadata.requestor == other.metadata.requestor && metadata.mvpd == other.metadata.mvpd
+            && (!perClient || creatorAppID == other.creatorAppID)
     }
 }

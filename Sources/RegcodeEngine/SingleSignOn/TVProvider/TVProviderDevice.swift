@@ -11,6 +11,12 @@ public struct TVProviderDevice: Sendable, Equatable, Codable {
     public var fault: TVProviderFault?
     /// How the scenario answers Apple's picker; nil: the lab answers (`vsa.pick`).
     public var pickerAnswer: PickerAnswer?
+    /// The MVPD identity provider the account signs in with (the daemon's key); never stored with the device.
+    public var identityProvider: TVProviderIdentityProvider? = nil
+
+    private enum CodingKeys: String, CodingKey {
+        case account, access, defaultAccess, fault, pickerAnswer
+    }
 
     /// The scenario's answer in Apple's picker.
     public enum PickerAnswer: Sendable, Equatable, Codable {
@@ -57,6 +63,6 @@ public struct TVProviderDevice: Sendable, Equatable, Codable {
 
     /// What app `id`'s AccessEnabler sees.
     public func state(for app: String) -> TVProviderState {
-        TVProviderState(account: account, access: access[app] ?? defaultAccess, fault: fault)
+        TVProviderState(account: account, access: access[app] ?? defaultAccess, fault: fault, identityProvider: identityProvider)
     }
 }

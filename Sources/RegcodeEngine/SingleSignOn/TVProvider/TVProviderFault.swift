@@ -85,11 +85,20 @@ public struct TVProviderState: Sendable, Hashable {
     public var access: TVProviderAccess
     /// An injected failure for this app, if any.
     public var fault: TVProviderFault?
+    /// The identity provider that answers the SAML request for the signed-in account; nil: none is emulated, so an
+    /// exchange fails as a TV Provider error.
+    public var identityProvider: TVProviderIdentityProvider?
 
-    public init(account: TVProviderAccount, access: TVProviderAccess, fault: TVProviderFault? = nil) {
+    public init(
+        account: TVProviderAccount,
+        access: TVProviderAccess,
+        fault: TVProviderFault? = nil,
+        identityProvider: TVProviderIdentityProvider? = nil
+    ) {
         self.account = account
         self.access = access
         self.fault = fault
+        self.identityProvider = identityProvider
     }
 
     /// Spends a ``TVProviderFault/once`` fault if `statuses` report it (`APPL`, `APPL_ERROR`, `VSA503`).

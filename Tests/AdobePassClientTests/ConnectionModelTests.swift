@@ -18,11 +18,12 @@ import Testing
         }
     }
 
-    /// Runs three devices' calls, three each, one after the other, and returns the client port of every call by device.
+    /// Runs three devices' calls (`GET profiles`), three each, one after the other, and returns the client port of every call by device.
     private func ports(_ model: ConnectionModel?) async throws -> [String: [Int]] {
         let seen = Mutex<[String: [Int]]>([:])
         let router = Router(context: PortContext.self)
-        router.get("/api/v2/{requestor}/profiles/code/{code}") { request, context -> Response in
+        // `GET profiles`: the poll carries no device identifier (the OAS lists none for it).
+        router.get("/api/v2/{requestor}/profiles") { request, context -> Response in
             // The device identifier header tells the calls of the three devices apart.
             let device = request.headers[HTTPField.Name("AP-Device-Identifier")!] ?? "?"
             seen.withLock { $0[device, default: []].append(context.clientPort) }
@@ -50,11 +51,11 @@ import Testing
                 connectionPools: pools,
                 logger: Logger(label: "test")
             )
-            for round in 0..<3 {
+            for _ in 0..<3 {
                 for device in ["box-a", "box-b", "box-c"] {
                     var context = Fixtures.context(deviceID: device, accessToken: "t")
                     context.connections = model
-                    _ = await client.execute(.pollProfile(code: "CODE\(round)"), context: context)
+                    _ = await client.execute(.checkAuthentication, context: context)
                 }
             }
             group.cancelAll()

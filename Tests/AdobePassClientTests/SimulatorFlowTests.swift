@@ -212,23 +212,24 @@ struct SimulatorFlowTests {
             let device = try await Self.register(Fixtures.client(baseURL: baseURL))
             var statuses: [Int] = []
             for _ in 0..<11 {
-                switch await device.execute(.configuration) {
+                // `GET profiles` carries the device identifier (the OAS gives `configuration` none).
+                switch await device.execute(.checkAuthentication) {
                 case .success: statuses.append(200)
                 case .failure(let failure): statuses.append(failure.httpStatus ?? -1)
                 }
             }
             #expect(statuses == Array(repeating: 200, count: 10) + [429])
-            #expect(await device.execute(.configuration) == .failure(.http(status: 429, retryAfter: nil, error: nil)))
+            #expect(await device.execute(.checkAuthentication) == .failure(.http(status: 429, retryAfter: nil, error: nil)))
 
             // Another device has its own bucket.
-            let other = await device.execute(.configuration, device.context(deviceID: "another-device"))
-            guard case .success(.configuration) = other else {
+            let other = await device.execute(.checkAuthentication, device.context(deviceID: "another-device"))
+            guard case .success = other else {
                 Issue.record("other device throttled: \(other)")
                 return
             }
 
             clock.advance(by: .seconds(1))
-            guard case .success(.configuration) = await device.execute(.configuration) else {
+            guard case .success = await device.execute(.checkAuthentication) else {
                 Issue.record("still throttled after the refill")
                 return
             }

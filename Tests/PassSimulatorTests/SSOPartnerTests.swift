@@ -91,16 +91,28 @@ struct SSOPartnerTests {
     @Test func v2_partner_fallbacks_pfs() async throws {
         try await Harness().run { client in
             let credentials = try await client.credentials()
-            for pfs in [Client.pfs(access: "denied", provider: nil, expires: nil), nil, "not base64!", Client.pfs(expires: 1)] {
+            // A provider that maps to an MVPD but is expired: a code for that MVPD.
+            let expired = try await client.partnerSession(credentials, pfs: Client.pfs(expires: 1))
+            #expect(expired.status == .ok, "\(expired.text)")
+            let body = try expired.json()
+            #expect(body["actionName"] as? String == "authenticate")
+            #expect(body["actionType"] as? String == "interactive")
+            #expect(body["reasonType"] as? String == "pfs_fallback")
+            #expect(body["mvpd"] as? String == "Comcast_SSO")
+            let code = try #require(body["code"] as? String)
+            #expect(body["url"] as? String == "/api/v2/authenticate/REF30/\(code)")
+            #expect(body["notBefore"] is String && body["notAfter"] is String)
+            #expect(body["authenticationRequest"] == nil)
+            // No provider to take the MVPD from: a code whose session still needs one.
+            for pfs in [Client.pfs(access: "denied", provider: nil, expires: nil), nil, "not base64!"] {
                 let reply = try await client.partnerSession(credentials, pfs: pfs)
                 #expect(reply.status == .ok, "\(reply.text)")
                 let body = try reply.json()
-                #expect(body["actionName"] as? String == "authenticate")
-                #expect(body["actionType"] as? String == "interactive")
+                #expect(body["actionName"] as? String == "resume")
                 #expect(body["reasonType"] as? String == "pfs_fallback")
+                #expect(body["missingParameters"] as? [String] == ["mvpd"])
                 let code = try #require(body["code"] as? String)
-                #expect(body["url"] as? String == "/api/v2/authenticate/REF30/\(code)")
-                #expect(body["notBefore"] is String && body["notAfter"] is String)
+                #expect(body["url"] as? String == "/api/v2/REF30/sessions/\(code)")
                 #expect(body["authenticationRequest"] == nil)
             }
         }

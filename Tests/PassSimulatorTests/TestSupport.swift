@@ -12,6 +12,8 @@ import Testing
 struct Harness {
     let clock: ManualClock
     let simulator: PassSimulator
+    /// The clock the simulator runs on (a test may give it another than ``clock``).
+    let simulatorClock: SimulatorClock
 
     /// - Parameter startMillis: the clock's starting time, in epoch milliseconds.
     init(logger: Logger? = nil, startMillis: Int64 = 1_750_000_000_000, _ configure: (inout SimulatorConfiguration) -> Void = { _ in }) {
@@ -25,6 +27,7 @@ struct Harness {
         configuration.samlTrust.defaultKeyPEM = Client.identityProvider.publicKeyPEM
         configure(&configuration)
         self.clock = clock
+        self.simulatorClock = configuration.clock
         var quiet = Logger(label: "pass-sim-test")
         quiet.logLevel = .warning
         self.simulator = PassSimulator(configuration: configuration, logger: logger ?? quiet)
@@ -33,7 +36,7 @@ struct Harness {
     func run(_ test: @Sendable (Client) async throws -> Void) async throws {
         let app = self.simulator.makeApplication(host: "127.0.0.1", port: 0)
         try await app.test(.router) { client in
-            try await test(Client(client: client, clock: self.clock))
+            try await test(Client(client: client, clock: self.simulatorClock))
         }
     }
 }
@@ -70,9 +73,9 @@ struct Credentials: Sendable {
 struct Client: Sendable {
     let client: any TestClientProtocol
     /// The simulator's clock, for what the test signs (SAML answers); nil: the wall clock.
-    var clock: ManualClock? = nil
+    var clock: SimulatorClock? = nil
 
-    var nowMillis: Int64 { clock?.epochMillisecondsNow ?? Int64(Date().timeIntervalSince1970 * 1000) }
+    var nowMillis: Int64 { clock?.nowMillis ?? Int64(Date().timeIntervalSince1970 * 1000) }
 
     static let deviceInfo = Data(
         #"{"primaryHardwareType":"SetTopBox","model":"AppleTV","manufacturer":"Apple","osName":"tvOS","osVendor":"Apple","osVersion":"17.2"}"#

@@ -13,7 +13,13 @@ extension Fleet {
         var slots = [
             AppSlot(
                 id: spec.firstApp?.id ?? DeviceStep.defaultApp,
-                engine: DeviceEngine(settings: first, deviceID: host?.deviceID(of: 0) ?? spec.deviceID, snapshot: spec.snapshot, clock: clock, seed: spec.seed)
+                engine: DeviceEngine(
+                    settings: first,
+                    deviceID: host?.deviceID(of: 0) ?? spec.deviceID,
+                    snapshot: spec.snapshot,
+                    clock: clock,
+                    seed: spec.seed
+                )
             )
         ]
         for (offset, other) in spec.otherApps.enumerated() {

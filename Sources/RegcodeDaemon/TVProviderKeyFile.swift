@@ -25,7 +25,12 @@ enum TVProviderKeyFile {
             }
         } else {
             identityProvider = TVProviderIdentityProvider()
-            guard FileManager.default.createFile(atPath: keyPath, contents: Data(identityProvider.privateKeyPEM.utf8), attributes: [.posixPermissions: 0o600])
+            guard
+                FileManager.default.createFile(
+                    atPath: keyPath,
+                    contents: Data(identityProvider.privateKeyPEM.utf8),
+                    attributes: [.posixPermissions: 0o600]
+                )
             else {
                 throw ConfigurationError(file: keyPath, key: "(file)", reason: "cannot write the TV Provider identity provider key")
             }

@@ -125,11 +125,12 @@ struct OpenAPIConformanceTests {
         try await server.run { baseURL in
             let client = Fixtures.client(baseURL: baseURL)
             var context = Fixtures.context(accessToken: "at", visitorID: "ecid-1")
-            context.partnerFrameworkStatus = PartnerFrameworkStatus(
-                accessStatus: .granted,
-                providerID: "Comcast",
-                expirationDateMs: 4_102_444_800_000
-            ).headerValue
+            context.partnerFrameworkStatus =
+                PartnerFrameworkStatus(
+                    accessStatus: .granted,
+                    providerID: "Comcast",
+                    expirationDateMs: 4_102_444_800_000
+                ).headerValue
             context.ssoIdentity = SSOIdentitySettings(platformUser: "alice", serviceUser: "alice")
             for request in Self.requests { _ = await client.execute(request, context: context) }
         }

@@ -218,7 +218,12 @@ struct AdobeSSOSampleReplayTests {
             )
             let request = try #require((try session.json()["authenticationRequest"] as? [String: Any])?["request"] as? String)
             // Degradation switched on after the request was issued.
-            let put = try await client.send(.put, "/_sim/integrations/REF30/Cablevision", headers: [.contentType: "application/json"], body: #"{"degraded":true}"#)
+            let put = try await client.send(
+                .put,
+                "/_sim/integrations/REF30/Cablevision",
+                headers: [.contentType: "application/json"],
+                body: #"{"degraded":true}"#
+            )
             #expect(put.status == .ok, "\(put.text)")
             let saml = try client.samlResponse(for: request, provider: "Cablevision")
             var replayed = sample

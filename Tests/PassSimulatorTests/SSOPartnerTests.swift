@@ -219,7 +219,8 @@ struct SSOPartnerTests {
                 .put,
                 "/_sim/mvpds/Comcast_SSO",
                 headers: [.contentType: "application/json"],
-                body: #"{"platformMappingId":"Comcast","boardingStatus":"SUPPORTED","enablePlatformServices":true,"displayInPlatformPicker":true,"enforcePlatformPermissions":false}"#
+                body:
+                    #"{"platformMappingId":"Comcast","boardingStatus":"SUPPORTED","enablePlatformServices":true,"displayInPlatformPicker":true,"enforcePlatformPermissions":false}"#
             )
             #expect(put.status == .ok, "\(put.text)")
             #expect(try put.json()["enforcePlatformPermissions"] as? Bool == false)
@@ -235,7 +236,11 @@ struct SSOPartnerTests {
             // Tampered: another user inside the signed assertion.
             let xml = String(decoding: try #require(Data(base64Encoded: saml)), as: UTF8.self)
             let forged = Data(xml.replacingOccurrences(of: ">jane<", with: ">mallory<").utf8).base64EncodedString()
-            try expectEnhancedError(try await client.partnerProfile(credentials, saml: forged), status: .badRequest, code: "invalid_parameter_saml_response")
+            try expectEnhancedError(
+                try await client.partnerProfile(credentials, saml: forged),
+                status: .badRequest,
+                code: "invalid_parameter_saml_response"
+            )
             try expectEnhancedError(
                 try await client.partnerProfile(credentials, saml: "bm90IHNhbWw="),
                 status: .badRequest,
@@ -258,7 +263,11 @@ struct SSOPartnerTests {
             let credentials = try await client.credentials()
             let saml = try await client.partnerSAML(credentials)
             harness.clock.advance(by: .seconds(301))
-            try expectEnhancedError(try await client.partnerProfile(credentials, saml: saml), status: .badRequest, code: "invalid_parameter_saml_response")
+            try expectEnhancedError(
+                try await client.partnerProfile(credentials, saml: saml),
+                status: .badRequest,
+                code: "invalid_parameter_saml_response"
+            )
         }
     }
 
@@ -286,7 +295,11 @@ struct SSOPartnerTests {
             let session = try await client.partnerSession(credentials)
             let request = try #require((try session.json()["authenticationRequest"] as? [String: Any])?["request"] as? String)
             let stranger = try client.samlResponse(for: request, identityProvider: TVProviderIdentityProvider())
-            try expectEnhancedError(try await client.partnerProfile(credentials, saml: stranger), status: .badRequest, code: "invalid_parameter_saml_response")
+            try expectEnhancedError(
+                try await client.partnerProfile(credentials, saml: stranger),
+                status: .badRequest,
+                code: "invalid_parameter_saml_response"
+            )
             // Signed by the trusted key but issued by another provider than the request's MVPD maps from.
             let otherProvider = try client.samlResponse(for: request, provider: "Spectrum")
             try expectEnhancedError(
@@ -312,7 +325,10 @@ struct SSOPartnerTests {
                 status: .badRequest,
                 code: "invalid_parameter_saml_response"
             )
-            #expect(try await client.partnerProfile(credentials, saml: try client.samlResponse(for: request, identityProvider: comcast)).status == .created)
+            #expect(
+                try await client.partnerProfile(credentials, saml: try client.samlResponse(for: request, identityProvider: comcast)).status
+                    == .created
+            )
         }
         try await Harness {
             $0.samlTrust = SAMLTrust()

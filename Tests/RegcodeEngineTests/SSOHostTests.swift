@@ -20,7 +20,11 @@ import Testing
         #expect(host.deviceID(of: 1) == "stored-id", "same team and bundle prefix: the same IDFV")
         #expect(host.deviceID(of: 2) != "stored-id")
         #expect(host.deviceID(of: 2) == Self.host().deviceID(of: 2), "derived ids are reproducible")
-        #expect(host.deviceID(of: 2) != SSOHost(settings: Self.ios17, apps: [Self.appA, Self.appB, Self.appC], storedDeviceID: "other", tokens: [], heldProfiles: []).deviceID(of: 2))
+        #expect(
+            host.deviceID(of: 2)
+                != SSOHost(settings: Self.ios17, apps: [Self.appA, Self.appB, Self.appC], storedDeviceID: "other", tokens: [], heldProfiles: [])
+                .deviceID(of: 2)
+        )
     }
 
     @Test func aReinstalledVendorGetsANewDeviceID() {
@@ -66,8 +70,13 @@ import Testing
         _ = host.engineHolds(Self.profile, app: 0, backend: .v2)
         _ = host.engineHolds(profileB, app: 1, backend: .v2)
         #expect(host.tokens.map(\.creatorAppID) == ["A", "B"])
-        #expect(host.lookup(app: 0, configuredMVPDs: ["Comcast_SSO"], backend: .v2, now: 0).0.token.map { host.sharedToken(for: $0)?.profile } == Self.profile)
-        #expect(host.lookup(app: 1, configuredMVPDs: ["Comcast_SSO"], backend: .v2, now: 0).0.token.map { host.sharedToken(for: $0)?.profile } == profileB)
+        #expect(
+            host.lookup(app: 0, configuredMVPDs: ["Comcast_SSO"], backend: .v2, now: 0).0.token.map { host.sharedToken(for: $0)?.profile }
+                == Self.profile
+        )
+        #expect(
+            host.lookup(app: 1, configuredMVPDs: ["Comcast_SSO"], backend: .v2, now: 0).0.token.map { host.sharedToken(for: $0)?.profile } == profileB
+        )
         // On v1 the bucket has no app: the newer login replaces the token both apps share.
         var v1 = Self.host()
         _ = v1.engineHolds(Self.profile, app: 0, backend: .v1)

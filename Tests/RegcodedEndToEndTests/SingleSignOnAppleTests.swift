@@ -184,7 +184,10 @@ extension EndToEnd {
                 _ = try await client.call(method: "checkAuthentication", params: ["device": .string(TV.device)])
                 let status = await DaemonEndToEndTests.nextEvent(&events) { $0["name"] == "setAuthenticationStatus" }
                 #expect(status?["args"]?["status"] == 1, "the silent exchange signed the app in")
-                _ = try await client.call(method: "getMetadata", params: ["device": .string(TV.device), "opCode": 3, "user_metadata_name": "tokenSource"])
+                _ = try await client.call(
+                    method: "getMetadata",
+                    params: ["device": .string(TV.device), "opCode": 3, "user_metadata_name": "tokenSource"]
+                )
                 let metadata = await DaemonEndToEndTests.nextEvent(&events) { $0["name"] == "setMetadataStatus" }
                 #expect(metadata?["args"]?["metadata"] == "Apple")
             }

@@ -23,7 +23,9 @@ public struct SAMLTrust: Sendable {
 
     /// Why the configured keys cannot be used, for the start-up check; nil when they can.
     public var problem: String? {
-        if let pem = defaultKeyPEM, Self.publicKey(pem: pem) == nil { return "the TV Provider identity provider key is not a P-256 public key or certificate in PEM" }
+        if let pem = defaultKeyPEM, Self.publicKey(pem: pem) == nil {
+            return "the TV Provider identity provider key is not a P-256 public key or certificate in PEM"
+        }
         for (mvpd, pem) in keyPEMByMVPD.sorted(by: { $0.key < $1.key }) where Self.publicKey(pem: pem) == nil {
             return "the identity provider key of MVPD \(mvpd) is not a P-256 public key or certificate in PEM"
         }

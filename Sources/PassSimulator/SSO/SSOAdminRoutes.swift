@@ -161,7 +161,8 @@ struct SSOAdminRoutes: Sendable {
                 v2ProfileScopeFaithful: configuration.v2ProfileScope == .deviceAndClient,
                 requirePFSForAppleSSODecisions: configuration.requirePFSForAppleSSODecisions,
                 identityIssuers: configuration.identityIssuers.keys.sorted(),
-                samlIdentityProviders: (configuration.samlTrust.defaultKeyPEM == nil ? [] : ["*"]) + configuration.samlTrust.keyPEMByMVPD.keys.sorted(),
+                samlIdentityProviders: (configuration.samlTrust.defaultKeyPEM == nil ? [] : ["*"])
+                    + configuration.samlTrust.keyPEMByMVPD.keys.sorted(),
                 acceptUnsignedSAML: configuration.samlTrust.acceptUnsigned
             )
         )

@@ -203,7 +203,11 @@ extension SimulatorState {
                 )
             }
         }
-        for key in byType.keys { byType[key]?.sort { ($0.serviceProvider, $0.deviceIdentifier, $0.clientId, $0.mvpd) < ($1.serviceProvider, $1.deviceIdentifier, $1.clientId, $1.mvpd) } }
+        for key in byType.keys {
+            byType[key]?.sort {
+                ($0.serviceProvider, $0.deviceIdentifier, $0.clientId, $0.mvpd) < ($1.serviceProvider, $1.deviceIdentifier, $1.clientId, $1.mvpd)
+            }
+        }
         var links: [SSOSnapshot.Link] = []
         for (subject, byMVPD) in self.ssoLinks {
             for (mvpd, link) in byMVPD where now < link.profile.notAfter {
@@ -222,7 +226,9 @@ extension SimulatorState {
             }
         }
         links.sort { ($0.method.rawValue, $0.issuer, $0.subject, $0.mvpd) < ($1.method.rawValue, $1.issuer, $1.subject, $1.mvpd) }
-        let requests = self.partnerRequests.values.filter { !$0.consumed && now < $0.notAfter }.sorted { ($0.notBefore, $0.id) < ($1.notBefore, $1.id) }
+        let requests = self.partnerRequests.values.filter { !$0.consumed && now < $0.notAfter }.sorted {
+            ($0.notBefore, $0.id) < ($1.notBefore, $1.id)
+        }
         return SSOSnapshot(profiles: byType, links: links, partnerRequests: requests.map(SSOSnapshot.Request.init))
     }
 }

@@ -69,8 +69,7 @@ public struct TVProviderFault: Sendable, Hashable, Codable {
     /// The original VSA error as `APPL`/`APPL_ERROR` `details` carry it: `"VSErrorDomain <code>:
     /// <description>"` (INFERRED format); the non-errors say `"VSAccountMetadata: <description>"`.
     public var details: String {
-        if let code = kind.code { "VSErrorDomain \(code): \(kind.description)" }
-        else { "VSAccountMetadata: \(kind.description)" }
+        if let code = kind.code { "VSErrorDomain \(code): \(kind.description)" } else { "VSAccountMetadata: \(kind.description)" }
     }
 
     /// The fault still in place after it was reported once.

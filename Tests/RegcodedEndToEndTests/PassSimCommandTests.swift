@@ -30,6 +30,25 @@ extension EndToEnd {
             #expect(refused.stderr.contains(message), "\(refused.stderr)")
         }
 
+        /// The TV Provider identity provider key must be readable and a P-256 public key or certificate.
+        @Test func theIdentityProviderKeyIsCheckedAtStart() async throws {
+            let directory = try TemporaryDirectory()
+            let missing = try Command.run(
+                BuiltProducts.url("pass-sim"),
+                ["--listen", "127.0.0.1:0", "--tv-provider-idp-key", directory.path("none.pem")]
+            )
+            #expect(missing.status == 1, "\(missing.stderr)")
+            #expect(missing.stderr.contains("cannot read"), "\(missing.stderr)")
+            let garbage = directory.path("garbage.pem")
+            try "not a key\n".write(toFile: garbage, atomically: true, encoding: .utf8)
+            let refused = try Command.run(BuiltProducts.url("pass-sim"), ["--listen", "127.0.0.1:0", "--tv-provider-idp-key", garbage])
+            #expect(refused.status == 1, "\(refused.stderr)")
+            #expect(refused.stderr.contains("not a P-256 public key"), "\(refused.stderr)")
+            let unsigned = try await PassSimProcess.start(["--accept-unsigned-saml"])
+            unsigned.process.signal(SIGTERM)
+            #expect(await unsigned.process.waitForExit() == 0)
+        }
+
         /// A lab configured once with `ca.pem` keeps trusting a restarted simulator: its CA stays.
         @Test func aSelfSignedDirectoryKeepsItsCAFromRunToRun() async throws {
             let directory = try TemporaryDirectory()

@@ -20,7 +20,7 @@ extension SimulatorState {
         if let existing = self.ssoSecrets[name] { return existing }
         let value: String
         switch name {
-        case .platformHMAC, .idpHMAC:
+        case .platformHMAC:
             value = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0).base64EncodedString() }
         case .serviceRSA:
             value = try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation

@@ -144,6 +144,22 @@ struct TempPassTests {
                 action: "authentication"
             )
             #expect(try await Self.decide(client, credentials, device: "device-2").first?["authorized"] as? Bool == true)
+
+            // A session resumed with the TempPass MVPD needs no login either.
+            let pending = try await client.createSession(
+                credentials,
+                sp: "apasstest1",
+                device: "device-3",
+                fields: "domainName=adobe.com&redirectUrl=https%3A%2F%2Fadobe.com"
+            )
+            let code = try #require(try pending.json()["code"] as? String, "\(pending.text)")
+            let resumed = try await client.form(
+                .post,
+                "/api/v2/apasstest1/sessions/\(code)",
+                headers: Client.authorized(credentials, device: "device-3"),
+                fields: "mvpd=TempPass_TEST40"
+            )
+            #expect(try resumed.json()["reasonType"] as? String == "temporary", "\(resumed.text)")
         }
     }
 

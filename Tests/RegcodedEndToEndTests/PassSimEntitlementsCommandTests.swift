@@ -25,6 +25,13 @@ extension EndToEnd {
             #expect(await started.process.waitForExit() == 0)
         }
 
+        @Test func helpNamesTheFlagAndTheVariants() throws {
+            let help = try Command.run(BuiltProducts.url("pass-sim"), ["--help"])
+            #expect(help.status == 0)
+            #expect(help.stdout.contains("--entitlements"))
+            #expect(help.stdout.contains("/reset-tempass/v3/reset"))
+        }
+
         @Test func aBadFileIsRefusedNamingIt() throws {
             let directory = try TemporaryDirectory()
             let file = directory.path("bad.json")

@@ -193,7 +193,9 @@ struct V2Routes: Sendable {
         try self.requireForm(request)
         let fields = try await FormData.fields(of: request, context: context)
         let mvpd = try await self.mvpdParameter(fields, serviceProvider: sp)
-        if let mvpd, let answer = try self.variantSession(serviceProvider: sp, device: device, clientId: clientId, mvpd: mvpd, context: context) {
+        if let mvpd,
+            let answer = try self.variantSession(request, serviceProvider: sp, device: device, clientId: clientId, mvpd: mvpd, context: context)
+        {
             return answer
         }
         let subjects = await self.ssoSubjects(request)
@@ -269,6 +271,7 @@ struct V2Routes: Sendable {
         else { throw EnhancedError.invalidCode }
         if case .pending = session.status, let mvpd = session.mvpd,
             let answer = try self.variantSession(
+                request,
                 serviceProvider: sp,
                 device: session.deviceIdentifier,
                 clientId: session.clientId,
@@ -562,16 +565,19 @@ struct V2Routes: Sendable {
     /// starts) or for an integration under AuthNAll without a valid profile (`authorize`/`degraded`, a degraded
     /// profile); `nil` when the basic flow applies.
     func variantSession(
+        _ request: Request,
         serviceProvider sp: String,
         device: String,
         clientId: String,
         mvpd: String,
         context: SimulatorRequestContext
     ) throws -> Response? {
+        // A promotional identity sent with the session joins the device's trial (Adobe's identification table).
+        let identity = request.headers[.apTempPassIdentity].flatMap(TempPassIdentity.init(header:))
         let answer: (profile: SimulatedProfile, reason: String)? = self.state.withLock { state in
             switch state.entitlementVariant(serviceProvider: sp, mvpd: mvpd) {
             case .tempPass(let settings):
-                let (_, trial) = state.tempPassTrial(serviceProvider: sp, mvpd: mvpd, settings: settings, device: device, identity: nil)
+                let (_, trial) = state.tempPassTrial(serviceProvider: sp, mvpd: mvpd, settings: settings, device: device, identity: identity)
                 return (SimulatorState.temporaryProfile(trial, settings: settings), "temporary")
             case .degraded(.authNAll):
                 if case .valid = state.profileState(serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd) { return nil }

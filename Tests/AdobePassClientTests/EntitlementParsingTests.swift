@@ -210,7 +210,12 @@ struct EntitlementParsingTests {
                     .http(
                         status: 412,
                         retryAfter: nil,
-                        error: EnhancedError(status: 412, code: "authentication_session_missing", message: "User not authenticated")
+                        error: EnhancedError(
+                            status: 412,
+                            code: "authentication_session_missing",
+                            action: .authentication,
+                            message: "User not authenticated"
+                        )
                     )
                 )
         )

@@ -430,6 +430,7 @@ public enum ConfigurationFile {
                     policy.maxConsecutiveErrors = value.null != nil ? nil : try int(value, path, range: 1...1_000_000)
                 case "code_request_retries": policy.codeRequestRetries = try int(value, path, range: 0...100)
                 case "stage_retries": policy.stageRetries = try int(value, path, range: 0...100)
+                case "action_retries": policy.actionRetries = try int(value, path, range: 0...100)
                 case "stage_backoff_base": policy.stageBackoffBase = try duration(value, path)
                 case "stage_backoff_cap": policy.stageBackoffCap = try duration(value, path)
                 case "code_recoveries": policy.codeRecoveries = try int(value, path, range: 0...100)

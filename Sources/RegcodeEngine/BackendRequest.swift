@@ -286,7 +286,8 @@ public struct AuthProfile: Sendable, Equatable, Codable {
 public struct EnhancedError: Sendable, Equatable, Codable, Error {
     public var status: Int?
     public var code: String
-    public var action: String?
+    /// The remedy Adobe recommends (``ErrorAction``); nil for DCR errors and classic bodies that carry none.
+    public var action: ErrorAction?
     public var message: String?
     public var details: String?
     public var helpUrl: String?
@@ -294,7 +295,7 @@ public struct EnhancedError: Sendable, Equatable, Codable, Error {
     public init(
         status: Int? = nil,
         code: String,
-        action: String? = nil,
+        action: ErrorAction? = nil,
         message: String? = nil,
         details: String? = nil,
         helpUrl: String? = nil,

@@ -93,8 +93,10 @@ public struct RequestContext: Sendable, Equatable {
     public var signingKeys: SigningKeys?
     /// Domain, redirect URLs and User-Agent the app presents.
     public var identity: ClientIdentity
-    /// `X-Forwarded-For`: the device's emulated client address. Data only, never connected to.
+    /// `X-Forwarded-For`: the device's client address, in the `forwarded-for` mode only.
     public var forwardedFor: String?
+    /// The local address the call's connection is bound to, in the `bind` mode only.
+    public var sourceAddress: String?
     /// REST v2 single sign-on identities to present (platform identity, service token).
     public var ssoIdentity: SSOIdentitySettings?
     /// `AP-Partner-Framework-Status` (Apple single sign-on): base64 JSON, when the app sends it.
@@ -112,6 +114,7 @@ public struct RequestContext: Sendable, Equatable {
         signingKeys: SigningKeys? = nil,
         identity: ClientIdentity = ClientIdentity(),
         forwardedFor: String? = nil,
+        sourceAddress: String? = nil,
         ssoIdentity: SSOIdentitySettings? = nil,
         partnerFrameworkStatus: String? = nil,
         connections: ConnectionModel? = nil
@@ -125,6 +128,7 @@ public struct RequestContext: Sendable, Equatable {
         self.signingKeys = signingKeys
         self.identity = identity
         self.forwardedFor = forwardedFor
+        self.sourceAddress = sourceAddress
         self.ssoIdentity = ssoIdentity
         self.partnerFrameworkStatus = partnerFrameworkStatus
         self.connections = connections

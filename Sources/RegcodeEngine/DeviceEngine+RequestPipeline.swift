@@ -253,6 +253,7 @@ extension DeviceEngine {
             signingKeys: runtimeSigningKeys ?? settings.signingKeys,
             identity: settings.identity,
             forwardedFor: settings.forwardedFor,
+            sourceAddress: settings.sourceAddress,
             ssoIdentity: settings.ssoIdentity,
             partnerFrameworkStatus: tvProvider.map { PartnerFrameworkStatus(state: $0).headerValue },
             connections: settings.connections

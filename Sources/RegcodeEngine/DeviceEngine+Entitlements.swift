@@ -312,14 +312,15 @@ extension DeviceEngine {
             return [.emit(.preauthorizedResources([]))]
         case .userMetadata(let key, _, _):
             return [.emit(.setMetadataStatus(.null, encrypted: false, key: AccessEnabler.MetadataOpCode.userMetadata.rawValue, arguments: key))]
-        case .configure, .checkAuthentication, .fetchProfile, .createSession, .poll, .logout, .partnerSession, .partnerProfile:
+        case .configure, .refreshConfiguration, .checkAuthentication, .fetchProfile, .createSession, .poll, .logout, .partnerSession,
+            .partnerProfile:
             return []
         }
     }
 
     static func isProfileRejection(_ failure: BackendFailure) -> Bool {
         guard case .http(let status, _, let error?) = failure, status == 403 || status == 412 else { return false }
-        return profileRejectionCodes.contains(error.code)
+        return profileRejectionCodes.contains(error.code) || FailureMapping.losesAuthentication(error)
     }
 
     static func rejectionMessage(_ failure: BackendFailure) -> String {

@@ -47,9 +47,11 @@ struct PassSim: AsyncParsableCommand {
             the classic body (v1).
 
             Throttling is Adobe's token bucket (10 burst, 1 per second) on every
-            path Adobe throttles, DCR included, keyed by the first
-            X-Forwarded-For address, else the connection's address
-            (--throttle-key device keys it by device instead).
+            path Adobe throttles, DCR included, keyed by the connection's
+            (peer) address; with --trust-forwarded-for (a proxy in front, as
+            at a proxy-facing edge) by the first X-Forwarded-For address
+            instead (--throttle-key device keys it by device). GET
+            /_sim/stats counts the distinct peer addresses seen.
 
             With --state FILE, clients, access tokens, codes, profiles, v1 tokens
             and authorizations and the deny lists are kept in that SQLite file
@@ -68,6 +70,16 @@ struct PassSim: AsyncParsableCommand {
             POST /_sim/identity/platform-token and /_sim/identity/service-token
             or from the identityIssuers of --sso-config; a missing or invalid
             header is ignored, never an error. GET /_sim/sso shows the SSO state.
+
+            Entitlement variants (REST v2, --entitlements or PUT
+            /_sim/entitlements): TempPass and promotional TempPass MVPDs
+            (isTempPass, temporary profiles, temporary_access_* when spent;
+            reset at DELETE /reset-tempass/v3/reset as Adobe's API, or
+            DELETE /_sim/temppass), degradation rules per requestor x MVPD
+            (AuthNAll, AuthZAll, AuthZNone), home-based authentication per
+            MVPD (hba_status from the device address, out of home:
+            authorization_denied_by_hba_policies), and item errors per
+            resource or MVPD (parental controls, network_*).
 
             HTTPS: --tls-cert/--tls-key serve a certificate you have;
             --tls-self-signed DIR keeps a lab CA and a certificate for
@@ -116,11 +128,18 @@ struct PassSim: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "What the rate limit is keyed by: the client address (X-Forwarded-For, else the peer), or the device.",
+            "What the rate limit is keyed by: the client address (the peer; X-Forwarded-For with --trust-forwarded-for), or the device.",
             valueName: "ip|device"
         )
     )
     var throttleKey = ThrottleKeyOption(.ip)
+
+    @Flag(
+        name: .long,
+        help:
+            "Take a request's client address from the first X-Forwarded-For address (the throttle, the sessions' peer address), as behind a trusted proxy; without it the header is ignored and the peer address counts."
+    )
+    var trustForwardedFor = false
 
     @Option(
         name: .long,
@@ -130,6 +149,15 @@ struct PassSim: AsyncParsableCommand {
         )
     )
     var ssoConfig: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "JSON file with the entitlement variants (the shape of PUT /_sim/entitlements): tempPass, degradation, homeNetworks, itemErrors.",
+            valueName: "path"
+        )
+    )
+    var entitlements: String?
 
     @Option(
         name: .customLong("v2-profile-scope"),
@@ -404,6 +432,7 @@ struct PassSim: AsyncParsableCommand {
         configuration.statePath = self.state
         configuration.lenient = self.lenient
         configuration.throttleKey = self.throttleKey.key
+        configuration.trustForwardedFor = self.trustForwardedFor
         if self.anyRequestor {
             configuration.serviceProviders = nil
         } else if !self.requestors.isEmpty {
@@ -444,6 +473,23 @@ struct PassSim: AsyncParsableCommand {
         }
         if self.acceptUnsignedSaml {
             logger.warning("--accept-unsigned-saml: Apple SSO SAML answers are accepted without a trusted signature; Adobe would refuse them")
+        }
+
+        if let path = self.entitlements {
+            do {
+                let settings = try EntitlementSettings.load(path: path)
+                settings.apply(to: &configuration)
+                let unknown = settings.unknownMVPDs(known: Set(configuration.mvpds.map(\.id)))
+                guard unknown.isEmpty else {
+                    writeError("pass-sim: \(path): unknown MVPD \(unknown.joined(separator: ", "))")
+                    throw ExitCode.failure
+                }
+            } catch let error as ExitCode {
+                throw error
+            } catch {
+                writeError("pass-sim: cannot read \(path): \(error)")
+                throw ExitCode.failure
+            }
         }
 
         let simulator = PassSimulator(configuration: configuration, logger: logger)

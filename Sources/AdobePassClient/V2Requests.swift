@@ -29,6 +29,9 @@ enum V2Requests {
         if let status = context.partnerFrameworkStatus {
             headers.append(("AP-Partner-Framework-Status", status))
         }
+        if let identity = context.tempPassIdentity {
+            headers.append(("AP-TempPass-Identity", identity))
+        }
         return headers
     }
 

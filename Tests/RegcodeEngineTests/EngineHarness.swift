@@ -28,15 +28,18 @@ struct EngineHarness {
         snapshot: DeviceSnapshot = DeviceSnapshot(),
         seed: UInt64 = 42,
         profile: APIProfile = .v2,
-        signingKeys: SigningKeys? = nil
+        signingKeys: SigningKeys? = nil,
+        originEpochMs: Int64 = 1_763_720_000_000,
+        configure: (inout DeviceSettings) -> Void = { _ in }
     ) {
-        clock = ManualClock()
+        clock = ManualClock(originEpochMs: originEpochMs)
         var settings = DeviceSettings(name: "stb-1", requestor: "REF30")
         settings.profile = profile
         settings.softwareStatement = profile == .v1 && signingKeys != nil ? nil : Self.statement
         settings.signingKeys = signingKeys
         settings.polling = policy
         settings.presetMVPD = presetMVPD
+        configure(&settings)
         engine = Engine(settings: settings, deviceID: "device-1", snapshot: snapshot, clock: clock, seed: seed)
     }
 

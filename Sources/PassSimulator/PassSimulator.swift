@@ -170,6 +170,7 @@ public final class PassSimulator: Sendable {
 
         AdminRoutes(state: self.state, faults: self.faults, connections: self.connections).register(on: router.group("/_sim"))
         SSOAdminRoutes(state: self.state).register(on: router.group("/_sim"))
+        EntitlementAdminRoutes(state: self.state).register(on: router.group("/_sim"))
         ActivationPages(state: self.state, configuration: self.configuration).register(on: router.group())
         return router
     }
@@ -180,7 +181,8 @@ public final class PassSimulator: Sendable {
         let v1 = V1Routes(state: self.state, configuration: self.configuration, faults: self.faults, mediaTokens: self.mediaTokens)
         return (
             DCRRoutes(state: self.state, configuration: self.configuration).apiRoutes + v2.apiRoutes
-                + V2Decisions(routes: v2, mediaTokens: self.mediaTokens).apiRoutes + PartnerRoutes(routes: v2).apiRoutes,
+                + V2Decisions(routes: v2, mediaTokens: self.mediaTokens).apiRoutes + PartnerRoutes(routes: v2).apiRoutes
+                + ResetTempPassRoutes(routes: v2).apiRoutes,
             v1.apiRoutes
         )
     }

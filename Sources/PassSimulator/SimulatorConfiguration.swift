@@ -231,6 +231,9 @@ public struct SimulatorConfiguration: Sendable {
     public var denyResources: [String: String] = [:]
     /// MVPDs that deny every resource, with the `details` text (empty text: a generated message).
     public var denyMVPDs: [String: String] = [:]
+    /// TempPass MVPDs, degradation rules, home networks and item errors (`--entitlements`); replaceable at runtime
+    /// through `PUT /_sim/entitlements`.
+    public var entitlements: EntitlementSettings = .init()
     /// Most resources one preauthorize call may name; more is answered 403 `too_many_resources`.
     public var preauthorizeResourceLimit: Int = 5
     /// Lifetime of authorization decisions and v1 AuthZ tokens.

@@ -66,6 +66,16 @@ struct PassSim: AsyncParsableCommand {
             or from the identityIssuers of --sso-config; a missing or invalid
             header is ignored, never an error. GET /_sim/sso shows the SSO state.
 
+            Entitlement variants (REST v2, --entitlements or PUT
+            /_sim/entitlements): TempPass and promotional TempPass MVPDs
+            (isTempPass, temporary profiles, temporary_access_* when spent;
+            reset at DELETE /reset-tempass/v3/reset as Adobe's API, or
+            DELETE /_sim/temppass), degradation rules per requestor x MVPD
+            (AuthNAll, AuthZAll, AuthZNone), home-based authentication per
+            MVPD (hba_status from the device address, out of home:
+            authorization_denied_by_hba_policies), and item errors per
+            resource or MVPD (parental controls, network_*).
+
             HTTPS: --tls-cert/--tls-key serve a certificate you have;
             --tls-self-signed DIR keeps a lab CA and a certificate for
             localhost, 127.0.0.1, ::1 and the --listen host in DIR (the CA is
@@ -127,6 +137,15 @@ struct PassSim: AsyncParsableCommand {
         )
     )
     var ssoConfig: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "JSON file with the entitlement variants (the shape of PUT /_sim/entitlements): tempPass, degradation, homeNetworks, itemErrors.",
+            valueName: "path"
+        )
+    )
+    var entitlements: String?
 
     @Option(
         name: .customLong("v2-profile-scope"),
@@ -410,6 +429,23 @@ struct PassSim: AsyncParsableCommand {
             } catch let error as SSOConfigurationError {
                 writeError("pass-sim: \(path): \(error.description)")
                 throw ExitCode.failure
+            } catch {
+                writeError("pass-sim: cannot read \(path): \(error)")
+                throw ExitCode.failure
+            }
+        }
+
+        if let path = self.entitlements {
+            do {
+                let settings = try EntitlementSettings.load(path: path)
+                settings.apply(to: &configuration)
+                let unknown = settings.unknownMVPDs(known: Set(configuration.mvpds.map(\.id)))
+                guard unknown.isEmpty else {
+                    writeError("pass-sim: \(path): unknown MVPD \(unknown.joined(separator: ", "))")
+                    throw ExitCode.failure
+                }
+            } catch let error as ExitCode {
+                throw error
             } catch {
                 writeError("pass-sim: cannot read \(path): \(error)")
                 throw ExitCode.failure

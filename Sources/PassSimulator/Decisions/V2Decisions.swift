@@ -20,7 +20,7 @@ struct V2Decisions: Sendable {
         let resource: String
         let serviceProvider: String
         let mvpd: String
-        let source = "mvpd"
+        var source = "mvpd"
         let authorized: Bool
         var token: TokenBody?
         var notBefore: Int64?
@@ -102,29 +102,93 @@ struct V2Decisions: Sendable {
         if preauthorization, body.resources.count > configuration.preauthorizeResourceLimit {
             throw EnhancedError.tooManyResources(limit: configuration.preauthorizeResourceLimit)
         }
-        let profile = try await self.profile(request, serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd)
         let now = configuration.clock.nowMillis
-        let decisions = self.routes.state.withLock { $0.decide(resources: body.resources, mvpd: mvpd) }.map { decision in
-            var item = DecisionBody(resource: decision.resource, serviceProvider: sp, mvpd: mvpd, authorized: decision.denial == nil)
-            if let details = decision.denial {
-                item.error = .deniedByMVPD(preauthorization: preauthorization, details: details)
+        let state = self.routes.state
+        let decisions: [DecisionBody]
+        switch state.withLock({ $0.entitlementVariant(serviceProvider: sp, mvpd: mvpd) }) {
+        case .tempPass(let settings):
+            let header = request.headers[.apTempPassIdentity]
+            let outcomes = state.withLock {
+                $0.tempPassDecisions(
+                    serviceProvider: sp,
+                    mvpd: mvpd,
+                    settings: settings,
+                    device: device,
+                    identity: header.flatMap(TempPassIdentity.init(header:)),
+                    resources: body.resources,
+                    authorization: !preauthorization
+                )
+            }
+            let userId = SimulatorState.temporaryUserId(device: device)
+            decisions = zip(body.resources, outcomes).map { resource, outcome in
+                self.variantItem(
+                    resource,
+                    outcome,
+                    source: "temppass",
+                    sp: sp,
+                    mvpd: mvpd,
+                    userId: userId,
+                    preauthorization: preauthorization,
+                    now: now
+                )
+            }
+        case .degraded(let rule):
+            // Degradation answers without the MVPD, and without a profile (Adobe's degraded flows): AuthNAll with the
+            // decision's window, AuthZAll without one (Adobe's samples), AuthZNone denies every resource.
+            let (userId, sessionId): (String, String) = state.withLock { state in
+                if case .valid(let profile) = state.profileState(serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd) {
+                    return (profile.userId, profile.sessionId)
+                }
+                guard rule == .authNAll else { return (SimulatorState.degradedUserId(serviceProvider: sp, mvpd: mvpd, device: device), "") }
+                let profile = state.degradedProfile(serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd)
+                return (profile.userId, profile.sessionId)
+            }
+            let outcome: VariantDecision =
+                rule.permits
+                ? .permit(notAfter: rule == .authNAll ? now + configuration.authorizationTTL.milliseconds : nil) : .deny(.deniedByDegradationRule)
+            decisions = body.resources.map { resource in
+                self.variantItem(
+                    resource,
+                    outcome,
+                    source: "degradation",
+                    sp: sp,
+                    mvpd: mvpd,
+                    userId: userId,
+                    sessionId: sessionId,
+                    preauthorization: preauthorization,
+                    now: now
+                )
+            }
+        case .regular:
+            let profile = try await self.profile(request, serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd)
+            // The same address the session recorded, so home-based authentication compares like with like.
+            let peerAddress = request.forwardedFor ?? context.remoteAddress
+            decisions = state.withLock { $0.decide(resources: body.resources, profile: profile, peerAddress: peerAddress) }.map { decision in
+                var item = DecisionBody(resource: decision.resource, serviceProvider: sp, mvpd: mvpd, authorized: decision.isPermitted)
+                switch decision.outcome {
+                case .permit:
+                    break
+                case .deniedByMVPD(let details):
+                    item.error = .deniedByMVPD(preauthorization: preauthorization, details: details)
+                    return item
+                case .error(let error):
+                    item.error = error
+                    return item
+                }
+                item.notBefore = now
+                item.notAfter = now + configuration.authorizationTTL.milliseconds
+                if !preauthorization {
+                    item.token = self.token(
+                        sp: sp,
+                        resource: decision.resource,
+                        mvpd: mvpd,
+                        userId: profile.userId,
+                        sessionId: profile.sessionId,
+                        now: now
+                    )
+                }
                 return item
             }
-            item.notBefore = now
-            item.notAfter = now + configuration.authorizationTTL.milliseconds
-            if !preauthorization {
-                let token = self.mediaTokens.issue(
-                    requestor: sp,
-                    resource: decision.resource,
-                    mvpd: mvpd,
-                    userId: profile.userId,
-                    sessionId: profile.sessionId,
-                    now: now,
-                    ttl: configuration.mediaTokenTTL
-                )
-                item.token = TokenBody(notBefore: token.notBefore, notAfter: token.notAfter, serializedToken: token.serializedToken)
-            }
-            return item
         }
         context.logger.info(
             preauthorization ? "preauthorization decided" : "authorization decided",
@@ -135,5 +199,49 @@ struct V2Decisions: Sendable {
             ]
         )
         return try JSONBody.response(.ok, DecisionsResponse(decisions: decisions))
+    }
+
+    private func token(sp: String, resource: String, mvpd: String, userId: String, sessionId: String, now: Int64) -> TokenBody {
+        let token = self.mediaTokens.issue(
+            requestor: sp,
+            resource: resource,
+            mvpd: mvpd,
+            userId: userId,
+            sessionId: sessionId,
+            now: now,
+            ttl: self.routes.configuration.mediaTokenTTL
+        )
+        return TokenBody(notBefore: token.notBefore, notAfter: token.notAfter, serializedToken: token.serializedToken)
+    }
+
+    /// A TempPass or degradation decision: a permit carries a media token (authorize) and, when it has one, the
+    /// decision's window; a denial only its error (Adobe's samples).
+    private func variantItem(
+        _ resource: String,
+        _ outcome: VariantDecision,
+        source: String,
+        sp: String,
+        mvpd: String,
+        userId: String,
+        sessionId: String = "",
+        preauthorization: Bool,
+        now: Int64
+    ) -> DecisionBody {
+        switch outcome {
+        case .deny(let error):
+            var item = DecisionBody(resource: resource, serviceProvider: sp, mvpd: mvpd, source: source, authorized: false)
+            item.error = error
+            return item
+        case .permit(let notAfter):
+            var item = DecisionBody(resource: resource, serviceProvider: sp, mvpd: mvpd, source: source, authorized: true)
+            if let notAfter {
+                item.notBefore = now
+                item.notAfter = notAfter
+            }
+            if !preauthorization {
+                item.token = self.token(sp: sp, resource: resource, mvpd: mvpd, userId: userId, sessionId: sessionId, now: now)
+            }
+            return item
+        }
     }
 }

@@ -10,13 +10,15 @@ public enum ProfileType: String, Sendable, Hashable, Codable, CaseIterable {
     case serviceTokenSSO
     /// Issued by Adobe for a degraded MVPD; issuer `Adobe`.
     case degraded
+    /// Issued by Adobe for a TempPass MVPD (never stored: derived from the TempPass trial); issuer `Adobe`.
+    case temporary
 
     /// The profile's `issuer` for a profile of `mvpd`.
     func issuer(mvpd: String) -> String {
         switch self {
         case .regular, .platformSSO, .serviceTokenSSO: mvpd
         case .appleSSO: "Apple"
-        case .degraded: "Adobe"
+        case .degraded, .temporary: "Adobe"
         }
     }
 }

@@ -62,15 +62,19 @@ extension SimulatorState {
             ?? overrides?["userID"]?.stringValue
             ?? "user-\(session.code.lowercased())"
         var attributes = ProfileAttribute.defaults(userId: user, householdId: "household-\(user)")
+        // Home-based authentication: whether the device was at home when it asked for the code.
+        let homeBased = self.homeBasedStatus(mvpd: mvpd, peerAddress: session.peerAddress)
+        attributes["hba_status"] = homeBased?.attribute
         if let overrides {
             attributes = ProfileAttribute.merging(overrides, into: attributes)
         }
+        let ttl = self.profileTTL(serviceProvider: session.serviceProvider, mvpd: mvpd)
         let profile = SimulatedProfile(
             mvpd: mvpd,
             userId: user,
             householdId: attributes["householdID"]?.value.stringValue ?? "household-\(user)",
             notBefore: now,
-            notAfter: now + self.profileTTL(serviceProvider: session.serviceProvider, mvpd: mvpd),
+            notAfter: now + min(ttl, homeBased?.ttl ?? ttl),
             sessionId: session.sessionId,
             attributes: attributes
         )

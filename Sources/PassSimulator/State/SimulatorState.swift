@@ -57,6 +57,9 @@ public final class SimulatorState {
     var ssoSecrets = TrackedMap<SSOSecret, String> { .ssoSecret($0, $1) }
     var mvpdPlatforms = TrackedMap<String, MVPDPlatform> { .mvpdPlatform($0, $1) }
     var integrationOverrides = TrackedMap<IntegrationKey, IntegrationSettings> { .integration($0, $1) }
+    // Entitlement variants (TempPass, degradation, home networks, item errors) and TempPass trials: memory only.
+    var entitlements: EntitlementSettings
+    var tempPasses = TempPassLedger()
 
     // Indexes derived from the records, rebuilt when the state file is loaded.
     var tokensByClient: [String: [String]] = [:]
@@ -71,6 +74,7 @@ public final class SimulatorState {
     public init(configuration: SimulatorConfiguration = .init()) {
         self.configuration = configuration
         self.deny = DenyLists(resources: configuration.denyResources, mvpds: configuration.denyMVPDs)
+        self.entitlements = configuration.entitlements
         self.lastSweep = configuration.clock.nowMillis
     }
 

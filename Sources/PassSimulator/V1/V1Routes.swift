@@ -301,21 +301,25 @@ struct V1Routes: Sendable {
             throw V1Error.badRequest("Unknown requestor '\(requestor)'").with(format)
         }
         let origin = V2Routes.origin(request, configuration: self.configuration)
+        // The AccessEnabler's MVPD `tempPass` flag: only TempPass MVPDs carry it.
+        let tempPass = self.state.withLock { state in Set(state.mvpdsInForce().map(\.id).filter { state.isTempPass($0) }) }
         let mvpds = self.state.withLock { $0.mvpdsInForce() }.map { mvpd in
-            V1Value.object([
-                ("id", .string(mvpd.id)),
-                ("displayName", .string(mvpd.displayName)),
-                ("logoUrl", .string(mvpd.logoUrl ?? "\(origin)/_sim/logos/\(FormData.encodeComponent(mvpd.id)).svg")),
-                ("iFrameRequired", .bool(false)),
-                ("authPerAggregator", .bool(mvpd.authPerAggregator)),
-                // Platform SSO fields of the v1 MVPD list (sso.md §2.5); a missing boarding status is left out.
-                ("platformMappingId", mvpd.platformMappingId.map(V1Value.string) ?? .null),
-                ("boardingStatus", mvpd.boardingStatus.map { V1Value.string($0.rawValue) } ?? .null),
-                ("enablePlatformServices", .bool(mvpd.enablePlatformServices)),
-                ("displayInPlatformPicker", .bool(mvpd.displayInPlatformPicker)),
-                ("enforcePlatformPermissions", .bool(mvpd.enforcePlatformPermissions)),
-                ("requiredMetadataFields", .list(item: "field", mvpd.requiredMetadataFields.map(V1Value.string))),
-            ])
+            V1Value.object(
+                [
+                    ("id", .string(mvpd.id)),
+                    ("displayName", .string(mvpd.displayName)),
+                    ("logoUrl", .string(mvpd.logoUrl ?? "\(origin)/_sim/logos/\(FormData.encodeComponent(mvpd.id)).svg")),
+                    ("iFrameRequired", .bool(false)),
+                    ("authPerAggregator", .bool(mvpd.authPerAggregator)),
+                    // Platform SSO fields of the v1 MVPD list (sso.md §2.5); a missing boarding status is left out.
+                    ("platformMappingId", mvpd.platformMappingId.map(V1Value.string) ?? .null),
+                    ("boardingStatus", mvpd.boardingStatus.map { V1Value.string($0.rawValue) } ?? .null),
+                    ("enablePlatformServices", .bool(mvpd.enablePlatformServices)),
+                    ("displayInPlatformPicker", .bool(mvpd.displayInPlatformPicker)),
+                    ("enforcePlatformPermissions", .bool(mvpd.enforcePlatformPermissions)),
+                    ("requiredMetadataFields", .list(item: "field", mvpd.requiredMetadataFields.map(V1Value.string))),
+                ] + (tempPass.contains(mvpd.id) ? [("tempPass", .bool(true))] : [])
+            )
         }
         let body = V1Value.object([
             (

@@ -136,11 +136,12 @@ struct V2Routes: Sendable {
                 id: sp,
                 name: sp,
                 domains: self.configuration.domains.map { .init(name: $0) },
-                mvpds: self.state.withLock { $0.mvpdsInForce() }.map { mvpd in
+                mvpds: self.state.withLock { state in state.mvpdsInForce().map { ($0, state.isTempPass($0.id)) } }.map { mvpd, isTempPass in
                     .init(
                         id: mvpd.id,
                         displayName: mvpd.displayName,
                         logoUrl: mvpd.logoUrl ?? "\(origin)/_sim/logos/\(FormData.encodeComponent(mvpd.id)).svg",
+                        isTempPass: isTempPass,
                         authPerAggregator: mvpd.authPerAggregator,
                         enablePlatformServices: mvpd.enablePlatformServices,
                         displayInPlatformPicker: mvpd.displayInPlatformPicker,
@@ -192,6 +193,11 @@ struct V2Routes: Sendable {
         try self.requireForm(request)
         let fields = try await FormData.fields(of: request, context: context)
         let mvpd = try await self.mvpdParameter(fields, serviceProvider: sp)
+        if let mvpd,
+            let answer = try self.variantSession(request, serviceProvider: sp, device: device, clientId: clientId, mvpd: mvpd, context: context)
+        {
+            return answer
+        }
         let subjects = await self.ssoSubjects(request)
         let creation = self.startSession(
             request,
@@ -263,6 +269,18 @@ struct V2Routes: Sendable {
                 )
             })
         else { throw EnhancedError.invalidCode }
+        if case .pending = session.status, let mvpd = session.mvpd,
+            let answer = try self.variantSession(
+                request,
+                serviceProvider: sp,
+                device: session.deviceIdentifier,
+                clientId: session.clientId,
+                mvpd: mvpd,
+                context: context
+            )
+        {
+            return answer
+        }
         switch session.status {
         case .expired, .superseded:
             throw EnhancedError.invalidAuthenticationSession
@@ -295,7 +313,9 @@ struct V2Routes: Sendable {
         let (clientId, sp) = try await self.authorize(request, context: context)
         let device = try Self.deviceIdentifier(request, required: true)!
         _ = try self.deviceInfo(request)
-        let profiles = await self.visibleProfiles(request, serviceProvider: sp, deviceIdentifier: device, clientId: clientId)
+        var profiles = await self.visibleProfiles(request, serviceProvider: sp, deviceIdentifier: device, clientId: clientId)
+        let identity = request.headers[.apTempPassIdentity].flatMap(TempPassIdentity.init(header:))
+        profiles.merge(self.state.withLock { $0.tempPassProfiles(serviceProvider: sp, device: device, identity: identity) }) { own, _ in own }
         return try JSONBody.response(.ok, ProfilesResponse(profiles: profiles.mapValues(ProfileBody.init)))
     }
 
@@ -304,8 +324,25 @@ struct V2Routes: Sendable {
         let device = try Self.deviceIdentifier(request, required: true)!
         _ = try self.deviceInfo(request)
         let mvpd = try await self.mvpdPath(context, serviceProvider: sp)
-        let profiles = await self.visibleProfiles(request, serviceProvider: sp, deviceIdentifier: device, clientId: clientId)
-        return try JSONBody.response(.ok, ProfilesResponse(profiles: profiles.filter { $0.key == mvpd }.mapValues(ProfileBody.init)))
+        let variant = self.state.withLock { $0.entitlementVariant(serviceProvider: sp, mvpd: mvpd) }
+        if case .tempPass(let settings) = variant {
+            let identity = request.headers[.apTempPassIdentity].flatMap(TempPassIdentity.init(header:))
+            if settings.promotional, identity == nil { throw EnhancedError.invalidTempPassIdentity }
+            let profile = try self.state.withLock { (state) throws(EnhancedError) in
+                try state.tempPassProfile(serviceProvider: sp, mvpd: mvpd, settings: settings, device: device, identity: identity)
+            }
+            return try JSONBody.response(.ok, ProfilesResponse(profiles: [mvpd: ProfileBody(profile)]))
+        }
+        var profiles = await self.visibleProfiles(request, serviceProvider: sp, deviceIdentifier: device, clientId: clientId).filter {
+            $0.key == mvpd
+        }
+        if profiles.isEmpty, variant == .degraded(.authNAll) {
+            // AuthNAll: a device without a valid profile is given a degraded one (Adobe's degraded flows).
+            profiles[mvpd] = self.state.withLock {
+                $0.degradedProfile(serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd)
+            }
+        }
+        return try JSONBody.response(.ok, ProfilesResponse(profiles: profiles.mapValues(ProfileBody.init)))
     }
 
     /// The caller's own profiles plus those its valid SSO headers reach. An `appleSSO` profile is hidden when the
@@ -522,6 +559,39 @@ struct V2Routes: Sendable {
             mvpd: profile.mvpd,
             serviceProvider: sp
         )
+    }
+
+    /// The answer of a sessions request for a TempPass MVPD (`authorize`/`temporary`: no login, the device's trial
+    /// starts) or for an integration under AuthNAll without a valid profile (`authorize`/`degraded`, a degraded
+    /// profile); `nil` when the basic flow applies.
+    func variantSession(
+        _ request: Request,
+        serviceProvider sp: String,
+        device: String,
+        clientId: String,
+        mvpd: String,
+        context: SimulatorRequestContext
+    ) throws -> Response? {
+        // A promotional identity sent with the session joins the device's trial (Adobe's identification table).
+        let identity = request.headers[.apTempPassIdentity].flatMap(TempPassIdentity.init(header:))
+        let answer: (profile: SimulatedProfile, reason: String)? = self.state.withLock { state in
+            switch state.entitlementVariant(serviceProvider: sp, mvpd: mvpd) {
+            case .tempPass(let settings):
+                let (_, trial) = state.tempPassTrial(serviceProvider: sp, mvpd: mvpd, settings: settings, device: device, identity: identity)
+                return (SimulatorState.temporaryProfile(trial, settings: settings), "temporary")
+            case .degraded(.authNAll):
+                if case .valid = state.profileState(serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd) { return nil }
+                return (state.degradedProfile(serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd), "degraded")
+            default:
+                return nil
+            }
+        }
+        guard let answer else { return nil }
+        context.logger.info(
+            "session answered without a login",
+            metadata: ["sp": .string(sp), "mvpd": .string(mvpd), "reason": .string(answer.reason)]
+        )
+        return try JSONBody.response(.ok, Self.authorizeResponse(sp: sp, profile: answer.profile, reasonType: answer.reason))
     }
 
     /// The pending answer is by far the most frequent response, so it is not re-encoded each time.

@@ -92,6 +92,36 @@ extension EndToEnd {
             #expect(try Self.logins(lab) == "TempPass_TEST40:temppass")
         }
 
+        @Test func devicesAddTakesTheLoginOptionOverTheSocket() async throws {
+            let (lab, files) = try await Self.lab(entitlements: #"{"tempPass": {"TempPass_TEST40": {"ttl": 3600}}}"#)
+            defer { _ = files }
+            try await ControlClient.withConnection(to: lab.socket) { client in
+                _ = try await client.call(method: "subscribe", params: ["since": 0])
+                var events = client.notifications.makeAsyncIterator()
+                let added = try await client.call(
+                    method: "devices.add",
+                    params: ["device": "tp-1", "scenario": "login", "login": ["provider": "temppass"]]
+                )
+                #expect(added["loginProvider"] == "temppass")
+                let status = try #require(
+                    await DaemonEndToEndTests.nextEvent(&events) {
+                        $0["device"] == "tp-1" && $0["name"] == "status" && $0["args"]?["statusDictionary"]?["errorId"] == "N011"
+                    }
+                )
+                #expect(status["args"]?["statusDictionary"]?["mvpd"] == "TempPass_TEST40")
+                let device = try await client.call(method: "devices.get", params: ["device": "tp-1"])
+                #expect(device["authenticated"]?["kind"] == "temppass")
+                do {
+                    _ = try await client.call(method: "devices.add", params: ["device": "tp-2", "login": ["provider": "free"]])
+                    Issue.record("an unknown login provider was accepted")
+                } catch let error as RPCError {
+                    #expect(error.code == -32602)
+                }
+            }
+            // The configured device picks a regular MVPD: it shows a code and is never logged in with TempPass.
+            #expect(try SQLiteShell.run(lab.database, "SELECT count(*) FROM logins WHERE device = 'stb-1'") == "0")
+        }
+
         @Test func aSpentPromotionalTempPassSaysN111AndLogsTheDeviceOut() async throws {
             let (lab, files) = try await Self.lab(
                 entitlements: #"{"tempPass": {"flexibleTempPass": {"ttl": 86400, "maxResources": 1}}}"#,

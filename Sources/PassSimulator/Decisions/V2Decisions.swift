@@ -193,7 +193,7 @@ struct V2Decisions: Sendable {
         context.logger.info(
             preauthorization ? "preauthorization decided" : "authorization decided",
             metadata: [
-                "sp": .string(sp), "mvpd": .string(mvpd),
+                "sp": .string(sp), "mvpd": .string(mvpd), "source": .string(decisions.first?.source ?? "mvpd"),
                 "resources": .stringConvertible(decisions.count),
                 "denied": .stringConvertible(decisions.filter { !$0.authorized }.count),
             ]

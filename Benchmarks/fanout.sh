@@ -33,6 +33,7 @@ SIM_THROTTLE='' bench_start_sim "$port" "$work/sim.log" --auto-approve-after 1
     echo "    scenario: cycle"
     echo "    mvpd: Cablevision"
     echo "    ramp: 10s"
+    echo "    client_address: ${CLIENT_ADDRESS:-host}"
     echo "    cycle: {hold: 1h, authorize_every: 1s, resource: REF30}"
 } >"$work/regcoded.yaml"
 

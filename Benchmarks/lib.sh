@@ -142,13 +142,16 @@ bench_config_head() {
 }
 
 # bench_fleet_config PORT DEVICES RAMP INTERVAL: regcoded's configuration for one fleet "bench" against the simulator
-# on PORT (bench_config_head), with MAX_CONCURRENT and EXTRA_FLEET_YAML from the environment.
+# on PORT (bench_config_head), with MAX_CONCURRENT, CLIENT_ADDRESS and EXTRA_FLEET_YAML from the environment.
+# CLIENT_ADDRESS (default host) is set explicitly: a loopback backend's default is bind, whose connections are keyed
+# by source address, so figures of different modes are not comparable.
 bench_fleet_config() {
     echo "max_concurrent_requests: ${MAX_CONCURRENT:-512}"
     bench_config_head "$1"
     echo "  - name: bench"
     echo "    count: $2"
     echo "    ramp: $3"
+    echo "    client_address: ${CLIENT_ADDRESS:-host}"
     echo "    poll:"
     echo "      interval: ${4}s"
     if [ -n "${EXTRA_FLEET_YAML:-}" ]; then printf '%s\n' "$EXTRA_FLEET_YAML" | sed 's/^/    /'; fi

@@ -64,7 +64,12 @@ public struct AdobePassClient: Sendable {
         let start = clock.now
         let exchange: Result<RawResponse, TransportFailure>
         if let origin {
-            exchange = await send(call, over: connectionPools.pool(for: context, origin: origin), closeConnection: context.connections == .perRequest)
+            exchange = await send(
+                call,
+                over: connectionPools.pool(for: context, origin: origin),
+                closeConnection: context.connections == .perRequest,
+                sourceAddress: context.sourceAddress
+            )
         } else {
             exchange = .failure(TransportFailure(description: "the backend URL \(configuration.baseURL) is not http:// or https://"))
         }
@@ -135,15 +140,25 @@ public struct AdobePassClient: Sendable {
     nonisolated(nonsending) private func send(
         _ call: HTTPCall,
         over pool: KeepAliveConnectionPool,
-        closeConnection: Bool
+        closeConnection: Bool,
+        sourceAddress: String?
     ) async -> Result<RawResponse, TransportFailure> {
         let timeout = configuration.requestTimeout
+        var source: SocketAddress?
+        if let sourceAddress {
+            // The daemon hands out parsed addresses only; anything else must not go out from the host's address.
+            guard let address = try? SocketAddress(ipAddress: sourceAddress, port: 0) else {
+                return .failure(TransportFailure(description: "client address \(sourceAddress) is not an IP address"))
+            }
+            source = address
+        }
         let request = KeepAliveRequest(
             method: call.method.httpMethod,
             target: call.target,
             headers: call.headers,
             body: call.body.map { ByteBuffer(bytes: $0) },
-            closeConnection: closeConnection
+            closeConnection: closeConnection,
+            sourceAddress: source
         )
         do {
             let answer = try await pool.execute(request, deadline: .now() + TimeAmount(timeout), maxBodyBytes: configuration.maxResponseBodyBytes)

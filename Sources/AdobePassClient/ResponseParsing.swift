@@ -122,18 +122,24 @@ public enum AdobePassResponseParser {
         let details = json["details"]?.stringValue
         let text = (message + " " + (details ?? "")).lowercased()
         let code: String
+        let action: ErrorAction
         if text.contains("not authenticated") || text.contains("authentication token expired") {
             code = text.contains("expired") ? "authentication_session_expired" : "authentication_session_missing"
+            action = .authentication
         } else if text.contains("not authorized") && status == 403 {
             code = "authorization_denied_by_mvpd"
+            action = .none
         } else if text.contains("too many resources") {
             code = "too_many_resources"
+            action = .configuration
         } else if text.contains("'resource'") {
             code = "missing_resource"
+            action = .none
         } else {
             return nil
         }
-        return EnhancedError(status: status, code: code, message: message, details: details)
+        // The action Adobe's v1 list gives the code (reference §9.4), so one reading serves both shapes.
+        return EnhancedError(status: status, code: code, action: action, message: message, details: details)
     }
 
     /// `Retry-After` as delta-seconds or as an HTTP-date (IMF-fixdate, RFC 850 or asctime, RFC 9110 §10.2.3).
@@ -181,7 +187,7 @@ public enum AdobePassResponseParser {
         return EnhancedError(
             status: json["status"]?.int64Value.flatMap { Int(exactly: $0) },
             code: code,
-            action: json["action"]?.stringValue,
+            action: json["action"]?.stringValue.map(ErrorAction.init(rawValue:)),
             message: json["message"]?.stringValue,
             details: json["details"]?.stringValue,
             helpUrl: json["helpUrl"]?.stringValue,

@@ -11,13 +11,24 @@ public struct KeepAliveRequest: Sendable {
     public var body: ByteBuffer?
     /// Asks the server to close the connection after this answer (and the pool does, whatever it says).
     public var closeConnection: Bool
+    /// The local address the request's connection is bound to (port 0), so the server sees it as the peer; nil: the
+    /// host's own choice. A pool runs it only on a connection bound to the same address.
+    public var sourceAddress: SocketAddress?
 
-    public init(method: HTTPMethod, target: String, headers: [(String, String)] = [], body: ByteBuffer? = nil, closeConnection: Bool = false) {
+    public init(
+        method: HTTPMethod,
+        target: String,
+        headers: [(String, String)] = [],
+        body: ByteBuffer? = nil,
+        closeConnection: Bool = false,
+        sourceAddress: SocketAddress? = nil
+    ) {
         self.method = method
         self.target = target
         self.headers = headers
         self.body = body
         self.closeConnection = closeConnection
+        self.sourceAddress = sourceAddress
     }
 }
 

@@ -13,6 +13,12 @@ import Synchronization
 /// the idle list once per free stream. Both wires share the deadlines, the descriptor budget, the retry of an
 /// idempotent request after an idle close (a GOAWAY or a refused stream on HTTP/2), and never follow a redirect.
 ///
+/// A request with a ``KeepAliveRequest/sourceAddress`` runs only on a connection bound to that local address, so the
+/// server sees each source as its own client. `maxConnections` still bounds the pool: when it is reached and a caller
+/// needs an address no open connection has, an idle connection of another address is closed to make room (a
+/// connection in use is never closed for it). Requests without a source address take the first idle connection as
+/// before, at no extra cost.
+///
 /// Written on SwiftNIO's HTTP codec instead of going through AsyncHTTPClient because a device's poll is
 /// the daemon's hot path: AsyncHTTPClient's per-request machinery (its pool manager's lock and state
 /// machine, a `RequestBag` with a tracing span, URL parsing, a chain of futures) took about a quarter of the
@@ -25,13 +31,42 @@ public final class KeepAliveConnectionPool: Sendable {
         var open = 0
         var waiters = Deque<Exchange>()
         var connections: [ObjectIdentifier: PooledConnection] = [:]
+        /// Idle connections being closed to make room for a waiter of another source address.
+        var evicted: Set<ObjectIdentifier> = []
         var isShutdown = false
+
+        /// Takes a fully idle connection bound to another address than `source` off the idle list for a waiter that
+        /// needs a connection of its own (at most one such close pending per waiter); nil when there is none.
+        mutating func evictIdle(except source: SocketAddress?) -> PooledConnection? {
+            guard !idle.isEmpty, evicted.count < waiters.count else { return nil }
+            if let candidate = idle.last(where: { $0.slots == 1 && $0.source != source }) { return evict(candidate) }
+            // HTTP/2: a connection whose every stream is free (counted in one pass over the list).
+            var free: [ObjectIdentifier: Int] = [:]
+            for connection in idle where connection.source != source { free[ObjectIdentifier(connection), default: 0] += 1 }
+            guard let candidate = idle.last(where: { free[ObjectIdentifier($0)] == $0.slots }) else { return nil }
+            return evict(candidate)
+        }
+
+        /// Whether every slot of `connection` is free once `releasing` more come back (an HTTP/2 connection is in the
+        /// idle list once per free stream; an HTTP/1.1 one in the list or being released is free).
+        func isFullyIdle(_ connection: PooledConnection, releasing: Int = 0) -> Bool {
+            connection.slots == 1 || idle.lazy.filter { $0 === connection }.count + releasing == connection.slots
+        }
+
+        mutating func evict(_ connection: PooledConnection) -> PooledConnection {
+            idle.removeAll { $0 === connection }
+            evicted.insert(ObjectIdentifier(connection))
+            connection.stopAccepting()
+            return connection
+        }
     }
 
     /// What becomes of a connection an exchange has finished with.
     private enum Released {
         case hand(Exchange)
         case close
+        /// Closed so that the first waiter, of another source address, gets a connection of its own.
+        case evict
         case keep
         /// The connection left the pool (closed, or retired by a GOAWAY).
         case gone
@@ -41,6 +76,8 @@ public final class KeepAliveConnectionPool: Sendable {
         case run(PooledConnection)
         case connect
         case wait
+        /// Wait while `PooledConnection` (idle, of another source address) closes to make room.
+        case evict(PooledConnection)
         case refuse
         case overBudget(limit: Int)
     }
@@ -128,8 +165,14 @@ public final class KeepAliveConnectionPool: Sendable {
     func submit(_ exchange: Exchange) {
         let next: Next = state.withLock { state in
             guard !state.isShutdown else { return .refuse }
-            if let connection = state.idle.popLast() {
+            let source = exchange.request.sourceAddress
+            // Without source addresses every idle connection matches: the last one, as it always was.
+            if let connection = state.idle.last, connection.source == source {
+                state.idle.removeLast()
                 return .run(connection)
+            }
+            if !state.idle.isEmpty, let index = state.idle.lastIndex(where: { $0.source == source }) {
+                return .run(state.idle.remove(at: index))
             }
             if state.open < maxConnections {
                 if budget?.acquire() ?? true {
@@ -140,12 +183,14 @@ public final class KeepAliveConnectionPool: Sendable {
                 if state.open == 0, let budget { return .overBudget(limit: budget.limit) }
             }
             state.waiters.append(exchange)
+            if state.open >= maxConnections, let victim = state.evictIdle(except: source) { return .evict(victim) }
             return .wait
         }
         switch next {
         case .run(let connection): run(exchange, on: connection)
         case .connect: connect(for: exchange)
         case .wait: break
+        case .evict(let victim): victim.channel.close(promise: nil)
         case .refuse: exchange.finish(.failure(.shutdown))
         case .overBudget(let limit): exchange.finish(.failure(.connectionBudgetExhausted(limit: limit)))
         }
@@ -166,8 +211,21 @@ public final class KeepAliveConnectionPool: Sendable {
         let next: Released = state.withLock { state in
             // Closed meanwhile, or draining after a GOAWAY: the slot goes nowhere.
             guard state.connections[ObjectIdentifier(connection)] != nil, connection.isAccepting else { return .gone }
-            while let waiter = state.waiters.popFirst() {
-                if waiter.isQueued { return .hand(waiter) }
+            while let waiter = state.waiters.first {
+                guard waiter.isQueued else {
+                    state.waiters.removeFirst()
+                    continue
+                }
+                if waiter.request.sourceAddress == connection.source {
+                    state.waiters.removeFirst()
+                    return .hand(waiter)
+                }
+                // The first waiter needs another source address: once this connection is wholly idle it makes room.
+                if state.evicted.count < state.waiters.count, state.isFullyIdle(connection, releasing: 1) {
+                    _ = state.evict(connection)
+                    return .evict
+                }
+                break
             }
             if state.isShutdown { return .close }
             state.idle.append(connection)
@@ -175,7 +233,7 @@ public final class KeepAliveConnectionPool: Sendable {
         }
         switch next {
         case .hand(let waiter): run(waiter, on: connection)
-        case .close: connection.channel.close(promise: nil)
+        case .close, .evict: connection.channel.close(promise: nil)
         case .keep, .gone: break
         }
     }
@@ -193,6 +251,7 @@ public final class KeepAliveConnectionPool: Sendable {
     func closed(_ connection: PooledConnection) {
         let next: NextForWaiters? = state.withLock { state in
             guard state.connections.removeValue(forKey: ObjectIdentifier(connection)) != nil else { return nil }
+            state.evicted.remove(ObjectIdentifier(connection))
             state.idle.removeAll { $0 === connection }
             state.open -= 1
             budget?.release()
@@ -242,7 +301,10 @@ public final class KeepAliveConnectionPool: Sendable {
         let handshakeTimeout = connectTimeout
         let loop = group.next()
         let ready = loop.makePromise(of: ConnectionReady.self)
-        ClientBootstrap(group: loop)
+        let source = exchange.request.sourceAddress
+        var bootstrap = ClientBootstrap(group: loop)
+        if let source { bootstrap = bootstrap.bind(to: source) }
+        bootstrap
             .connectTimeout(connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
@@ -280,7 +342,7 @@ public final class KeepAliveConnectionPool: Sendable {
                     ready.futureResult.whenComplete { readiness in
                         switch readiness {
                         case .success(let ready):
-                            self.connected(channel, ready: ready, for: exchange)
+                            self.connected(channel, ready: ready, source: source, for: exchange)
                         case .failure(let error):
                             channel.close(promise: nil)
                             self.connectFailed(error, for: exchange)
@@ -295,7 +357,7 @@ public final class KeepAliveConnectionPool: Sendable {
 
     /// On the new channel's event loop, once it speaks HTTP (after the TLS handshake and, on HTTP/2, the server's
     /// first SETTINGS).
-    private func connected(_ channel: any Channel, ready: ConnectionReady, for exchange: Exchange) {
+    private func connected(_ channel: any Channel, ready: ConnectionReady, source: SocketAddress?, for exchange: Exchange) {
         let sync = channel.pipeline.syncOperations
         let wire: PooledConnection.Wire
         let http1Handler = try? sync.handler(type: ExchangeHandler.self)
@@ -310,7 +372,7 @@ public final class KeepAliveConnectionPool: Sendable {
             }
             wire = .http2(multiplexer)
         }
-        let connection = PooledConnection(channel: channel, wire: wire, slots: ready.slots, pool: self)
+        let connection = PooledConnection(channel: channel, wire: wire, slots: ready.slots, source: source, pool: self)
         statistics?.opened(connection.version, tls: origin.usesTLS)
         let isShutdown = state.withLock { state in
             if !state.isShutdown { state.connections[ObjectIdentifier(connection)] = connection }

@@ -16,6 +16,8 @@ final class PooledConnection: Sendable {
     let version: NegotiatedHTTPVersion
     /// Exchanges it carries at once: 1 on HTTP/1.1, the server's `SETTINGS_MAX_CONCURRENT_STREAMS` on HTTP/2.
     let slots: Int
+    /// The local address it was bound to (``KeepAliveRequest/sourceAddress``); nil: the host's choice.
+    let source: SocketAddress?
     private let wire: NIOLoopBound<Wire>
     /// Cleared by an HTTP/2 GOAWAY: the streams in flight finish, no new one starts.
     private let accepting = Atomic<Bool>(true)
@@ -23,8 +25,9 @@ final class PooledConnection: Sendable {
     /// not, and may go out again (RFC 9113 §6.8).
     private let goAwayLastStream = Atomic<Int>(Int.max)
 
-    init(channel: any Channel, wire: Wire, slots: Int, pool: KeepAliveConnectionPool) {
+    init(channel: any Channel, wire: Wire, slots: Int, source: SocketAddress?, pool: KeepAliveConnectionPool) {
         self.channel = channel
+        self.source = source
         self.pool = pool
         self.slots = max(1, slots)
         switch wire {

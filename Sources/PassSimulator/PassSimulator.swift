@@ -87,6 +87,7 @@ public final class PassSimulator: Sendable {
     public var stats: SimulatorStats {
         var stats = self.faults.stats
         stats.connections = self.connections.snapshot
+        stats.peers = self.connections.peers.snapshot
         return stats
     }
 
@@ -141,6 +142,7 @@ public final class PassSimulator: Sendable {
     func makeRouter() -> Router<SimulatorRequestContext> {
         let router = Router(context: SimulatorRequestContext.self)
         router.add(middleware: RequestLogMiddleware())
+        router.add(middleware: ForwardedForCountingMiddleware(peers: self.connections.peers))
         if let journal = self.journal {
             router.add(middleware: DurabilityMiddleware(journal: journal))
         }
@@ -152,17 +154,20 @@ public final class PassSimulator: Sendable {
             clock: self.configuration.clock,
             routes: RouteTable(routes.dcrAndV2 + routes.v1)
         )
+        let trusts = self.configuration.trustForwardedFor
         let api = router.group()
         api.add(middleware: faultMiddleware)
         if let throttle = self.throttle {
-            api.add(middleware: ThrottleMiddleware(throttle: throttle, key: self.configuration.throttleKey, api: .dcrAndV2))
+            api.add(
+                middleware: ThrottleMiddleware(throttle: throttle, key: self.configuration.throttleKey, api: .dcrAndV2, trustsForwardedFor: trusts)
+            )
         }
         api.endpoints(routes.dcrAndV2)
 
         let v1Group = router.group()
         v1Group.add(middleware: faultMiddleware)
         if let throttle = self.throttle {
-            v1Group.add(middleware: ThrottleMiddleware(throttle: throttle, key: self.configuration.throttleKey, api: .v1))
+            v1Group.add(middleware: ThrottleMiddleware(throttle: throttle, key: self.configuration.throttleKey, api: .v1, trustsForwardedFor: trusts))
         }
         v1Group.endpoints(routes.v1)
         let v1 = V1Routes(state: self.state, configuration: self.configuration, faults: self.faults, mediaTokens: self.mediaTokens)

@@ -158,7 +158,7 @@ public struct SimulatorClock: Sendable {
 
 /// What the throttle's token buckets are keyed by (reference §8.2).
 public enum ThrottleKey: String, Sendable, CaseIterable, Codable {
-    /// The first address of `X-Forwarded-For`, else the TCP peer address: how Adobe identifies a device.
+    /// The client address (``SimulatorConfiguration/trustForwardedFor``): how Adobe identifies a device.
     case ip
     /// `AP-Device-Identifier` (DCR, v2) or the v1 `deviceId` parameter, falling back to the address.
     case device
@@ -179,6 +179,9 @@ public struct SimulatorConfiguration: Sendable {
     public var throttleCapacity: Int = 10
     /// Tokens added to each bucket per second.
     public var throttleRefillPerSecond: Double = 1
+    /// Whether a request's client address (throttle key, sessions' peer address) is the first `X-Forwarded-For`
+    /// address, as behind a trusted proxy; false: the TCP peer's, whatever the header says.
+    public var trustForwardedFor: Bool = false
     /// Lifetime of DCR access tokens (`expires_in`).
     public var accessTokenTTL: Duration = .seconds(21_600)
     /// Lifetime of authenticated profiles.

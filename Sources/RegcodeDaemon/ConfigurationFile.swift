@@ -247,6 +247,28 @@ public enum ConfigurationFile {
             }
         }
 
+        /// `client_address: MODE`, or a mapping of `mode` and `addresses` (a string or a list).
+        func readClientAddress(_ node: Node, key: String) throws(ConfigurationError) -> ClientAddressConfiguration {
+            guard node.mapping != nil else { return ClientAddressConfiguration(mode: try choice(node, key)) }
+            var configuration = ClientAddressConfiguration()
+            for (sub, value) in try mapping(node, key) {
+                let path = "\(key).\(sub)"
+                switch sub {
+                case "mode": configuration.mode = try choice(value, path)
+                case "addresses":
+                    if let sequence = value.sequence {
+                        var items: [String] = []
+                        for (index, item) in sequence.enumerated() { items.append(try string(item, "\(path)[\(index)]")) }
+                        configuration.addresses = items.joined(separator: ", ")
+                    } else {
+                        configuration.addresses = try string(value, path)
+                    }
+                default: throw fail(path, "unknown key")
+                }
+            }
+            return configuration
+        }
+
         func readFleet(_ node: Node, key prefix: String, into fleet: inout FleetConfiguration, allowNameAndCount: Bool) throws(ConfigurationError) {
             for (key, value) in try mapping(node, prefix) {
                 let path = "\(prefix).\(key)"
@@ -275,7 +297,9 @@ public enum ConfigurationFile {
                 case "redirect_url": fleet.identity.redirectURL = try string(value, path)
                 case "client_redirect_uri": fleet.identity.clientRedirectURI = try string(value, path)
                 case "user_agent": fleet.identity.userAgent = try string(value, path)
-                case "forwarded_for": fleet.identity.sendsForwardedFor = try bool(value, path)
+                case "client_address": fleet.clientAddress = try readClientAddress(value, key: path)
+                case "forwarded_for":
+                    throw fail(path, "replaced by client_address: forwarded-for (was true) or client_address: host (was false)")
                 case "device":
                     fleet.sso = try readDevice(value, key: path, base: fleet.sso ?? DeviceSSOSettings())
                 case "tv_provider":
@@ -439,6 +463,7 @@ public enum ConfigurationFile {
                     policy.maxConsecutiveErrors = value.null != nil ? nil : try int(value, path, range: 1...1_000_000)
                 case "code_request_retries": policy.codeRequestRetries = try int(value, path, range: 0...100)
                 case "stage_retries": policy.stageRetries = try int(value, path, range: 0...100)
+                case "action_retries": policy.actionRetries = try int(value, path, range: 0...100)
                 case "stage_backoff_base": policy.stageBackoffBase = try duration(value, path)
                 case "stage_backoff_cap": policy.stageBackoffCap = try duration(value, path)
                 case "code_recoveries": policy.codeRecoveries = try int(value, path, range: 0...100)

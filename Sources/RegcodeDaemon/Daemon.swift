@@ -50,8 +50,8 @@ public final class Daemon: Sendable {
     let addedDeviceFleets = Mutex<[String: String]>([:])
     /// The HTTP listener's bearer token, read at start-up; nil on loopback without one.
     let httpToken: String?
-    /// Emulated client addresses; stored devices' addresses are reserved at start-up.
-    let addressPool: Mutex<ClientAddressPool>
+    /// The devices' client addresses (`bind`, `forwarded-for`); stored devices' addresses are reserved at start-up.
+    let addressPools: Mutex<ClientAddressPools>
     let metrics: RegcodeMetrics?
 
     /// Reads secrets and opens the database; nothing runs yet. Configuration errors surface
@@ -68,11 +68,9 @@ public final class Daemon: Sendable {
         self.environment = environment
         self.reloadConfiguration = reloadConfiguration
         self.catalogState = Mutex(try DeviceCatalog.load(configuration: configuration, environment: environment))
-        // validate() checked the range.
-        var pool = ClientAddressPool(cidr: configuration.clientAddresses) ?? ClientAddressPool(cidr: ClientAddressPool.defaultRange)!
-        pool.configuredBlock = UInt64(catalogState.withLock { $0.configuredDeviceCount })
-        if let shard = configuration.shard { pool.lane = (UInt64(shard.index), UInt64(shard.count)) }
-        self.addressPool = Mutex(pool)
+        var pools = ClientAddressPools(shard: configuration.shard)
+        pools.configure(catalogState.withLock { $0 })
+        self.addressPools = Mutex(pools)
         // The socket is bound only in run(); a path that cannot work must not leave a new database behind.
         if SocketActivation.controlDescriptor(environment: environment) == nil {
             try configuration.checkSocketPath()
@@ -138,8 +136,16 @@ public final class Daemon: Sendable {
             timerSlack: configuration.timerSlack,
             logger: logger
         )
-        let transportStatus = TransportStatus(settings: configuration.tls, usesTLS: configuration.backendUsesTLS, liveStats: liveStats)
+        let transportStatus = TransportStatus(
+            settings: configuration.tls,
+            usesTLS: configuration.backendUsesTLS,
+            liveStats: liveStats,
+            sharedAddressWarning: configuration.sharedAddressWarning()
+        )
         self.transportStatus = transportStatus
+        if let warning = transportStatus.sharedAddressWarning {
+            logger.warning("\(warning)", metadata: ["backend": "\(configuration.backend ?? "embedded simulator")"])
+        }
         if let warning = transportStatus.verifyWarning {
             logger.warning("\(warning): any certificate is accepted", metadata: ["backend": "\(configuration.backend ?? "")"])
         }
@@ -448,7 +454,7 @@ public final class Daemon: Sendable {
         let loadStart = clock.now
         let stored = try await store.loadDevices()
         logger.debug("stored devices loaded", metadata: ["devices": "\(stored.count)", "elapsed": "\(loadStart.duration(to: clock.now))"])
-        addressPool.withLock { $0.reserve(stored.compactMap(\.clientAddress)) }
+        addressPools.withLock { $0.reserve(stored.compactMap(\.clientAddress)) }
         addedDeviceFleets.withLock { fleets in
             for device in stored where device.addedAtRuntime { fleets[device.name] = device.fleet }
         }
@@ -488,18 +494,21 @@ public final class Daemon: Sendable {
         return specs
     }
 
-    /// `device` with an emulated client address: its stored one, else (a configured device) the one
-    /// at its ordinal in the configuration, else the next free one of the range.
+    /// `device` with its client address when its fleet's mode uses one (`bind`, `forwarded-for`): its stored one when
+    /// it is of the fleet's addresses, else (a configured device) the one at its ordinal among the devices sharing
+    /// those addresses, else the next free one. A `host` device keeps what it has: nothing reads it.
     func addressed(_ device: StoredDevice) throws -> StoredDevice {
-        guard device.clientAddress == nil else { return device }
+        let catalog = self.catalog
+        let fleet = catalog.fleet(forDevice: device.name) ?? device.fleet.flatMap { catalog.fleet(named: $0) }
+        guard let range = fleet?.clientAddress.addresses else { return device }
+        if let address = device.clientAddress, addressPools.withLock({ $0.contains(address, range: range) }) { return device }
         var device = device
-        let ordinal = device.addedAtRuntime ? nil : catalog.ordinal(ofDevice: device.name)
-        let claimed = addressPool.withLock { pool in ordinal.flatMap { pool.claim(ordinal: $0) } ?? pool.allocate() }
-        guard let address = claimed else {
+        let ordinal = device.addedAtRuntime ? nil : catalog.ordinal(ofDevice: device.name) { $0.clientAddress.addresses == range }
+        guard let address = addressPools.withLock({ $0.take(range: range, ordinal: ordinal) }) else {
             throw ConfigurationError(
                 file: configuration.configFile,
-                key: "client_addresses",
-                reason: "\(configuration.clientAddresses) has no free address left for \(device.name)"
+                key: "client_address.addresses",
+                reason: "\(range) has no free address left for \(device.name)"
             )
         }
         device.clientAddress = address
@@ -548,7 +557,7 @@ public final class Daemon: Sendable {
             return
         }
         catalogState.withLock { $0 = newCatalog }
-        addressPool.withLock { $0.configuredBlock = UInt64(newCatalog.configuredDeviceCount) }
+        addressPools.withLock { $0.configure(newCatalog) }
         var added = 0
         var removed = 0
         var changed = 0

@@ -45,8 +45,10 @@ public struct FleetConfiguration: Sendable, Equatable {
     public var ramp: Duration?
     /// Timing of the `cycle` scenario.
     public var cycle = CyclePlan()
-    /// Domain, redirect URLs, User-Agent and whether devices send `X-Forwarded-For`.
+    /// Domain, redirect URLs and User-Agent.
     public var identity = ClientIdentity()
+    /// Which address the backend sees the devices' calls come from (`client_address:`).
+    public var clientAddress = ClientAddressConfiguration()
     /// Single sign-on: the devices' platform and storage rules (set when `device` or `apps` is configured).
     public var sso: DeviceSSOSettings?
     /// The apps each device hosts; empty: one plain app.
@@ -148,8 +150,9 @@ public struct DaemonConfiguration: Sendable {
     public var fleetLoops: Int?
     /// Live events buffered per subscriber before it is cut off.
     public var subscriberBuffer = 4096
-    /// IPv4 range (CIDR) the devices' emulated client addresses come from.
-    public var clientAddresses = ClientAddressPool.defaultRange
+    /// The addresses (CIDR ranges, single addresses) of `bind` and `forwarded-for` fleets that name none of their own;
+    /// nil: the mode's default.
+    public var clientAddresses: String?
     /// The slice of every fleet this process runs (`--shard K/N`); nil runs every device.
     public var shard: Shard?
     /// Whether the poll log keeps its index by device (`poll_index`); `none` trades slower per-device
@@ -240,13 +243,7 @@ public struct DaemonConfiguration: Sendable {
                 reason: "tls.client_certificate and tls.client_key (or the tls-client-key credential) go together"
             )
         }
-        if ClientAddressPool(cidr: clientAddresses) == nil {
-            throw ConfigurationError(
-                file: configFile,
-                key: "client_addresses",
-                reason: "'\(clientAddresses)' is not an IPv4 range such as 198.18.0.0/15"
-            )
-        }
+        try validateClientAddresses()
         if let metrics, HostPort.parse(metrics) == nil {
             throw ConfigurationError(file: configFile, key: "metrics", reason: "'\(metrics)' is not HOST:PORT")
         }

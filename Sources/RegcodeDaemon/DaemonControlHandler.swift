@@ -319,7 +319,7 @@ struct DaemonControlHandler: ControlHandler {
         do {
             device = try daemon.addressed(planned)
         } catch {
-            throw .conflict("no emulated client address left for '\(name)'", data: ["device": .string(name)])
+            throw .conflict("no client address left for '\(name)'", data: ["device": .string(name)])
         }
         try await storeCall { store in try await store.saveDevice(device) }
         daemon.addedDeviceFleets.withLock { $0[name] = template.name }
@@ -399,6 +399,8 @@ struct DaemonControlHandler: ControlHandler {
             "tls": .bool(status.usesTLS),
             "verify": .bool(!status.usesTLS || status.settings.verify),
             "warning": status.verifyWarning.map(JSONValue.string) ?? .null,
+            // Devices sharing one client address under a throttling backend, with the arithmetic.
+            "sharedAddressWarning": status.sharedAddressWarning.map(JSONValue.string) ?? .null,
             "httpVersion": .string(status.settings.httpVersion.rawValue),
             "connections": [
                 "plainHTTP1": .int(Int64(statistics.plainHTTP1)),

@@ -51,7 +51,16 @@ struct DeviceCatalog: Sendable {
             }
             secrets[fleet.name] = fleetSecrets
         }
-        return DeviceCatalog(fleets: configuration.fleets, secrets: secrets)
+        // Each fleet's client address as it resolves against the backend (a default `bind` on loopback, else `host`).
+        let fleets = configuration.fleets.map { fleet in
+            var fleet = fleet
+            fleet.clientAddress = ClientAddressConfiguration(
+                mode: configuration.clientAddressMode(of: fleet),
+                addresses: configuration.clientAddressRange(of: fleet)
+            )
+            return fleet
+        }
+        return DeviceCatalog(fleets: fleets, secrets: secrets)
     }
 
     /// Every failure names the secret file: the configuration may not (a credential, a flag).
@@ -79,11 +88,12 @@ struct DeviceCatalog: Sendable {
         }
     }
 
-    /// The position of a configured device in the whole configuration (every shard's devices, in
-    /// fleet order, from 0): its emulated client address, the same whichever shard runs it.
-    func ordinal(ofDevice device: String) -> Int? {
+    /// The position of a configured device among the devices of the `included` fleets (every shard's, in fleet
+    /// order, from 0; all fleets by default): the offset of its client address in the list those fleets share, the
+    /// same whichever shard runs it.
+    func ordinal(ofDevice device: String, among included: (FleetConfiguration) -> Bool = { _ in true }) -> Int? {
         var offset = 0
-        for fleet in fleets {
+        for fleet in fleets where included(fleet) {
             if device.hasPrefix(fleet.name + "-"), let index = Int(device.dropFirst(fleet.name.count + 1)), (1...max(1, fleet.count)).contains(index),
                 fleet.count > 0, String(index) == device.dropFirst(fleet.name.count + 1)
             {
@@ -117,6 +127,7 @@ struct DeviceCatalog: Sendable {
         }
         settings.ssoIdentity = fleet.ssoIdentity
         settings.connections = fleet.connections.model(fleet: fleet.name)
+        settings.clientAddressMode = fleet.clientAddress.mode ?? .host
         let secrets = secrets[fleet.name] ?? FleetSecrets()
         settings.softwareStatement = secrets.softwareStatement
         settings.signingKeys = secrets.signingKeys

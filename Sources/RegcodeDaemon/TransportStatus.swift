@@ -1,11 +1,14 @@
 import KeepAliveHTTP
 
 /// What the daemon says about its wire to the backend, wherever it reports status (`daemon.status`, systemd's
-/// `STATUS=`): certificate checks turned off, and fleets whose every device fails the TLS handshake the same way.
+/// `STATUS=`): certificate checks turned off, fleets whose every device fails the TLS handshake the same way, and
+/// devices that share one client address under a throttling backend.
 struct TransportStatus: Sendable {
     let settings: TLSClientSettings
     let usesTLS: Bool
     let liveStats: LiveStats
+    /// The start-up warning for devices sharing one address (``DaemonConfiguration/sharedAddressWarning(throttle:)``).
+    var sharedAddressWarning: String? = nil
 
     /// The warning `tls.verify: false` earns, or nil.
     var verifyWarning: String? {
@@ -23,7 +26,7 @@ struct TransportStatus: Sendable {
         let failing = failingFleets().sorted { $0.key < $1.key }.map { fleet, failure in
             "fleet \(fleet): every device fails: \(failure.description) (\(failure.fix))"
         }
-        let parts = [verifyWarning].compactMap { $0 } + failing
+        let parts = [verifyWarning, sharedAddressWarning].compactMap { $0 } + failing
         return parts.isEmpty ? nil : parts.joined(separator: "; ")
     }
 }

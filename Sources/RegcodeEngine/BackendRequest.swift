@@ -93,8 +93,10 @@ public struct RequestContext: Sendable, Equatable {
     public var signingKeys: SigningKeys?
     /// Domain, redirect URLs and User-Agent the app presents.
     public var identity: ClientIdentity
-    /// `X-Forwarded-For`: the device's emulated client address. Data only, never connected to.
+    /// `X-Forwarded-For`: the device's client address, in the `forwarded-for` mode only.
     public var forwardedFor: String?
+    /// The local address the call's connection is bound to, in the `bind` mode only.
+    public var sourceAddress: String?
     /// REST v2 single sign-on identities to present (platform identity, service token).
     public var ssoIdentity: SSOIdentitySettings?
     /// `AP-Partner-Framework-Status` (Apple single sign-on): base64 JSON, when the app sends it.
@@ -114,6 +116,7 @@ public struct RequestContext: Sendable, Equatable {
         signingKeys: SigningKeys? = nil,
         identity: ClientIdentity = ClientIdentity(),
         forwardedFor: String? = nil,
+        sourceAddress: String? = nil,
         ssoIdentity: SSOIdentitySettings? = nil,
         partnerFrameworkStatus: String? = nil,
         connections: ConnectionModel? = nil
@@ -127,6 +130,7 @@ public struct RequestContext: Sendable, Equatable {
         self.signingKeys = signingKeys
         self.identity = identity
         self.forwardedFor = forwardedFor
+        self.sourceAddress = sourceAddress
         self.ssoIdentity = ssoIdentity
         self.partnerFrameworkStatus = partnerFrameworkStatus
         self.connections = connections
@@ -301,7 +305,8 @@ public struct AuthProfile: Sendable, Equatable, Codable {
 public struct EnhancedError: Sendable, Equatable, Codable, Error {
     public var status: Int?
     public var code: String
-    public var action: String?
+    /// The remedy Adobe recommends (``ErrorAction``); nil for DCR errors and classic bodies that carry none.
+    public var action: ErrorAction?
     public var message: String?
     public var details: String?
     public var helpUrl: String?
@@ -309,7 +314,7 @@ public struct EnhancedError: Sendable, Equatable, Codable, Error {
     public init(
         status: Int? = nil,
         code: String,
-        action: String? = nil,
+        action: ErrorAction? = nil,
         message: String? = nil,
         details: String? = nil,
         helpUrl: String? = nil,

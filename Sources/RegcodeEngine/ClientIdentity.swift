@@ -9,15 +9,11 @@ public struct ClientIdentity: Sendable, Equatable, Codable {
     public var clientRedirectURI: String = "adobepass://ios.app"
     /// `User-Agent` of every call; the backend derives part of its device model from it.
     public var userAgent: String = "AppleTV11,1 tvOS/17.0 AccessEnabler/3.7.1 regcoded"
-    /// Whether calls carry the device's emulated client address as `X-Forwarded-For`, so a backend that
-    /// throttles per client address sees each device as its own box. Off for integrations where the
-    /// backend would not honour the header: then every device shares the host's address.
-    public var sendsForwardedFor: Bool = true
 
     public init() {}
 
     private enum CodingKeys: String, CodingKey {
-        case domainName, redirectURL, clientRedirectURI, userAgent, sendsForwardedFor
+        case domainName, redirectURL, clientRedirectURI, userAgent
     }
 
     /// Reads a stored identity; a key an older version did not write keeps its default.
@@ -28,7 +24,6 @@ public struct ClientIdentity: Sendable, Equatable, Codable {
         identity.redirectURL = try c.decodeIfPresent(String.self, forKey: .redirectURL) ?? identity.redirectURL
         identity.clientRedirectURI = try c.decodeIfPresent(String.self, forKey: .clientRedirectURI) ?? identity.clientRedirectURI
         identity.userAgent = try c.decodeIfPresent(String.self, forKey: .userAgent) ?? identity.userAgent
-        identity.sendsForwardedFor = try c.decodeIfPresent(Bool.self, forKey: .sendsForwardedFor) ?? identity.sendsForwardedFor
         self = identity
     }
 }

@@ -133,7 +133,7 @@ extension DeviceEngine {
         var actions: [Action] = [
             .emit(.status(EntitlementVariants.denialStatus(for: error), message: details, extra: decisionExtra(resource: resource, error: error)))
         ]
-        if error?.action == "authentication" {
+        if error?.action == .authentication {
             actions += profileRejected()
         }
         actions.append(.emit(.tokenRequestFailed(resource, errorCode: .userNotAuthorized, errorDescription: details)))
@@ -363,7 +363,7 @@ extension DeviceEngine {
             return [.emit(.preauthorizedResources([]))]
         case .userMetadata(let key, _, _):
             return [.emit(.setMetadataStatus(.null, encrypted: false, key: AccessEnabler.MetadataOpCode.userMetadata.rawValue, arguments: key))]
-        case .configure, .checkAuthentication, .fetchProfile, .createSession, .poll, .logout, .partnerSession, .partnerSAML,
+        case .configure, .refreshConfiguration, .checkAuthentication, .fetchProfile, .createSession, .poll, .logout, .partnerSession, .partnerSAML,
             .partnerProfile:
             return []
         }
@@ -371,7 +371,7 @@ extension DeviceEngine {
 
     static func isProfileRejection(_ failure: BackendFailure) -> Bool {
         guard case .http(let status, _, let error?) = failure, status == 403 || status == 412 else { return false }
-        return profileRejectionCodes.contains(error.code)
+        return profileRejectionCodes.contains(error.code) || FailureMapping.losesAuthentication(error)
     }
 
     static func rejectionMessage(_ failure: BackendFailure) -> String {

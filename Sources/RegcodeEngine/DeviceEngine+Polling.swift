@@ -1,4 +1,5 @@
 import AccessEnablerAPI
+import RegcodeSupport
 
 /// The poll loop of a pending code: when to poll (the polling contract of ``PollPolicy``), what
 /// each answer means for the loop (``PollOutcome``), the poll log, and how a code ends (expiry,
@@ -85,7 +86,10 @@ extension DeviceEngine {
             return actions + giveUp(reason: FailureMapping.describe(failure), status: signatureRefusedStatus(failure))
         }
 
-        if outcome == .codeInvalid {
+        // Adobe asks for a new authentication: for a pending login that is a new code (bounded as below).
+        var asksForAuthentication = false
+        if case .failure(.http(_, _, let error?)) = result, error.action == .authentication { asksForAuthentication = true }
+        if outcome == .codeInvalid || asksForAuthentication {
             if let timing { actions += recordPoll(operation, result: result, timing: timing, outcome: outcome, nextDelay: nil) }
             let reason = "registration code \(code) is no longer valid"
             if loop.recoveries < policy.codeRecoveries {
@@ -98,12 +102,21 @@ extension DeviceEngine {
             return actions + codeEnded(reason: reason, outcome: .failed(reason: reason))
         }
 
-        if outcome == .clientError, case .failure(let failure) = result, case .http(_, _, let error?) = failure, error.action != "retry" {
-            // An enhanced error that retrying cannot fix (configuration, authentication, …): stop and say which.
-            if let timing { actions += recordPoll(operation, result: result, timing: timing, outcome: outcome, nextDelay: nil) }
-            let reason = FailureMapping.describe(failure)
-            let status = Action.emit(.status(.registrationCodeFailed, message: reason, extra: ["details": .string(error.code)]))
-            return actions + giveUp(reason: reason, status: status)
+        if case .failure(let failure) = result, ![.pending, .throttled].contains(outcome) {
+            switch FailureMapping.remedy(for: failure) {
+            case .retry:
+                break
+            case .giveUp, .refetchConfiguration, .refreshToken, .registerAgain:
+                // What polling on cannot fix (an enhanced error whose action is not a retry, a 4xx without one
+                // such as an edge's HTML 403, a 401 after the token was refreshed and the client registered
+                // again): stop now with REG500, Adobe's code in `details` when it gave one.
+                if let timing { actions += recordPoll(operation, result: result, timing: timing, outcome: outcome, nextDelay: nil) }
+                let reason = FailureMapping.describe(failure)
+                var extra: [String: JSONValue] = [:]
+                if case .http(_, _, let error?) = failure { extra["details"] = .string(error.code) }
+                let status = Action.emit(.status(.registrationCodeFailed, message: reason, extra: extra))
+                return actions + giveUp(reason: reason, status: status)
+            }
         }
 
         let next: C.Instant
@@ -122,7 +135,11 @@ extension DeviceEngine {
                 login = .polling(loop)
                 return actions + giveUp(reason: "\(loop.consecutiveErrors) consecutive polling errors")
             }
-            next = clock.now.advanced(by: policy.backoffDelay(consecutiveErrors: loop.consecutiveErrors, using: &rng))
+            var delay = policy.backoffDelay(consecutiveErrors: loop.consecutiveErrors, using: &rng)
+            if case .failure(.http(_, let retryAfter?, let error?)) = result, error.action == .retryAfter, policy.honoursThrottle {
+                delay = max(delay, retryAfter)
+            }
+            next = clock.now.advanced(by: delay)
         }
         let willPoll = next < loop.expiry
         if let timing {

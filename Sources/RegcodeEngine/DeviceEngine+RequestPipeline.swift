@@ -2,11 +2,17 @@ import AccessEnablerAPI
 import RegcodeSupport
 
 /// The single-flight request pipeline: operations wait in a queue, one is sent at a time, DCR
-/// registration and token requests are put in front of a protected call when needed, and a 401
-/// refreshes the token once with the stored credentials (never re-registering for it).
+/// registration and token requests are put in front of a protected call when needed, and a failed
+/// request is retried, recovered from or handed back as Adobe's enhanced error `action` asks
+/// (``FailureMapping/remedy(for:)``): a 401 refreshes the token once with the stored credentials
+/// (never re-registering for it), and what cannot get better reaches its flow at once, so the calls
+/// queued behind it are not held.
 extension DeviceEngine {
     enum Operation: Sendable, Equatable {
         case configure
+        /// The configuration fetched again after an answer with action `configuration`: the MVPD list is
+        /// replaced, nothing is emitted (the app's `setRequestor` completed long ago).
+        case refreshConfiguration
         /// v1, before a new code: does the backend already hold an authentication for this device?
         case checkAuthentication(mvpd: String, login: UInt64)
         /// Adopts the profile the backend already holds (v2 sessions said `authorize`, v1 `checkauthn` said 200).
@@ -29,7 +35,7 @@ extension DeviceEngine {
         /// The stage the request log files the call under.
         var stage: RequestStage {
             switch self {
-            case .configure: .configuration
+            case .configure, .refreshConfiguration: .configuration
             case .checkAuthentication, .createSession, .partnerSession, .partnerSAML: .session
             case .partnerProfile: .profile
             case .fetchProfile: .profile
@@ -162,7 +168,7 @@ extension DeviceEngine {
 
     func isCurrent(_ operation: Operation) -> Bool {
         switch operation {
-        case .configure:
+        case .configure, .refreshConfiguration:
             return true
         case .createSession(_, let id), .checkAuthentication(_, let id), .fetchProfile(_, let id):
             if case .requestingCode(let request) = login { return request.id == id }
@@ -215,7 +221,7 @@ extension DeviceEngine {
 
     func backendRequest(for operation: Operation) -> BackendRequest {
         switch operation {
-        case .configure: .configuration
+        case .configure, .refreshConfiguration: .configuration
         case .checkAuthentication: .checkAuthentication
         case .fetchProfile(let mvpd, _): .fetchProfile(mvpd: mvpd)
         case .createSession(let mvpd, _): .createSession(mvpd: mvpd)
@@ -247,6 +253,7 @@ extension DeviceEngine {
             signingKeys: runtimeSigningKeys ?? settings.signingKeys,
             identity: settings.identity,
             forwardedFor: settings.forwardedFor,
+            sourceAddress: settings.sourceAddress,
             ssoIdentity: settings.ssoIdentity,
             partnerFrameworkStatus: tvProvider.map { PartnerFrameworkStatus(state: $0).headerValue },
             connections: settings.connections
@@ -272,8 +279,9 @@ extension DeviceEngine {
         return .emit(.status(.signatureRefused, message: reason))
     }
 
-    /// The answer to the request in the slot: log it, retry what is transient (bounded per stage),
-    /// recover from a backend that forgot the device, else hand the answer to its flow.
+    /// The answer to the request in the slot: log it, then do what the failure's remedy says (retry within
+    /// a bound, refresh the token, register again, fetch the configuration again), else hand the answer to
+    /// its flow.
     mutating func complete(
         _ purpose: Purpose,
         attempt: Int,
@@ -282,12 +290,15 @@ extension DeviceEngine {
     ) -> [Action] {
         let operation = purpose.operation
         var log: [Action] = []
+        var remedy: FailureRemedy?
+        if case .failure(let failure) = result { remedy = FailureMapping.remedy(for: failure) }
         // Polls keep their own log and their own pacing (the poll loop backs off); the rest is retried here.
         let isPoll: Bool
         if case .operation(.poll, _) = purpose { isPoll = true } else { isPoll = false }
         if !isPoll {
-            if case .failure(let failure) = result, isCurrent(operation),
-                let delay = retryDelay(for: purpose, attempt: attempt, after: failure)
+            // A background configuration refresh is not retried: it must not hold the calls behind it.
+            if case .failure(let failure) = result, case .retry(let budget)? = remedy, isCurrent(operation), operation != .refreshConfiguration,
+                let delay = retryDelay(for: purpose, attempt: attempt, budget: budget, after: failure)
             {
                 pipeline.backOff(purpose, attempt: attempt + 1)
                 return recordRequest(purpose, result: result, timing: timing, retryDelay: delay) + [
@@ -312,6 +323,7 @@ extension DeviceEngine {
                     )
             case .failure(let failure):
                 return log + finish(operation, with: .failure(failure), timing: nil, stage: .registration)
+                    + refetchConfiguration(remedy, after: operation)
             }
         case .token(_, let recovery):
             switch result {
@@ -327,28 +339,29 @@ extension DeviceEngine {
                         stage: .token
                     )
             case .failure(let failure):
-                if FailureMapping.isForgottenClient(failure), !recovery.contains(.registeredAgain) {
+                if FailureMapping.isForgottenClient(failure) || remedy == .registerAgain, !recovery.contains(.registeredAgain) {
                     // The backend no longer knows these credentials: register again, once.
                     return log + registerAgain(operation, recovery: recovery)
                 }
-                return log + finish(operation, with: .failure(failure), timing: nil, stage: .token)
+                return log + finish(operation, with: .failure(failure), timing: nil, stage: .token) + refetchConfiguration(remedy, after: operation)
             }
         case .operation(_, let recovery):
-            if case .failure(.http(401, _, _)) = result, settings.usesDCR, !recovery.contains(.registeredAgain) {
+            if remedy == .refreshToken || remedy == .registerAgain, settings.usesDCR, !recovery.contains(.registeredAgain) {
                 // This answer is logged here: the poll loop only sees the call's final answer.
                 var actions = log
                 if case .poll = operation, let timing {
-                    actions += recordPoll(operation, result: result, timing: timing, outcome: .unauthorized, nextDelay: nil)
+                    let outcome = FailureMapping.pollOutcome(of: result, profile: settings.profile)
+                    actions += recordPoll(operation, result: result, timing: timing, outcome: outcome, nextDelay: nil)
                 }
-                if !recovery.contains(.refreshedToken), let credentials = snapshot.credentials {
+                if remedy == .refreshToken, !recovery.contains(.refreshedToken), let credentials = snapshot.credentials {
                     // Refresh with the stored credentials and retry once; never re-register for this.
                     snapshot.accessToken = nil
                     return actions + send(.obtainAccessToken(credentials), purpose: .token(operation, recovery.union(.refreshedToken)))
                 }
-                // A fresh token is refused too: the backend forgot the client. Register again, once.
+                // A fresh token is refused too, or the answer asks for it: register again, once.
                 return actions + registerAgain(operation, recovery: recovery)
             }
-            return log + finish(operation, with: result, timing: timing, stage: .call)
+            return log + finish(operation, with: result, timing: timing, stage: .call) + refetchConfiguration(remedy, after: operation)
         }
     }
 
@@ -359,24 +372,47 @@ extension DeviceEngine {
         return dispatch(operation, recovery: recovery.union([.refreshedToken, .registeredAgain]))
     }
 
-    /// The wait before `purpose` is sent again after `failure`, or nil when it is not retried:
-    /// only transient failures are, at most the stage's bound of times.
-    mutating func retryDelay(for purpose: Purpose, attempt: Int, after failure: BackendFailure) -> Duration? {
-        guard FailureMapping.isTransient(failure) else { return nil }
+    /// After an answer with action `configuration` (reported already), the MVPD list is fetched again in
+    /// the background, once per such answer; never for a configuration request itself.
+    mutating func refetchConfiguration(_ remedy: FailureRemedy?, after operation: Operation) -> [Action] {
+        guard remedy == .refetchConfiguration else { return [] }
+        switch operation {
+        case .configure, .refreshConfiguration: return []
+        default: break
+        }
+        // `setRequestor` may be under way or queued: it fetches the configuration anyway.
+        if pipeline.queue.contains(where: { $0 == .configure || $0 == .refreshConfiguration }) { return [] }
+        pipeline.enqueue(.refreshConfiguration)
+        return []
+    }
+
+    /// The wait before `purpose` is sent again after `failure`, or nil when its bound is spent: transient
+    /// failures at most the stage's bound of times, those whose enhanced error asks for a retry at most
+    /// `actionRetries` times (`retry-after` never sooner than the answer's `Retry-After`).
+    mutating func retryDelay(for purpose: Purpose, attempt: Int, budget: RetryBudget, after failure: BackendFailure) -> Duration? {
         let policy = settings.polling
         let bound: Int
-        switch purpose.operation {
-        case .createSession, .checkAuthentication: bound = policy.codeRequestRetries
-        default: bound = policy.stageRetries
+        var retryAfter: Duration?
+        var waitsRetryAfter = false
+        switch budget {
+        case .transient:
+            switch purpose.operation {
+            case .createSession, .checkAuthentication: bound = policy.codeRequestRetries
+            default: bound = policy.stageRetries
+            }
+            if case .http(429, let value, _) = failure {
+                waitsRetryAfter = true
+                retryAfter = value
+            }
+        case .requested(let honoursRetryAfter):
+            bound = policy.actionRetries
+            if honoursRetryAfter, case .http(_, let value, _) = failure {
+                waitsRetryAfter = true
+                retryAfter = value
+            }
         }
         guard attempt < bound else { return nil }
-        var retryAfter: Duration?
-        var throttled = false
-        if case .http(429, let value, _) = failure {
-            throttled = true
-            retryAfter = value
-        }
-        return policy.stageRetryDelay(throttled: throttled, retryAfter: retryAfter, attempt: attempt + 1, using: &rng)
+        return policy.stageRetryDelay(throttled: waitsRetryAfter, retryAfter: retryAfter, attempt: attempt + 1, using: &rng)
     }
 
     /// The `.retry` timer: the request that backed off is sent again, unless its flow moved on.
@@ -457,6 +493,9 @@ extension DeviceEngine {
         switch operation {
         case .configure:
             return configurationFinished(result, stage: stage)
+        case .refreshConfiguration:
+            if case .success(.configuration(let mvpds)) = result { snapshot.mvpds = mvpds }
+            return []
         case .checkAuthentication(let mvpd, let id):
             return authenticationChecked(result, mvpd: mvpd, login: id)
         case .fetchProfile(let mvpd, let id):

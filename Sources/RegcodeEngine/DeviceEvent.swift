@@ -152,7 +152,7 @@ public struct ResourceError: Sendable, Equatable {
     var jsonValue: JSONValue {
         var object: [String: JSONValue] = ["resource": .string(resource), "code": .string(error.code)]
         if let status = error.status { object["status"] = .int(Int64(status)) }
-        if let action = error.action { object["action"] = .string(action) }
+        if let action = error.action { object["action"] = .string(action.rawValue) }
         if let message = error.message { object["message"] = .string(message) }
         if let details = error.details { object["details"] = .string(details) }
         return .object(object)

@@ -59,10 +59,14 @@ public struct DeviceSettings: Sendable, Equatable, Codable {
     public var signingKeys: SigningKeys? = nil
     public var polling: PollPolicy = PollPolicy()
     public var deviceInfo: DeviceInfo = DeviceInfo()
-    /// Domain, redirect URLs, User-Agent and whether to send `X-Forwarded-For`.
+    /// Domain, redirect URLs and User-Agent.
     public var identity: ClientIdentity = ClientIdentity()
-    /// The device's stable emulated client address (stored in its own column, not with the settings).
+    /// The device's stable client address (stored in its own column, not with the settings), used as
+    /// ``clientAddressMode`` says.
     public var clientAddress: String? = nil
+    /// How the backend sees the device's address: the host's, ``clientAddress`` bound as the connections' source,
+    /// or ``clientAddress`` in `X-Forwarded-For`.
+    public var clientAddressMode: ClientAddressMode = .host
     /// Single sign-on: the device's platform and storage rules; nil for a plain one-app device.
     public var sso: DeviceSSOSettings? = nil
     /// The apps the device hosts (first = the one calls without `app` reach); empty: one plain app.
@@ -82,7 +86,7 @@ public struct DeviceSettings: Sendable, Equatable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case name, profile, requestor, presetMVPD, softwareStatement, signingKeys, polling, deviceInfo, identity, sso, apps, ssoIdentity, tvProvider
-        case connections, loginProvider, tempPassEmail
+        case connections, clientAddressMode, loginProvider, tempPassEmail
     }
 
     /// Reads stored settings; keys an older version did not write keep their defaults.
@@ -101,13 +105,19 @@ public struct DeviceSettings: Sendable, Equatable, Codable {
         ssoIdentity = try c.decodeIfPresent(SSOIdentitySettings.self, forKey: .ssoIdentity)
         tvProvider = try c.decodeIfPresent(TVProviderDevice.self, forKey: .tvProvider)
         connections = try c.decodeIfPresent(ConnectionModel.self, forKey: .connections)
+        clientAddressMode = try c.decodeIfPresent(ClientAddressMode.self, forKey: .clientAddressMode) ?? clientAddressMode
         loginProvider = try c.decodeIfPresent(LoginProvider.self, forKey: .loginProvider) ?? .regular
         tempPassEmail = try c.decodeIfPresent(String.self, forKey: .tempPassEmail)
     }
 
-    /// The `X-Forwarded-For` value of the device's calls, when it sends one.
+    /// The `X-Forwarded-For` value of the device's calls: only in the `forwarded-for` mode.
     public var forwardedFor: String? {
-        identity.sendsForwardedFor ? clientAddress : nil
+        clientAddressMode == .forwardedFor ? clientAddress : nil
+    }
+
+    /// The local address the device's connections are bound to: only in the `bind` mode.
+    public var sourceAddress: String? {
+        clientAddressMode == .bind ? clientAddress : nil
     }
 
     /// Whether protected calls carry a DCR bearer token (always on v2; on v1 when a statement is set).

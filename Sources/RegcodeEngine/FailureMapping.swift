@@ -33,6 +33,38 @@ enum FailureMapping {
         }
     }
 
+    /// What the device does about a failed request: Adobe's enhanced error `action` decides when the answer
+    /// carries one (reference §9.2, §9.5); a failure without one keeps the transient rule (network, malformed,
+    /// 429 and 5xx are retried, a 401 refreshes the token, any other 4xx is final). A 429 is throttling
+    /// whatever its body says.
+    static func remedy(for failure: BackendFailure) -> FailureRemedy {
+        guard case .http(let status, _, let error) = failure, status != 429 else { return .retry(.transient) }
+        switch error?.action {
+        case .retry?: return .retry(.requested(honoursRetryAfter: false))
+        case .retryAfter?: return .retry(.requested(honoursRetryAfter: true))
+        case .refresh?: return .refreshToken
+        // The access token is part of the registration: a 401 refreshes it first (re-registering only if a
+        // fresh one is refused too), so an expired token never costs a new client.
+        case .applicationRegistration?: return status == 401 ? .refreshToken : .registerAgain
+        case .configuration?: return .refetchConfiguration
+        case .none?, .authentication?, .authorization?, .degradation?: return .giveUp
+        case .unknown?, nil:
+            if status == 401 { return .refreshToken }
+            return status >= 500 ? .retry(.transient) : .giveUp
+        }
+    }
+
+    /// An enhanced error that asks the user to authenticate again (action `authentication`) and means the
+    /// device's authentication is gone. TempPass limits and home-based-authentication denials also carry that
+    /// action but have status ids of their own (N111, …), so they are left to the decision mappings.
+    static func losesAuthentication(_ error: EnhancedError) -> Bool {
+        error.action == .authentication && !authenticationActionsWithOwnStatus.contains(error.code)
+    }
+
+    private static let authenticationActionsWithOwnStatus: Set<String> = [
+        "temporary_access_duration_limit_exceeded", "temporary_access_resources_limit_exceeded", "authorization_denied_by_hba_policies",
+    ]
+
     /// Failures a retry may fix: the network, a malformed answer, throttling, server errors.
     static func isTransient(_ failure: BackendFailure) -> Bool {
         switch failure {
@@ -88,8 +120,15 @@ enum FailureMapping {
             switch status {
             case 429: return .authorizationDenied  // throttled getAuthorization (reference §8.2)
             case 401: return .tokenFailed
-            case 500...599: return .authorizationUnavailable
             default:
+                switch error?.action {
+                case .retry?, .retryAfter?: return .authorizationUnavailable
+                case .authorization?: return .authorizationDenied
+                case .degradation?: return .authorizationDegraded
+                case .configuration?: return .authorizationInternalError
+                default: break
+                }
+                if status >= 500 { return .authorizationUnavailable }
                 let code = error?.code ?? ""
                 if ["invalid_parameter_resources", "missing_resource", "malformed_authz_request"].contains(code) {
                     return .authorizationInvalidRequest
@@ -135,9 +174,10 @@ enum FailureMapping {
             break
         }
         switch error.action {
-        case "retry": return .authorizationUnavailable
-        case "authentication": return .authenticationNotFound
-        case "configuration": return .authorizationInternalError
+        case .retry?, .retryAfter?: return .authorizationUnavailable
+        case .authentication?: return .authenticationNotFound
+        case .configuration?: return .authorizationInternalError
+        case .degradation?: return .authorizationDegraded
         default: return .authorizationDenied
         }
     }
@@ -152,4 +192,28 @@ enum FailureMapping {
             return "HTTP \(status)"
         }
     }
+}
+
+/// What the request pipeline does about a failed request (``FailureMapping/remedy(for:)``).
+enum FailureRemedy: Equatable {
+    /// Send the same request again after a back-off, within a bound.
+    case retry(RetryBudget)
+    /// Fetch a new access token with the stored credentials and send the request again, once.
+    case refreshToken
+    /// Drop the credentials, register the client again (DCR) and send the request again, once.
+    case registerAgain
+    /// Report the failure now, and fetch the configuration again in the background.
+    case refetchConfiguration
+    /// Report the failure now, with the status id of the call (and drop what it invalidates).
+    case giveUp
+}
+
+/// Which bound and pacing a retry uses.
+enum RetryBudget: Equatable {
+    /// A failure without an enhanced `action` (network, malformed, 429, 5xx): `stage_retries` /
+    /// `code_request_retries`, the back-off of ``PollPolicy/stageRetryDelay(throttled:retryAfter:attempt:using:)``.
+    case transient
+    /// An enhanced error whose `action` is `retry` or `retry-after`: ``PollPolicy/actionRetries``; `retry-after`
+    /// waits at least the answer's `Retry-After`.
+    case requested(honoursRetryAfter: Bool)
 }

@@ -29,6 +29,9 @@ public struct PollPolicy: Sendable, Equatable, Codable {
     /// Transient failures (429, 5xx, network) retried at every other stage (registration, token,
     /// configuration, profile, decisions, metadata, logout) before the device reports the failure.
     public var stageRetries: Int = 8
+    /// Retries of a call (poll excepted) whose enhanced error asks for them (`action` `retry` or
+    /// `retry-after`), before the device reports the failure (Adobe: "limited (i.e. 2-3)").
+    public var actionRetries: Int = 3
     /// Start of the back-off window of those retries.
     public var stageBackoffBase: Duration = .seconds(1)
     /// Upper bound of the back-off window of those retries.
@@ -47,7 +50,7 @@ public struct PollPolicy: Sendable, Equatable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case interval, jitter, firstPollDelay, backoffBase, backoffCap, minimumThrottleWait, honoursThrottle
-        case maxConsecutiveErrors, codeRequestRetries, stageRetries, stageBackoffBase, stageBackoffCap
+        case maxConsecutiveErrors, codeRequestRetries, stageRetries, actionRetries, stageBackoffBase, stageBackoffCap
         case codeRecoveries, onExpiry, misbehaving
     }
 
@@ -65,6 +68,7 @@ public struct PollPolicy: Sendable, Equatable, Codable {
         p.maxConsecutiveErrors = try c.decodeIfPresent(Int.self, forKey: .maxConsecutiveErrors)
         p.codeRequestRetries = try c.decodeIfPresent(Int.self, forKey: .codeRequestRetries) ?? p.codeRequestRetries
         p.stageRetries = try c.decodeIfPresent(Int.self, forKey: .stageRetries) ?? p.stageRetries
+        p.actionRetries = try c.decodeIfPresent(Int.self, forKey: .actionRetries) ?? p.actionRetries
         p.stageBackoffBase = try c.decodeIfPresent(Duration.self, forKey: .stageBackoffBase) ?? p.stageBackoffBase
         p.stageBackoffCap = try c.decodeIfPresent(Duration.self, forKey: .stageBackoffCap) ?? p.stageBackoffCap
         p.codeRecoveries = try c.decodeIfPresent(Int.self, forKey: .codeRecoveries) ?? p.codeRecoveries
@@ -93,6 +97,7 @@ public struct PollPolicy: Sendable, Equatable, Codable {
         if let maxConsecutiveErrors, maxConsecutiveErrors < 1 { errors.append("max consecutive errors must be at least 1") }
         if codeRequestRetries < 0 { errors.append("code request retries must not be negative") }
         if stageRetries < 0 { errors.append("stage retries must not be negative") }
+        if actionRetries < 0 { errors.append("action retries must not be negative") }
         if codeRecoveries < 0 { errors.append("code recoveries must not be negative") }
         if stageBackoffBase <= .zero && !misbehaving { errors.append("stage back-off base must be positive") }
         if stageBackoffCap < stageBackoffBase { errors.append("stage back-off cap must be at least its base") }

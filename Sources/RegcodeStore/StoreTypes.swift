@@ -18,7 +18,7 @@ public struct StoredDevice: Sendable, Equatable {
     /// Whether the device was added over the control socket rather than by the configuration
     /// file (such devices survive a restart although the file does not list them).
     public var addedAtRuntime: Bool
-    /// The device's stable emulated client address (sent as `X-Forwarded-For`), unique among the
+    /// The device's stable client address (its bound source address or `X-Forwarded-For`), unique among the
     /// stored devices; `nil` until the daemon assigns one (see ``RegcodeStore/assignClientAddresses(_:)``).
     public var clientAddress: String?
     /// The apps the device hosts, first app first; empty for a plain one-app device.

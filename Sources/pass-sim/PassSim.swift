@@ -47,9 +47,11 @@ struct PassSim: AsyncParsableCommand {
             the classic body (v1).
 
             Throttling is Adobe's token bucket (10 burst, 1 per second) on every
-            path Adobe throttles, DCR included, keyed by the first
-            X-Forwarded-For address, else the connection's address
-            (--throttle-key device keys it by device instead).
+            path Adobe throttles, DCR included, keyed by the connection's
+            (peer) address; with --trust-forwarded-for (a proxy in front, as
+            at a proxy-facing edge) by the first X-Forwarded-For address
+            instead (--throttle-key device keys it by device). GET
+            /_sim/stats counts the distinct peer addresses seen.
 
             With --state FILE, clients, access tokens, codes, profiles, v1 tokens
             and authorizations and the deny lists are kept in that SQLite file
@@ -123,11 +125,18 @@ struct PassSim: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "What the rate limit is keyed by: the client address (X-Forwarded-For, else the peer), or the device.",
+            "What the rate limit is keyed by: the client address (the peer; X-Forwarded-For with --trust-forwarded-for), or the device.",
             valueName: "ip|device"
         )
     )
     var throttleKey = ThrottleKeyOption(.ip)
+
+    @Flag(
+        name: .long,
+        help:
+            "Take a request's client address from the first X-Forwarded-For address (the throttle, the sessions' peer address), as behind a trusted proxy; without it the header is ignored and the peer address counts."
+    )
+    var trustForwardedFor = false
 
     @Option(
         name: .long,
@@ -408,6 +417,7 @@ struct PassSim: AsyncParsableCommand {
         configuration.statePath = self.state
         configuration.lenient = self.lenient
         configuration.throttleKey = self.throttleKey.key
+        configuration.trustForwardedFor = self.trustForwardedFor
         if self.anyRequestor {
             configuration.serviceProviders = nil
         } else if !self.requestors.isEmpty {

@@ -83,14 +83,23 @@ struct RegcodedCommand: AsyncParsableCommand {
     @Flag(name: .long, inversion: .prefixedNo, help: "Print the activation URL and each code on standard output.")
     var printCodes: Bool?
 
-    @Option(name: .long, help: "IPv4 range the devices' emulated client addresses come from (default 198.18.0.0/15).")
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Which address the backend sees each device's calls come from, every fleet: host (this host's own, no header), bind (each device's connections bound to its own local address) or forwarded-for (an X-Forwarded-For header per device: the server-to-server case). Default: bind when the backend is on loopback, else host.",
+            valueName: "mode"
+        )
+    )
+    var clientAddress: String?
+
+    @Option(
+        name: .long,
+        help:
+            "Addresses (CIDR ranges, single addresses) of bind and forwarded-for fleets without their own (default: bind 127.128.0.0/9, forwarded-for 198.18.0.0/15)."
+    )
     var clientAddresses: String?
 
-    @Flag(
-        name: .long,
-        inversion: .prefixedNo,
-        help: "Send each device's emulated client address as X-Forwarded-For (every fleet; default on)."
-    )
+    @Flag(name: .long, inversion: .prefixedNo, help: .hidden)
     var forwardedFor: Bool?
 
     @Option(name: .long, help: "PEM bundle of certificate authorities to trust for an https:// backend, besides the system's.")
@@ -148,6 +157,7 @@ struct RegcodedCommand: AsyncParsableCommand {
             logLevel: logLevel,
             subscriberBuffer: subscriberBuffer,
             printCodes: printCodes,
+            clientAddress: clientAddress,
             clientAddresses: clientAddresses,
             forwardedFor: forwardedFor,
             shard: shard,
@@ -239,7 +249,9 @@ struct FlagOverrides: Sendable {
     var logLevel: String?
     var subscriberBuffer: Int?
     var printCodes: Bool?
+    var clientAddress: String?
     var clientAddresses: String?
+    /// The flag `--client-address` replaced; refused with a message naming it.
     var forwardedFor: Bool?
     var shard: String?
     var tlsCaFile: String?
@@ -334,6 +346,20 @@ struct FlagOverrides: Sendable {
         if let pollInterval {
             interval = try Self.duration(pollInterval, flag: "--poll-interval")
         }
+        if let forwardedFor {
+            throw ConfigurationError(
+                file: nil,
+                key: forwardedFor ? "--forwarded-for" : "--no-forwarded-for",
+                reason: "replaced by --client-address \(forwardedFor ? "forwarded-for" : "host")"
+            )
+        }
+        var clientAddressMode: ClientAddressMode?
+        if let clientAddress {
+            guard let mode = ClientAddressMode(rawValue: clientAddress) else {
+                throw ConfigurationError(file: nil, key: "--client-address", reason: "'\(clientAddress)' is not host, bind or forwarded-for")
+            }
+            clientAddressMode = mode
+        }
         if let devices, !(0...100_000).contains(devices) {
             throw ConfigurationError(file: nil, key: "--devices", reason: "\(devices) is outside 0…100000")
         }
@@ -341,7 +367,7 @@ struct FlagOverrides: Sendable {
             if let profileValue { configuration.fleets[index].profile = profileValue }
             if let requestor { configuration.fleets[index].requestor = requestor }
             if let mvpd { configuration.fleets[index].mvpd = mvpd }
-            if let forwardedFor { configuration.fleets[index].identity.sendsForwardedFor = forwardedFor }
+            if let clientAddressMode { configuration.fleets[index].clientAddress.mode = clientAddressMode }
             if let softwareStatement { configuration.fleets[index].softwareStatementFile = softwareStatement }
             if let devices { configuration.fleets[index].count = devices }
             if let interval {

@@ -158,7 +158,13 @@ struct EntitlementParsingTests {
         let denied = AuthorizationDecision(
             resource: "Live",
             authorized: false,
-            error: EnhancedError(status: 403, code: "authorization_denied_by_mvpd", message: "User not authorized", details: Self.details)
+            error: EnhancedError(
+                status: 403,
+                code: "authorization_denied_by_mvpd",
+                action: ErrorAction.none,
+                message: "User not authorized",
+                details: Self.details
+            )
         )
         #expect(Self.parse(.authorize(mvpd: "Cablevision", resource: "Live"), profile: .v1, status: 403, body) == .success(.authorization(denied)))
         #expect(Self.parse(.mediaToken(mvpd: "Cablevision", resource: "Live"), profile: .v1, status: 403, body) == .success(.authorization(denied)))
@@ -212,7 +218,12 @@ struct EntitlementParsingTests {
                     .http(
                         status: 412,
                         retryAfter: nil,
-                        error: EnhancedError(status: 412, code: "authentication_session_missing", message: "User not authenticated")
+                        error: EnhancedError(
+                            status: 412,
+                            code: "authentication_session_missing",
+                            action: .authentication,
+                            message: "User not authenticated"
+                        )
                     )
                 )
         )

@@ -28,7 +28,7 @@ struct MissingServerCertificate: Error {}
 /// every request head it read and the SNI names it was sent.
 final class ScriptedServer: Sendable {
     fileprivate final class Record: Sendable {
-        let state = Mutex<(accepted: Int, heads: [String], serverNames: [String?])>((0, [], []))
+        let state = Mutex<(accepted: Int, heads: [String], serverNames: [String?], peers: [String])>((0, [], [], []))
         let connections = Mutex<[any Channel]>([])
         let dropsLeft = Atomic<Int>(1)
 
@@ -43,6 +43,8 @@ final class ScriptedServer: Sendable {
     var heads: [String] { record.state.withLock { $0.heads } }
     /// The SNI name of each TLS connection (nil: none sent).
     var serverNames: [String?] { record.state.withLock { $0.serverNames } }
+    /// The peer (client) address of each accepted connection, in order.
+    var peers: [String] { record.state.withLock { $0.peers } }
 
     /// - Parameters:
     ///   - wire: What it speaks; TLS wires need `tls`.
@@ -60,7 +62,10 @@ final class ScriptedServer: Sendable {
         channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { child in
-                record.state.withLock { $0.accepted += 1 }
+                record.state.withLock {
+                    $0.accepted += 1
+                    $0.peers.append(child.remoteAddress?.ipAddress ?? "?")
+                }
                 record.connections.withLock { $0.append(child) }
                 guard let context else {
                     return child.eventLoop.makeCompletedFuture {

@@ -137,6 +137,8 @@ struct DegradationAndItemErrorTests {
     @Test func homeBasedAuthenticationFollowsTheDeviceAddress() async throws {
         let harness = Harness {
             $0.entitlements = EntitlementSettings(homeNetworks: ["Cablevision": HomeNetwork(addresses: ["192.168.0.0/16", "fd00::/8"], ttl: 600)])
+            // The test stands in for an edge proxy that names each client's address.
+            $0.trustForwardedFor = true
         }
         try await harness.run { client in
             let credentials = try await client.credentials()

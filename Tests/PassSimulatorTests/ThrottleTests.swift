@@ -40,7 +40,7 @@ struct ThrottleTests {
     }
 
     @Test func dcrIsThrottledByForwardedAddress() async throws {
-        try await Harness().run { client in
+        try await Harness(Self.trustingForwardedFor).run { client in
             let forwarded: HTTPFields = [Client.name("X-Forwarded-For"): "203.0.113.7, 10.0.0.1", .contentType: "application/x-www-form-urlencoded"]
             for _ in 1...10 {
                 let reply = try await client.send(.post, "/o/client/token", headers: forwarded, body: "")
@@ -95,6 +95,12 @@ struct ThrottleTests {
 
     // MARK: Keyed as Adobe keys it (reference §8.2)
 
+    /// Keyed by address, with `X-Forwarded-For` trusted (`--trust-forwarded-for`): in-process requests have no peer.
+    static func trustingForwardedFor(_ configuration: inout SimulatorConfiguration) {
+        configuration.throttleKey = .ip
+        configuration.trustForwardedFor = true
+    }
+
     static func forwarded(_ address: String, device: String? = nil) -> HTTPFields {
         var headers: HTTPFields = [Client.name("X-Forwarded-For"): "\(address), 10.0.0.1"]
         if let device { headers[Client.name("AP-Device-Identifier")] = Client.fingerprint(device) }
@@ -116,7 +122,7 @@ struct ThrottleTests {
     }
 
     @Test func differentForwardedAddressesHaveSeparateBuckets() async throws {
-        try await Harness({ $0.throttleKey = .ip }).run { client in
+        try await Harness(Self.trustingForwardedFor).run { client in
             let credentials = try await client.credentials()
             let first = try await Self.burst(client, credentials, Self.forwarded("203.0.113.1"), count: 11)
             #expect(first == Array(repeating: 200, count: 10) + [429])
@@ -127,7 +133,7 @@ struct ThrottleTests {
     }
 
     @Test func oneAddressSharesItsBucketAcrossDevicesInIPMode() async throws {
-        try await Harness({ $0.throttleKey = .ip }).run { client in
+        try await Harness(Self.trustingForwardedFor).run { client in
             let credentials = try await client.credentials()
             let first = try await Self.burst(client, credentials, Self.forwarded("203.0.113.9", device: "tv-1"), count: 6)
             let second = try await Self.burst(client, credentials, Self.forwarded("203.0.113.9", device: "tv-2"), count: 5)
@@ -158,7 +164,7 @@ struct ThrottleTests {
 
     @Test("DCR register and token are throttled", arguments: ["/o/client/register", "/o/client/token"])
     func dcrEndpointsAreThrottled(path: String) async throws {
-        try await Harness({ $0.throttleKey = .ip }).run { client in
+        try await Harness(Self.trustingForwardedFor).run { client in
             var headers = Self.forwarded("198.51.100.20")
             headers[.contentType] = "application/json"
             var statuses: [Int] = []
@@ -172,7 +178,7 @@ struct ThrottleTests {
 
     @Test func the429LastsAtMostOneSecond() async throws {
         // Adobe's scenario: a burst of 10, then 429s; "the throttling expires after one second of the first 429".
-        let harness = Harness { $0.throttleKey = .ip }
+        let harness = Harness(Self.trustingForwardedFor)
         try await harness.run { client in
             let credentials = try await client.credentials()
             let address = Self.forwarded("192.0.2.50")
@@ -192,18 +198,33 @@ struct ThrottleTests {
         }
     }
 
-    @Test func withoutForwardedForThePeerAddressIsTheKey() async throws {
-        try await Harness({ $0.throttleKey = .ip }).runLive { client in
+    @Test(arguments: [false, true]) func thePeerAddressIsTheKeyAndForwardedForCountsOnlyWhenTrusted(trusted: Bool) async throws {
+        try await Harness({
+            $0.throttleKey = .ip
+            $0.trustForwardedFor = trusted
+        }).runLive { client in
             var statuses: [Int] = []
             for index in 0..<11 {
                 statuses.append(try await client.send(.get, "/api/v1/tokens/authn?requestor=REF30&deviceId=d\(index)").status.code)
             }
             #expect(statuses.prefix(10).allSatisfy { $0 != 429 }, "\(statuses)")
             #expect(statuses.last == 429)
-            // Another client address behind the same peer gets its own bucket.
+            // Another client address named behind the same peer: its own bucket only when the header is trusted (a
+            // device cannot pick its address).
             let forwarded = try await client.send(.get, "/api/v1/tokens/authn?requestor=REF30&deviceId=x", headers: Self.forwarded("192.0.2.1"))
-            #expect(forwarded.status != .tooManyRequests)
+            #expect((forwarded.status == .tooManyRequests) == !trusted)
+            // The stats count the one peer and the request that carried the header, trusted or not.
+            let peers = try #require(try await client.send(.get, "/_sim/stats").json()["peers"] as? [String: Any])
+            #expect(peers["distinct"] as? Int == 1)
+            #expect(peers["forwarded_for_requests"] as? Int == 1)
+            #expect(try await client.send(.delete, "/_sim/stats").status == .noContent)
+            let reset = try #require(try await client.send(.get, "/_sim/stats").json()["peers"] as? [String: Any])
+            #expect(reset["forwarded_for_requests"] as? Int == 0)
         }
+    }
+
+    @Test func theDefaultIgnoresForwardedFor() {
+        #expect(!SimulatorConfiguration().trustForwardedFor)
     }
 
     @Test func theBucketTableStaysBoundedAndKeepsThrottledClients() {

@@ -8,26 +8,43 @@ import Testing
 /// refuses to start with.
 @Suite struct HostileBackendConfigurationTests {
     @Test func addressesComeFromTheRangeInOrderSkippingTakenOnesAndRunOut() {
-        var pool = ClientAddressPool(cidr: "10.1.2.0/30")!
-        pool.reserve(["10.1.2.1"])
-        #expect(pool.allocate() == "10.1.2.0")
-        #expect(pool.allocate() == "10.1.2.2")
+        // A /29's network and broadcast addresses are no host's.
+        var pool = ClientAddressPool(addresses: "10.1.2.0/29")!
+        #expect(pool.size == 6)
+        pool.reserve(["10.1.2.2", "10.9.9.9"])
+        #expect(pool.allocate() == "10.1.2.1")
         #expect(pool.allocate() == "10.1.2.3")
+        for _ in 0..<3 { #expect(pool.allocate() != nil) }
         #expect(pool.allocate() == nil)
+        // A /31 and a /32 are all hosts.
+        #expect(ClientAddressPool(addresses: "10.1.2.0/31")?.size == 2)
+        #expect(ClientAddressPool(addresses: "10.1.2.9/32")?.size == 1)
     }
 
-    @Test func theDefaultRangeIsTheBenchmarkingRange() {
-        var pool = ClientAddressPool(cidr: ClientAddressPool.defaultRange)!
-        #expect(pool.size == 131_072)
-        #expect(pool.allocate() == "198.18.0.0")
+    @Test func aListOfAddressesAndRangesIsWalkedInOrder() {
+        var pool = ClientAddressPool(addresses: "10.0.0.5, 10.0.0.9 192.168.7.0/30")!
+        #expect(pool.size == 4)
+        #expect((0..<4).map { pool.claim(ordinal: $0) } == ["10.0.0.5", "10.0.0.9", "192.168.7.1", "192.168.7.2"])
+        #expect(pool.claim(ordinal: 4) == nil)
+        #expect(pool.contains("192.168.7.2") && !pool.contains("192.168.7.3") && !pool.contains("10.0.0.6"))
+    }
+
+    @Test func theDefaultRangesAreTheBenchmarkingRangeAndHalfOfLoopback() {
+        var forwarded = ClientAddressPool(addresses: ClientAddressPool.forwardedForRange)!
+        #expect(forwarded.size == 131_070)
+        #expect(forwarded.allocate() == "198.18.0.1")
+        #expect(!forwarded.isLoopback)
+        var loopback = ClientAddressPool(addresses: ClientAddressPool.loopbackRange)!
+        #expect(loopback.isLoopback)
+        #expect(loopback.allocate() == "127.128.0.1")
         // A range given off its boundary starts at the boundary.
-        var offset = ClientAddressPool(cidr: "198.19.255.7/24")!
-        #expect(offset.allocate() == "198.19.255.0")
+        var offset = ClientAddressPool(addresses: "198.19.255.7/24")!
+        #expect(offset.allocate() == "198.19.255.1")
     }
 
-    @Test(arguments: ["198.18.0.0", "198.18.0.0/7", "300.1.1.1/16", "a.b.c.d/16", "1.2.3/24", ""])
+    @Test(arguments: ["198.18.0.0/7", "300.1.1.1/16", "a.b.c.d/16", "1.2.3/24", "", "10.0.0.1, 10.0.0.1", "10.0.0.0/24, 10.0.0.7"])
     func malformedRangesAreRefused(cidr: String) throws {
-        #expect(ClientAddressPool(cidr: cidr) == nil)
+        #expect(ClientAddressPool(addresses: cidr) == nil)
         var configuration = DaemonConfiguration()
         configuration.clientAddresses = cidr
         #expect(throws: ConfigurationError.self) { try configuration.validate() }
@@ -42,7 +59,7 @@ import Testing
                 redirect_url: https://example.tv/done
                 client_redirect_uri: example://tv
                 user_agent: Lab/1.0
-                forwarded_for: false
+                client_address: host
                 poll:
                   stage_retries: 12
                   stage_backoff_base: 2s
@@ -57,19 +74,22 @@ import Testing
         #expect(fleet.identity.redirectURL == "https://example.tv/done")
         #expect(fleet.identity.clientRedirectURI == "example://tv")
         #expect(fleet.identity.userAgent == "Lab/1.0")
-        #expect(!fleet.identity.sendsForwardedFor)
+        #expect(fleet.clientAddress == ClientAddressConfiguration(mode: .host))
         #expect(fleet.poll.stageRetries == 12)
         #expect(fleet.poll.stageBackoffBase == .seconds(2))
         #expect(fleet.poll.stageBackoffCap == .seconds(20))
         #expect(fleet.poll.codeRecoveries == 5)
     }
 
-    @Test func aDeviceSendsItsAddressOnlyWhenItsFleetSaysSo() {
+    @Test func aDeviceUsesItsAddressOnlyAsItsModeSays() {
         var settings = DeviceSettings(name: "lab-1", requestor: "REF30")
         settings.clientAddress = "198.18.0.7"
-        #expect(settings.forwardedFor == "198.18.0.7")
-        settings.identity.sendsForwardedFor = false
-        #expect(settings.forwardedFor == nil)
+        #expect(settings.clientAddressMode == .host)
+        #expect(settings.forwardedFor == nil && settings.sourceAddress == nil)
+        settings.clientAddressMode = .forwardedFor
+        #expect(settings.forwardedFor == "198.18.0.7" && settings.sourceAddress == nil)
+        settings.clientAddressMode = .bind
+        #expect(settings.forwardedFor == nil && settings.sourceAddress == "198.18.0.7")
     }
 
     @Test func storedSettingsOfAnOlderVersionKeepTheNewDefaults() throws {

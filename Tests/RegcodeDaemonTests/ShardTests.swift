@@ -93,16 +93,16 @@ import Testing
         #expect(catalog.configuredDeviceCount == 7)
 
         // An unsharded pool and each shard's pool give a configured device the same address.
-        var whole = ClientAddressPool(cidr: "10.0.0.0/24")!
+        var whole = ClientAddressPool(addresses: "10.0.0.0/24")!
         whole.configuredBlock = 7
         var addresses: [String: String] = [:]
         for name in configuration.deviceNames {
             addresses[name] = whole.claim(ordinal: catalog.ordinal(ofDevice: name)!)
         }
-        #expect(addresses["stb-1"] == "10.0.0.0" && addresses["lab-2"] == "10.0.0.6")
+        #expect(addresses["stb-1"] == "10.0.0.1" && addresses["lab-2"] == "10.0.0.7")
         for index in 0..<3 {
             configuration.shard = try Shard.parse("\(index)/3").get()
-            var pool = ClientAddressPool(cidr: "10.0.0.0/24")!
+            var pool = ClientAddressPool(addresses: "10.0.0.0/24")!
             pool.configuredBlock = 7
             pool.lane = (UInt64(index), 3)
             for name in configuration.shardDeviceNames {
@@ -114,15 +114,15 @@ import Testing
     @Test func devicesOutsideTheConfigurationGetAddressesInTheirShardsLaneOnly() {
         var seen = Set<String>()
         for index in 0..<3 {
-            var pool = ClientAddressPool(cidr: "10.0.0.0/28")!
+            var pool = ClientAddressPool(addresses: "10.0.0.0/27")!
             pool.configuredBlock = 4
             pool.lane = (UInt64(index), 3)
             var lane: [String] = []
             while let address = pool.allocate() { lane.append(address) }
-            // Offsets 4…15 past the configured block, every third one.
-            #expect(lane.count == 4, "\(lane)")
+            // Offsets 4…29 (10.0.0.5…10.0.0.30) past the configured block, every third one.
+            #expect(lane.count == [8, 9, 9][index], "\(lane)")
             for address in lane {
-                let offset = ClientAddressPool.parse(address)! - ClientAddressPool.parse("10.0.0.0")!
+                let offset = ClientAddressPool.parse(address)! - ClientAddressPool.parse("10.0.0.1")!
                 #expect(offset >= 4 && offset % 3 == UInt32(index))
                 #expect(seen.insert(address).inserted)
             }

@@ -246,13 +246,14 @@ import Testing
         #expect(h.outstanding?.request == .obtainAccessToken(ClientCredentials(clientID: "client-2", clientSecret: "secret-2")))
         h.respond(.success(.accessToken(token: "fresher", expiresIn: .seconds(3600))))
         #expect(h.outstanding?.context.accessToken == "fresher")
-        // A third 401 is neither refreshed nor registered again: it counts as an error and backs off.
+        // A third 401 is neither refreshed nor registered again: polling on cannot cure it, the loop ends (REG500).
         h.respond(.failure(.http(status: 401, retryAfter: nil, error: nil)))
         #expect(h.outstanding == nil)
-        #expect(h.timers[.poll] != nil)
+        #expect(h.timers[.poll] == nil)
         #expect(h.sent.filter { $0.request.name == "register" }.count == registrations + 1)
         #expect(h.polls.map(\.outcome) == [.unauthorized, .unauthorized, .unauthorized])
-        #expect(h.engine.isPolling)
+        #expect(!h.engine.isPolling)
+        #expect(h.events.suffix(2).map(\.statusErrorID) == ["REG500", nil])
     }
 
     @Test func expiredTokenIsRefreshedBeforeThePoll() {

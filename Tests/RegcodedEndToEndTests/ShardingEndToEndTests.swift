@@ -156,7 +156,7 @@ extension EndToEnd {
             #expect(unsharded.count == Self.allDevices.count)
             #expect(sharded.sorted() == unsharded.sorted())
             let addresses = try databases.flatMap { try SQLiteShell.run($0, "SELECT client_address FROM devices").split(separator: "\n") }
-            #expect(Set(addresses).count == Self.allDevices.count, "no two shards send the same X-Forwarded-For")
+            #expect(Set(addresses).count == Self.allDevices.count, "no two shards bind the same client address")
 
             // A database stays with its slice: another shard, or none, is refused before anything changes.
             let before = try SQLiteShell.run(databases[0], Self.identitySQL)

@@ -260,6 +260,7 @@ struct AdminRoutes: Sendable {
     @Sendable func getStats(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         var stats = self.faults.stats
         stats.connections = self.connections.snapshot
+        stats.peers = self.connections.peers.snapshot
         return try JSONBody.response(.ok, stats)
     }
 

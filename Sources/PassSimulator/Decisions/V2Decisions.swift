@@ -162,7 +162,7 @@ struct V2Decisions: Sendable {
         case .regular:
             let profile = try await self.profile(request, serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd)
             // The same address the session recorded, so home-based authentication compares like with like.
-            let peerAddress = request.forwardedFor ?? context.remoteAddress
+            let peerAddress = request.clientAddress(context: context, trustingForwardedFor: configuration.trustForwardedFor)
             decisions = state.withLock { $0.decide(resources: body.resources, profile: profile, peerAddress: peerAddress) }.map { decision in
                 var item = DecisionBody(resource: decision.resource, serviceProvider: sp, mvpd: mvpd, authorized: decision.isPermitted)
                 switch decision.outcome {

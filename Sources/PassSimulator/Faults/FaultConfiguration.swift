@@ -12,7 +12,8 @@ import Foundation
 ///
 /// JSON (for `PUT /_sim/faults` and `pass-sim --faults FILE`):
 /// `{"default": {"error5xx": 0.05, "latencyMs": 50}, "poll": {"throttle429": 0.1}, "dcr": {…}}`; `all` is another
-/// name for `default`.
+/// name for `default`. `{"decisions": {"error5xx": 1, "error5xxStatuses": [500], "errorAction": "none"}}` answers
+/// every decision with Adobe's enhanced 500; `{"poll": {"error4xx": 1}}` every poll with an edge's HTML 403.
 public struct FaultConfiguration: Sendable, Equatable {
     /// Settings for every class, unless the class overrides them.
     public var defaults: FaultRates
@@ -48,6 +49,20 @@ public struct FaultConfiguration: Sendable, Equatable {
             }
             if let statuses = rates.error5xxStatuses, statuses.isEmpty || !statuses.allSatisfy({ (500...599).contains($0) }) {
                 throw FaultConfigurationError("error5xxStatuses of \(endpointClass.rawValue) must be a non-empty list of 500…599")
+            }
+            // 429 has its own faults, 401 is `tokenExpiry`: a 4xx fault is any other client error.
+            if let statuses = rates.error4xxStatuses,
+                statuses.isEmpty || !statuses.allSatisfy({ (400...499).contains($0) && $0 != 429 && $0 != 401 })
+            {
+                throw FaultConfigurationError(
+                    "error4xxStatuses of \(endpointClass.rawValue) must be a non-empty list of 400…499 without 401 and 429"
+                )
+            }
+            if let action = rates.errorAction, action.isEmpty || action.contains(where: \.isWhitespace) {
+                throw FaultConfigurationError("errorAction of \(endpointClass.rawValue) must be one word (Adobe's action, e.g. none, retry)")
+            }
+            if let code = rates.errorCode, code.isEmpty || code.contains(where: \.isWhitespace) {
+                throw FaultConfigurationError("errorCode of \(endpointClass.rawValue) must be one word (an enhanced error code)")
             }
             if (rates.latencyMs ?? 0) < 0 || (rates.latencySpreadMs ?? 0) < 0 || (rates.latencySpikeMs ?? 0) < 0
                 || (rates.retryAfterSeconds ?? 0) < 0

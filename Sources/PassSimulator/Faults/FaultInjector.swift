@@ -72,6 +72,10 @@ final class FaultInjector: Sendable {
                     let statuses = rates.error5xxStatuses ?? [500, 502, 503]
                     let index = statuses.count > 1 ? Int(locked.generator.next() % UInt64(statuses.count)) : 0
                     plan.outcome = .error5xx(statuses.isEmpty ? 500 : statuses[index])
+                case .error4xx:
+                    let statuses = rates.error4xxStatuses ?? [403]
+                    let index = statuses.count > 1 ? Int(locked.generator.next() % UInt64(statuses.count)) : 0
+                    plan.outcome = .error4xx(statuses.isEmpty ? 403 : statuses[index])
                 case .throttle429: plan.outcome = .throttle429(retryAfter: nil)
                 case .throttle429RetryAfter: plan.outcome = .throttle429(retryAfter: max(rates.retryAfterSeconds ?? 1, 0))
                 case .malformed: plan.outcome = .malformed
@@ -79,6 +83,17 @@ final class FaultInjector: Sendable {
                     guard protected else { return plan }
                     plan.outcome = .tokenExpiry
                 case .earlyExpiry, .latency, .latencySpike: return plan
+                }
+                if let action = rates.errorAction {
+                    switch plan.outcome {
+                    case .error5xx(let status), .error4xx(let status):
+                        plan.enhancedError = InjectedEnhancedError(
+                            action: action,
+                            code: rates.errorCode ?? InjectedEnhancedError.defaultCode(action: action, status: status),
+                            retryAfterSeconds: action == "retry-after" ? max(rates.retryAfterSeconds ?? 1, 0) : nil
+                        )
+                    default: break
+                    }
                 }
                 Self.count(kind, endpointClass, in: &locked.stats)
                 return plan

@@ -10,8 +10,12 @@ import Foundation
 
 /// The kinds of injected faults, as counted by `GET /_sim/stats`.
 public enum FaultKind: String, Sendable, CaseIterable, Codable, CodingKeyRepresentable {
-    /// A 5xx answer with an openresty-style HTML body; the request is not processed.
+    /// A 5xx answer with an openresty-style HTML body (or Adobe's enhanced error, see `errorAction`); the
+    /// request is not processed.
     case error5xx
+    /// A 4xx answer with an openresty-style HTML body, as an edge that refuses a request sends it (or Adobe's
+    /// enhanced error, see `errorAction`); the request is not processed.
+    case error4xx
     /// Adobe's throttling answer (429, no `Retry-After`); the request is not processed.
     case throttle429
     /// A 429 carrying `Retry-After: N`; the request is not processed.

@@ -48,6 +48,11 @@ struct FaultMiddleware: RouterMiddleware {
             return Response(status: .internalServerError)
         case .error5xx(let code):
             self.injector.record(route.endpointClass, status: String(code))
+            if let enhanced = plan.enhancedError { return Self.enhancedError(enhanced, status: code) }
+            return Self.serverError(code)
+        case .error4xx(let code):
+            self.injector.record(route.endpointClass, status: String(code))
+            if let enhanced = plan.enhancedError { return Self.enhancedError(enhanced, status: code) }
             return Self.serverError(code)
         case .throttle429(let retryAfter):
             self.injector.record(route.endpointClass, status: "429")
@@ -86,11 +91,38 @@ struct FaultMiddleware: RouterMiddleware {
         return response
     }
 
-    /// A gateway-style error page, like the openresty pages Adobe's edge serves.
+    /// Adobe's enhanced error body with the injected action (reference §9.2), `Retry-After` for `retry-after`.
+    static func enhancedError(_ error: InjectedEnhancedError, status code: Int) -> Response {
+        struct Body: Encodable {
+            var action: String
+            var status: Int
+            var code: String
+            var message: String
+            var helpUrl: String
+            var trace: String
+        }
+        let body = Body(
+            action: error.action,
+            status: code,
+            code: error.code,
+            message: "The request failed (\(error.code)).",
+            helpUrl: EnhancedError.helpURL,
+            trace: UUID().uuidString.lowercased()
+        )
+        var headers: HTTPFields = [:]
+        if let seconds = error.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
+        // Encoding six plain fields cannot fail; the fallback keeps the fault an answer, never a thrown error.
+        return (try? JSONBody.response(HTTPResponse.Status(code: code), body, headers: headers)) ?? serverError(code)
+    }
+
+    /// A gateway-style error page, like the openresty pages Adobe's edge serves (5xx and the 4xx an edge
+    /// refuses a request with).
     static func serverError(_ code: Int) -> Response {
         // nginx/openresty's own wording for the statuses a gateway produces.
         let phrases = [
-            500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Temporarily Unavailable",
+            400: "Bad Request", 403: "Forbidden", 404: "Not Found", 405: "Not Allowed", 408: "Request Time-out",
+            413: "Request Entity Too Large", 500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway",
+            503: "Service Temporarily Unavailable",
             504: "Gateway Time-out", 505: "HTTP Version Not Supported", 507: "Insufficient Storage",
         ]
         let phrase = phrases[code] ?? "Server Error"

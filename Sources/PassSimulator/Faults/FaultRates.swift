@@ -18,6 +18,15 @@ public struct FaultRates: Sendable, Equatable {
     public var error5xx: Double?
     /// Statuses a 5xx answer picks from uniformly (default 500, 502, 503).
     public var error5xxStatuses: [Int]?
+    /// Probability of a 4xx answer (an edge's HTML page unless `errorAction` is set).
+    public var error4xx: Double?
+    /// Statuses a 4xx answer picks from uniformly (default 403).
+    public var error4xxStatuses: [Int]?
+    /// When set, 4xx and 5xx faults answer with Adobe's enhanced error JSON carrying this `action` (`none`,
+    /// `retry`, `retry-after`, `configuration`, …; any value, to test unknown ones) instead of an HTML page.
+    public var errorAction: String?
+    /// The enhanced error's `code` (default: one Adobe lists with the action).
+    public var errorCode: String?
     /// Probability of a 429 without `Retry-After`.
     public var throttle429: Double?
     /// Probability of a 429 with `Retry-After`.
@@ -47,6 +56,10 @@ public struct FaultRates: Sendable, Equatable {
     public init(
         error5xx: Double? = nil,
         error5xxStatuses: [Int]? = nil,
+        error4xx: Double? = nil,
+        error4xxStatuses: [Int]? = nil,
+        errorAction: String? = nil,
+        errorCode: String? = nil,
         throttle429: Double? = nil,
         throttle429RetryAfter: Double? = nil,
         retryAfterSeconds: Int? = nil,
@@ -61,6 +74,10 @@ public struct FaultRates: Sendable, Equatable {
     ) {
         self.error5xx = error5xx
         self.error5xxStatuses = error5xxStatuses
+        self.error4xx = error4xx
+        self.error4xxStatuses = error4xxStatuses
+        self.errorAction = errorAction
+        self.errorCode = errorCode
         self.throttle429 = throttle429
         self.throttle429RetryAfter = throttle429RetryAfter
         self.retryAfterSeconds = retryAfterSeconds
@@ -79,6 +96,10 @@ public struct FaultRates: Sendable, Equatable {
         FaultRates(
             error5xx: self.error5xx ?? fallback.error5xx,
             error5xxStatuses: self.error5xxStatuses ?? fallback.error5xxStatuses,
+            error4xx: self.error4xx ?? fallback.error4xx,
+            error4xxStatuses: self.error4xxStatuses ?? fallback.error4xxStatuses,
+            errorAction: self.errorAction ?? fallback.errorAction,
+            errorCode: self.errorCode ?? fallback.errorCode,
             throttle429: self.throttle429 ?? fallback.throttle429,
             throttle429RetryAfter: self.throttle429RetryAfter ?? fallback.throttle429RetryAfter,
             retryAfterSeconds: self.retryAfterSeconds ?? fallback.retryAfterSeconds,
@@ -98,6 +119,7 @@ public struct FaultRates: Sendable, Equatable {
         [
             (.drop, self.drop ?? 0),
             (.error5xx, self.error5xx ?? 0),
+            (.error4xx, self.error4xx ?? 0),
             (.throttle429, self.throttle429 ?? 0),
             (.throttle429RetryAfter, self.throttle429RetryAfter ?? 0),
             (.malformed, self.malformed ?? 0),
@@ -108,7 +130,8 @@ public struct FaultRates: Sendable, Equatable {
 
 extension FaultRates: Codable {
     private enum CodingKeys: String, CodingKey, CaseIterable {
-        case error5xx, error5xxStatuses, throttle429, throttle429RetryAfter, retryAfterSeconds, drop, malformed
+        case error5xx, error5xxStatuses, error4xx, error4xxStatuses, errorAction, errorCode, throttle429, throttle429RetryAfter, retryAfterSeconds,
+            drop, malformed
         case tokenExpiry, earlyExpiry, latencyMs, latencySpreadMs, latencySpike, latencySpikeMs
     }
 
@@ -126,6 +149,10 @@ extension FaultRates: Codable {
         self.init(
             error5xx: try container.decodeIfPresent(Double.self, forKey: .error5xx),
             error5xxStatuses: try container.decodeIfPresent([Int].self, forKey: .error5xxStatuses),
+            error4xx: try container.decodeIfPresent(Double.self, forKey: .error4xx),
+            error4xxStatuses: try container.decodeIfPresent([Int].self, forKey: .error4xxStatuses),
+            errorAction: try container.decodeIfPresent(String.self, forKey: .errorAction),
+            errorCode: try container.decodeIfPresent(String.self, forKey: .errorCode),
             throttle429: try container.decodeIfPresent(Double.self, forKey: .throttle429),
             throttle429RetryAfter: try container.decodeIfPresent(Double.self, forKey: .throttle429RetryAfter),
             retryAfterSeconds: try container.decodeIfPresent(Int.self, forKey: .retryAfterSeconds),
@@ -144,6 +171,10 @@ extension FaultRates: Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encodeIfPresent(self.error5xx, forKey: .error5xx)
         try container.encodeIfPresent(self.error5xxStatuses, forKey: .error5xxStatuses)
+        try container.encodeIfPresent(self.error4xx, forKey: .error4xx)
+        try container.encodeIfPresent(self.error4xxStatuses, forKey: .error4xxStatuses)
+        try container.encodeIfPresent(self.errorAction, forKey: .errorAction)
+        try container.encodeIfPresent(self.errorCode, forKey: .errorCode)
         try container.encodeIfPresent(self.throttle429, forKey: .throttle429)
         try container.encodeIfPresent(self.throttle429RetryAfter, forKey: .throttle429RetryAfter)
         try container.encodeIfPresent(self.retryAfterSeconds, forKey: .retryAfterSeconds)

@@ -18,6 +18,8 @@ public struct SimulatorStats: Sendable, Equatable, Codable {
     public var faultsByClass: [EndpointClass: [FaultKind: Int]]
     /// Accepted connections by wire.
     public var connections: ConnectionStats
+    /// The clients' addresses as the simulator saw them.
+    public var peers = PeerStats()
 
     static var empty: SimulatorStats {
         SimulatorStats(
@@ -26,6 +28,24 @@ public struct SimulatorStats: Sendable, Equatable, Codable {
             faultsByClass: [:],
             connections: ConnectionStats()
         )
+    }
+}
+
+/// Peer addresses since start (or the last `DELETE /_sim/stats`); `peers` in `GET /_sim/stats`.
+public struct PeerStats: Sendable, Equatable, Codable {
+    /// Distinct TCP peer addresses of the accepted connections.
+    public var distinct: Int
+    /// Requests that carried `X-Forwarded-For` (trusted or not).
+    public var forwardedForRequests: Int
+
+    public init(distinct: Int = 0, forwardedForRequests: Int = 0) {
+        self.distinct = distinct
+        self.forwardedForRequests = forwardedForRequests
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case distinct
+        case forwardedForRequests = "forwarded_for_requests"
     }
 }
 

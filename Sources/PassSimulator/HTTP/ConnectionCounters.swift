@@ -8,6 +8,8 @@ final class ConnectionCounters: Sendable {
     private let tlsAccepted = Atomic<Int>(0)
     private let tlsHTTP1 = Atomic<Int>(0)
     private let tlsH2 = Atomic<Int>(0)
+    /// The peers' addresses, counted as their connections are accepted.
+    let peers = PeerCounters()
 
     /// A plain HTTP connection was accepted.
     func acceptedPlain() {
@@ -47,5 +49,6 @@ final class ConnectionCounters: Sendable {
         self.tlsAccepted.store(0, ordering: .relaxed)
         self.tlsHTTP1.store(0, ordering: .relaxed)
         self.tlsH2.store(0, ordering: .relaxed)
+        self.peers.reset()
     }
 }

@@ -19,6 +19,7 @@ struct ConnectionCountingChannel<Base: ServerChildChannel>: ServerChildChannel {
     let counters: ConnectionCounters
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        self.counters.peers.accepted(from: channel.remoteAddress)
         switch self.wire {
         case .plain:
             self.counters.acceptedPlain()

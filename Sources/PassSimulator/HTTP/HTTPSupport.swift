@@ -317,6 +317,13 @@ extension Request {
         return mediaType.isType(.applicationUrlEncoded)
     }
 
+    /// The client's address: the first `X-Forwarded-For` address when the header is trusted (a proxy in front), else
+    /// the TCP peer's.
+    func clientAddress(context: SimulatorRequestContext, trustingForwardedFor: Bool) -> String? {
+        if trustingForwardedFor, let forwarded = self.forwardedFor { return forwarded }
+        return context.remoteAddress
+    }
+
     /// The first address of `X-Forwarded-For`, if present.
     var forwardedFor: String? {
         guard let header = self.headers[.xForwardedFor] else { return nil }

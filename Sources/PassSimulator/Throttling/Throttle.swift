@@ -3,8 +3,9 @@ import Synchronization
 
 /// Adobe's per-device token bucket (reference §8.2): a burst of `capacity` requests, refilled at `refillPerSecond`.
 ///
-/// Adobe identifies the device by its address (`X-Forwarded-For` for server-to-server calls), so by default that is
-/// the key (``ThrottleKey/ip``). Buckets that are full again are dropped, and the table never holds more than
+/// Adobe identifies the device by its address, so by default that is the key (``ThrottleKey/ip``): the TCP peer's, or
+/// the first `X-Forwarded-For` address when the simulator trusts the header (server-to-server calls through a proxy).
+/// A device's own header is never trusted otherwise: a box cannot pick its address. Buckets that are full again are dropped, and the table never holds more than
 /// ``maxBuckets``.
 ///
 /// A lock rather than an actor: the check sits on every API request and must not queue behind state work.
@@ -78,14 +79,14 @@ final class Throttle: Sendable {
     }
 
     /// The device identity of a DCR or v2 request: `AP-Device-Identifier`, else its address.
-    static func deviceKey(for request: Request, context: SimulatorRequestContext) -> String {
+    static func deviceKey(for request: Request, context: SimulatorRequestContext, trustingForwardedFor: Bool) -> String {
         if let device = request.headers[.apDeviceIdentifier], !device.isEmpty { return "device:" + device }
-        return self.addressKey(for: request, context: context)
+        return self.addressKey(for: request, context: context, trustingForwardedFor: trustingForwardedFor)
     }
 
     /// The identity of a v1 request: its `deviceId` parameter (query, or a form body, which is buffered for the
-    /// handler), else `X-Forwarded-For`, else the peer.
-    static func v1Key(for request: inout Request, context: SimulatorRequestContext) async throws -> String {
+    /// handler), else its address.
+    static func v1Key(for request: inout Request, context: SimulatorRequestContext, trustingForwardedFor: Bool) async throws -> String {
         if let deviceId = request.uri.query.flatMap({ FormData.parse($0)["deviceId"] }), !deviceId.isEmpty {
             return "v1device:" + deviceId
         }
@@ -95,13 +96,12 @@ final class Throttle: Sendable {
                 return "v1device:" + deviceId
             }
         }
-        return self.addressKey(for: request, context: context)
+        return self.addressKey(for: request, context: context, trustingForwardedFor: trustingForwardedFor)
     }
 
-    /// The address identity: the first address of `X-Forwarded-For`, else the TCP peer.
-    static func addressKey(for request: Request, context: SimulatorRequestContext) -> String {
-        if let forwarded = request.forwardedFor { return "ip:" + forwarded }
-        return "ip:" + (context.remoteAddress ?? "unknown")
+    /// The address identity: the TCP peer, or the first address of a trusted `X-Forwarded-For`.
+    static func addressKey(for request: Request, context: SimulatorRequestContext, trustingForwardedFor: Bool) -> String {
+        "ip:" + (request.clientAddress(context: context, trustingForwardedFor: trustingForwardedFor) ?? "unknown")
     }
 
     /// Adobe's throttling answer, body and headers as in reference §8.2 (no `Retry-After`).
@@ -138,14 +138,16 @@ struct ThrottleMiddleware: RouterMiddleware {
     let throttle: Throttle
     let key: ThrottleKey
     let api: API
+    /// ``SimulatorConfiguration/trustForwardedFor``.
+    let trustsForwardedFor: Bool
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var request = request
         let key =
             switch (self.key, self.api) {
-            case (.ip, _): Throttle.addressKey(for: request, context: context)
-            case (.device, .dcrAndV2): Throttle.deviceKey(for: request, context: context)
-            case (.device, .v1): try await Throttle.v1Key(for: &request, context: context)
+            case (.ip, _): Throttle.addressKey(for: request, context: context, trustingForwardedFor: self.trustsForwardedFor)
+            case (.device, .dcrAndV2): Throttle.deviceKey(for: request, context: context, trustingForwardedFor: self.trustsForwardedFor)
+            case (.device, .v1): try await Throttle.v1Key(for: &request, context: context, trustingForwardedFor: self.trustsForwardedFor)
             }
         guard self.throttle.allow(key) else {
             context.logger.debug("throttled", metadata: ["throttle.key": .string(key)])

@@ -225,7 +225,7 @@ struct V1Routes: Sendable {
                 ),
                 deviceInfo: deviceInfo,
                 userAgent: request.headers[.userAgent],
-                peerAddress: request.forwardedFor ?? context.remoteAddress,
+                peerAddress: request.clientAddress(context: context, trustingForwardedFor: self.configuration.trustForwardedFor),
                 earlyExpiryOffset: self.faults.earlyExpiryOffset(ttlMillis: ttlMillis)
             )
         }

@@ -179,7 +179,7 @@ struct V2Routes: Sendable {
                 redirectUrl: Self.nonEmpty(fields["redirectUrl"]),
                 deviceInfo: deviceInfo,
                 userAgent: request.headers[.userAgent],
-                peerAddress: request.forwardedFor ?? context.remoteAddress,
+                peerAddress: request.clientAddress(context: context, trustingForwardedFor: self.configuration.trustForwardedFor),
                 earlyExpiryOffset: self.faults.earlyExpiryOffset(ttlMillis: self.configuration.codeTTL.milliseconds),
                 ssoSubjects: ssoSubjects
             )

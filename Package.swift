@@ -337,7 +337,8 @@ let package = Package(
         ),
         .testTarget(
             name: "RegcodeEngineTests",
-            dependencies: ["AccessEnablerAPI", "RegcodeEngine", "RegcodeSupport", "RegcodeTestSupport"],
+            // AdobePassClient: the entitlement-variant tests feed Adobe's sample bodies through the client's parser.
+            dependencies: ["AccessEnablerAPI", "AdobePassClient", "RegcodeEngine", "RegcodeSupport", "RegcodeTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

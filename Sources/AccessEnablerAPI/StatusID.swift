@@ -47,8 +47,16 @@ public struct StatusID: RawRepresentable, Hashable, Sendable, Codable, CustomStr
     public static let authorizationInternalError = StatusID(rawValue: "Z500")
     /// Denied under an authzNone degradation rule.
     public static let authorizationDegraded = StatusID(rawValue: "Z169")
-    /// A TempPass ran out (duration or resources limit).
+    /// A TempPass ran out (duration or resources limit), level warning.
     public static let tempPassExpired = StatusID(rawValue: "N111")
+    /// `N010`, warning: authenticated under an AuthNAll degradation rule (a `degraded` profile, issuer Adobe).
+    public static let authenticatedDegraded = StatusID(rawValue: "N010")
+    /// `N011`, info: authenticated with TempPass (a `temporary` profile).
+    public static let authenticatedTempPass = StatusID(rawValue: "N011")
+    /// `Z010`, warning: authorized under an AuthNAll or AuthZAll degradation rule (decision `source: degradation`).
+    public static let authorizedDegraded = StatusID(rawValue: "Z010")
+    /// `Z011`, info: authorized with TempPass (decision `source: temppass`).
+    public static let authorizedTempPass = StatusID(rawValue: "Z011")
     /// The backend holds no (valid) authentication for the device.
     public static let authenticationNotFound = StatusID(rawValue: "N130")
     /// The MVPD picker was cancelled (`setSelectedProvider(nil)`), or the Apple TV Provider picker was (`N005`, info).

@@ -245,7 +245,8 @@ public enum AdobePassResponseParser {
                     boardingStatus: entry["boardingStatus"]?.stringValue.flatMap(MVPD.BoardingStatus.init(rawValue:)),
                     enablePlatformServices: platformFlag(entry["enablePlatformServices"]) ?? false,
                     displayInPlatformPicker: platformFlag(entry["displayInPlatformPicker"]) ?? false,
-                    enforcePlatformPermissions: platformFlag(entry["enforcePlatformPermissions"]) ?? true
+                    enforcePlatformPermissions: platformFlag(entry["enforcePlatformPermissions"]) ?? true,
+                    isTempPass: platformFlag(entry["isTempPass"]) ?? false
                 )
             )
         }
@@ -326,7 +327,8 @@ public enum AdobePassResponseParser {
                         mvpd: key,
                         userID: userID,
                         expiresEpochMs: notAfter,
-                        source: value["type"]?.stringValue == "appleSSO" ? .apple : .adobe
+                        source: value["type"]?.stringValue == "appleSSO" ? .apple : .adobe,
+                        type: value["type"]?.stringValue.flatMap { $0.isEmpty ? nil : ProfileType(rawValue: $0) }
                     ),
                     profileRank(value["type"]?.stringValue)
                 )
@@ -410,7 +412,8 @@ public enum AdobePassResponseParser {
                     authorized: authorized,
                     expiresEpochMs: item["notAfter"]?.int64Value,
                     token: token,
-                    error: item["error"].flatMap(enhancedError)
+                    error: item["error"].flatMap(enhancedError),
+                    source: item["source"]?.stringValue.flatMap { $0.isEmpty ? nil : DecisionSource(rawValue: $0) }
                 )
             )
         }

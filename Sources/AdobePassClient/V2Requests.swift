@@ -50,6 +50,9 @@ enum V2Requests {
         if set.contains(.partnerFrameworkStatus), let status = context.partnerFrameworkStatus {
             headers.append(("AP-Partner-Framework-Status", status))
         }
+        if let identity = context.tempPassIdentity {
+            headers.append(("AP-TempPass-Identity", identity))
+        }
         return headers
     }
 

@@ -314,6 +314,15 @@ public enum ConfigurationFile {
                     }
                     fleet.apps = apps
                 case "sso_identity": fleet.ssoIdentity = try readSSOIdentity(value, key: path, base: fleet.ssoIdentity)
+                case "login":
+                    for (sub, subValue) in try mapping(value, path) {
+                        let subPath = "\(path).\(sub)"
+                        switch sub {
+                        case "provider": fleet.loginProvider = try choice(subValue, subPath, ignoringCase: true)
+                        case "temppass_email": fleet.tempPassEmail = try optionalString(subValue, subPath)
+                        default: throw fail(subPath, "unknown key")
+                        }
+                    }
                 case "cycle":
                     for (sub, subValue) in try mapping(value, path) {
                         let subPath = "\(path).\(sub)"

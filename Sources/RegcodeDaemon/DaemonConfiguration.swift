@@ -31,6 +31,10 @@ public struct FleetConfiguration: Sendable, Equatable {
     public var profile: APIProfile = .v2
     public var mvpd: String?
     public var scenario: Scenario = .login
+    /// `login: {provider:}`: which provider the login and cycle scenarios pick in the picker.
+    public var loginProvider: LoginProvider = .regular
+    /// `login: {temppass_email:}`: the promotional TempPass identity (`AP-TempPass-Identity`); nil: basic TempPass.
+    public var tempPassEmail: String?
     /// Path of the DCR software statement (read at start and on reload).
     public var softwareStatementFile: String?
     /// v1 HMAC public key; the secret comes from `signingSecretFile`.

@@ -245,15 +245,35 @@ struct DaemonControlHandler: ControlHandler {
         detail["requestor"] = .string(settings.requestor)
         detail["profile"] = .string(settings.profile.rawValue)
         detail["presetMvpd"] = settings.presetMVPD.map(JSONValue.string) ?? .null
+        detail["loginProvider"] = .string(settings.loginProvider.rawValue)
         detail["pollInterval"] = .double(settings.polling.interval.seconds)
         detail["registered"] = .bool(snapshot.credentials != nil)
         detail["accessTokenExpires"] = snapshot.accessToken.map { .int($0.expiresEpochMs) } ?? .null
         detail["authenticated"] =
             snapshot.profile.map { profile in
-                ["mvpd": .string(profile.mvpd), "userId": profile.userID.map(JSONValue.string) ?? .null, "expires": .int(profile.expiresEpochMs)]
+                [
+                    "mvpd": .string(profile.mvpd), "userId": profile.userID.map(JSONValue.string) ?? .null, "expires": .int(profile.expiresEpochMs),
+                    "kind": .string(profile.loginKind.rawValue),
+                ]
             } ?? .null
         detail["mvpds"] = snapshot.mvpds.map { .array($0.map(\.jsonValue)) } ?? .null
         return .object(detail)
+    }
+
+    /// `login: {provider: regular|temppass, tempPassEmail}`, the login scenario's options as `devices.add` takes them.
+    static func loginOptions(_ login: JSONValue) throws(RPCError) -> (LoginProvider, String?) {
+        guard let object = login.objectValue else { throw .invalidParams("'login' must be an object", data: ["member": "login"]) }
+        let options = RPCParams(object: object)
+        try options.allowOnly(["provider", "tempPassEmail"])
+        let email = try options.optionalString("tempPassEmail")
+        guard let text = try options.optionalString("provider") else { return (.regular, email) }
+        guard let provider = LoginProvider(rawValue: text.lowercased()) else {
+            throw .invalidParams(
+                "'login.provider' must be one of \(LoginProvider.allCases.map(\.rawValue).joined(separator: ", "))",
+                data: ["member": "login.provider"]
+            )
+        }
+        return (provider, email)
     }
 
     private func addDevice(_ params: RPCParams) async throws(RPCError) -> JSONValue {
@@ -277,6 +297,9 @@ struct DaemonControlHandler: ControlHandler {
                 throw .invalidParams("'scenario' must be one of \(Scenario.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             fleet.scenario = value
+        }
+        if let login = params.object["login"], login != .null {
+            (fleet.loginProvider, fleet.tempPassEmail) = try Self.loginOptions(login)
         }
         if await daemon.fleet.settings(of: name) != nil {
             throw .conflict("a device named '\(name)' already exists", data: ["device": .string(name)])

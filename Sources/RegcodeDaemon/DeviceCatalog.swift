@@ -114,6 +114,8 @@ struct DeviceCatalog: Sendable {
         var settings = DeviceSettings(name: name, requestor: fleet.requestor)
         settings.profile = fleet.profile
         settings.presetMVPD = fleet.mvpd
+        settings.loginProvider = fleet.loginProvider
+        settings.tempPassEmail = fleet.tempPassEmail
         settings.polling = fleet.poll
         settings.identity = fleet.identity
         settings.tvProvider = fleet.tvProvider

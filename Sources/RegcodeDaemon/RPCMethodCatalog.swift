@@ -131,6 +131,11 @@ enum RPCMethodCatalog {
                 Parameter(name: "profile", kind: .string, summary: "v2 or v1."),
                 Parameter(name: "mvpd", kind: .string, summary: "MVPD to pick."),
                 Parameter(name: "scenario", kind: .string, summary: "login, idle or cycle."),
+                Parameter(
+                    name: "login",
+                    kind: .object,
+                    summary: "Options of the login and cycle scenarios: {provider: regular|temppass, tempPassEmail} (what the picker picks)."
+                ),
             ],
             result: "the devices.get answer"
         ),

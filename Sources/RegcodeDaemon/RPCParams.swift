@@ -14,6 +14,10 @@ struct RPCParams {
         }
     }
 
+    init(object: [String: JSONValue]) {
+        self.object = object
+    }
+
     func string(_ key: String) throws(RPCError) -> String {
         guard let value = object[key] else { throw .invalidParams("missing '\(key)'", data: ["member": .string(key)]) }
         guard let string = value.stringValue, !string.isEmpty else {

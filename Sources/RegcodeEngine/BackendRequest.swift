@@ -99,6 +99,8 @@ public struct RequestContext: Sendable, Equatable {
     public var partnerFrameworkStatus: String?
     /// How the call is carried (the device's ``DeviceSettings/connections``); nil: the common pool.
     public var connections: ConnectionModel?
+    /// `AP-TempPass-Identity` (promotional TempPass): base64 JSON of the user's identity, on calls for a TempPass MVPD.
+    public var tempPassIdentity: String? = nil
 
     public init(
         profile: APIProfile = .v2,
@@ -195,6 +197,9 @@ public struct MVPD: Sendable, Equatable, Codable {
     /// The device must enforce the permissions the platform reports; `true` when the backend omits it
     /// (INFERRED: the safe reading of an absent flag).
     public var enforcePlatformPermissions: Bool
+    /// A TempPass pseudo-MVPD (v2 configuration `isTempPass`): choosing it gives temporary access without
+    /// an MVPD login. `displayProviderDialog` shows it as AccessEnabler's `MVPD.tempPass`.
+    public var isTempPass: Bool
 
     public init(
         id: String,
@@ -204,7 +209,8 @@ public struct MVPD: Sendable, Equatable, Codable {
         boardingStatus: BoardingStatus? = nil,
         enablePlatformServices: Bool = false,
         displayInPlatformPicker: Bool = false,
-        enforcePlatformPermissions: Bool = true
+        enforcePlatformPermissions: Bool = true,
+        isTempPass: Bool = false
     ) {
         self.id = id
         self.displayName = displayName
@@ -214,11 +220,12 @@ public struct MVPD: Sendable, Equatable, Codable {
         self.enablePlatformServices = enablePlatformServices
         self.displayInPlatformPicker = displayInPlatformPicker
         self.enforcePlatformPermissions = enforcePlatformPermissions
+        self.isTempPass = isTempPass
     }
 
     private enum CodingKeys: String, CodingKey {
         case id, displayName, logoURL, platformMappingId, boardingStatus, enablePlatformServices,
-            displayInPlatformPicker, enforcePlatformPermissions
+            displayInPlatformPicker, enforcePlatformPermissions, isTempPass
     }
 
     /// Every platform field is optional, so that stored snapshots of older versions still decode; an
@@ -235,6 +242,7 @@ public struct MVPD: Sendable, Equatable, Codable {
         displayInPlatformPicker = try container.decodeIfPresent(Bool.self, forKey: .displayInPlatformPicker) ?? false
         enforcePlatformPermissions =
             try container.decodeIfPresent(Bool.self, forKey: .enforcePlatformPermissions) ?? true
+        isTempPass = try container.decodeIfPresent(Bool.self, forKey: .isTempPass) ?? false
     }
 }
 
@@ -259,15 +267,21 @@ public struct AuthProfile: Sendable, Equatable, Codable {
     public var expiresEpochMs: Int64
     /// Apple when it was exchanged from the TV Provider account (`getMetadata` `tokenSource`).
     public var source: TokenSource
-    public init(mvpd: String, userID: String?, expiresEpochMs: Int64, source: TokenSource = .adobe) {
+    /// The profile's `type` as the backend gave it (`regular`, `temporary`, `degraded`, single sign-on types).
+    public var type: ProfileType
+    public init(mvpd: String, userID: String?, expiresEpochMs: Int64, source: TokenSource = .adobe, type: ProfileType? = nil) {
         self.mvpd = mvpd
         self.userID = userID
         self.expiresEpochMs = expiresEpochMs
         self.source = source
+        self.type = type ?? (source == .apple ? .appleSSO : .regular)
     }
 
+    /// How the user got this authentication, as the soak report counts logins.
+    public var loginKind: LoginKind { type.loginKind }
+
     private enum CodingKeys: String, CodingKey {
-        case mvpd, userID, expiresEpochMs, source
+        case mvpd, userID, expiresEpochMs, source, type
     }
 
     /// Snapshots written before single sign-on have no source: Adobe.
@@ -277,7 +291,8 @@ public struct AuthProfile: Sendable, Equatable, Codable {
             mvpd: try c.decode(String.self, forKey: .mvpd),
             userID: try c.decodeIfPresent(String.self, forKey: .userID),
             expiresEpochMs: try c.decode(Int64.self, forKey: .expiresEpochMs),
-            source: try c.decodeIfPresent(TokenSource.self, forKey: .source) ?? .adobe
+            source: try c.decodeIfPresent(TokenSource.self, forKey: .source) ?? .adobe,
+            type: try c.decodeIfPresent(ProfileType.self, forKey: .type)
         )
     }
 }
@@ -335,12 +350,22 @@ public struct AuthorizationDecision: Sendable, Equatable {
     public var token: MediaToken?
     /// Why access was denied (the MVPD's `details` text among others).
     public var error: EnhancedError?
-    public init(resource: String, authorized: Bool, expiresEpochMs: Int64? = nil, token: MediaToken? = nil, error: EnhancedError? = nil) {
+    /// Who decided (v2 `source`: the MVPD, a degradation rule, TempPass); nil when the answer did not say.
+    public var source: DecisionSource?
+    public init(
+        resource: String,
+        authorized: Bool,
+        expiresEpochMs: Int64? = nil,
+        token: MediaToken? = nil,
+        error: EnhancedError? = nil,
+        source: DecisionSource? = nil
+    ) {
         self.resource = resource
         self.authorized = authorized
         self.expiresEpochMs = expiresEpochMs
         self.token = token
         self.error = error
+        self.source = source
     }
 }
 

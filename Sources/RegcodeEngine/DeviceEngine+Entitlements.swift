@@ -8,8 +8,12 @@ import RegcodeSupport
 /// a failure comes just before it, `sendTrackingData(authorizationDetection)` just after it):
 ///
 /// - `checkAuthorization`/`getAuthorization`, granted: `setToken(token, resource)` →
-///   `sendTrackingData(1, [YES, mvpd, guid, NO, None, None, device, client, os])`.
-/// - denied by the MVPD: `status Z100` (message = the MVPD's details) →
+///   `sendTrackingData(1, [YES, mvpd, guid, NO, None, None, device, client, os])`, then `status Z010` (warning,
+///   decision `source: degradation`) or `status Z011` (info, `source: temppass`) when the grant is a variant's.
+/// - denied by the MVPD, its parental controls or home-based authentication out of home: `status Z100`
+///   (message = the MVPD's details, `details` = Adobe's code; `Z169` for a degradation rule, `Z120` for
+///   `network_*`; an item error with `action: authentication`, as out of home, then drops the profile with
+///   `setAuthenticationStatus(0, "User Not Authenticated Error")`) →
 ///   `tokenRequestFailed(resource, "User Not Authorized Error", details)` → `sendTrackingData(1, [NO, …])`.
 /// - not authenticated on the device: `setAuthenticationStatus(0, "User Not Authenticated Error")` →
 ///   `tokenRequestFailed(resource, "User Not Authenticated Error", "")` (no request, no tracking).
@@ -22,7 +26,11 @@ import RegcodeSupport
 /// - any other failure: `status` (Z120 network/5xx/malformed, Z100 throttled, Z130 bad resource,
 ///   SEC403 refused v1 signature, R400/R401 DCR, Z500 otherwise) →
 ///   `tokenRequestFailed(resource, "Generic Authorization Error", description)` → tracking NO.
-/// - `checkPreauthorizedResources`: `preauthorizedResources([granted ids])`; not authenticated →
+/// - TempPass spent (`temporary_access_*`, item-level or top-level): `status N111` → `setAuthenticationStatus(0, …)`
+///   (the temporary profile is dropped) → `tokenRequestFailed(resource, "User Not Authorized Error", message)` →
+///   tracking NO. A temporary profile past its TTL says `status N111` before the unauthenticated answer.
+/// - `checkPreauthorizedResources`: `preauthorizedResources([granted ids])`, answered item by item: the denied
+///   resources' item-level errors ride along as `errors`; not authenticated →
 ///   `preauthorizedResources([])`; failure → `status P100` (SEC403 for a refused signature) → `([])`.
 /// - `getMetadata`: `setMetadataStatus(metadata, encrypted, opCode, key dictionary)`; user metadata
 ///   that cannot be read is `null`.
@@ -72,7 +80,7 @@ extension DeviceEngine {
         case .success(.authorization(let decision)) where decision.authorized:
             if let expires = decision.expiresEpochMs { authorizationExpiry[resource] = expires }
             if let token = decision.token {
-                return granted(token, resource: resource, mvpd: mvpd)
+                return granted(token, resource: resource, mvpd: mvpd, source: decision.source)
             }
             if settings.profile == .v1 && !fetchedToken {
                 // v1 authorizes first, then hands out the media token on a second call.
@@ -88,7 +96,7 @@ extension DeviceEngine {
             authorizationExpiry[resource] = nil
             return denied(resource: resource, mvpd: mvpd, error: decision.error)
         case .success(.mediaToken(let token)):
-            return granted(token, resource: resource, mvpd: mvpd)
+            return granted(token, resource: resource, mvpd: mvpd, source: nil)
         case .success:
             return authorizationFailed(
                 .malformed(status: 200, reason: "unexpected answer to authorization request"),
@@ -101,26 +109,36 @@ extension DeviceEngine {
         }
     }
 
-    private mutating func granted(_ token: MediaToken, resource: String, mvpd: String) -> [Action] {
+    private mutating func granted(_ token: MediaToken, resource: String, mvpd: String, source: DecisionSource?) -> [Action] {
         let none = AccessEnabler.trackingNone
-        return [
+        var actions: [Action] = [
             .emit(.setToken(token.serializedToken, resource: resource)),
             .emit(.sendTrackingData(.authorizationDetection, authorizationTracking(success: true, mvpd: mvpd, error: none, details: none))),
         ]
+        if let variant = EntitlementVariants.authorizationStatus(source: source, profile: snapshot.profile, resource: resource) {
+            actions.append(.emit(variant))
+        }
+        return actions
     }
 
+    /// A denial whose item-level error asks for a new login (`action: authentication`: home-based authentication out
+    /// of home, a session the MVPD invalidated) also drops the profile: `setAuthenticationStatus(0, …)` comes between
+    /// the status and `tokenRequestFailed`, so the next `getAuthorization` starts a login. A spent TempPass is ``tempPassSpent``.
     private mutating func denied(resource: String, mvpd: String, error: EnhancedError?) -> [Action] {
+        if EntitlementVariants.isTempPassSpent(error) {
+            return tempPassSpent(resource: resource, mvpd: mvpd, error: error)
+        }
         let details = error?.details ?? error?.message ?? ""
-        return [
-            .emit(.status(FailureMapping.decisionStatus(for: error), message: details, extra: decisionExtra(resource: resource, error: error))),
-            .emit(.tokenRequestFailed(resource, errorCode: .userNotAuthorized, errorDescription: details)),
-            .emit(
-                .sendTrackingData(
-                    .authorizationDetection,
-                    authorizationTracking(success: false, mvpd: mvpd, error: ErrorCode.userNotAuthorized.rawValue, details: details)
-                )
-            ),
+        let tracking = authorizationTracking(success: false, mvpd: mvpd, error: ErrorCode.userNotAuthorized.rawValue, details: details)
+        var actions: [Action] = [
+            .emit(.status(EntitlementVariants.denialStatus(for: error), message: details, extra: decisionExtra(resource: resource, error: error)))
         ]
+        if error?.action == .authentication {
+            actions += profileRejected()
+        }
+        actions.append(.emit(.tokenRequestFailed(resource, errorCode: .userNotAuthorized, errorDescription: details)))
+        actions.append(.emit(.sendTrackingData(.authorizationDetection, tracking)))
+        return actions
     }
 
     /// `resource`, and Adobe's code in `details` when the decision carried one.
@@ -130,7 +148,24 @@ extension DeviceEngine {
         return extra
     }
 
+    /// The TempPass is spent (a denial or a 403 with `temporary_access_*`): `status N111` →
+    /// `setAuthenticationStatus(0, "User Not Authenticated Error")` (the temporary profile is dropped, so the next
+    /// `getAuthorization` shows the picker again) → `tokenRequestFailed(resource, "User Not Authorized Error", message)`
+    /// → tracking NO.
+    private mutating func tempPassSpent(resource: String, mvpd: String, error: EnhancedError?) -> [Action] {
+        let description = error?.details ?? error?.message ?? error?.code ?? ""
+        let tracking = authorizationTracking(success: false, mvpd: mvpd, error: ErrorCode.userNotAuthorized.rawValue, details: description)
+        var actions: [Action] = [.emit(EntitlementVariants.tempPassExpired(error, mvpd: mvpd))]
+        actions += profileRejected()
+        actions.append(.emit(.tokenRequestFailed(resource, errorCode: .userNotAuthorized, errorDescription: description)))
+        actions.append(.emit(.sendTrackingData(.authorizationDetection, tracking)))
+        return actions
+    }
+
     private mutating func authorizationFailed(_ failure: BackendFailure, resource: String, mvpd: String, stage: Stage) -> [Action] {
+        if stage == .call, EntitlementVariants.isTempPassSpent(failure), case .http(_, _, let error) = failure {
+            return tempPassSpent(resource: resource, mvpd: mvpd, error: error)
+        }
         if stage == .call, Self.isProfileRejection(failure) {
             let description = Self.rejectionMessage(failure)
             // Tracked for the user who asked, before the profile is dropped.
@@ -181,7 +216,15 @@ extension DeviceEngine {
             // In the order the app asked, each once; resources the backend did not answer count as denied.
             var seen = Set<String>()
             let ids = resources.filter { granted.contains($0) && seen.insert($0).inserted }
-            return [.emit(.preauthorizedResources(ids))]
+            // Item-level errors of the resources denied, in the order the app asked (each once).
+            var reported = Set<String>()
+            let errors = resources.compactMap { resource -> ResourceError? in
+                guard !granted.contains(resource), reported.insert(resource).inserted,
+                    let error = decisions.first(where: { $0.resource == resource && !$0.authorized })?.error
+                else { return nil }
+                return ResourceError(resource: resource, error: error)
+            }
+            return [.emit(.preauthorizedResources(ids, errors: errors))]
         case .failure(let failure) where stage == .call && Self.isProfileRejection(failure):
             return profileRejected() + [.emit(.preauthorizedResources([]))]
         default:
@@ -297,10 +340,18 @@ extension DeviceEngine {
 
     /// Answers an entitlement call of a device that is not authenticated, without asking the backend.
     mutating func answerUnauthenticated(_ operation: Operation) -> [Action] {
-        if snapshot.profile != nil && !isAuthenticated {
-            // An expired profile is as good as none.
+        var expired: [Action] = []
+        if let profile = snapshot.profile, !isAuthenticated {
+            // An expired profile is as good as none; a TempPass that ran out says so first.
+            if profile.type == .temporary {
+                expired.append(.emit(EntitlementVariants.tempPassExpired(nil, mvpd: profile.mvpd)))
+            }
             clearAuthentication()
         }
+        return expired + unauthenticatedAnswer(operation)
+    }
+
+    private func unauthenticatedAnswer(_ operation: Operation) -> [Action] {
         let notAuthenticated = Action.emit(.setAuthenticationStatus(AccessEnabler.statusError, .userNotAuthenticated))
         switch operation {
         case .authorize(let resource, _), .mediaToken(let resource, _):

@@ -12,7 +12,8 @@ extension DeviceEngine {
         }
         var actions = stopLogin(endingCodeAs: .replaced)
         snapshot.renewals = 0
-        if let preset = mvpd ?? settings.presetMVPD {
+        // A device set to pick TempPass shows the picker even with a configured MVPD: the picker is where it is.
+        if let preset = mvpd ?? (settings.loginProvider == .regular ? settings.presetMVPD : nil) {
             actions += selectProvider(preset)
         } else {
             login = .awaitingProvider
@@ -120,8 +121,17 @@ extension DeviceEngine {
 
     /// No code could be obtained: `status` REG500 (after R400/R401/SEC403 when those explain it), then
     /// `setAuthenticationStatus(0, "Generic Authentication Error")`.
+    ///
+    /// A TempPass that is already spent (`temporary_access_*` on `sessions` or the profile) is no code failure:
+    /// `status N111` → `setAuthenticationStatus(0, "User Not Authenticated Error")`.
     mutating func codeRequestFailed(_ failure: BackendFailure, stage: Stage) -> [Action] {
         login = .idle
+        if stage == .call, EntitlementVariants.isTempPassSpent(failure), case .http(_, _, let error) = failure {
+            return [
+                .emit(EntitlementVariants.tempPassExpired(error, mvpd: snapshot.selectedMVPD ?? "")),
+                .emit(.setAuthenticationStatus(AccessEnabler.statusError, .userNotAuthenticated)),
+            ] + failPendingAuthorizations()
+        }
         var actions: [Action] = []
         // A refused registration or token explains the REG500; a transient failure whose retries ran out does not.
         if let refusal = FailureMapping.refusal(failure, at: stage) {
@@ -169,7 +179,8 @@ extension DeviceEngine {
     }
 
     /// The device is authenticated (second-screen login done, or a profile the backend already held):
-    /// `setAuthenticationStatus(1, "")`, `sendTrackingData(authenticationDetection)`, then the authorizations
+    /// `setAuthenticationStatus(1, "")`, `sendTrackingData(authenticationDetection)`, `status N010` (warning) for
+    /// a `degraded` profile or `N011` (info) for a `temporary` (TempPass) one, then the authorizations
     /// `getAuthorization` left waiting.
     mutating func adopt(_ profile: AuthProfile, cached: Bool) -> [Action] {
         login = .idle
@@ -179,6 +190,9 @@ extension DeviceEngine {
         actions += [.cancel(.poll), .cancel(.codeExpiry)]
         actions.append(.emit(.setAuthenticationStatus(AccessEnabler.statusSuccess, .none)))
         actions.append(.emit(.sendTrackingData(.authenticationDetection, Tracking.authentication(profile, cached: cached, settings: settings))))
+        if let variant = EntitlementVariants.authenticationStatus(for: profile) {
+            actions.append(.emit(variant))
+        }
         let waiting = pendingAuthorizations
         pendingAuthorizations = []
         for resource in waiting {

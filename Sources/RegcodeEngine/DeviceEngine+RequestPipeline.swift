@@ -237,7 +237,7 @@ extension DeviceEngine {
 
     mutating func send(_ request: BackendRequest, purpose: Purpose, attempt: Int = 0) -> [Action] {
         let id = pipeline.start(purpose, attempt: attempt)
-        return [.send(id, request, requestContext)]
+        return [.send(id, request, context(for: request))]
     }
 
     var requestContext: RequestContext {

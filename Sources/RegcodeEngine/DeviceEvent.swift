@@ -16,7 +16,9 @@ public enum DeviceEvent: Sendable, Equatable {
     case sendTrackingData(TrackingEvent, [String])
     case setToken(String, resource: String)
     case tokenRequestFailed(String, errorCode: ErrorCode, errorDescription: String)
-    case preauthorizedResources([String])
+    /// The granted resources; `errors` holds the item-level errors of denied ones (not an AccessEnabler argument:
+    /// the SDK's `preauthorize` API reports them per decision, this callback's array cannot).
+    case preauthorizedResources([String], errors: [ResourceError] = [])
     /// `setMetadataStatus:encrypted:forKey:andArguments:`; `arguments` is the key dictionary as the app passed it.
     case setMetadataStatus(JSONValue, encrypted: Bool, key: Int64, arguments: JSONValue)
     /// The Apple TV Provider picker to present; the argument describes it (`VSAccountPicker`, providers).
@@ -82,8 +84,10 @@ public enum DeviceEvent: Sendable, Equatable {
             ["token": .string(token), "resource": .string(resource)]
         case .tokenRequestFailed(let resource, let errorCode, let errorDescription):
             ["resource": .string(resource), "errorCode": .string(errorCode.rawValue), "errorDescription": .string(errorDescription)]
-        case .preauthorizedResources(let resources):
-            ["resources": .array(resources.map { .string($0) })]
+        case .preauthorizedResources(let resources, let errors):
+            errors.isEmpty
+                ? ["resources": .array(resources.map { .string($0) })]
+                : ["resources": .array(resources.map { .string($0) }), "errors": .array(errors.map(\.jsonValue))]
         case .setMetadataStatus(let metadata, let encrypted, let key, let arguments):
             ["metadata": metadata, "encrypted": .bool(encrypted), "key": .int(key), "arguments": arguments]
         case .presentTvProviderDialog(let viewController), .dismissTvProviderDialog(let viewController):
@@ -132,9 +136,31 @@ public struct StatusReport: Sendable, Equatable {
 }
 
 extension MVPD {
-    /// The MVPD as AccessEnabler's picker objects describe it (`ID`, `displayName`, `logoURL`).
+    /// The MVPD as AccessEnabler's picker objects describe it (`ID`, `displayName`, `logoURL`, and `tempPass` as
+    /// the iOS `MVPD` object carries it).
     public var jsonValue: JSONValue {
-        ["ID": .string(id), "displayName": .string(displayName), "logoURL": logoURL.map(JSONValue.string) ?? .null]
+        ["ID": .string(id), "displayName": .string(displayName), "logoURL": logoURL.map(JSONValue.string) ?? .null, "tempPass": .bool(isTempPass)]
+    }
+}
+
+/// A denied resource of a preauthorization with its item-level enhanced error.
+public struct ResourceError: Sendable, Equatable {
+    public var resource: String
+    public var error: EnhancedError
+
+    public init(resource: String, error: EnhancedError) {
+        self.resource = resource
+        self.error = error
+    }
+
+    /// `{resource, status, code, action, message, details}` as the decision's `error` carried them.
+    var jsonValue: JSONValue {
+        var object: [String: JSONValue] = ["resource": .string(resource), "code": .string(error.code)]
+        if let status = error.status { object["status"] = .int(Int64(status)) }
+        if let action = error.action { object["action"] = .string(action.rawValue) }
+        if let message = error.message { object["message"] = .string(message) }
+        if let details = error.details { object["details"] = .string(details) }
+        return .object(object)
     }
 }
 

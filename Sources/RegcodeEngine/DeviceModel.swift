@@ -48,6 +48,11 @@ public struct DeviceSettings: Sendable, Equatable, Codable {
     public var requestor: String
     /// An MVPD chosen without showing the picker.
     public var presetMVPD: String? = nil
+    /// Which provider the `login` and `cycle` scenarios pick in the picker (regular or TempPass).
+    public var loginProvider: LoginProvider = .regular
+    /// Promotional TempPass: the e-mail address the app collected, sent as `AP-TempPass-Identity` on calls for
+    /// a TempPass MVPD; nil: basic TempPass (no header).
+    public var tempPassEmail: String? = nil
     /// DCR software statement (a secret: never logged or emitted).
     public var softwareStatement: String? = nil
     /// v1 HMAC keys (secret: never logged or emitted).
@@ -81,7 +86,7 @@ public struct DeviceSettings: Sendable, Equatable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case name, profile, requestor, presetMVPD, softwareStatement, signingKeys, polling, deviceInfo, identity, sso, apps, ssoIdentity, tvProvider
-        case connections, clientAddressMode
+        case connections, clientAddressMode, loginProvider, tempPassEmail
     }
 
     /// Reads stored settings; keys an older version did not write keep their defaults.
@@ -101,6 +106,8 @@ public struct DeviceSettings: Sendable, Equatable, Codable {
         tvProvider = try c.decodeIfPresent(TVProviderDevice.self, forKey: .tvProvider)
         connections = try c.decodeIfPresent(ConnectionModel.self, forKey: .connections)
         clientAddressMode = try c.decodeIfPresent(ClientAddressMode.self, forKey: .clientAddressMode) ?? clientAddressMode
+        loginProvider = try c.decodeIfPresent(LoginProvider.self, forKey: .loginProvider) ?? .regular
+        tempPassEmail = try c.decodeIfPresent(String.self, forKey: .tempPassEmail)
     }
 
     /// The `X-Forwarded-For` value of the device's calls: only in the `forwarded-for` mode.

@@ -1,7 +1,8 @@
 /// The app's part of a device: which AccessEnabler calls it makes on its own.
 public enum Scenario: String, Sendable, Codable, CaseIterable {
     /// Log in once: `setRequestor`, `checkAuthentication`, `getAuthentication`, and answer the
-    /// provider picker with the configured MVPD (else the first offered).
+    /// provider picker as ``DeviceSettings/loginProvider`` says: the configured MVPD, else the first regular
+    /// one offered; or the first TempPass MVPD.
     case login
     /// Only act on commands from the control socket.
     case idle
@@ -23,11 +24,13 @@ public enum Scenario: String, Sendable, Codable, CaseIterable {
     /// Calls the app makes in answer to a callback.
     public func reaction(to event: DeviceEvent, settings: DeviceSettings) -> [DeviceCommand] {
         guard self != .idle, case .displayProviderDialog(let mvpds) = event else { return [] }
-        let offered = mvpds.map(\.id)
-        if let preset = settings.presetMVPD { return [.setSelectedProvider(preset)] }
-        if let first = offered.first { return [.setSelectedProvider(first)] }
+        let pick: String?
+        switch settings.loginProvider {
+        case .regular: pick = settings.presetMVPD ?? mvpds.first(where: { !$0.isTempPass })?.id
+        case .tempPass: pick = mvpds.first(where: \.isTempPass)?.id
+        }
         // Nothing to pick: the app closes the picker, which cancels the login.
-        return [.setSelectedProvider(nil)]
+        return [.setSelectedProvider(pick)]
     }
 }
 

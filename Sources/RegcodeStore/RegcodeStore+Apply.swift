@@ -37,7 +37,15 @@ extension RegcodeStore {
                 if let snapshot = step.snapshot {
                     let written =
                         step.isFirstApp
-                        ? try Self.writeSnapshot(snapshot, endedCodes: step.endedCodes, device: step.device, at: step.epochMs, json: json, db: db)
+                        ? try Self.writeSnapshot(
+                            snapshot,
+                            endedCodes: step.endedCodes,
+                            device: step.device,
+                            at: step.epochMs,
+                            json: json,
+                            db: db,
+                            recordingLogins: true
+                        )
                         : try Self.writeAppSnapshot(snapshot, device: step.device, app: step.app, at: step.epochMs, json: json, db: db)
                     if !written { unknown.insert(step.device) }
                 }
@@ -99,7 +107,8 @@ extension RegcodeStore {
         device: String,
         at time: Int64,
         json: JSONColumns,
-        db: Database
+        db: Database,
+        recordingLogins: Bool = false
     ) throws -> Bool {
         let update = try db.cachedStatement(
             sql: """
@@ -112,12 +121,21 @@ extension RegcodeStore {
             try json.text(snapshot.options), snapshot.renewals, time, device,
         ])
         guard db.changesCount > 0 else { return false }
-        try writeDependents(of: snapshot, endedCodes: endedCodes, device: device, at: time, db: db)
+        try writeDependents(of: snapshot, endedCodes: endedCodes, device: device, at: time, db: db, recordingLogins: recordingLogins)
         return true
     }
 
     /// Upserts or deletes the rows that hang off a device so that they match `snapshot`.
-    static func writeDependents(of snapshot: DeviceSnapshot, endedCodes: [CodeEnding] = [], device: String, at time: Int64, db: Database) throws {
+    /// - Parameter recordingLogins: a profile that is new or changed (another MVPD, user, expiry or type) is a
+    ///   login, added to `logins` with its kind; set for the engine's own steps, not for devices being saved.
+    static func writeDependents(
+        of snapshot: DeviceSnapshot,
+        endedCodes: [CodeEnding] = [],
+        device: String,
+        at time: Int64,
+        db: Database,
+        recordingLogins: Bool = false
+    ) throws {
         // The upserts leave an identical row untouched, so registered_at / obtained_at /
         // authenticated_at keep the time the value first appeared (and no page is rewritten).
         if let credentials = snapshot.credentials {
@@ -151,13 +169,18 @@ extension RegcodeStore {
         if let profile = snapshot.profile {
             try db.cachedStatement(
                 sql: """
-                    INSERT INTO auth_profiles (device, mvpd, user_id, expires_at, authenticated_at) VALUES (?, ?, ?, ?, ?)
+                    INSERT INTO auth_profiles (device, mvpd, user_id, expires_at, authenticated_at, type) VALUES (?, ?, ?, ?, ?, ?)
                     ON CONFLICT (device) DO UPDATE SET
                         mvpd = excluded.mvpd, user_id = excluded.user_id, expires_at = excluded.expires_at,
-                        authenticated_at = excluded.authenticated_at
+                        authenticated_at = excluded.authenticated_at, type = excluded.type
                     WHERE mvpd IS NOT excluded.mvpd OR user_id IS NOT excluded.user_id OR expires_at IS NOT excluded.expires_at
+                        OR type IS NOT excluded.type
                     """
-            ).execute(arguments: [device, profile.mvpd, profile.userID, profile.expiresEpochMs, time])
+            ).execute(arguments: [device, profile.mvpd, profile.userID, profile.expiresEpochMs, time, profile.type.rawValue])
+            if recordingLogins && db.changesCount > 0 {
+                try db.cachedStatement(sql: "INSERT INTO logins (device, time, mvpd, kind) VALUES (?, ?, ?, ?)")
+                    .execute(arguments: [device, time, profile.mvpd, profile.loginKind.rawValue])
+            }
         } else {
             try db.cachedStatement(sql: "DELETE FROM auth_profiles WHERE device = ?").execute(arguments: [device])
         }

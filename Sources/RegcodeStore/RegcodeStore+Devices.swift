@@ -18,7 +18,7 @@ extension RegcodeStore {
                            cc.client_id, cc.client_secret,
                            t.token, t.expires_at AS token_expires_at,
                            c.code, c.expires_at AS code_expires_at, c.mvpd AS code_mvpd,
-                           p.mvpd AS profile_mvpd, p.user_id AS profile_user_id, p.expires_at AS profile_expires_at,
+                           p.mvpd AS profile_mvpd, p.user_id AS profile_user_id, p.expires_at AS profile_expires_at, p.type AS profile_type,
                            d.fleet, d.added_at_runtime, d.client_address
                     FROM devices d
                     LEFT JOIN client_credentials cc ON cc.device = d.name
@@ -76,7 +76,8 @@ extension RegcodeStore {
                     snapshot.profile = AuthProfile(
                         mvpd: mvpd,
                         userID: row[column.profileUserId],
-                        expiresEpochMs: row[column.profileExpiresAt]
+                        expiresEpochMs: row[column.profileExpiresAt],
+                        type: ProfileType(rawValue: row[column.profileType])
                     )
                 }
                 // Stored without the name (rows written before that carry it): the row's name is the one.
@@ -412,6 +413,7 @@ private struct DeviceColumns {
     let profileMvpd: Int
     let profileUserId: Int
     let profileExpiresAt: Int
+    let profileType: Int
     let fleet: Int
     let addedAtRuntime: Int
     let clientAddress: Int
@@ -441,6 +443,7 @@ private struct DeviceColumns {
         self.profileMvpd = position("profile_mvpd")
         self.profileUserId = position("profile_user_id")
         self.profileExpiresAt = position("profile_expires_at")
+        self.profileType = position("profile_type")
         self.fleet = position("fleet")
         self.addedAtRuntime = position("added_at_runtime")
         self.clientAddress = position("client_address")

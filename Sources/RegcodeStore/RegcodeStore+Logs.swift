@@ -169,6 +169,8 @@ extension RegcodeStore {
                 "DELETE FROM request_attempts WHERE id IN (SELECT id FROM request_attempts WHERE sent_at < ? LIMIT ?)",
                 cutoff: cutoff
             )
+            // Logins are history like the poll log (not counted among the pruned rows reported).
+            _ = try await deleteInBatches("DELETE FROM logins WHERE id IN (SELECT id FROM logins WHERE time < ? LIMIT ?)", cutoff: cutoff)
         }
         if let cutoff = eventsBefore {
             events = try await deleteInBatches(

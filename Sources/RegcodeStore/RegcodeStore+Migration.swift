@@ -96,6 +96,20 @@ extension RegcodeStore {
         );
         PRAGMA user_version = 4;
         """,
+        5: """
+        ALTER TABLE auth_profiles ADD COLUMN type TEXT NOT NULL DEFAULT 'regular';
+        -- Every login (a profile the device newly holds), by kind, for soak reports. Kept when a device is
+        -- removed (history; pruned by retention with the poll log).
+        CREATE TABLE logins (
+            id              INTEGER PRIMARY KEY AUTOINCREMENT,
+            device          TEXT NOT NULL,
+            time            INTEGER NOT NULL,
+            mvpd            TEXT NOT NULL,
+            kind            TEXT NOT NULL                       -- regular, temppass, degraded, sso
+        );
+        CREATE INDEX logins_by_time ON logins(time);
+        PRAGMA user_version = 5;
+        """,
     ]
 
     /// The oldest schema version this build can migrate from.

@@ -2,10 +2,10 @@
 -- Times are milliseconds since the Unix epoch (UTC) unless a column says otherwise.
 
 -- application_id marks the file as a regcoded database ('RGCD'); user_version is the schema
--- version the store checks on open: it migrates older versions it knows in place (versions 1, 2, 3: see
+-- version the store checks on open: it migrates older versions it knows in place (versions 1 to 4: see
 -- RegcodeStore+Migration.swift) and refuses versions it does not know.
 PRAGMA application_id = 1380401988;
-PRAGMA user_version = 4;
+PRAGMA user_version = 5;
 
 -- One row per emulated device; identity is stable across restarts.
 CREATE TABLE devices (
@@ -69,8 +69,20 @@ CREATE TABLE auth_profiles (
     mvpd            TEXT NOT NULL,
     user_id         TEXT,
     expires_at      INTEGER NOT NULL,
-    authenticated_at INTEGER NOT NULL
+    authenticated_at INTEGER NOT NULL,
+    type            TEXT NOT NULL DEFAULT 'regular'     -- the profile's type: regular, temporary, degraded, appleSSO, platformSSO, serviceTokenSSO
 );
+
+-- Every login (a profile the device newly holds), by kind, for soak reports. Kept when a device is
+-- removed (history; pruned by retention with the poll log).
+CREATE TABLE logins (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    device          TEXT NOT NULL,
+    time            INTEGER NOT NULL,
+    mvpd            TEXT NOT NULL,
+    kind            TEXT NOT NULL                       -- regular, temppass, degraded, sso
+);
+CREATE INDEX logins_by_time ON logins(time);
 
 -- Every poll attempt, for soak reports. Kept when a device is removed (history; pruned by retention).
 CREATE TABLE poll_attempts (

@@ -88,6 +88,10 @@ extension SoakReport {
                 false
             )
         )
+        if let logins {
+            let kinds = logins.byKind.map { "\($0.kind) \($0.count)" }.joined(separator: " · ")
+            cards.append(("Logins", String(logins.total), kinds, false))
+        }
         let expirySub =
             eventsLoaded
             ? "REG410 events \(f.expiryEvents ?? 0) · REG500 events \(f.failureEvents ?? 0)"

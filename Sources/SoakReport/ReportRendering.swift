@@ -30,6 +30,8 @@ extension SoakReport {
                 json.key("devices")
                 json.int(Int64(devices.count))
                 Self.writeMembers(fleet, to: &json)
+                json.key("logins")
+                if let logins { logins.write(to: &json) } else { json.null() }
                 if requestsLoaded {
                     json.key("onboarding")
                     Self.writeOnboarding(onboarding, device: nil, to: &json)
@@ -628,6 +630,9 @@ extension SoakReport {
         lines.append("")
         lines.append("FLEET (\(devices.count) device\(devices.count == 1 ? "" : "s"))")
         lines += Self.textBlock(fleet, eventsLoaded: eventsLoaded).map { "  " + $0 }
+        if let logins {
+            lines.append("  logins: \(logins.summary)")
+        }
         lines.append("")
         lines += troubleSections()
         if requestsLoaded {

@@ -168,6 +168,9 @@ public struct SoakReport: Sendable, Equatable {
     public var trouble: Trouble
     /// Every figure per fleet (`devices.fleet`), in natural name order with ``noFleetName`` last.
     public var fleets: [FleetReport]
+    /// Logins by kind (regular, TempPass, degraded, single sign-on); nil when the login log was not read
+    /// (a database older than the log).
+    public var logins: LoginFigures?
 
     /// Outcomes after which the engine waits a backoff delay rather than the interval.
     ///
@@ -196,6 +199,7 @@ public struct SoakReport: Sendable, Equatable {
     ///   - requests: requests other than polls of the same window, in any order, or `nil` if the
     ///     request log was not read.
     ///   - devices: the stored devices, or `nil` if they were not read.
+    ///   - logins: logins of the same window, or `nil` if the login log was not read.
     ///   - generatedAtMs: the time to stamp the report with.
     ///   - sinceMs: the window start the logs were read from, if any.
     ///   - outcomeKinds: poll outcomes always listed (with zero counts); others that occur are added.
@@ -206,6 +210,7 @@ public struct SoakReport: Sendable, Equatable {
         statusEvents: [StatusEventRecord]?,
         requests: [RequestRecord]? = nil,
         devices deviceRecords: [DeviceRecord]? = nil,
+        logins: [LoginRecord]? = nil,
         generatedAtMs: Int64,
         sinceMs: Int64? = nil,
         outcomeKinds: [String] = SoakReport.outcomeKinds,
@@ -216,6 +221,7 @@ public struct SoakReport: Sendable, Equatable {
         self.sinceMs = sinceMs
         eventsLoaded = statusEvents != nil
         requestsLoaded = requests != nil
+        self.logins = logins.map(LoginFigures.init)
 
         var pollsByDevice: [String: [Int]] = [:]
         for (index, poll) in polls.enumerated() { pollsByDevice[poll.device, default: []].append(index) }

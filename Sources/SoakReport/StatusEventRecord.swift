@@ -28,9 +28,11 @@ public struct StatusEventRecord: Sendable, Equatable {
     }
 
     /// Whether the status reports a failure: level `error` or `warning`; without a level, any id
-    /// but `REGCODE`.
+    /// but `REGCODE`. `N010` and `Z010` are warnings about a success (logged in, authorized under
+    /// degradation), not failures.
     public var isFailure: Bool {
-        switch level {
+        if Self.degradedSuccess.contains(errorId) { return false }
+        return switch level {
         case "error", "warning": true
         case nil: errorId != Self.registrationCode
         default: false
@@ -41,6 +43,8 @@ public struct StatusEventRecord: Sendable, Equatable {
     public static let expired = StatusID.registrationCodeExpired.rawValue
     /// The error id of a failure to get a code or of polling given up.
     public static let failed = StatusID.registrationCodeFailed.rawValue
+    /// The ids of a login and an authorization that succeeded under degradation (warnings).
+    public static let degradedSuccess: Set<String> = [StatusID.authenticatedDegraded.rawValue, StatusID.authorizedDegraded.rawValue]
     /// The error id of a new code to show.
     public static let registrationCode = StatusID.registrationCode.rawValue
 }

@@ -98,6 +98,7 @@ struct Report: AsyncParsableCommand {
             statusEvents: logs.events,
             requests: logs.requests,
             devices: logs.devices,
+            logins: logs.logins,
             generatedAtMs: nowMs,
             sinceMs: sinceMs,
             outcomeKinds: PollOutcome.allCases.map(\.rawValue),
@@ -130,8 +131,17 @@ struct Report: AsyncParsableCommand {
             // A read-only store of schema version 1 has no request log: the report then leaves the
             // request figures out rather than showing zeros.
             requests: store.fileSchemaVersion >= 2 ? try await loadRequests(store, sinceMs: sinceMs) : nil,
-            devices: try await loadDevices(store)
+            devices: try await loadDevices(store),
+            logins: try await loadLogins(store, sinceMs: sinceMs)
         )
+    }
+
+    /// The logins of the window (nil for a database without a login log).
+    private func loadLogins(_ store: RegcodeStore, sinceMs: Int64?) async throws -> [LoginRecord]? {
+        let wanted = device.isEmpty ? nil : Set(device)
+        guard let logins = try await store.logins(device: nil, sinceEpochMs: sinceMs) else { return nil }
+        return logins.filter { wanted?.contains($0.device) ?? true }
+            .map { LoginRecord(device: $0.device, timeMs: $0.epochMs, mvpd: $0.mvpd, kind: $0.kind) }
     }
 
     private func loadPolls(_ store: RegcodeStore, sinceMs: Int64?) async throws -> [PollRecord] {

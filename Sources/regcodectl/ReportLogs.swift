@@ -8,16 +8,19 @@ struct ReportLogs {
     /// figures out for every shard rather than counting some.
     var requests: [RequestRecord]? = []
     var devices: [DeviceRecord] = []
+    /// nil when a database has no login log (schema version before 5): logins are then left out.
+    var logins: [LoginRecord]? = []
     /// The databases each device was read from.
     private var sources: [String: [String]] = [:]
 
     init() {}
 
-    init(polls: [PollRecord], events: [StatusEventRecord], requests: [RequestRecord]?, devices: [DeviceRecord]) {
+    init(polls: [PollRecord], events: [StatusEventRecord], requests: [RequestRecord]?, devices: [DeviceRecord], logins: [LoginRecord]? = []) {
         self.polls = polls
         self.events = events
         self.requests = requests
         self.devices = devices
+        self.logins = logins
     }
 
     /// Adds one database's logs: the union, since shards run disjoint devices.
@@ -26,6 +29,7 @@ struct ReportLogs {
         events += other.events
         if let theirs = other.requests { requests? += theirs } else { requests = nil }
         devices += other.devices
+        if let theirs = other.logins { logins? += theirs } else { logins = nil }
         var names = Set(other.devices.map(\.device))
         names.formUnion(other.polls.lazy.map(\.device))
         for name in names { sources[name, default: []].append(path) }

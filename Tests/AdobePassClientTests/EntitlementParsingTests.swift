@@ -35,7 +35,9 @@ struct EntitlementParsingTests {
         #expect(
             Self.parse(.authorize(mvpd: "Cablevision", resource: "Live"), body)
                 == .success(
-                    .authorization(AuthorizationDecision(resource: "Live", authorized: true, expiresEpochMs: 1_697_098_802_367, token: token))
+                    .authorization(
+                        AuthorizationDecision(resource: "Live", authorized: true, expiresEpochMs: 1_697_098_802_367, token: token, source: .mvpd)
+                    )
                 )
         )
         #expect(Self.parse(.mediaToken(mvpd: "Cablevision", resource: "Live"), body) == .success(.mediaToken(token)))
@@ -47,7 +49,7 @@ struct EntitlementParsingTests {
               "error":{"action":"none","status":403,"code":"authorization_denied_by_mvpd","message":"Denied","details":"Your subscription package does not include the \"Live\" channel"}}]}
             """#
         let error = EnhancedError(status: 403, code: "authorization_denied_by_mvpd", action: "none", message: "Denied", details: Self.details)
-        let denied = AuthorizationDecision(resource: "Live", authorized: false, error: error)
+        let denied = AuthorizationDecision(resource: "Live", authorized: false, error: error, source: .mvpd)
         #expect(Self.parse(.authorize(mvpd: "Cablevision", resource: "Live"), body) == .success(.authorization(denied)))
         // tokens/media on v2 is the same decision; a denial stays a denial.
         #expect(Self.parse(.mediaToken(mvpd: "Cablevision", resource: "Live"), body) == .success(.authorization(denied)))

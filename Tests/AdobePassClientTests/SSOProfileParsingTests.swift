@@ -25,7 +25,8 @@ struct SSOProfileParsingTests {
                             mvpd: "Comcast_SSO",
                             userID: "u-1",
                             expiresEpochMs: 1_724_345_252_000,
-                            source: type == "appleSSO" ? .apple : .adobe
+                            source: type == "appleSSO" ? .apple : .adobe,
+                            type: ProfileType(rawValue: type)
                         )
                     )
                 )
@@ -51,7 +52,7 @@ struct SSOProfileParsingTests {
             """#
         #expect(
             Self.parse(.fetchProfile(mvpd: "Other"), withoutRegular)
-                == .success(.profile(AuthProfile(mvpd: "Comcast_SSO", userID: nil, expiresEpochMs: 8_000_000_000_000)))
+                == .success(.profile(AuthProfile(mvpd: "Comcast_SSO", userID: nil, expiresEpochMs: 8_000_000_000_000, type: .serviceTokenSSO)))
         )
     }
 

@@ -62,6 +62,8 @@ import Testing
         ("fleets:\n  - name: a\n    scenario: dance\n", "fleets[0].scenario", "'dance' is not one of"),
         ("fleets:\n  - name: a\n    poll:\n      preset: Turbo\n", "fleets[0].poll.preset", "'Turbo' is not one of"),
         ("fleets: [\n", "(syntax)", "parser"),
+        ("fleets:\n  - name: a\n    login: {provider: free}\n", "fleets[0].login.provider", "'free' is not one of regular, temppass"),
+        ("fleets:\n  - name: a\n    login: {pick: temppass}\n", "fleets[0].login.pick", "unknown key"),
     ])
     func badConfigurationNamesKeyAndReason(yaml: String, key: String, reason: String) {
         do {
@@ -72,6 +74,22 @@ import Testing
             #expect(error.key == key)
             #expect(error.reason.contains(reason))
         }
+    }
+
+    @Test func theLoginScenarioOptionsPickTempPassAndItsIdentity() throws {
+        let yaml = """
+            defaults:
+              login: {provider: TempPass}
+            fleets:
+              - name: preview
+                login: {temppass_email: lab@example.com}
+              - name: regular
+                login: {provider: regular}
+            """
+        let configuration = try ConfigurationFile.parse(yaml, file: "x.yaml")
+        #expect(configuration.fleets.map(\.loginProvider) == [.tempPass, .regular])
+        #expect(configuration.fleets.map(\.tempPassEmail) == ["lab@example.com", nil])
+        #expect(try ConfigurationFile.parse("log_level: info\n", file: "x.yaml").fleets.first?.loginProvider == .regular)
     }
 
     @Test func timerSlackDefaultsToTenMillisecondsAndZeroTurnsItOff() throws {

@@ -29,9 +29,11 @@ struct EngineHarness {
         seed: UInt64 = 42,
         profile: APIProfile = .v2,
         signingKeys: SigningKeys? = nil,
-        sso: DeviceSSOSettings? = nil
+        sso: DeviceSSOSettings? = nil,
+        originEpochMs: Int64 = 1_763_720_000_000,
+        configure: (inout DeviceSettings) -> Void = { _ in }
     ) {
-        clock = ManualClock()
+        clock = ManualClock(originEpochMs: originEpochMs)
         var settings = DeviceSettings(name: "stb-1", requestor: "REF30")
         settings.sso = sso
         settings.profile = profile
@@ -39,6 +41,7 @@ struct EngineHarness {
         settings.signingKeys = signingKeys
         settings.polling = policy
         settings.presetMVPD = presetMVPD
+        configure(&settings)
         engine = Engine(settings: settings, deviceID: "device-1", snapshot: snapshot, clock: clock, seed: seed)
     }
 

@@ -22,7 +22,14 @@ import Testing
                 ])
             )
         )
-        #expect(h.events(since: mark) == [.preauthorizedResources(["Sports", "Live"])])
+        #expect(
+            h.events(since: mark) == [
+                .preauthorizedResources(
+                    ["Sports", "Live"],
+                    errors: [ResourceError(resource: "Movies", error: EnhancedError(code: "preauthorization_denied_by_mvpd"))]
+                )
+            ]
+        )
     }
 
     @Test(arguments: APIProfile.allCases)

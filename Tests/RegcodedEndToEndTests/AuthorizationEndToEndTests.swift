@@ -62,7 +62,10 @@ extension EndToEnd {
 
                 _ = try await client.call(method: "checkPreauthorizedResources", params: ["device": "stb-1", "resources": ["Live", "Denied"]])
                 let preauthorized = try #require(await Self.next(&events, "preauthorizedResources"))
-                #expect(preauthorized["args"] == ["resources": ["Live"]])
+                #expect(preauthorized["args"]?["resources"] == ["Live"])
+                // The denied item's item-level error rides along.
+                #expect(preauthorized["args"]?["errors"]?.arrayValue?.map { $0["resource"] } == ["Denied"])
+                #expect(preauthorized["args"]?["errors"]?.arrayValue?.map { $0["details"] } == ["No Denied channel"])
 
                 // The key dictionary nested or at the top level; echoed as given.
                 _ = try await client.call(method: "getMetadata", params: ["device": "stb-1", "opCode": 2])

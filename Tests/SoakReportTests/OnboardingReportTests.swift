@@ -234,7 +234,7 @@ import Testing
         let json = try parse(report)
         #expect(Set(json.keys) == JSONRenderingTests.topLevelKeys.union(["failed_onboardings"]))
         let fleet = try #require(json["fleet"] as? [String: Any])
-        #expect(Set(fleet.keys) == JSONRenderingTests.figureKeys.union(["devices", "onboarding", "requests"]))
+        #expect(Set(fleet.keys) == JSONRenderingTests.figureKeys.union(["devices", "logins", "onboarding", "requests"]))
         let onboarding = try #require(fleet["onboarding"] as? [String: Any])
         #expect(onboarding["devices_with_code"] as? Int == 2)
         #expect(onboarding["failed_onboardings"] as? Int == 1)
@@ -292,7 +292,7 @@ import Testing
         let json = try parse(report)
         #expect(Set(json.keys) == JSONRenderingTests.topLevelKeys)
         let fleet = try #require(json["fleet"] as? [String: Any])
-        #expect(Set(fleet.keys) == JSONRenderingTests.figureKeys.union(["devices"]))
+        #expect(Set(fleet.keys) == JSONRenderingTests.figureKeys.union(["devices", "logins"]))
         #expect(!report.text().contains("FAILED ONBOARDINGS"))
         #expect(!report.html().contains("Failed onboardings"))
     }

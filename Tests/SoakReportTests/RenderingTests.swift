@@ -30,7 +30,7 @@ import FoundationXML
         #expect(json["generated_at_ms"] as? Int == 100_000)
         #expect(json["generated_at"] as? String == "1970-01-01T00:01:40.000Z")
         let fleet = try #require(json["fleet"] as? [String: Any])
-        #expect(Set(fleet.keys) == Self.figureKeys.union(["devices"]))
+        #expect(Set(fleet.keys) == Self.figureKeys.union(["devices", "logins"]))
         #expect(fleet["devices"] as? Int == 3)
         let devices = try #require(json["devices"] as? [[String: Any]])
         #expect(devices.map { $0["device"] as? String } == ["stb-1", "stb-2", "stb-3"])
@@ -91,7 +91,7 @@ import FoundationXML
     @Test func emptyReportIsStillComplete() throws {
         let json = try parse(SoakReport(polls: [], statusEvents: [], generatedAtMs: 0))
         let fleet = try #require(json["fleet"] as? [String: Any])
-        #expect(Set(fleet.keys) == Self.figureKeys.union(["devices"]))
+        #expect(Set(fleet.keys) == Self.figureKeys.union(["devices", "logins"]))
         #expect(fleet["polls"] as? Int == 0)
         #expect(fleet["first_sent_ms"] is NSNull)
         #expect((json["devices"] as? [Any])?.isEmpty == true)

@@ -77,6 +77,8 @@ with open(os.path.join(work, "regcoded.yaml"), "w") as f:
     if os.environ.get("EXTRA_YAML"):
         f.write(os.environ["EXTRA_YAML"].rstrip("\n") + "\n")
     f.write(f"fleets:\n  - name: bench\n    count: {args.devices}\n    ramp: {args.ramp}\n")
+    # The statement bench_start_sim had pass-sim issue.
+    f.write(f"    software_statement_file: {os.path.join(work, 'software-statement')}\n")
     f.write(f"    poll:\n      interval: {args.interval:g}s\n")
     for line in os.environ.get("EXTRA_FLEET_YAML", "").splitlines():
         f.write(f"    {line}\n")

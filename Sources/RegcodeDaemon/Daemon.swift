@@ -22,6 +22,9 @@ import UnixSignals
 public final class Daemon: Sendable {
     public let configuration: DaemonConfiguration
     private let catalogState: Mutex<DeviceCatalog>
+    /// The embedded simulator's software statement key (`nil` with another backend): the daemon issues its fleets'
+    /// statement with it, as a programmer downloads one from the TVE Dashboard.
+    private let embeddedStatementKey: SoftwareStatementKey?
     /// The fleets as last (re)loaded.
     var catalog: DeviceCatalog { catalogState.withLock { $0 } }
     let environment: [String: String]
@@ -67,7 +70,14 @@ public final class Daemon: Sendable {
         self.logger = logger
         self.environment = environment
         self.reloadConfiguration = reloadConfiguration
-        self.catalogState = Mutex(try DeviceCatalog.load(configuration: configuration, environment: environment))
+        self.embeddedStatementKey = try Self.embeddedStatementKey(configuration)
+        self.catalogState = Mutex(
+            try DeviceCatalog.load(
+                configuration: configuration,
+                environment: environment,
+                embeddedStatement: Self.embeddedStatement(key: embeddedStatementKey, configuration: configuration)
+            )
+        )
         // validate() checked the range.
         var pool = ClientAddressPool(cidr: configuration.clientAddresses) ?? ClientAddressPool(cidr: ClientAddressPool.defaultRange)!
         pool.configuredBlock = UInt64(catalogState.withLock { $0.configuredDeviceCount })
@@ -140,6 +150,9 @@ public final class Daemon: Sendable {
         )
         let transportStatus = TransportStatus(settings: configuration.tls, usesTLS: configuration.backendUsesTLS, liveStats: liveStats)
         self.transportStatus = transportStatus
+        for warning in configuration.legacyAPIWarnings {
+            logger.warning("\(warning)", metadata: ["backend": "\(configuration.backend ?? "")"])
+        }
         if let warning = transportStatus.verifyWarning {
             logger.warning("\(warning): any certificate is accepted", metadata: ["backend": "\(configuration.backend ?? "")"])
         }
@@ -158,6 +171,7 @@ public final class Daemon: Sendable {
             // Beside the database, so a restarted daemon finds the same client, token and code.
             simulatorConfiguration.statePath = configuration.simulatorStatePath
             simulatorConfiguration.tls = embeddedTLS?.server
+            if let embeddedStatementKey { simulatorConfiguration.statementKey = embeddedStatementKey }
             // The in-process backend must know the v1 key pairs the fleets sign with.
             for secrets in catalogState.withLock({ Array($0.secrets.values) }) {
                 if let keys = secrets.signingKeys { simulatorConfiguration.signingKeys[keys.publicKey] = keys.secret }
@@ -170,6 +184,27 @@ public final class Daemon: Sendable {
         } else {
             self.simulator = nil
         }
+    }
+
+    /// The embedded simulator's statement key, kept beside its state so the statement stays valid across restarts;
+    /// `nil` with another backend.
+    static func embeddedStatementKey(_ configuration: DaemonConfiguration) throws(ConfigurationError) -> SoftwareStatementKey? {
+        guard configuration.usesEmbeddedSimulator else { return nil }
+        do {
+            return try SoftwareStatementKey.loadOrCreate(path: SoftwareStatementKey.path(besideState: configuration.simulatorStatePath)).key
+        } catch {
+            throw ConfigurationError(file: configuration.configFile, key: "database", reason: error.description)
+        }
+    }
+
+    /// The statement of fleets that name none: issued with the embedded simulator's key for regcoded's `software_id`
+    /// and every fleet's `redirect_uri`; the unsigned placeholder with another backend (which must be given one, or
+    /// accept unsigned statements).
+    static func embeddedStatement(key: SoftwareStatementKey?, configuration: DaemonConfiguration) -> String {
+        guard let key else { return DeviceCatalog.embeddedSoftwareStatement }
+        let redirectURIs = Set(configuration.fleets.map(\.identity.clientRedirectURI) + [ClientIdentity().clientRedirectURI]).sorted()
+        return (try? key.issue(softwareId: SimulatorConfiguration.embeddedSoftwareId, redirectURIs: redirectURIs, clientName: "regcoded"))
+            ?? DeviceCatalog.embeddedSoftwareStatement
     }
 
     /// Runs until SIGTERM or SIGINT, then stops gracefully: the socket closes, devices stop,
@@ -515,7 +550,7 @@ public final class Daemon: Sendable {
     func runtimeSettings(for device: StoredDevice) -> DeviceSettings {
         var settings = device.settings
         let fleet = device.fleet.flatMap { catalog.fleet(named: $0) } ?? catalog.fleets.first
-        let secrets = fleet.flatMap { catalog.secrets[$0.name] } ?? FleetSecrets(softwareStatement: DeviceCatalog.embeddedSoftwareStatement)
+        let secrets = fleet.flatMap { catalog.secrets[$0.name] } ?? FleetSecrets(softwareStatement: catalog.embeddedStatement)
         settings.softwareStatement = secrets.softwareStatement
         settings.signingKeys = secrets.signingKeys
         return settings
@@ -533,7 +568,11 @@ public final class Daemon: Sendable {
         do {
             let configuration = try reloadConfiguration()
             try configuration.validate()
-            newCatalog = try DeviceCatalog.load(configuration: configuration, environment: environment)
+            newCatalog = try DeviceCatalog.load(
+                configuration: configuration,
+                environment: environment,
+                embeddedStatement: Self.embeddedStatement(key: embeddedStatementKey, configuration: configuration)
+            )
             for (key, old, new) in [
                 ("database", self.configuration.database, configuration.database),
                 ("socket", self.configuration.socket, configuration.socket),

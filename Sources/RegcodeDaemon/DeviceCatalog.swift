@@ -9,17 +9,25 @@ struct FleetSecrets: Sendable, Equatable {
 
 /// Turns the configured fleets into per-device settings.
 struct DeviceCatalog: Sendable {
-    /// A structurally valid, unsigned software statement for the in-process simulator, which
-    /// accepts any well-formed statement. A real backend needs the programmer's own.
+    /// A structurally valid, unsigned software statement: what fleets without a statement send to a local backend
+    /// other than the embedded simulator (a pass-sim started with `--accept-unsigned-statements` takes it). The
+    /// embedded simulator gets one signed with its key instead (``embeddedStatement``).
     static let embeddedSoftwareStatement =
         "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzb2Z0d2FyZV9pZCI6InJlZ2NvZGVkLWVtYmVkZGVkIiwiY2xpZW50X25hbWUiOiJyZWdjb2RlZCIsInNvZnR3YXJlX3ZlcnNpb24iOiIxIn0.c2ltdWxhdG9y"
 
     var fleets: [FleetConfiguration]
     var secrets: [String: FleetSecrets]
+    /// The statement of fleets on a local backend that name none.
+    var embeddedStatement: String = DeviceCatalog.embeddedSoftwareStatement
 
     /// Reads every fleet's secret files; `CREDENTIALS_DIRECTORY` supplies `software-statement`
-    /// and `signing-secret` when the config names none.
-    static func load(configuration: DaemonConfiguration, environment: [String: String]) throws(ConfigurationError) -> DeviceCatalog {
+    /// and `signing-secret` when the config names none. Fleets on a local backend without either use
+    /// `embeddedStatement`.
+    static func load(
+        configuration: DaemonConfiguration,
+        environment: [String: String],
+        embeddedStatement: String = DeviceCatalog.embeddedSoftwareStatement
+    ) throws(ConfigurationError) -> DeviceCatalog {
         let credentials = environment["CREDENTIALS_DIRECTORY"].flatMap { $0.isEmpty ? nil : $0 }
         var secrets: [String: FleetSecrets] = [:]
         for (index, fleet) in configuration.fleets.enumerated() {
@@ -41,7 +49,12 @@ struct DeviceCatalog: Sendable {
                         reason: "a backend that is not on this host needs the programmer's software statement (DCR)"
                     )
                 }
-                fleetSecrets.softwareStatement = embeddedSoftwareStatement
+                fleetSecrets.softwareStatement = embeddedStatement
+            }
+            if fleetSecrets.softwareStatement == Self.embeddedSoftwareStatement {
+                // The unsigned lab statement (systemd's and Kubernetes' lab credential): the embedded simulator gets
+                // the statement it signed instead, since it registers no other.
+                fleetSecrets.softwareStatement = embeddedStatement
             }
             if let publicKey = fleet.publicKey {
                 let secretFile = fleet.signingSecretFile ?? credentials.map { "\($0)/signing-secret" } ?? ""
@@ -51,7 +64,7 @@ struct DeviceCatalog: Sendable {
             }
             secrets[fleet.name] = fleetSecrets
         }
-        return DeviceCatalog(fleets: configuration.fleets, secrets: secrets)
+        return DeviceCatalog(fleets: configuration.fleets, secrets: secrets, embeddedStatement: embeddedStatement)
     }
 
     /// Every failure names the secret file: the configuration may not (a credential, a flag).

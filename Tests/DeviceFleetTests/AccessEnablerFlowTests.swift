@@ -27,7 +27,7 @@ import Testing
 
     static func simulatorConfiguration() -> SimulatorConfiguration {
         var configuration = SimulatorConfiguration()
-        configuration.approvedSoftwareStatements[FleetEndToEndTests.softwareID] = []
+        configuration.statementKey = FleetEndToEndTests.statementKey
         // These tests make a dozen calls in a few seconds; the throttle has its own tests.
         configuration.throttleEnabled = false
         configuration.denyResources = ["Denied": deniedDetails]

@@ -28,7 +28,7 @@ struct SSOConfigurationTests {
 
     @Test func v1ConfigPublishesThePlatformFields() async throws {
         try await Harness().run { client in
-            let reply = try await client.send(.get, "/api/v1/config/REF30?format=json")
+            let reply = try await client.send(.get, "/api/v1/config/REF30?format=json", headers: Client.bearer(try await client.credentials()))
             #expect(reply.status == .ok, "\(reply.text)")
             let requestor = try #require(try reply.json()["requestor"] as? [String: Any])
             let mvpds = try #require(requestor["mvpds"] as? [[String: Any]], "\(reply.text)")
@@ -57,12 +57,17 @@ struct SSOConfigurationTests {
             let session = try await client.partnerSession(
                 credentials,
                 pfs: Client.pfs(provider: "DirecTV"),
-                fields: "mvpd=DTV&domainName=adobe.com&redirectUrl=x"
+                fields: "mvpd=DTV&domainName=adobe.com&redirectUrl=https%3A%2F%2Fadobe.com"
             )
             #expect((try session.json()["authenticationRequest"] as? [String: Any])?["attributesNames"] as? [String] == ["uid"], "\(session.text)")
 
             #expect(try await client.send(.put, "/_sim/mvpds/Nope", headers: [.contentType: "application/json"], body: "{}").status == .notFound)
-            let bad = try await client.send(.put, "/_sim/mvpds/DTV", headers: [.contentType: "application/json"], body: #"{"boardingStatus":"MAYBE"}"#)
+            let bad = try await client.send(
+                .put,
+                "/_sim/mvpds/DTV",
+                headers: [.contentType: "application/json"],
+                body: #"{"boardingStatus":"MAYBE"}"#
+            )
             #expect(bad.status == .badRequest)
 
             // A disabled integration is answered like a missing one.
@@ -82,7 +87,10 @@ struct SSOConfigurationTests {
             )
             let read = try await client.send(.get, "/_sim/integrations/REF30/Verizon")
             #expect(try read.json()["serviceProvider"] as? String == "REF30")
-            #expect(try await client.send(.put, "/_sim/integrations/REF30/Verizon", headers: [.contentType: "application/json"], body: #"{"ttl":0}"#).status == .badRequest)
+            #expect(
+                try await client.send(.put, "/_sim/integrations/REF30/Verizon", headers: [.contentType: "application/json"], body: #"{"ttl":0}"#)
+                    .status == .badRequest
+            )
         }
     }
 

@@ -122,7 +122,12 @@ extension EndToEnd {
                 public_key: \(SigningKeysFixture.publicKey)
                 signing_secret_file: \(files.path("signing-secret"))
             """.write(toFile: files.path("regcoded.yaml"), atomically: true, encoding: .utf8)
-            let lab = try await Lab.start(extraArguments: ["--config", files.path("regcoded.yaml")], simulatorArguments: ["--no-throttle"])
+            // The fleet signs with its key pair, so the daemon is given no software statement (DCR would take over).
+            let lab = try await Lab.start(
+                extraArguments: ["--config", files.path("regcoded.yaml")],
+                simulatorArguments: ["--no-throttle"],
+                softwareStatement: false
+            )
             try await ControlClient.withConnection(to: lab.socket) { client in
                 _ = try await client.call(method: "subscribe", params: ["since": 0])
                 var events = client.notifications.makeAsyncIterator()

@@ -27,11 +27,18 @@ extension EndToEnd {
                 devices: Int = 1,
                 extraArguments: [String] = [],
                 simulatorArguments: [String] = [],
-                wire: BackendWire = .http
+                wire: BackendWire = .http,
+                softwareStatement: Bool = true
             ) async throws -> Lab {
                 let directory = try TemporaryDirectory()
                 let backend = try await PassSimProcess.start(simulatorArguments, wire: wire)
-                let daemon = try Self.startDaemon(directory: directory, backend: backend, devices: devices, extraArguments: extraArguments)
+                let daemon = try Self.startDaemon(
+                    directory: directory,
+                    backend: backend,
+                    devices: devices,
+                    extraArguments: extraArguments,
+                    softwareStatement: softwareStatement
+                )
                 let lab = Lab(directory: directory, backend: backend, daemon: daemon)
                 try await lab.waitUntilServing()
                 return lab
@@ -41,13 +48,14 @@ extension EndToEnd {
                 directory: TemporaryDirectory,
                 backend: PassSimProcess,
                 devices: Int,
-                extraArguments: [String]
+                extraArguments: [String],
+                softwareStatement: Bool = true
             ) throws
                 -> ChildProcess
             {
                 try ChildProcess(
                     "regcoded",
-                    backend.daemonArguments + [
+                    (softwareStatement ? backend.daemonArguments : backend.backendArguments) + [
                         "--database", directory.path("regcoded.sqlite"),
                         "--socket", directory.path("regcoded.sock"),
                         "--devices", "\(devices)",

@@ -70,14 +70,7 @@ public final class Daemon: Sendable {
         self.logger = logger
         self.environment = environment
         self.reloadConfiguration = reloadConfiguration
-        self.embeddedStatementKey = try Self.embeddedStatementKey(configuration)
-        self.catalogState = Mutex(
-            try DeviceCatalog.load(
-                configuration: configuration,
-                environment: environment,
-                embeddedStatement: Self.embeddedStatement(key: embeddedStatementKey, configuration: configuration)
-            )
-        )
+        self.catalogState = Mutex(try DeviceCatalog.load(configuration: configuration, environment: environment))
         // validate() checked the range.
         var pool = ClientAddressPool(cidr: configuration.clientAddresses) ?? ClientAddressPool(cidr: ClientAddressPool.defaultRange)!
         pool.configuredBlock = UInt64(catalogState.withLock { $0.configuredDeviceCount })
@@ -90,6 +83,12 @@ public final class Daemon: Sendable {
         self.httpToken = try Self.readHTTPToken(configuration)
         // Before the store opens: a second daemon on this file must not write a byte of it.
         try DatabaseLock.acquire(database: configuration.database)
+        // Only now written (once) beside the database: a daemon refused above leaves nothing behind.
+        self.embeddedStatementKey = try Self.embeddedStatementKey(configuration)
+        if let embeddedStatementKey {
+            let statement = Self.embeddedStatement(key: embeddedStatementKey, configuration: configuration)
+            catalogState.withLock { $0.useEmbeddedStatement(statement) }
+        }
         do {
             // Checkpoints off the commit path: a commit that checkpoints delays its events (CheckpointService).
             self.store = try RegcodeStore(

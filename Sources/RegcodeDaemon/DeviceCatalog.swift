@@ -21,8 +21,8 @@ struct DeviceCatalog: Sendable {
     var embeddedStatement: String = DeviceCatalog.embeddedSoftwareStatement
 
     /// Reads every fleet's secret files; `CREDENTIALS_DIRECTORY` supplies `software-statement`
-    /// and `signing-secret` when the config names none. Fleets on a local backend without either use
-    /// `embeddedStatement`.
+    /// and `signing-secret` when the config names none. Fleets on a local backend without either, or with the
+    /// unsigned lab statement, use `embeddedStatement`.
     static func load(
         configuration: DaemonConfiguration,
         environment: [String: String],
@@ -51,11 +51,6 @@ struct DeviceCatalog: Sendable {
                 }
                 fleetSecrets.softwareStatement = embeddedStatement
             }
-            if fleetSecrets.softwareStatement == Self.embeddedSoftwareStatement {
-                // The unsigned lab statement (systemd's and Kubernetes' lab credential): the embedded simulator gets
-                // the statement it signed instead, since it registers no other.
-                fleetSecrets.softwareStatement = embeddedStatement
-            }
             if let publicKey = fleet.publicKey {
                 let secretFile = fleet.signingSecretFile ?? credentials.map { "\($0)/signing-secret" } ?? ""
                 let secret = try readSecret(secretFile, key: "fleets[\(index)].signing_secret_file", configFile: configuration.configFile)
@@ -64,7 +59,18 @@ struct DeviceCatalog: Sendable {
             }
             secrets[fleet.name] = fleetSecrets
         }
-        return DeviceCatalog(fleets: configuration.fleets, secrets: secrets, embeddedStatement: embeddedStatement)
+        var catalog = DeviceCatalog(fleets: configuration.fleets, secrets: secrets)
+        catalog.useEmbeddedStatement(embeddedStatement)
+        return catalog
+    }
+
+    /// Gives `statement` to every fleet holding the unsigned lab statement (none configured, or systemd's and
+    /// Kubernetes' lab credential): the embedded simulator registers no statement but the ones it signed.
+    mutating func useEmbeddedStatement(_ statement: String) {
+        for (name, fleetSecrets) in secrets where fleetSecrets.softwareStatement == Self.embeddedSoftwareStatement {
+            secrets[name]?.softwareStatement = statement
+        }
+        embeddedStatement = statement
     }
 
     /// Every failure names the secret file: the configuration may not (a credential, a flag).

@@ -21,6 +21,10 @@ struct PassSim: AsyncParsableCommand {
         commandName: "pass-sim",
         abstract:
             "A simulated Adobe Pass backend (DCR, REST API v2, legacy REST API v1) with a second-screen activation page, fault injection and an admin API.",
+        usage: """
+            pass-sim [<options>]
+            pass-sim statement --software-id <id> (--statement-key <file> | --state <path>) [--redirect-uri <uri> ...]
+            """,
         discussion: """
             By default the simulator is at least as strict as Adobe;
             --lenient turns these checks off:
@@ -78,12 +82,12 @@ struct PassSim: AsyncParsableCommand {
             header is ignored, never an error. GET /_sim/sso shows the SSO state.
 
             Software statements: the simulator signs and checks them with an RSA
-            key kept in --statement-key FILE, else beside --state FILE (FILE
-            without .sqlite, then .statement-key.pem), else generated for this
-            run only; it is
-            created once and kept. `pass-sim statement --software-id ID
-            --statement-key FILE` prints one, and POST /_sim/statements
-            {"software_id": …, "redirect_uris"?: […]} issues one.
+            key kept in --statement-key FILE, else beside --state FILE (its name
+            without .sqlite, then .statement-key.pem), else made for this run
+            only; the file is created once and kept. `pass-sim statement
+            --software-id ID --statement-key FILE` prints one, and
+            POST /_sim/statements {"software_id": …, "redirect_uris"?: […]}
+            issues one.
 
             REST API v1 is past Adobe's end of support (2025-12-31) and ends at the
             end of 2026; the AccessEnabler SDKs lost support on 2026-05-31 and end

@@ -7,10 +7,12 @@ struct StatementCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "statement",
         abstract: "Print a DCR software statement the simulator accepts (an RS256 JWT signed with its statement key).",
+        usage: "pass-sim statement --software-id <id> (--statement-key <file> | --state <path>) [--redirect-uri <uri> ...]",
         discussion: """
             The key is the one the server uses: --statement-key FILE (as given to
-            the server), or the file kept beside the server's --state FILE
-            (FILE without .sqlite, then .statement-key.pem). It is created when missing, so this may run
+            the server, and taken here after `statement`), or the file kept beside
+            the server's --state FILE (its name without .sqlite, then
+            .statement-key.pem). It is created when missing, so this may run
             before the server first starts. A client may register with the
             statement naming only a listed --redirect-uri as its redirect_uri.
 
@@ -32,24 +34,21 @@ struct StatementCommand: ParsableCommand {
     )
     var redirectURIs: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("The statement key file, as given to the server's --statement-key.", valueName: "file"))
-    var statementKey: String?
-
-    @Option(name: .long, help: ArgumentHelp("The server's --state file: use the statement key kept beside it.", valueName: "path"))
-    var state: String?
+    /// The server's `--statement-key` and `--state`, given after `statement` as to the server.
+    @ParentCommand var server: PassSim
 
     /// regcoded's default DCR `redirect_uri`.
     static let defaultRedirectURI = "adobepass://ios.app"
 
     func validate() throws {
         if self.softwareId.isEmpty { throw ValidationError("--software-id must not be empty.") }
-        if (self.statementKey == nil) == (self.state == nil) {
+        if (self.server.statementKey == nil) == (self.server.state == nil) {
             throw ValidationError("Give the server's key: --statement-key FILE or --state FILE (one of them).")
         }
     }
 
     func run() throws {
-        let path = self.statementKey ?? SoftwareStatementKey.path(besideState: self.state ?? "")
+        let path = self.server.statementKey ?? SoftwareStatementKey.path(besideState: self.server.state ?? "")
         do {
             let (key, created) = try SoftwareStatementKey.loadOrCreate(path: path)
             if created { writeError("pass-sim: created the statement key \(path)") }

@@ -127,6 +127,8 @@ struct PassSimProcess {
 
     /// The CA file a client of it trusts (nil on plain HTTP).
     var caFile: String? { certificates?.path("ca.pem") }
+    /// The key it checks statements with (for a restart that must accept the same statements).
+    var statementKeyFile: String { statements.path("statement-key.pem") }
     /// A software statement it accepts (`software_id` regcoded-embedded, regcoded's default `redirect_uri`).
     var statementFile: String { statements.path("software-statement") }
     /// regcoded's arguments for this backend: `--backend`, its trust and its software statement.

@@ -216,8 +216,7 @@ struct SSOPartnerTests {
                 .put,
                 "/_sim/mvpds/Comcast_SSO",
                 headers: [.contentType: "application/json"],
-                body:
-                    #"{"platformMappingId":"Comcast","boardingStatus":"SUPPORTED","enablePlatformServices":true,"displayInPlatformPicker":true,"enforcePlatformPermissions":false}"#
+                body: #"{"platformMappingId":"Comcast","boardingStatus":"SUPPORTED","enablePlatformServices":true,"displayInPlatformPicker":true,"enforcePlatformPermissions":false}"#
             )
             #expect(put.status == .ok, "\(put.text)")
             #expect(try put.json()["enforcePlatformPermissions"] as? Bool == false)
@@ -233,11 +232,7 @@ struct SSOPartnerTests {
             // Tampered: another user inside the signed assertion.
             let xml = String(decoding: try #require(Data(base64Encoded: saml)), as: UTF8.self)
             let forged = Data(xml.replacingOccurrences(of: ">jane<", with: ">mallory<").utf8).base64EncodedString()
-            try expectEnhancedError(
-                try await client.partnerProfile(credentials, saml: forged),
-                status: .badRequest,
-                code: "invalid_parameter_saml_response"
-            )
+            try expectEnhancedError(try await client.partnerProfile(credentials, saml: forged), status: .badRequest, code: "invalid_parameter_saml_response")
             try expectEnhancedError(
                 try await client.partnerProfile(credentials, saml: "bm90IHNhbWw="),
                 status: .badRequest,
@@ -260,11 +255,7 @@ struct SSOPartnerTests {
             let credentials = try await client.credentials()
             let saml = try await client.partnerSAML(credentials)
             harness.clock.advance(by: .seconds(301))
-            try expectEnhancedError(
-                try await client.partnerProfile(credentials, saml: saml),
-                status: .badRequest,
-                code: "invalid_parameter_saml_response"
-            )
+            try expectEnhancedError(try await client.partnerProfile(credentials, saml: saml), status: .badRequest, code: "invalid_parameter_saml_response")
         }
     }
 

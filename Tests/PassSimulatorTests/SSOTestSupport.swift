@@ -131,12 +131,7 @@ extension Client {
     }
 
     /// `POST decisions/authorize/{mvpd}` for resource `res`.
-    func authorizeDecision(
-        _ credentials: Credentials,
-        mvpd: String,
-        device: String = "device-1",
-        headers extra: HTTPFields = [:]
-    ) async throws -> Reply {
+    func authorizeDecision(_ credentials: Credentials, mvpd: String, device: String = "device-1", headers extra: HTTPFields = [:]) async throws -> Reply {
         var headers = Self.authorized(credentials, device: device).merging(extra)
         headers[.contentType] = "application/json"
         return try await self.send(.post, "/api/v2/REF30/decisions/authorize/\(mvpd)", headers: headers, body: #"{"resources":["res"]}"#)

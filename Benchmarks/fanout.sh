@@ -30,6 +30,7 @@ SIM_THROTTLE='' bench_start_sim "$port" "$work/sim.log" --auto-approve-after 1
     bench_config_head "$port"
     echo "  - name: fanout"
     echo "    count: $devices"
+    echo "    software_statement_file: $work/software-statement"
     echo "    scenario: cycle"
     echo "    mvpd: Cablevision"
     echo "    ramp: 10s"

@@ -97,15 +97,19 @@ bench_curl() {
 
 # bench_start_sim PORT LOG [ARGS…]: starts pass-sim on loopback and waits (≤ 10 s) until it answers;
 # sets sim (pid). SIM_THROTTLE=1 keeps Adobe's throttle, else --no-throttle; SIM_ARGS adds arguments; TLS=1 serves
-# HTTPS (bench_scheme).
+# HTTPS (bench_scheme). Its statement key is $work/statement-key.pem, and $work/software-statement holds a
+# statement it accepts (bench_fleet_config names it).
 bench_start_sim() {
     local port=$1 log=$2
     shift 2
     local throttle=(--no-throttle) tls=()
     [ -n "${SIM_THROTTLE:-}" ] && throttle=()
     [ -n "${TLS:-}" ] && tls=(--tls-self-signed "$BENCH_TLS_DIR")
+    "$bin/pass-sim" statement --statement-key "$work/statement-key.pem" --software-id regcoded-bench \
+        >"$work/software-statement" 2>>"$log"
     # shellcheck disable=SC2086
-    "$bin/pass-sim" --listen "127.0.0.1:$port" "${throttle[@]}" "${tls[@]}" --log-level error ${SIM_ARGS:-} "$@" >"$log" 2>&1 &
+    "$bin/pass-sim" --listen "127.0.0.1:$port" --statement-key "$work/statement-key.pem" "${throttle[@]}" "${tls[@]}" \
+        --log-level error ${SIM_ARGS:-} "$@" >>"$log" 2>&1 &
     sim=$!
     bench_child "$sim"
     bench_wait_sim "$port" "$sim" 10 "$log"
@@ -150,6 +154,7 @@ bench_fleet_config() {
     bench_config_head "$1"
     echo "  - name: bench"
     echo "    count: $2"
+    echo "    software_statement_file: $work/software-statement"
     echo "    ramp: $3"
     echo "    client_address: ${CLIENT_ADDRESS:-host}"
     echo "    poll:"

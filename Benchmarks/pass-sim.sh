@@ -31,7 +31,7 @@ xff=
 
 # A client, a token and a pending code, as a device would have them (README "The simulator on its own").
 json() { python3 -c "import json,sys; print(json.load(sys.stdin)[sys.argv[1]])" "$1"; }
-statement='eyJhbGciOiJub25lIn0.eyJzb2Z0d2FyZV9pZCI6IjROUkIxLTBYWkFCWkk5RTYtNVNNM1IifQ.c2ln'
+statement=$(cat "$work/software-statement") # issued by bench_start_sim
 device_info=$(printf '{"model":"AppleTV","osName":"tvOS"}' | base64 -w0)
 device_id="fingerprint $(printf bench-device-1 | base64 -w0)"
 registration=$(curl -sf -X POST "$base/o/client/register" -H 'Content-Type: application/json' -H "X-Device-Info: $device_info" \

@@ -216,6 +216,7 @@ class Soak:
         self.db = os.path.join(self.dbdir, "regcoded.sqlite")
         self.sock = os.path.join(self.workdir, "regcoded.sock")
         self.config = os.path.join(self.workdir, "regcoded.yaml")
+        self.statement_key = os.path.join(self.workdir, "statement-key.pem")
         self.port = args.port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.mounted = False
@@ -247,7 +248,7 @@ class Soak:
         while True:  # bounded by deadline: the port may still be held for a moment after a kill
             proc = self.children.add(subprocess.Popen(
                 [os.path.join(self.bin, "pass-sim"), "--listen", f"127.0.0.1:{self.port}",
-                 "--auto-approve-after", "5s"],
+                 "--statement-key", self.statement_key, "--auto-approve-after", "5s"],
                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
             if wait_for_text(path, f"activation page: http://127.0.0.1:{self.port}/activate", proc, 15):
                 break
@@ -410,11 +411,17 @@ class Soak:
                 log(f"mount failed ({r.stderr.strip()}): disk-full faults disabled")
         else:
             log("not root: no tmpfs, disk-full faults disabled")
+        # Every pass-sim life checks statements with the same key, so the daemon's statement outlives kills.
+        statement = os.path.join(self.workdir, "software-statement")
+        with open(statement, "w") as f:
+            subprocess.run([os.path.join(self.bin, "pass-sim"), "statement", "--statement-key", self.statement_key,
+                            "--software-id", "regcoded-chaos"], stdout=f, check=True)
         with open(self.config, "w") as f:
             f.write(f"""backend: {self.base}
 fleets:
   - name: chaos
     count: {self.args.devices}
+    software_statement_file: {statement}
     scenario: cycle
     poll:
       interval: 3s

@@ -25,8 +25,9 @@ REQUESTOR = os.environ.get("BENCH_REQUESTOR", "REF30")
 MVPD = os.environ.get("BENCH_MVPD", "Cablevision")
 OUT = os.environ.get("BENCH_OUT")
 CA = os.environ.get("BENCH_CA") or None
-# Adobe's documentation sample statement (software_id 4NRB1-0XZABZI9E6-5SM3R), approved by pass-sim by default.
-STATEMENT = "eyJhbGciOiJub25lIn0.eyJzb2Z0d2FyZV9pZCI6IjROUkIxLTBYWkFCWkk5RTYtNVNNM1IifQ.c2ln"
+# The software statement pass-sim issued for the run (bench_start_sim: `pass-sim statement`), as regcoded gets it.
+with open(os.environ.get("BENCH_STATEMENT", "software-statement")) as _statement:
+    STATEMENT = _statement.read().strip()
 DEVICE_INFO = base64.b64encode(json.dumps({"model": "AppleTV", "osName": "tvOS", "osVersion": "17.0"}).encode()).decode()
 
 _numbers = itertools.count()

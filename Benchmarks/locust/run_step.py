@@ -93,7 +93,8 @@ command = ["locust", "-f", os.path.join(os.path.dirname(os.path.abspath(__file__
            "--host", f"{scheme}://127.0.0.1:{args.port}", "--only-summary", "--loglevel", "ERROR"]
 if args.processes > 1:
     command += ["--processes", str(args.processes)]
-env = dict(os.environ, BENCH_OUT=out, BENCH_INTERVAL=str(args.interval), BENCH_CA=args.ca or "")
+env = dict(os.environ, BENCH_OUT=out, BENCH_INTERVAL=str(args.interval), BENCH_CA=args.ca or "",
+           BENCH_STATEMENT=os.path.join(args.work, "software-statement"))
 log = open(os.path.join(out, "locust.log"), "w")
 codes0 = sim_codes()
 started = time.time()

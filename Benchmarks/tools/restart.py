@@ -79,6 +79,8 @@ with open(os.path.join(work, "regcoded.yaml"), "w") as f:
     f.write(f"fleets:\n  - name: bench\n    count: {args.devices}\n    ramp: {args.ramp}\n")
     # Set explicitly (a loopback backend's default is bind): as Benchmarks/lib.sh's bench_fleet_config.
     f.write(f"    client_address: {os.environ.get('CLIENT_ADDRESS', 'host')}\n")
+    # The statement bench_start_sim had pass-sim issue.
+    f.write(f"    software_statement_file: {os.path.join(work, 'software-statement')}\n")
     f.write(f"    poll:\n      interval: {args.interval:g}s\n")
     for line in os.environ.get("EXTRA_FLEET_YAML", "").splitlines():
         f.write(f"    {line}\n")

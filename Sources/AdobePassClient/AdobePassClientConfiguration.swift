@@ -5,8 +5,9 @@ public struct AdobePassClientConfiguration: Sendable {
     public var baseURL: String
     /// Upper bound for one whole exchange: connection, request, response head and body.
     public var requestTimeout: Duration
-    /// v1 regcode `ttl` (the backend rejects more than 36000 s).
-    public var registrationCodeTTL: Duration
+    /// v1 regcode `ttl` (the backend rejects more than 36000 s); `nil` sends none, so the backend's default applies
+    /// (Adobe: 30 minutes; pass-sim: its `--code-ttl`).
+    public var registrationCodeTTL: Duration?
     /// Responses larger than this are not read to the end.
     public var maxResponseBodyBytes: Int
     /// Fault testing only: signs v1 requests wrongly on purpose, to prove that a backend refuses such
@@ -16,7 +17,7 @@ public struct AdobePassClientConfiguration: Sendable {
     public init(
         baseURL: String,
         requestTimeout: Duration = .seconds(30),
-        registrationCodeTTL: Duration = .seconds(1800),
+        registrationCodeTTL: Duration? = nil,
         maxResponseBodyBytes: Int = 1 << 20,
         signatureFault: V1SignatureFault? = nil
     ) {

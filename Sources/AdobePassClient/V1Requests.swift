@@ -72,18 +72,19 @@ enum V1Requests {
         )
     }
 
-    /// `POST /reggie/v1/{requestor}/regcode` with `deviceId`, `ttl`, `format=json` and the preselected `mvpd`.
+    /// `POST /reggie/v1/{requestor}/regcode` with `deviceId`, the configured `ttl` (if any), `format=json` and the
+    /// preselected `mvpd`.
     static func createRegcode(
         mvpd: String?,
         context: RequestContext,
         configuration: AdobePassClientConfiguration
     ) -> HTTPCall {
         let path = "/reggie/v1/" + FormEncoding.pathSegment(context.requestor) + "/regcode"
-        var form: [(String, String)] = [
-            ("deviceId", deviceIDParameter(context)),
-            ("ttl", String(configuration.registrationCodeTTL.components.seconds)),
-            ("format", "json"),
-        ]
+        var form: [(String, String)] = [("deviceId", deviceIDParameter(context))]
+        if let ttl = configuration.registrationCodeTTL {
+            form.append(("ttl", String(ttl.components.seconds)))
+        }
+        form.append(("format", "json"))
         if let mvpd {
             form.append(("mvpd", mvpd))
         }

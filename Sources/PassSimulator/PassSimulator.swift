@@ -38,6 +38,12 @@ public final class PassSimulator: Sendable {
         self.faults = FaultInjector(configuration: configuration.faults, seed: configuration.faultSeed)
     }
 
+    /// Issues a software statement this simulator accepts (see ``SoftwareStatementKey/issue(softwareId:redirectURIs:clientName:issuedAt:)``),
+    /// as `POST /_sim/statements` does.
+    public func issueStatement(softwareId: String, redirectURIs: [String] = []) throws(SoftwareStatementKeyError) -> String {
+        try self.configuration.statementKey.issue(softwareId: softwareId, redirectURIs: redirectURIs)
+    }
+
     /// The fault-injection settings in force (initially ``SimulatorConfiguration/faults``).
     public var faultConfiguration: FaultConfiguration {
         self.faults.configuration

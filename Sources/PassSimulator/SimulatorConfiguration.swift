@@ -166,7 +166,8 @@ public enum ThrottleKey: String, Sendable, CaseIterable, Codable {
 
 /// Everything that shapes the simulator's behaviour.
 public struct SimulatorConfiguration: Sendable {
-    /// How long an authentication (registration) code stays valid (`notAfter - notBefore`).
+    /// How long an authentication (registration) code stays valid (`notAfter - notBefore`); a v1 device may ask for
+    /// another `ttl` (up to Adobe's 36000 s).
     public var codeTTL: Duration = .seconds(1800)
     /// When set, a pending code completes by itself this long after it was issued, as if a user had logged in.
     /// A code with a script (``defaultCodeScript`` or `PUT /_sim/codes/{code}/script`) follows its script instead.
@@ -202,6 +203,15 @@ public struct SimulatorConfiguration: Sendable {
     /// is answered 401 `invalid_access_token_service_provider` (unless ``lenient``). By default the statement
     /// regcoded embeds and the sample statement of Adobe's DCR documentation are approved for every service provider.
     public var approvedSoftwareStatements: [String: Set<String>] = Self.defaultApprovedSoftwareStatements
+    /// The key software statements are signed with (RS256, standing in for Adobe's): a statement it does not verify is
+    /// refused 400 `invalid_software_statement`, and one it verifies is approved for every service provider (issuing
+    /// it is the approval) unless ``approvedSoftwareStatements`` narrows its `software_id`. By default a key generated
+    /// on first use; `pass-sim` keeps it in a file (`--statement-key`, or beside `--state`).
+    public var statementKey: SoftwareStatementKey = .ephemeral()
+    /// Accepts software statements whatever their signature, checking only their structure, their approval
+    /// (``approvedSoftwareStatements``) and their `redirect_uris` when they list any: set-ups made before statements
+    /// were verified keep working. Implied by ``lenient``.
+    public var acceptUnsignedStatements: Bool = false
     /// Relaxes the checks Adobe makes and the simulator enforces by default: unknown service providers, MVPDs not
     /// integrated, unapproved software statements, tokens used outside their statement's service providers, missing
     /// or wrong `Content-Type` (DCR register, DCR token, v2 sessions, decisions) and missing `X-Device-Info` (DCR,
@@ -210,8 +220,12 @@ public struct SimulatorConfiguration: Sendable {
     /// SQLite file the simulator keeps its durable state in (clients, access tokens, codes, profiles, v1 tokens and
     /// authorizations, deny lists), loaded again at start; `nil` keeps everything in memory only.
     public var statePath: String?
-    /// Domains published for every service provider in the configuration endpoint.
+    /// Domains every service provider lists (published by the configuration endpoint); a session's `domainName` must
+    /// be one of them or a subdomain of one (else 400 `invalid_parameter_domain_name`, unless ``lenient``). The
+    /// default covers regcoded's `domainName` and Adobe's samples.
     public var domains: [String] = ["adobe.com"]
+    /// Domains of particular service providers, replacing ``domains`` for them.
+    public var requestorDomains: [String: [String]] = [:]
     /// Source of the current time.
     public var clock: SimulatorClock = .system
     /// Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN, optionally mutual TLS) instead of plain HTTP/1.1; `nil`: plain.
@@ -293,13 +307,31 @@ public struct SimulatorConfiguration: Sendable {
     /// Whether a client registered with `softwareId` may call APIs of `serviceProvider` (always, when ``lenient``).
     public func softwareStatement(_ softwareId: String, covers serviceProvider: String) -> Bool {
         guard !self.lenient else { return true }
-        guard let requestors = self.approvedSoftwareStatements[softwareId] else { return false }
+        // A client exists only if its statement was approved at registration: one the simulator signed, not narrowed
+        // here, covers every service provider.
+        guard let requestors = self.approvedSoftwareStatements[softwareId] else { return true }
         return requestors.isEmpty || requestors.contains(serviceProvider)
     }
 
-    /// Whether registering with `softwareId` is allowed (always, when ``lenient``).
-    public func approves(softwareId: String) -> Bool {
-        self.lenient || self.approvedSoftwareStatements[softwareId] != nil
+    /// Whether registering with `softwareId` is allowed: always for a statement the simulator signed (`signed`) or
+    /// when ``lenient``, else when the `software_id` is approved.
+    public func approves(softwareId: String, signed: Bool) -> Bool {
+        self.lenient || signed || self.approvedSoftwareStatements[softwareId] != nil
+    }
+
+    /// The domains `serviceProvider` lists.
+    public func domains(of serviceProvider: String) -> [String] {
+        self.requestorDomains[serviceProvider] ?? self.domains
+    }
+
+    /// Whether `domainName` is a domain `serviceProvider` lists, or a subdomain of one (always, when ``lenient``).
+    public func lists(domainName: String, for serviceProvider: String) -> Bool {
+        guard !self.lenient else { return true }
+        let name = domainName.lowercased()
+        return self.domains(of: serviceProvider).contains { listed in
+            let domain = listed.lowercased()
+            return name == domain || name.hasSuffix("." + domain)
+        }
     }
 
     /// Whether `serviceProvider` is acceptable as the `{serviceProvider}` path segment.

@@ -22,6 +22,9 @@ import UnixSignals
 public final class Daemon: Sendable {
     public let configuration: DaemonConfiguration
     private let catalogState: Mutex<DeviceCatalog>
+    /// The embedded simulator's software statement key (`nil` with another backend): the daemon issues its fleets'
+    /// statement with it, as a programmer downloads one from the TVE Dashboard.
+    private let embeddedStatementKey: SoftwareStatementKey?
     /// The fleets as last (re)loaded.
     var catalog: DeviceCatalog { catalogState.withLock { $0 } }
     let environment: [String: String]
@@ -80,6 +83,12 @@ public final class Daemon: Sendable {
         self.httpToken = try Self.readHTTPToken(configuration)
         // Before the store opens: a second daemon on this file must not write a byte of it.
         try DatabaseLock.acquire(database: configuration.database)
+        // Only now written (once) beside the database: a daemon refused above leaves nothing behind.
+        self.embeddedStatementKey = try Self.embeddedStatementKey(configuration)
+        if let embeddedStatementKey {
+            let statement = Self.embeddedStatement(key: embeddedStatementKey, configuration: configuration)
+            catalogState.withLock { $0.useEmbeddedStatement(statement) }
+        }
         do {
             // Checkpoints off the commit path: a commit that checkpoints delays its events (CheckpointService).
             self.store = try RegcodeStore(
@@ -150,6 +159,8 @@ public final class Daemon: Sendable {
         self.transportStatus = transportStatus
         if let warning = transportStatus.sharedAddressWarning {
             logger.warning("\(warning)", metadata: ["backend": "\(configuration.backend ?? "embedded simulator")"])
+        for warning in configuration.legacyAPIWarnings {
+            logger.warning("\(warning)", metadata: ["backend": "\(configuration.backend ?? "")"])
         }
         if let warning = transportStatus.verifyWarning {
             logger.warning("\(warning): any certificate is accepted", metadata: ["backend": "\(configuration.backend ?? "")"])
@@ -171,6 +182,7 @@ public final class Daemon: Sendable {
             simulatorConfiguration.tls = embeddedTLS?.server
             // The in-process backend trusts the TV Provider's identity provider for every Apple-mapped MVPD.
             simulatorConfiguration.samlTrust.defaultKeyPEM = identityProvider.publicKeyPEM
+            if let embeddedStatementKey { simulatorConfiguration.statementKey = embeddedStatementKey }
             // The in-process backend must know the v1 key pairs the fleets sign with.
             for secrets in catalogState.withLock({ Array($0.secrets.values) }) {
                 if let keys = secrets.signingKeys { simulatorConfiguration.signingKeys[keys.publicKey] = keys.secret }
@@ -183,6 +195,27 @@ public final class Daemon: Sendable {
         } else {
             self.simulator = nil
         }
+    }
+
+    /// The embedded simulator's statement key, kept beside its state so the statement stays valid across restarts;
+    /// `nil` with another backend.
+    static func embeddedStatementKey(_ configuration: DaemonConfiguration) throws(ConfigurationError) -> SoftwareStatementKey? {
+        guard configuration.usesEmbeddedSimulator else { return nil }
+        do {
+            return try SoftwareStatementKey.loadOrCreate(path: SoftwareStatementKey.path(besideState: configuration.simulatorStatePath)).key
+        } catch {
+            throw ConfigurationError(file: configuration.configFile, key: "database", reason: error.description)
+        }
+    }
+
+    /// The statement of fleets that name none: issued with the embedded simulator's key for regcoded's `software_id`
+    /// and every fleet's `redirect_uri`; the unsigned placeholder with another backend (which must be given one, or
+    /// accept unsigned statements).
+    static func embeddedStatement(key: SoftwareStatementKey?, configuration: DaemonConfiguration) -> String {
+        guard let key else { return DeviceCatalog.embeddedSoftwareStatement }
+        let redirectURIs = Set(configuration.fleets.map(\.identity.clientRedirectURI) + [ClientIdentity().clientRedirectURI]).sorted()
+        return (try? key.issue(softwareId: SimulatorConfiguration.embeddedSoftwareId, redirectURIs: redirectURIs, clientName: "regcoded"))
+            ?? DeviceCatalog.embeddedSoftwareStatement
     }
 
     /// Runs until SIGTERM or SIGINT, then stops gracefully: the socket closes, devices stop,
@@ -531,7 +564,7 @@ public final class Daemon: Sendable {
     func runtimeSettings(for device: StoredDevice) -> DeviceSettings {
         var settings = device.settings
         let fleet = device.fleet.flatMap { catalog.fleet(named: $0) } ?? catalog.fleets.first
-        let secrets = fleet.flatMap { catalog.secrets[$0.name] } ?? FleetSecrets(softwareStatement: DeviceCatalog.embeddedSoftwareStatement)
+        let secrets = fleet.flatMap { catalog.secrets[$0.name] } ?? FleetSecrets(softwareStatement: catalog.embeddedStatement)
         settings.softwareStatement = secrets.softwareStatement
         settings.signingKeys = secrets.signingKeys
         return settings
@@ -551,6 +584,11 @@ public final class Daemon: Sendable {
             try configuration.validate()
             newCatalog = try DeviceCatalog.load(configuration: configuration, environment: environment)
             newCatalog.identityProvider = tvProviderIdentityProvider
+            newCatalog = try DeviceCatalog.load(
+                configuration: configuration,
+                environment: environment,
+                embeddedStatement: Self.embeddedStatement(key: embeddedStatementKey, configuration: configuration)
+            )
             for (key, old, new) in [
                 ("database", self.configuration.database, configuration.database),
                 ("socket", self.configuration.socket, configuration.socket),

@@ -179,6 +179,26 @@ public struct DaemonConfiguration: Sendable {
     }
 
     /// Where the embedded simulator keeps its state: beside the database (`x.sqlite` → `x.pass-sim.sqlite`).
+    /// Warnings for fleets that reach a backend off this host with REST API v1 (end of support 2025-12-31, end of life
+    /// at the end of 2026) or the legacy signed header, which DCR replaces (Adobe's product announcements).
+    public var legacyAPIWarnings: [String] {
+        guard !backendIsLocal else { return [] }
+        return fleets.flatMap { fleet -> [String] in
+            var warnings: [String] = []
+            if fleet.profile == .v1 {
+                warnings.append(
+                    "fleet '\(fleet.name)' uses REST API v1, past Adobe's end of support (2025-12-31) and at its end of life at the end of 2026; move it to v2"
+                )
+            }
+            if fleet.publicKey != nil {
+                warnings.append(
+                    "fleet '\(fleet.name)' signs with the legacy public key and secret, a mechanism DCR replaces and Adobe discontinues"
+                )
+            }
+            return warnings
+        }
+    }
+
     public var simulatorStatePath: String { databaseStem + ".pass-sim.sqlite" }
 
     /// The database path without its `.sqlite`: what the files kept beside it are named after.

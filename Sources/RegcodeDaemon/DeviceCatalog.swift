@@ -9,8 +9,9 @@ struct FleetSecrets: Sendable, Equatable {
 
 /// Turns the configured fleets into per-device settings.
 struct DeviceCatalog: Sendable {
-    /// A structurally valid, unsigned software statement for the in-process simulator, which
-    /// accepts any well-formed statement. A real backend needs the programmer's own.
+    /// A structurally valid, unsigned software statement: what fleets without a statement send to a local backend
+    /// other than the embedded simulator (a pass-sim started with `--accept-unsigned-statements` takes it). The
+    /// embedded simulator gets one signed with its key instead (``embeddedStatement``).
     static let embeddedSoftwareStatement =
         "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzb2Z0d2FyZV9pZCI6InJlZ2NvZGVkLWVtYmVkZGVkIiwiY2xpZW50X25hbWUiOiJyZWdjb2RlZCIsInNvZnR3YXJlX3ZlcnNpb24iOiIxIn0.c2ltdWxhdG9y"
 
@@ -18,10 +19,17 @@ struct DeviceCatalog: Sendable {
     var secrets: [String: FleetSecrets]
     /// The identity provider of every emulated TV Provider (the daemon's key).
     var identityProvider: TVProviderIdentityProvider?
+    /// The statement of fleets on a local backend that name none.
+    var embeddedStatement: String = DeviceCatalog.embeddedSoftwareStatement
 
     /// Reads every fleet's secret files; `CREDENTIALS_DIRECTORY` supplies `software-statement`
-    /// and `signing-secret` when the config names none.
-    static func load(configuration: DaemonConfiguration, environment: [String: String]) throws(ConfigurationError) -> DeviceCatalog {
+    /// and `signing-secret` when the config names none. Fleets on a local backend without either, or with the
+    /// unsigned lab statement, use `embeddedStatement`.
+    static func load(
+        configuration: DaemonConfiguration,
+        environment: [String: String],
+        embeddedStatement: String = DeviceCatalog.embeddedSoftwareStatement
+    ) throws(ConfigurationError) -> DeviceCatalog {
         let credentials = environment["CREDENTIALS_DIRECTORY"].flatMap { $0.isEmpty ? nil : $0 }
         var secrets: [String: FleetSecrets] = [:]
         for (index, fleet) in configuration.fleets.enumerated() {
@@ -43,7 +51,7 @@ struct DeviceCatalog: Sendable {
                         reason: "a backend that is not on this host needs the programmer's software statement (DCR)"
                     )
                 }
-                fleetSecrets.softwareStatement = embeddedSoftwareStatement
+                fleetSecrets.softwareStatement = embeddedStatement
             }
             if let publicKey = fleet.publicKey {
                 let secretFile = fleet.signingSecretFile ?? credentials.map { "\($0)/signing-secret" } ?? ""
@@ -62,7 +70,18 @@ struct DeviceCatalog: Sendable {
             )
             return fleet
         }
-        return DeviceCatalog(fleets: fleets, secrets: secrets)
+        var catalog = DeviceCatalog(fleets: fleets, secrets: secrets)
+        catalog.useEmbeddedStatement(embeddedStatement)
+        return catalog
+    }
+
+    /// Gives `statement` to every fleet holding the unsigned lab statement (none configured, or systemd's and
+    /// Kubernetes' lab credential): the embedded simulator registers no statement but the ones it signed.
+    mutating func useEmbeddedStatement(_ statement: String) {
+        for (name, fleetSecrets) in secrets where fleetSecrets.softwareStatement == Self.embeddedSoftwareStatement {
+            secrets[name]?.softwareStatement = statement
+        }
+        embeddedStatement = statement
     }
 
     /// Every failure names the secret file: the configuration may not (a credential, a flag).

@@ -21,6 +21,10 @@ struct PassSim: AsyncParsableCommand {
         commandName: "pass-sim",
         abstract:
             "A simulated Adobe Pass backend (DCR, REST API v2, legacy REST API v1) with a second-screen activation page, fault injection and an admin API.",
+        usage: """
+            pass-sim [<options>]
+            pass-sim statement --software-id <id> (--statement-key <file> | --state <path>) [--redirect-uri <uri> ...]
+            """,
         discussion: """
             By default the simulator is at least as strict as Adobe;
             --lenient turns these checks off:
@@ -32,8 +36,19 @@ struct PassSim: AsyncParsableCommand {
               - an MVPD must be integrated with the requestor (--integration;
                 else 400 invalid_integration; v1: 400 Bad Request; the
                 second-screen pages show an error);
-              - registration needs an approved software_id
-                (--software-statement; else 400 unapproved_software_statement);
+              - registration needs a software statement signed with the
+                simulator's statement key (else 400 invalid_software_statement;
+                --accept-unsigned-statements checks only its structure and an
+                approved software_id, --software-statement, else 400
+                unapproved_software_statement) and a redirect_uri the statement
+                lists (else 400 invalid_redirect_uri);
+              - v2 sessions: a domainName the requestor lists, or a subdomain
+                of one (else 400 invalid_parameter_domain_name), and an absolute
+                redirectUrl (else 400 invalid_parameter_redirect_url); a session
+                lacking mvpd, domainName or redirectUrl is answered resume with
+                missingParameters, and its code authenticates only once resumed;
+              - v1 config needs the DCR bearer token or the signed header
+                (else 401 Not Authorized);
               - the documented Content-Type: DCR register application/json and
                 DCR token application/x-www-form-urlencoded (else 400
                 invalid_request); v2 sessions create and resume
@@ -80,6 +95,17 @@ struct PassSim: AsyncParsableCommand {
             MVPD (hba_status from the device address, out of home:
             authorization_denied_by_hba_policies), and item errors per
             resource or MVPD (parental controls, network_*).
+            Software statements: the simulator signs and checks them with an RSA
+            key kept in --statement-key FILE, else beside --state FILE (its name
+            without .sqlite, then .statement-key.pem), else made for this run
+            only; the file is created once and kept. `pass-sim statement
+            --software-id ID --statement-key FILE` prints one, and
+            POST /_sim/statements {"software_id": …, "redirect_uris"?: […]}
+            issues one.
+
+            REST API v1 is past Adobe's end of support (2025-12-31) and ends at the
+            end of 2026; the AccessEnabler SDKs lost support on 2026-05-31 and end
+            at the same time.
 
             HTTPS: --tls-cert/--tls-key serve a certificate you have;
             --tls-self-signed DIR keeps a lab CA and a certificate for
@@ -89,7 +115,8 @@ struct PassSim: AsyncParsableCommand {
             --tls-client-ca requires client certificates (mutual TLS).
             GET /_sim/stats counts connections by wire.
             """,
-        version: RegcodeVersion.current
+        version: RegcodeVersion.current,
+        subcommands: [StatementCommand.self]
     )
 
     @Option(name: .long, help: ArgumentHelp("SQLite file keeping the simulator's state across restarts (created with mode 0600).", valueName: "path"))
@@ -124,6 +151,18 @@ struct PassSim: AsyncParsableCommand {
         )
     )
     var softwareStatements: [ApprovedStatement] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "RSA key file software statements are signed and checked with (created once, mode 0600; default: beside --state, else one per run).",
+            valueName: "file"
+        )
+    )
+    var statementKey: String?
+
+    @Flag(name: .long, help: "Accept software statements not signed with the statement key (old set-ups); said in the log at start.")
+    var acceptUnsignedStatements = false
 
     @Option(
         name: .long,
@@ -329,6 +368,32 @@ struct PassSim: AsyncParsableCommand {
         }
     }
 
+    /// The statement key (from --statement-key, else beside --state, else for this run) and whether unsigned
+    /// statements are accepted, both said in the log.
+    func configureStatements(_ configuration: inout SimulatorConfiguration, logger: Logger) throws {
+        configuration.acceptUnsignedStatements = self.acceptUnsignedStatements
+        if let path = self.statementKey ?? self.state.map(SoftwareStatementKey.path(besideState:)) {
+            do {
+                let (key, created) = try SoftwareStatementKey.loadOrCreate(path: path)
+                configuration.statementKey = key
+                logger.info("software statement key", metadata: ["sim.statement_key": .string(path), "sim.statement_key_created": "\(created)"])
+            } catch {
+                writeError("pass-sim: \(error.description)")
+                throw ExitCode.failure
+            }
+        } else {
+            logger.info(
+                "software statement key generated for this run only; statements come from POST /_sim/statements (--statement-key keeps one)"
+            )
+        }
+        if self.acceptUnsignedStatements || self.lenient {
+            logger.warning(
+                "software statements are accepted unsigned: only their structure and an approved software_id are checked",
+                metadata: ["sim.accept_unsigned_statements": "true"]
+            )
+        }
+    }
+
     /// The HTTPS settings of the TLS flags (with --tls-self-signed, after preparing its directory), `nil` without them.
     func tlsSettings(logger: Logger) throws -> SimulatorTLS? {
         var tls: SimulatorTLS
@@ -444,6 +509,7 @@ struct PassSim: AsyncParsableCommand {
         for statement in self.softwareStatements {
             configuration.approvedSoftwareStatements[statement.softwareId, default: []].formUnion(statement.requestors)
         }
+        try self.configureStatements(&configuration, logger: logger)
 
         configuration.tls = try self.tlsSettings(logger: logger)
         configuration.v2ProfileScope = self.v2ProfileScope.scope

@@ -19,6 +19,10 @@ struct RegcodedCommand: AsyncParsableCommand {
             keeps state in ./regcoded.sqlite, listens on ./regcoded.sock and prints the activation URL \
             and each code. Under systemd the defaults come from $STATE_DIRECTORY, $RUNTIME_DIRECTORY \
             and $CREDENTIALS_DIRECTORY. Flags override the configuration file.
+
+            The in-process simulator checks software statements: fleets that name none get one it             signed. A separately started pass-sim needs its own: `pass-sim statement` prints one             for --software-statement.
+
+            REST API v1 (--profile v1) is past Adobe's end of support (2025-12-31) and reaches its             end of life at the end of 2026; the AccessEnabler SDKs lost support on 2026-05-31 and end             at the same time. A fleet using v1 or the legacy signed header against a backend off this             host is warned about at start.
             """,
         version: RegcodeVersion.current
     )
@@ -47,7 +51,7 @@ struct RegcodedCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "In-process simulator: serve HTTPS and HTTP/2 with a self-signed CA the devices trust.")
     var simulatorTls = false
 
-    @Option(name: .long, help: "API profile of every fleet: v2 (default) or v1.")
+    @Option(name: .long, help: "API profile of every fleet: v2 (default) or v1 (Adobe: end of support 2025-12-31, end of life end of 2026).")
     var profile: String?
 
     @Option(name: .long, help: "Requestor id / service provider of every fleet.")
@@ -56,7 +60,7 @@ struct RegcodedCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Preset MVPD of every fleet (skips the provider picker).")
     var mvpd: String?
 
-    @Option(name: .long, help: "DCR software statement file of every fleet.")
+    @Option(name: .long, help: "DCR software statement file of every fleet (from `pass-sim statement` for a separate pass-sim).")
     var softwareStatement: String?
 
     @Option(name: .long, help: "Number of devices in each fleet.")

@@ -65,7 +65,7 @@ struct SimulatorFlowTests {
     }
 
     @Test func secondScreenLoginFromRegistrationToProfile() async throws {
-        var configuration = SimulatorConfiguration()
+        var configuration = Fixtures.simulatorConfiguration()
         configuration.codeTTL = .seconds(600)
         let simulator = PassSimulator(configuration: configuration, logger: Fixtures.quietLogger)
         try await simulator.withRunningServer { baseURL in
@@ -108,7 +108,7 @@ struct SimulatorFlowTests {
     }
 
     @Test func sessionWithoutPreselectedMVPD() async throws {
-        try await PassSimulator(logger: Fixtures.quietLogger).withRunningServer { baseURL in
+        try await PassSimulator(configuration: Fixtures.simulatorConfiguration(), logger: Fixtures.quietLogger).withRunningServer { baseURL in
             let device = try await Self.register(Fixtures.client(baseURL: baseURL))
             let session = await device.execute(.createSession(mvpd: nil))
             guard case .success(.session(let issued)) = session else {
@@ -122,7 +122,7 @@ struct SimulatorFlowTests {
     }
 
     @Test func badBearerTokenIsRejectedWithTheApplicationRegistrationCode() async throws {
-        try await PassSimulator(logger: Fixtures.quietLogger).withRunningServer { baseURL in
+        try await PassSimulator(configuration: Fixtures.simulatorConfiguration(), logger: Fixtures.quietLogger).withRunningServer { baseURL in
             let client = Fixtures.client(baseURL: baseURL)
             for request in [BackendRequest.configuration, .createSession(mvpd: nil), .pollProfile(code: "ABCDEFG")] {
                 let result = await client.execute(request, context: Fixtures.context(accessToken: "not-a-token"))
@@ -137,7 +137,7 @@ struct SimulatorFlowTests {
     }
 
     @Test func missingDeviceInfoIsATypedError() async throws {
-        try await PassSimulator(logger: Fixtures.quietLogger).withRunningServer { baseURL in
+        try await PassSimulator(configuration: Fixtures.simulatorConfiguration(), logger: Fixtures.quietLogger).withRunningServer { baseURL in
             let device = try await Self.register(Fixtures.client(baseURL: baseURL))
             let missing = await device.execute(.createSession(mvpd: nil), device.context(deviceInfo: ""))
             #expect(Self.enhancedError(missing, status: 400)?.code == "invalid_header_device_info")
@@ -147,7 +147,7 @@ struct SimulatorFlowTests {
     }
 
     @Test func missingDeviceIdentifierIsATypedError() async throws {
-        try await PassSimulator(logger: Fixtures.quietLogger).withRunningServer { baseURL in
+        try await PassSimulator(configuration: Fixtures.simulatorConfiguration(), logger: Fixtures.quietLogger).withRunningServer { baseURL in
             let device = try await Self.register(Fixtures.client(baseURL: baseURL))
             let result = await device.execute(.createSession(mvpd: nil), device.context(deviceID: ""))
             let error = Self.enhancedError(result, status: 400)
@@ -157,7 +157,7 @@ struct SimulatorFlowTests {
     }
 
     @Test func unknownMVPDIsATypedError() async throws {
-        try await PassSimulator(logger: Fixtures.quietLogger).withRunningServer { baseURL in
+        try await PassSimulator(configuration: Fixtures.simulatorConfiguration(), logger: Fixtures.quietLogger).withRunningServer { baseURL in
             let device = try await Self.register(Fixtures.client(baseURL: baseURL))
             let result = await device.execute(.createSession(mvpd: "NoSuchMVPD"))
             #expect(Self.enhancedError(result, status: 400)?.code == "invalid_parameter_mvpd")
@@ -165,7 +165,7 @@ struct SimulatorFlowTests {
     }
 
     @Test func unknownCodeIsInvalidParameterCode() async throws {
-        try await PassSimulator(logger: Fixtures.quietLogger).withRunningServer { baseURL in
+        try await PassSimulator(configuration: Fixtures.simulatorConfiguration(), logger: Fixtures.quietLogger).withRunningServer { baseURL in
             let device = try await Self.register(Fixtures.client(baseURL: baseURL))
             let result = await device.execute(.pollProfile(code: "ZZZZZZZ"))
             #expect(Self.enhancedError(result, status: 400)?.code == "invalid_parameter_code")
@@ -173,7 +173,7 @@ struct SimulatorFlowTests {
     }
 
     @Test func expiredCodeIsInvalidAuthenticationSession() async throws {
-        try await PassSimulator(logger: Fixtures.quietLogger).withRunningServer { baseURL in
+        try await PassSimulator(configuration: Fixtures.simulatorConfiguration(), logger: Fixtures.quietLogger).withRunningServer { baseURL in
             let device = try await Self.register(Fixtures.client(baseURL: baseURL))
             guard case .success(.session(let issued)) = await device.execute(.createSession(mvpd: "DTV")) else {
                 Issue.record("createSession failed")
@@ -186,7 +186,7 @@ struct SimulatorFlowTests {
     }
 
     @Test func invalidSoftwareStatementAndClientAreDCRErrors() async throws {
-        try await PassSimulator(logger: Fixtures.quietLogger).withRunningServer { baseURL in
+        try await PassSimulator(configuration: Fixtures.simulatorConfiguration(), logger: Fixtures.quietLogger).withRunningServer { baseURL in
             let client = Fixtures.client(baseURL: baseURL)
             let registration = await client.execute(.registerClient(softwareStatement: "not-a-jwt"), context: Fixtures.context())
             #expect(registration == .failure(.http(status: 400, retryAfter: nil, error: EnhancedError(code: "invalid_software_statement"))))
@@ -200,7 +200,7 @@ struct SimulatorFlowTests {
 
     @Test func throttlingAnswers429WithoutAnErrorBody() async throws {
         let clock = ManualClock()
-        var configuration = SimulatorConfiguration()
+        var configuration = Fixtures.simulatorConfiguration()
         configuration.throttleEnabled = true
         configuration.throttleCapacity = 10
         configuration.throttleRefillPerSecond = 1
@@ -238,7 +238,7 @@ struct SimulatorFlowTests {
 
     @Test func closedPortIsATransportFailure() async throws {
         // The port is free again once the simulator has shut down.
-        let baseURL = try await PassSimulator(logger: Fixtures.quietLogger).withRunningServer { $0 }
+        let baseURL = try await PassSimulator(configuration: Fixtures.simulatorConfiguration(), logger: Fixtures.quietLogger).withRunningServer { $0 }
         let client = AdobePassClient(
             configuration: AdobePassClientConfiguration(baseURL: baseURL, requestTimeout: .seconds(5)),
             logger: Fixtures.quietLogger

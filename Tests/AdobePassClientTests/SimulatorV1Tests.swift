@@ -10,7 +10,7 @@ struct SimulatorV1Tests {
     static let keys = SigningKeys(publicKey: "testPublicKey", secret: "testSecretKey")
 
     static func simulator() -> PassSimulator {
-        var configuration = SimulatorConfiguration()
+        var configuration = Fixtures.simulatorConfiguration()
         configuration.signingKeys = [keys.publicKey: keys.secret]
         return PassSimulator(configuration: configuration, logger: Fixtures.quietLogger)
     }

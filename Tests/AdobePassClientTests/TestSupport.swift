@@ -2,6 +2,7 @@ import AdobePassClient
 import Foundation
 import Hummingbird
 import Logging
+import PassSimulator
 import RegcodeEngine
 import Synchronization
 
@@ -15,18 +16,19 @@ enum Fixtures {
             .utf8
     ).base64EncodedString()
 
-    /// An unsigned JWT carrying a `software_id`: structurally what the DCR endpoint checks.
-    static let softwareStatement: String = {
-        func base64URL(_ text: String) -> String {
-            Data(text.utf8).base64EncodedString()
-                .replacingOccurrences(of: "+", with: "-")
-                .replacingOccurrences(of: "/", with: "_")
-                .replacingOccurrences(of: "=", with: "")
-        }
-        let header = base64URL(#"{"alg":"RS256","typ":"JWT"}"#)
-        let payload = base64URL(#"{"software_id":"4NRB1-0XZABZI9E6-5SM3R","client_name":"regcoded test"}"#)
-        return "\(header).\(payload).c2lnbmF0dXJl"
-    }()
+    /// The key the tests' simulators sign and check software statements with.
+    static let statementKey = SoftwareStatementKey.ephemeral()
+
+    /// A statement the tests' simulators accept, for the `redirect_uri` the client sends by default.
+    static let softwareStatement: String =
+        (try? statementKey.issue(softwareId: "4NRB1-0XZABZI9E6-5SM3R", redirectURIs: [ClientIdentity().clientRedirectURI])) ?? "unsigned"
+
+    /// A simulator configuration that checks statements with ``statementKey``.
+    static func simulatorConfiguration() -> SimulatorConfiguration {
+        var configuration = SimulatorConfiguration()
+        configuration.statementKey = statementKey
+        return configuration
+    }
 
     static func context(
         profile: APIProfile = .v2,

@@ -230,7 +230,8 @@ struct WireFormatTests {
         #expect(request.values("Content-Type") == ["application/x-www-form-urlencoded"])
         #expect(request.values("X-Device-Info") == [Fixtures.deviceInfo])
         #expect(request.values("Accept") == ["application/json"])
-        #expect(request.body == "deviceId=YmEyM2QxNDEtZDcxNS01NjFjLTk0ZjQtZTllNGM5NjZiMWVi&ttl=1800&format=json&mvpd=DTV")
+        // No ttl unless configured: the backend's default (pass-sim's --code-ttl) applies.
+        #expect(request.body == "deviceId=YmEyM2QxNDEtZDcxNS01NjFjLTk0ZjQtZTllNGM5NjZiMWVi&format=json&mvpd=DTV")
 
         let authorization = try #require(request.header("Authorization"))
         let signed = try SignedHeader(authorization)

@@ -38,7 +38,7 @@ final class LoopCheckingSink: FleetSink {
     /// started it, must run there (the loop's own timers fire the polls of a system-clock fleet).
     @Test func aSystemClockFleetStepsItsDevicesOnTheLoopItWasGiven() async throws {
         var simulatorConfiguration = SimulatorConfiguration()
-        simulatorConfiguration.approvedSoftwareStatements[FleetEndToEndTests.softwareID] = []
+        simulatorConfiguration.statementKey = FleetEndToEndTests.statementKey
         let simulator = PassSimulator(configuration: simulatorConfiguration)
         try await simulator.withRunningServer { baseURL in
             let loop = MultiThreadedEventLoopGroup.singleton.next()

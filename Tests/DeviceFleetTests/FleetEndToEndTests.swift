@@ -50,13 +50,17 @@ extension AsyncStream where Element == (String, DeviceEvent) {
 }
 
 @Suite struct FleetEndToEndTests {
-    static let statement = "eyJhbGciOiJub25lIn0.eyJzb2Z0d2FyZV9pZCI6InJlZ2NvZGVkLXRlc3QifQ.c2lnbmF0dXJl"
-    /// The `software_id` of ``statement``, which the strict simulator must be told to approve.
+    /// The key the tests' simulators check software statements with.
+    static let statementKey = SoftwareStatementKey.ephemeral()
+    /// A statement signed with ``statementKey`` for the devices' default `redirect_uri`.
+    static let statement =
+        (try? statementKey.issue(softwareId: softwareID, redirectURIs: [ClientIdentity().clientRedirectURI])) ?? "unsigned"
+    /// The `software_id` of ``statement``.
     static let softwareID = "regcoded-test"
 
     @Test func deviceLogsInAfterTheCodeIsApprovedOnTheSimulator() async throws {
         var simulatorConfiguration = SimulatorConfiguration()
-        simulatorConfiguration.approvedSoftwareStatements[Self.softwareID] = []
+        simulatorConfiguration.statementKey = FleetEndToEndTests.statementKey
         simulatorConfiguration.throttleEnabled = true
         let simulator = PassSimulator(configuration: simulatorConfiguration)
         try await simulator.withRunningServer { baseURL in

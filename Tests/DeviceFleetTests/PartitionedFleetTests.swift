@@ -68,7 +68,7 @@ final class PartitionCheckingSink: FleetSink {
     /// answers and the connections behind them), and the fleet's figures add the partitions'.
     @Test func devicesRunOnTheirPartitionsLoopAndFiguresAddUp() async throws {
         var simulatorConfiguration = SimulatorConfiguration()
-        simulatorConfiguration.approvedSoftwareStatements[FleetEndToEndTests.softwareID] = []
+        simulatorConfiguration.statementKey = FleetEndToEndTests.statementKey
         // Eight devices from one address: the throttle (by address) is another test's subject.
         simulatorConfiguration.throttleEnabled = false
         let simulator = PassSimulator(configuration: simulatorConfiguration)

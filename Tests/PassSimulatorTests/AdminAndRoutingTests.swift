@@ -80,7 +80,7 @@ struct AdminAndRoutingTests {
     }
 
     @Test func withRunningServerServesOverTCPAndStops() async throws {
-        let simulator = PassSimulator()
+        let simulator = PassSimulator(configuration: Client.configuration())
         let baseURL = try await simulator.withRunningServer { baseURL in
             #expect(baseURL.hasPrefix("http://127.0.0.1:"))
             let port = try #require(Int(baseURL.dropFirst("http://127.0.0.1:".count)))

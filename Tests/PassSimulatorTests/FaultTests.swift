@@ -96,9 +96,8 @@ struct FaultTests {
                 message: "Not Authorized",
                 details: "access token expired"
             )
-            // DCR and the login web app's calls carry no access token, so they are unaffected.
+            // DCR carries no access token, so it is unaffected.
             #expect(try await client.register().status == .created)
-            #expect(try await client.send(.get, "/api/v1/config/REF30").status == .ok)
             #expect(Self.faultCount(try await Self.stats(client), "tokenExpiry") == 2)
         }
     }
@@ -107,7 +106,8 @@ struct FaultTests {
         let harness = Harness { $0.faults = FaultConfiguration(defaults: FaultRates(latencyMs: 250)) }
         try await harness.run { client in
             let before = harness.clock.epochMillisecondsNow
-            #expect(try await client.send(.get, "/api/v1/config/REF30").status == .ok)
+            let signed = TestSigner.header(requestURI: "/api/v1/config/REF30", requestTime: before)
+            #expect(try await client.send(.get, "/api/v1/config/REF30", headers: [.authorization: signed]).status == .ok)
             #expect(harness.clock.epochMillisecondsNow - before == 250)
             // Admin calls are never delayed.
             _ = try await client.send(.get, "/_sim/stats")
@@ -148,7 +148,8 @@ struct FaultTests {
             let recorded = Recorder()
             try await harness.run { client in
                 for _ in 1...24 {
-                    recorded.append(Int64(try await client.send(.get, "/api/v1/config/REF30").status.code))
+                    let signed = TestSigner.header(requestURI: "/api/v1/config/REF30", requestTime: harness.clock.epochMillisecondsNow)
+                    recorded.append(Int64(try await client.send(.get, "/api/v1/config/REF30", headers: [.authorization: signed]).status.code))
                 }
             }
             return recorded.values.map { UInt16($0) }
@@ -203,7 +204,7 @@ struct FaultTests {
             _ = try await client.poll(credentials, code: code)
             _ = try await client.poll(credentials, code: "NOPE123")
             _ = try await client.v1(.get, "/api/v1/tokens/authn", Client.bearer(credentials))
-            _ = try await client.send(.get, "/api/v1/config/REF30")
+            _ = try await client.send(.get, "/api/v1/config/REF30", headers: Client.bearer(credentials))
 
             let stats = try await Self.stats(client)
             let requests = try #require(stats["requests"] as? [String: [String: Int]])

@@ -27,7 +27,10 @@ struct PageTests {
     @Test func authenticateRedirectsToTheLoginPageWhoseFormCompletesTheCode() async throws {
         try await Harness().run { client in
             let credentials = try await client.credentials()
-            let created = try await client.createSession(credentials, fields: "mvpd=Spectrum").json()
+            let created = try await client.createSession(
+                credentials,
+                fields: "mvpd=Spectrum&domainName=adobe.com&redirectUrl=https%3A%2F%2Fadobe.com"
+            ).json()
             let code = try #require(created["code"] as? String)
             let url = try #require(created["url"] as? String)
 

@@ -101,7 +101,8 @@ struct RouteClassTests {
         check("/api/v2/authenticate/{sp}/{code}", .other, protected: [], unprotected: [.get])
         check("/reggie/v1/{requestor}/regcode.json", .sessions, protected: [.post], unprotected: [.get])
         check("/reggie/v1/{requestor}/regcode/{code}", .sessions, protected: [], unprotected: [.get, .delete])
-        check("/api/v1/config/{requestor}", .config, protected: [], unprotected: [.get])
+        // Every v1 API is DCR-protected (or signed), the MVPD list too.
+        check("/api/v1/config/{requestor}", .config, protected: [.get])
         check("/api/v1/authenticate/{code}", .poll, protected: [.get])
         check("/api/v1/checkauthn/{code}", .other, protected: [], unprotected: [.get])
         check("/api/v1/tokens/media.xml", .decisions, protected: [.get])

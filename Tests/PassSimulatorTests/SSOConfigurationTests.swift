@@ -28,7 +28,7 @@ struct SSOConfigurationTests {
 
     @Test func v1ConfigPublishesThePlatformFields() async throws {
         try await Harness().run { client in
-            let reply = try await client.send(.get, "/api/v1/config/REF30?format=json")
+            let reply = try await client.send(.get, "/api/v1/config/REF30?format=json", headers: Client.bearer(try await client.credentials()))
             #expect(reply.status == .ok, "\(reply.text)")
             let requestor = try #require(try reply.json()["requestor"] as? [String: Any])
             let mvpds = try #require(requestor["mvpds"] as? [[String: Any]], "\(reply.text)")
@@ -57,7 +57,7 @@ struct SSOConfigurationTests {
             let session = try await client.partnerSession(
                 credentials,
                 pfs: Client.pfs(provider: "DirecTV"),
-                fields: "mvpd=DTV&domainName=adobe.com&redirectUrl=x"
+                fields: "mvpd=DTV&domainName=adobe.com&redirectUrl=https%3A%2F%2Fadobe.com"
             )
             #expect((try session.json()["authenticationRequest"] as? [String: Any])?["attributesNames"] as? [String] == ["uid"], "\(session.text)")
 

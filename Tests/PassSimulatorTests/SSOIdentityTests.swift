@@ -134,7 +134,7 @@ struct SSOIdentityTests {
             let token = try await client.platformToken(sub: "roku-user-1")
             try await client.basicLogin(appA, headers: Client.platformHeader(token))
             // App B logs in with DTV through a code, and polls it with the header: only the code's profile.
-            let code = try await client.newCode(appB, fields: "mvpd=DTV&domainName=adobe.com&redirectUrl=x")
+            let code = try await client.newCode(appB, fields: "mvpd=DTV&domainName=adobe.com&redirectUrl=https%3A%2F%2Fadobe.com")
             #expect(try await client.approve(#"{"code":"\#(code)"}"#).status == .ok)
             let polled = try await client.send(
                 .get,

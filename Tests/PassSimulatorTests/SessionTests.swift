@@ -186,7 +186,12 @@ struct SessionTests {
             #expect(retryBody["actionType"] as? String == "direct")
             #expect(retryBody["missingParameters"] as? [String] == ["mvpd", "redirectUrl"])
 
-            let resumed = try await client.form(.post, "/api/v2/REF30/sessions/\(code)", headers: headers, fields: "mvpd=Spectrum")
+            let resumed = try await client.form(
+                .post,
+                "/api/v2/REF30/sessions/\(code)",
+                headers: headers,
+                fields: "mvpd=Spectrum&redirectUrl=https%3A%2F%2Fadobe.com"
+            )
             #expect(resumed.status == .ok)
             let body = try resumed.json()
             #expect(body["actionName"] as? String == "authenticate")
@@ -272,7 +277,12 @@ struct SessionTests {
             #expect(body["code"] == nil)
 
             // Another MVPD still needs a code.
-            #expect(try await client.createSession(credentials, fields: "mvpd=DTV").json()["actionName"] as? String == "authenticate")
+            #expect(
+                try await client.createSession(credentials, fields: "mvpd=DTV&domainName=adobe.com&redirectUrl=https%3A%2F%2Fadobe.com").json()[
+                    "actionName"
+                ]
+                    as? String == "authenticate"
+            )
 
             // After logout the device needs a code again.
             let logout = try await client.send(

@@ -127,7 +127,7 @@ struct StateFileTests {
                 let id = try #require(try await client.register().json()["client_id"] as? String)
                 clientId.withLock { $0 = id }
             }
-            var configuration = SimulatorConfiguration()
+            var configuration = Client.configuration()
             configuration.statePath = path
             let second = PassSimulator(configuration: configuration)
             try await second.loadState()
@@ -168,7 +168,7 @@ struct StateFileTests {
             let before = try Data(contentsOf: URL(fileURLWithPath: path))
             let simulator = PassSimulator(
                 configuration: {
-                    var configuration = SimulatorConfiguration()
+                    var configuration = Client.configuration()
                     configuration.statePath = path
                     return configuration
                 }()
@@ -194,7 +194,7 @@ struct StateFileTests {
             try text.write(to: URL(fileURLWithPath: path))
             let simulator = PassSimulator(
                 configuration: {
-                    var configuration = SimulatorConfiguration()
+                    var configuration = Client.configuration()
                     configuration.statePath = path
                     return configuration
                 }()

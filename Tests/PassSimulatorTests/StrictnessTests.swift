@@ -6,7 +6,8 @@ import Testing
 /// The checks Adobe makes, on by default, each off with `lenient`.
 @Suite("Strict by default, lenient on demand")
 struct StrictnessTests {
-    static let narrowStatement = Client.jwt(payload: #"{"software_id":"narrow-app"}"#)
+    static let narrowStatement =
+        (try? Client.statementKey.issue(softwareId: "narrow-app", redirectURIs: ["adobepass://com.example"])) ?? "unsigned"
 
     /// Registers with `statement` and gets a token, checking both succeed.
     static func credentials(_ client: Client, statement: String) async throws -> Credentials {
@@ -64,12 +65,16 @@ struct StrictnessTests {
         }
     }
 
-    @Test func unknownSoftwareIdsAreUnapproved() async throws {
+    @Test func unsignedStatementsAreInvalidAndOnlyApprovedOnesPassWhenAccepted() async throws {
         let unknown = Client.jwt(payload: #"{"software_id":"somebody-else"}"#)
+        let embedded = Client.jwt(payload: #"{"software_id":"\#(SimulatorConfiguration.embeddedSoftwareId)"}"#)
         try await Harness().run { client in
+            try expectDCRError(try await client.register(statement: unknown), "invalid_software_statement")
+            try expectDCRError(try await client.register(statement: embedded), "invalid_software_statement")
+        }
+        try await Harness { $0.acceptUnsignedStatements = true }.run { client in
             try expectDCRError(try await client.register(statement: unknown), "unapproved_software_statement")
             // regcoded's embedded statement is approved by default.
-            let embedded = Client.jwt(payload: #"{"software_id":"\#(SimulatorConfiguration.embeddedSoftwareId)"}"#)
             #expect(try await client.register(statement: embedded).status == .created)
         }
         try await Harness { $0.lenient = true }.run { client in
@@ -79,7 +84,9 @@ struct StrictnessTests {
     }
 
     @Test func theDaemonsEmbeddedStatementIsApproved() {
-        #expect(SimulatorConfiguration().approves(softwareId: "regcoded-embedded"))
+        #expect(SimulatorConfiguration().approves(softwareId: "regcoded-embedded", signed: false))
+        #expect(!SimulatorConfiguration().approves(softwareId: "somebody-else", signed: false))
+        #expect(SimulatorConfiguration().approves(softwareId: "somebody-else", signed: true))
         #expect(SimulatorConfiguration().softwareStatement("regcoded-embedded", covers: "REF30"))
     }
 
@@ -118,7 +125,7 @@ struct StrictnessTests {
             let credentials = try await client.credentials()
             let headers = Client.authorized(credentials)
             try expectEnhancedError(
-                try await client.createSession(credentials, fields: "mvpd=DTV&domainName=adobe.com&redirectUrl=x"),
+                try await client.createSession(credentials, fields: "mvpd=DTV&domainName=adobe.com&redirectUrl=https%3A%2F%2Fadobe.com"),
                 status: .badRequest,
                 code: "invalid_integration"
             )
@@ -161,7 +168,9 @@ struct StrictnessTests {
     @Test func lenientAcceptsAnyConfiguredMVPD() async throws {
         try await Self.integrated(lenient: true).run { client in
             let credentials = try await client.credentials()
-            #expect(try await client.createSession(credentials, fields: "mvpd=DTV&domainName=adobe.com&redirectUrl=x").status == .ok)
+            #expect(
+                try await client.createSession(credentials, fields: "mvpd=DTV&domainName=adobe.com&redirectUrl=https%3A%2F%2Fadobe.com").status == .ok
+            )
             #expect(try await client.send(.get, "/api/v2/REF30/profiles/DTV", headers: Client.authorized(credentials)).status == .ok)
             #expect(try await client.regcode(Client.bearer(credentials), fields: "deviceId=dGVzdA&mvpd=DTV").status == .created)
         }

@@ -40,7 +40,7 @@ struct TLSLab {
         mutual: Bool = false,
         _ configure: (inout SimulatorConfiguration) -> Void = { _ in }
     ) -> PassSimulator {
-        var configuration = SimulatorConfiguration()
+        var configuration = Client.configuration()
         configuration.clock = .manual(ManualClock(originEpochMs: 1_750_000_000_000))
         configuration.tls = self.tls(protocols: protocols, mutual: mutual)
         configure(&configuration)

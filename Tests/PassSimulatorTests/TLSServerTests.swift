@@ -145,7 +145,7 @@ struct TLSServerTests {
     @Test func statsCountConnectionsByWire() async throws {
         let lab = try TLSLab()
         defer { lab.remove() }
-        let plain = PassSimulator(configuration: SimulatorConfiguration(), logger: TLSLab.quietLogger)
+        let plain = PassSimulator(configuration: Client.configuration(), logger: TLSLab.quietLogger)
         try await plain.withRunningServer { base in
             #expect(base.hasPrefix("http://"))
             // Two requests on one keep-alive connection, then the stats on a second.
@@ -182,7 +182,7 @@ struct TLSServerTests {
         var mismatched = lab.tls()
         mismatched.privateKeyPath = lab.server.caPrivateKeyPath
         #expect(throws: SimulatorTLSError.self) { try mismatched.validate() }
-        var configuration = SimulatorConfiguration()
+        var configuration = Client.configuration()
         configuration.tls = mismatched
         await #expect(throws: SimulatorTLSError.self) {
             try await PassSimulator(configuration: configuration, logger: TLSLab.quietLogger).withRunningServer { _ in }

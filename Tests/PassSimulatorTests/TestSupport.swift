@@ -25,6 +25,7 @@ struct Harness {
         configuration.throttleKey = .device
         // Partner SAML answers come from the TV Provider's identity provider, which the backend trusts.
         configuration.samlTrust.defaultKeyPEM = Client.identityProvider.publicKeyPEM
+        configuration.statementKey = Client.statementKey
         configure(&configuration)
         self.clock = clock
         self.simulatorClock = configuration.clock
@@ -98,7 +99,23 @@ struct Client: Sendable {
 
     static let allSessionFields = "mvpd=Cablevision&domainName=adobe.com&redirectUrl=https%3A%2F%2Fadobe.com"
 
-    static let softwareStatement = jwt(payload: #"{"software_id":"4NRB1-0XZABZI9E6-5SM3R","client_name":"Example"}"#)
+    /// The key the tests' simulators sign and check software statements with.
+    static let statementKey = SoftwareStatementKey.ephemeral()
+
+    /// A statement signed with ``statementKey``, for the `redirect_uri` ``register(statement:headers:)`` sends.
+    static let softwareStatement =
+        (try? statementKey.issue(softwareId: "4NRB1-0XZABZI9E6-5SM3R", redirectURIs: ["adobepass://com.example"], clientName: "Example"))
+        ?? "unsigned"
+
+    /// The same claims unsigned (`jwt(payload:)` signs nothing): what only `acceptUnsignedStatements` takes.
+    static let unsignedStatement = jwt(payload: #"{"software_id":"4NRB1-0XZABZI9E6-5SM3R","client_name":"Example"}"#)
+
+    /// A configuration whose statements are checked with ``statementKey``.
+    static func configuration() -> SimulatorConfiguration {
+        var configuration = SimulatorConfiguration()
+        configuration.statementKey = statementKey
+        return configuration
+    }
 
     func send(
         _ method: HTTPRequest.Method,

@@ -162,7 +162,8 @@ struct V1RegcodeTests {
 
     @Test func configListsTheMVPDsInBothFormats() async throws {
         try await Harness().run { client in
-            let json = try await client.send(.get, "/api/v1/config/REF30?format=json")
+            let headers = Client.bearer(try await client.credentials(), json: false)
+            let json = try await client.send(.get, "/api/v1/config/REF30?format=json", headers: headers)
             #expect(json.status == .ok)
             let requestor = try #require(try json.json()["requestor"] as? [String: Any])
             #expect(requestor["id"] as? String == "REF30")
@@ -171,14 +172,41 @@ struct V1RegcodeTests {
             #expect(mvpds.map { $0["displayName"] as? String } == SimulatedMVPD.defaults.map(\.displayName))
             #expect((mvpds.first?["logoUrl"] as? String)?.hasSuffix("/_sim/logos/Cablevision.svg") == true)
 
-            let xml = try await client.send(.get, "/api/v1/config/REF30")
+            let xml = try await client.send(.get, "/api/v1/config/REF30", headers: headers)
             #expect(xml.contentType.hasPrefix("application/xml"))
             let leaves = try XMLLeaves(xml.text)
             #expect(leaves.root == "config")
             #expect(leaves.values["displayName"] == SimulatedMVPD.defaults.map(\.displayName))
             #expect(xml.text.contains("<config><requestor>") && xml.text.contains("<mvpds><mvpd><id>Cablevision</id>"))
 
-            #expect(try await client.send(.get, "/api/v1/config/REF30.json").contentType.hasPrefix("application/json"))
+            #expect(try await client.send(.get, "/api/v1/config/REF30.json", headers: headers).contentType.hasPrefix("application/json"))
+        }
+    }
+
+    @Test func configNeedsTheBearerTokenOrTheSignedHeader() async throws {
+        let harness = Harness()
+        try await harness.run { client in
+            try expectClassicError(try await client.send(.get, "/api/v1/config/REF30?format=json"), status: .unauthorized, message: "Not Authorized")
+            try expectClassicError(
+                try await client.send(.get, "/api/v1/config/REF30?format=json", headers: [.authorization: "Bearer not-a-token"]),
+                status: .unauthorized,
+                message: "Not Authorized"
+            )
+            let signed = TestSigner.header(requestURI: "/api/v1/config/REF30", requestTime: harness.clock.epochMillisecondsNow)
+            #expect(try await client.send(.get, "/api/v1/config/REF30?format=json", headers: [.authorization: signed]).status == .ok)
+            let credentials = try await client.credentials()
+            #expect(try await client.send(.get, "/api/v1/config/REF30?format=json&access_token=\(credentials.accessToken)").status == .ok)
+        }
+    }
+
+    @Test func aCodeWithoutTTLLivesTheSimulatorsCodeTTL() async throws {
+        let harness = Harness { $0.codeTTL = .seconds(120) }
+        let now = harness.clock.epochMillisecondsNow
+        try await harness.run { client in
+            let headers = Client.bearer(try await client.credentials())
+            #expect(try await client.regcode(headers, fields: "deviceId=d").json()["expires"] as? Int64 == now + 120_000)
+            // A device that asks for a ttl gets it, as from Adobe.
+            #expect(try await client.regcode(headers, fields: "deviceId=d&ttl=1800").json()["expires"] as? Int64 == now + 1_800_000)
         }
     }
 

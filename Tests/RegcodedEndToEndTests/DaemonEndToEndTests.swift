@@ -28,11 +28,18 @@ extension EndToEnd {
                 extraArguments: [String] = [],
                 simulatorArguments: [String] = [],
                 wire: BackendWire = .http,
-                directory: TemporaryDirectory? = nil
+                directory: TemporaryDirectory? = nil,
+                softwareStatement: Bool = true
             ) async throws -> Lab {
                 let directory = try directory ?? TemporaryDirectory()
                 let backend = try await PassSimProcess.start(simulatorArguments, wire: wire)
-                let daemon = try Self.startDaemon(directory: directory, backend: backend, devices: devices, extraArguments: extraArguments)
+                let daemon = try Self.startDaemon(
+                    directory: directory,
+                    backend: backend,
+                    devices: devices,
+                    extraArguments: extraArguments,
+                    softwareStatement: softwareStatement
+                )
                 let lab = Lab(directory: directory, backend: backend, daemon: daemon)
                 try await lab.waitUntilServing()
                 return lab
@@ -42,13 +49,14 @@ extension EndToEnd {
                 directory: TemporaryDirectory,
                 backend: PassSimProcess,
                 devices: Int,
-                extraArguments: [String]
+                extraArguments: [String],
+                softwareStatement: Bool = true
             ) throws
                 -> ChildProcess
             {
                 try ChildProcess(
                     "regcoded",
-                    backend.daemonArguments + [
+                    (softwareStatement ? backend.daemonArguments : backend.backendArguments) + [
                         "--database", directory.path("regcoded.sqlite"),
                         "--socket", directory.path("regcoded.sock"),
                         "--devices", "\(devices)",

@@ -72,7 +72,10 @@ extension EndToEnd {
                   stage_backoff_cap: 4s
             """.write(toFile: config, atomically: true, encoding: .utf8)
             let database = directory.path("db.sqlite")
-            let daemon = try ChildProcess("regcoded", ["--config", config, "--database", database, "--socket", directory.path("s.sock")])
+            let daemon = try ChildProcess(
+                "regcoded",
+                ["--config", config, "--database", database, "--socket", directory.path("s.sock"), "--software-statement", sim.statementFile]
+            )
 
             let authenticated = try await Self.waitForAuthenticated(200, database: database, daemon: daemon, within: .seconds(240))
             #expect(daemon.process.isRunning, "the daemon crashed: \(daemon.text.suffix(2000))")
@@ -128,7 +131,10 @@ extension EndToEnd {
                   stage_backoff_cap: 4s
             """.write(toFile: config, atomically: true, encoding: .utf8)
             let database = directory.path("db.sqlite")
-            let daemon = try ChildProcess("regcoded", ["--config", config, "--database", database, "--socket", directory.path("s.sock")])
+            let daemon = try ChildProcess(
+                "regcoded",
+                ["--config", config, "--database", database, "--socket", directory.path("s.sock"), "--software-statement", firstSim.statementFile]
+            )
 
             // Every device shows a code and polls it, unapproved.
             let deadline = ContinuousClock.now + .seconds(60)
@@ -143,7 +149,11 @@ extension EndToEnd {
             first.signal(SIGKILL)
             _ = await first.waitForExit()
             try await Task.sleep(for: .seconds(2))
-            let second = try ChildProcess("pass-sim", ["--listen", "127.0.0.1:\(port)", "--auto-approve-after", "2s"])
+            // The same statement key: the daemon's statement stays valid, as Adobe's does across a restart.
+            let second = try ChildProcess(
+                "pass-sim",
+                ["--listen", "127.0.0.1:\(port)", "--statement-key", firstSim.statementKeyFile, "--auto-approve-after", "2s"]
+            )
             #expect(await second.waitForOutput("/activate"), "pass-sim did not restart: \(second.text)")
 
             let authenticated = try await Self.waitForAuthenticated(50, database: database, daemon: daemon, within: .seconds(120))

@@ -114,25 +114,41 @@ func waitForLogins(_ count: Int, in database: String, daemon: ChildProcess, time
 }
 
 /// `pass-sim` started on an ephemeral port (`127.0.0.1:0`): the port is the one it reports as bound,
-/// so concurrent runs never race for a probed port.
+/// so concurrent runs never race for a probed port. It checks software statements with a key kept in its own
+/// directory, and `pass-sim statement` issued one from that key for the daemons started against it.
 struct PassSimProcess {
     let process: ChildProcess
     let url: String
     let wire: BackendWire
     /// Its CA and certificate over HTTPS (kept for the process's life).
     let certificates: TemporaryDirectory?
+    /// Its statement key and the statement issued from it.
+    let statements: TemporaryDirectory
 
     /// The CA file a client of it trusts (nil on plain HTTP).
     var caFile: String? { certificates?.path("ca.pem") }
-    /// regcoded's arguments for this backend: `--backend` and its trust.
+    /// The key it checks statements with (for a restart that must accept the same statements).
+    var statementKeyFile: String { statements.path("statement-key.pem") }
+    /// A software statement it accepts (`software_id` regcoded-embedded, regcoded's default `redirect_uri`).
+    var statementFile: String { statements.path("software-statement") }
+    /// regcoded's arguments for this backend: `--backend`, its trust and its software statement.
     var daemonArguments: [String] {
+        backendArguments + ["--software-statement", statementFile]
+    }
+    /// `--backend` and its trust only: for fleets that sign v1 calls with a key pair instead of DCR.
+    var backendArguments: [String] {
         ["--backend", url] + (certificates.map { wire.daemonArguments(certificates: $0.url.path) } ?? [])
     }
 
     static func start(_ arguments: [String] = [], wire: BackendWire = .http) async throws -> PassSimProcess {
         let certificates = wire.usesTLS ? try TemporaryDirectory() : nil
         let tls = certificates.map { wire.simulatorArguments(certificates: $0.url.path) } ?? []
-        let process = try ChildProcess("pass-sim", ["--listen", "127.0.0.1:0"] + tls + arguments)
+        let statements = try TemporaryDirectory()
+        let key = statements.path("statement-key.pem")
+        let issued = try Command.run(BuiltProducts.url("pass-sim"), ["statement", "--statement-key", key, "--software-id", "regcoded-embedded"])
+        guard issued.status == 0 else { throw PassSimStartError(output: issued.stderr) }
+        try issued.stdout.write(toFile: statements.path("software-statement"), atomically: true, encoding: .utf8)
+        let process = try ChildProcess("pass-sim", ["--listen", "127.0.0.1:0", "--statement-key", key] + tls + arguments)
         let marker = "activation page: "
         #expect(await process.waitForOutput("/activate"), "pass-sim did not start: \(process.text)")
         guard let range = process.text.range(of: marker),
@@ -141,7 +157,7 @@ struct PassSimProcess {
             throw PassSimStartError(output: process.text)
         }
         let url = String(process.text[range.upperBound..<end.lowerBound])
-        return PassSimProcess(process: process, url: url, wire: wire, certificates: certificates)
+        return PassSimProcess(process: process, url: url, wire: wire, certificates: certificates, statements: statements)
     }
 
     /// One request to its admin API (`/_sim/…`), over its wire.

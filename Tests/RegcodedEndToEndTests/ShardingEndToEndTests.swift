@@ -85,7 +85,12 @@ extension EndToEnd {
             let simulator = try await PassSimProcess.start(["--no-throttle"])
             let names = ["s0", "s1", "s2"]
             let daemons = try names.enumerated().map { index, name in
-                try Self.daemon(directory, name: name, backend: simulator.url, extra: ["--shard", "\(index)/3", "--metrics", "127.0.0.1:0"])
+                try Self.daemon(
+                    directory,
+                    name: name,
+                    backend: simulator.url,
+                    extra: ["--shard", "\(index)/3", "--metrics", "127.0.0.1:0", "--software-statement", simulator.statementFile]
+                )
             }
             let databases = names.map { directory.path("\($0).sqlite") }
 
@@ -143,7 +148,7 @@ extension EndToEnd {
 
             // An unsharded run on the same configuration makes the same devices: names, fleets,
             // emulated client addresses, device info and settings.
-            let whole = try Self.daemon(directory, name: "whole", backend: simulator.url, extra: [])
+            let whole = try Self.daemon(directory, name: "whole", backend: simulator.url, extra: ["--software-statement", simulator.statementFile])
             let wholeDatabase = directory.path("whole.sqlite")
             let wholeDeadline = ContinuousClock.now + .seconds(30)
             while await Self.call(directory.path("whole.sock"), "daemon.status")?["starting"] != .bool(false), ContinuousClock.now < wholeDeadline {

@@ -30,14 +30,11 @@ extension EndToEnd {
             static func start(identity: String, wire: BackendWire) async throws -> Lab {
                 let files = try TemporaryDirectory()
                 let config = files.path("regcoded.yaml")
-                let statement = files.path("software-statement")
-                try "\(SingleSignOnTableTests.TwoApps.embeddedStatement)\n".write(toFile: statement, atomically: true, encoding: .utf8)
                 let fleet = { (name: String) in
                     """
                       - name: \(name)
                         count: 1
                         profile: v2
-                        software_statement_file: \(statement)
                         mvpd: Comcast_SSO
                         scenario: idle
                         sso_identity:

@@ -25,22 +25,16 @@ extension EndToEnd {
             var events: ControlClient.Notifications.Iterator
 
             static let device = "sso-1"
-            /// The statement of the software id pass-sim approves by default.
-            static let embeddedStatement =
-                "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzb2Z0d2FyZV9pZCI6InJlZ2NvZGVkLWVtYmVkZGVkIiwiY2xpZW50X25hbWUiOiJyZWdjb2RlZCIsInNvZnR3YXJlX3ZlcnNpb24iOiIxIn0.c2ltdWxhdG9y"
 
             static func start(platform: String, osVersion: String, apps: String, profile: String = "v1", wire: BackendWire) async throws -> Lab {
                 let files = try TemporaryDirectory()
                 let config = files.path("regcoded.yaml")
-                // Any well-formed statement: pass-sim registers it (each app registers its own client).
-                let statement = files.path("software-statement")
-                try "\(Self.embeddedStatement)\n".write(toFile: statement, atomically: true, encoding: .utf8)
+                // The statement pass-sim issued (Lab passes it with --software-statement); each app registers its own client.
                 try """
                 fleets:
                   - name: sso
                     count: 1
                     profile: \(profile)
-                    software_statement_file: \(statement)
                     mvpd: Comcast_SSO
                     scenario: idle
                     device:

@@ -29,7 +29,10 @@ extension EndToEnd {
             """.write(toFile: config, atomically: true, encoding: .utf8)
             let database = directory.path("db.sqlite")
             let socket = directory.path("s.sock")
-            let daemon = try ChildProcess("regcoded", ["--config", config, "--database", database, "--socket", socket])
+            let daemon = try ChildProcess(
+                "regcoded",
+                ["--config", config, "--database", database, "--socket", socket, "--software-statement", started.statementFile]
+            )
 
             // Each doomed device gives up on its second 429 (stage_retries: 1).
             let gaveUp = """

@@ -152,7 +152,10 @@ extension EndToEnd {
             let config = directory.path("regcoded.yaml")
             try Self.cyclingFleet(backend: sim.url, count: 20).write(toFile: config, atomically: true, encoding: .utf8)
             let socket = directory.path("s.sock")
-            let daemon = try ChildProcess("regcoded", ["--config", config, "--database", database, "--socket", socket])
+            let daemon = try ChildProcess(
+                "regcoded",
+                ["--config", config, "--database", database, "--socket", socket, "--software-statement", sim.statementFile]
+            )
             try #require(await daemon.waitForOutput("regcoded ready"), "\(daemon.text)")
             let subscriber = Subscriber(socket: socket)
             while (try? Self.count(database, "SELECT count(*) FROM events WHERE name = 'setToken'")) ?? 0 < 5, daemon.process.isRunning {
@@ -241,7 +244,10 @@ extension EndToEnd {
                   interval: 3s
             """.write(toFile: config, atomically: true, encoding: .utf8)
             let database = directory.path("db.sqlite")
-            let daemon = try ChildProcess("regcoded", ["--config", config, "--database", database, "--socket", directory.path("s.sock")])
+            let daemon = try ChildProcess(
+                "regcoded",
+                ["--config", config, "--database", database, "--socket", directory.path("s.sock"), "--software-statement", sim.statementFile]
+            )
             while (try? Self.count(database, "SELECT count(*) FROM poll_attempts")) ?? 0 < 2_000, daemon.process.isRunning {
                 try await Task.sleep(for: .milliseconds(200))
             }

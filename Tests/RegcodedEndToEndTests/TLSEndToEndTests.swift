@@ -37,7 +37,10 @@ extension EndToEnd {
             // No CA file: the system's roots do not hold pass-sim's own CA.
             let daemon = try ChildProcess(
                 "regcoded",
-                ["--backend", backend.url, "--database", database, "--socket", socket, "--devices", "2"],
+                [
+                    "--backend", backend.url, "--software-statement", backend.statementFile, "--database", database, "--socket", socket, "--devices",
+                    "2",
+                ],
                 environment: ["NOTIFY_SOCKET": notify.path]
             )
             let messages = notify.collect(until: { $0.contains("every device fails") }, timeout: .seconds(20))

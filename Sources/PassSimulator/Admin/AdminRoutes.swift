@@ -8,7 +8,7 @@ import Foundation
 #endif
 
 /// Test hooks under `/_sim`: complete, expire or script a code as if on a second screen, expire a client's access
-/// tokens, list live codes, edit the deny lists and fault injection, read counters.
+/// tokens, issue software statements, list live codes, edit the deny lists and fault injection, read counters.
 ///
 /// Errors use a small JSON body `{"error": "<code>", "message": "…"}`; they are for test harnesses, not devices.
 struct AdminRoutes: Sendable {
@@ -25,6 +25,11 @@ struct AdminRoutes: Sendable {
 
     private struct CodeRequest: Decodable {
         let code: String
+    }
+
+    private struct StatementRequest: Decodable {
+        let software_id: String
+        let redirect_uris: [String]?
     }
 
     private struct ClientRequest: Decodable {
@@ -87,11 +92,36 @@ struct AdminRoutes: Sendable {
         routes.endpoint("approve", [.post: self.approve])
         routes.endpoint("expire", [.post: self.expire])
         routes.endpoint("expire-tokens", [.post: self.expireTokens])
+        routes.endpoint("statements", [.post: self.issueStatement])
         routes.endpoint("codes", [.get: self.codes])
         routes.endpoint("codes/{code}/script", [.put: self.script])
         routes.endpoint("deny", [.get: self.getDeny, .put: self.putDeny])
         routes.endpoint("faults", [.get: self.getFaults, .put: self.putFaults])
         routes.endpoint("stats", [.get: self.getStats, .delete: self.resetStats])
+    }
+
+    /// Issues a software statement signed with the simulator's key, as the TVE Dashboard does for a registered
+    /// application: `{"software_id": "…", "redirect_uris"?: ["…"]}` → 201 `{"software_statement": "<jwt>"}`.
+    @Sendable func issueStatement(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        let body = try await JSONBody.decode(
+            StatementRequest.self,
+            from: request,
+            context: context,
+            orThrow: AdminError(
+                status: .badRequest,
+                error: "invalid_request",
+                message: #"Expected JSON {"software_id": "…", "redirect_uris"?: ["…"]}."#
+            )
+        )
+        let key = self.state.withLock { $0.configuration.statementKey }
+        let statement: String
+        do {
+            statement = try key.issue(softwareId: body.software_id, redirectURIs: body.redirect_uris ?? [])
+        } catch {
+            throw AdminError(status: .badRequest, error: "invalid_request", message: error.description)
+        }
+        context.logger.info("software statement issued", metadata: ["dcr.software_id": .string(body.software_id)])
+        return try JSONBody.response(.created, ["software_statement": statement])
     }
 
     @Sendable func approve(_ request: Request, context: SimulatorRequestContext) async throws -> Response {

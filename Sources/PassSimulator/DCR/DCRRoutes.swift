@@ -10,8 +10,9 @@ import Foundation
 /// Dynamic Client Registration: `POST /o/client/register` and `POST /o/client/token` (reference §6).
 ///
 /// Unless lenient, both require their documented `Content-Type` and a decodable `X-Device-Info` (§6.2, §6.3), and
-/// registration requires an approved `software_id`; each failure is a DCR `invalid_request` (or
-/// `unapproved_software_statement`).
+/// registration requires a statement signed with the simulator's key (else `invalid_software_statement`, unless
+/// unsigned statements are accepted, when its `software_id` must be approved, else `unapproved_software_statement`) and
+/// a `redirect_uri` the statement lists (else `invalid_redirect_uri`).
 struct DCRRoutes: Sendable {
     let state: SharedSimulatorState
     let configuration: SimulatorConfiguration
@@ -52,18 +53,42 @@ struct DCRRoutes: Sendable {
         }
         try self.checkDeviceInfo(request, context: context)
         let body = try await JSONBody.decode(RegistrationRequest.self, from: request, context: context, orThrow: DCRError.invalidRequest)
-        guard let softwareId = SoftwareStatement.softwareId(of: body.software_statement) else {
+        guard let statement = SoftwareStatement(body.software_statement) else {
             throw self.refused(.invalidSoftwareStatement, "not a JWT with a software_id", context: context)
         }
-        guard self.configuration.approves(softwareId: softwareId) else {
+        let softwareId = statement.softwareId
+        let signed = self.configuration.statementKey.verify(body.software_statement) != nil
+        guard signed || self.configuration.acceptUnsignedStatements || self.configuration.lenient else {
+            context.logger.info(
+                "DCR registration refused",
+                metadata: [
+                    "dcr.error": "invalid_software_statement", "dcr.software_id": .string(softwareId),
+                    "dcr.reason": "not signed with the simulator's statement key (RS256)",
+                ]
+            )
+            throw DCRError.invalidSoftwareStatement
+        }
+        guard self.configuration.approves(softwareId: softwareId, signed: signed) else {
             context.logger.info(
                 "DCR registration refused",
                 metadata: ["dcr.error": "unapproved_software_statement", "dcr.software_id": .string(softwareId)]
             )
             throw DCRError.unapprovedSoftwareStatement
         }
-        if let redirect = body.redirect_uri, redirect.isEmpty || !redirect.contains(":") {
-            throw DCRError.invalidRedirectURI
+        if let redirect = body.redirect_uri {
+            guard !redirect.isEmpty, redirect.contains(":") else { throw DCRError.invalidRedirectURI }
+            // A signed statement allows only the URIs it lists; an accepted unsigned one only when it lists any.
+            if signed || statement.redirectURIs != nil, !(statement.redirectURIs ?? []).contains(redirect), !self.configuration.lenient {
+                context.logger.info(
+                    "DCR registration refused",
+                    metadata: [
+                        "dcr.error": "invalid_redirect_uri", "dcr.software_id": .string(softwareId),
+                        "dcr.redirect_uri": .string(redirect),
+                        "dcr.reason": "not one of the statement's redirect_uris",
+                    ]
+                )
+                throw DCRError.invalidRedirectURI
+            }
         }
         let client = self.state.withLock { $0.registerClient(softwareId: softwareId, redirectURIs: body.redirect_uri.map { [$0] } ?? []) }
         context.logger.info(
@@ -127,19 +152,34 @@ struct DCRRoutes: Sendable {
     }
 }
 
-/// Structural checks of a DCR software statement; the signature is not verified (any well-formed JWT is accepted).
-enum SoftwareStatement {
-    /// The `software_id` claim of a JWT with three Base64url parts and a JSON-object payload, else `nil`.
-    static func softwareId(of jwt: String) -> String? {
+/// The claims of a DCR software statement that registration reads, from its structure only (the signature is checked
+/// with ``SoftwareStatementKey``).
+struct SoftwareStatement {
+    /// `software_id`.
+    let softwareId: String
+    /// `redirect_uris`, when the statement lists them.
+    let redirectURIs: [String]?
+
+    /// The claims of a JWT with three Base64url parts and a JSON-object payload holding a `software_id`, else `nil`.
+    init?(_ jwt: String) {
         let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
         // An empty signature is allowed: unsecured JWTs (`alg: none`) are structurally valid.
         guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty, parts.allSatisfy({ Self.isBase64URL($0) }),
             Base64.decodeLenient(parts[0]) != nil,
             let payload = Base64.decodeLenient(parts[1])
         else { return nil }
-        struct Claims: Decodable { let software_id: String }
+        struct Claims: Decodable {
+            let software_id: String
+            let redirect_uris: [String]?
+        }
         guard let claims = try? JSONDecoder().decode(Claims.self, from: payload), !claims.software_id.isEmpty else { return nil }
-        return claims.software_id
+        self.softwareId = claims.software_id
+        self.redirectURIs = claims.redirect_uris
+    }
+
+    /// The `software_id` of a structurally valid statement, else `nil`.
+    static func softwareId(of jwt: String) -> String? {
+        SoftwareStatement(jwt)?.softwareId
     }
 
     private static func isBase64URL(_ part: Substring) -> Bool {

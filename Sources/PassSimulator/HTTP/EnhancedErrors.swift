@@ -72,6 +72,26 @@ extension EnhancedError {
         EnhancedError(.none, .badRequest, code: "invalid_parameter_mvpd", message: "The mvpd parameter value is missing or invalid.")
     }
 
+    static var invalidRedirectURL: EnhancedError {
+        EnhancedError(
+            .none,
+            .badRequest,
+            code: "invalid_parameter_redirect_url",
+            message: "The redirect url parameter value is missing or invalid."
+        )
+    }
+
+    /// A `domainName` the service provider does not list. Adobe's catalogue names no code for it; this one follows its
+    /// `invalid_parameter_*` pattern (INFERRED).
+    static var invalidDomainName: EnhancedError {
+        EnhancedError(
+            .none,
+            .badRequest,
+            code: "invalid_parameter_domain_name",
+            message: "The domain name parameter value is missing or invalid."
+        )
+    }
+
     static var invalidCode: EnhancedError {
         EnhancedError(.none, .badRequest, code: "invalid_parameter_code", message: "The code parameter value is missing or invalid.")
     }

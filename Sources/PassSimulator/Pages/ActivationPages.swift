@@ -23,6 +23,15 @@ struct ActivationPages: Sendable {
         guard let mvpd = session.mvpd else {
             return HTMLPage.response(.ok, pickerPage(session: session, configuration: configuration))
         }
+        if session.api == .v2, session.domainName == nil || session.redirectUrl == nil {
+            // Adobe hands out this URL only once the session is complete; a resume must supply the rest first.
+            throw HTMLError(
+                status: .badRequest,
+                title: "Session incomplete",
+                message:
+                    "The code \(session.code) still misses \(session.missingParameters.joined(separator: ", ")); enter it on the activation page."
+            )
+        }
         return HTMLPage.redirect(to: loginURL(code: session.code, serviceProvider: session.serviceProvider, mvpd: mvpd))
     }
 
@@ -88,8 +97,15 @@ struct ActivationPages: Sendable {
                 self.activationPage(code: code, error: "That TV provider is not available for \(current.serviceProvider).")
             )
         }
+        // As the programmer's second-screen application, the page resumes a v2 session with its own domain and landing
+        // URL when the device could not send them (REST v2 secondary application flow).
+        let ownDomain = current.api == .v2 ? self.configuration.domains(of: current.serviceProvider).first : nil
+        let domainName = current.domainName == nil ? ownDomain : nil
+        let redirectUrl = current.redirectUrl == nil ? ownDomain.map { "https://" + $0 } : nil
         guard
-            let session = self.state.withLock({ $0.resumeSession(code: code, serviceProvider: nil, mvpd: mvpd, domainName: nil, redirectUrl: nil) })
+            let session = self.state.withLock({
+                $0.resumeSession(code: code, serviceProvider: nil, mvpd: mvpd, domainName: domainName, redirectUrl: redirectUrl)
+            })
         else {
             return HTMLPage.response(.badRequest, self.activationPage(code: code, error: "The code \(code) was not found. Check it on your TV."))
         }

@@ -11,7 +11,7 @@ import Foundation
 /// preauthorization, user metadata and logout, in XML (default) or JSON.
 ///
 /// Device calls need credentials: a DCR bearer token (header or `access_token` parameter) or the §3.1 HMAC header.
-/// Calls of the login web app (reading a record, `config`, `checkauthn/{code}`) and the browser's `authenticate` do not.
+/// Calls of the login web app (reading a record, `checkauthn/{code}`) and the browser's `authenticate` do not.
 struct V1Routes: Sendable {
     let state: SharedSimulatorState
     let configuration: SimulatorConfiguration
@@ -22,7 +22,7 @@ struct V1Routes: Sendable {
     static let maxRegcodeTTLSeconds: Int64 = 36_000
 
     /// Routes a device or the login web app calls (throttled, fault-injected); the login web app's calls (reading or
-    /// deleting a code, `config`, `checkauthn/{code}`) need no credentials.
+    /// deleting a code, `checkauthn/{code}`) need no credentials.
     var apiRoutes: [APIRoute] {
         Self.withSuffixes("reggie/v1/{requestor}/regcode", .sessions, credentials: .requiredFor(.post), [.post: self.createRegcode])
             + [
@@ -33,7 +33,7 @@ struct V1Routes: Sendable {
                     credentials: .none,
                     [.get: self.getRegcode, .delete: self.deleteRegcode]
                 ),
-                APIRoute("api/v1/config/{requestor}", .config, .v1, credentials: .none, [.get: self.config]),
+                APIRoute("api/v1/config/{requestor}", .config, .v1, [.get: self.config]),
                 APIRoute("api/v1/authenticate/{code}", .poll, .v1, [.get: self.authenticateCode]),
                 APIRoute("api/v1/checkauthn/{code}", .other, .v1, credentials: .none, [.get: self.checkAuthenticationOfCode]),
             ]
@@ -300,6 +300,9 @@ struct V1Routes: Sendable {
         guard self.configuration.accepts(serviceProvider: requestor) else {
             throw V1Error.badRequest("Unknown requestor '\(requestor)'").with(format)
         }
+        // Every v1 API is protected by DCR (or, before it, the signed header): the MVPD list too.
+        let fields = request.uri.query.map { FormData.parse($0) } ?? [:]
+        _ = try await self.authenticateCaller(request, context: context, fields: fields, requestor: requestor, format: format)
         let origin = V2Routes.origin(request, configuration: self.configuration)
         // The AccessEnabler's MVPD `tempPass` flag: only TempPass MVPDs carry it.
         let tempPass = self.state.withLock { state in Set(state.mvpdsInForce().map(\.id).filter { state.isTempPass($0) }) }

@@ -135,7 +135,7 @@ struct V2Routes: Sendable {
             requestor: .init(
                 id: sp,
                 name: sp,
-                domains: self.configuration.domains.map { .init(name: $0) },
+                domains: self.configuration.domains(of: sp).map { .init(name: $0) },
                 mvpds: self.state.withLock { state in state.mvpdsInForce().map { ($0, state.isTempPass($0.id)) } }.map { mvpd, isTempPass in
                     .init(
                         id: mvpd.id,
@@ -193,6 +193,7 @@ struct V2Routes: Sendable {
         try self.requireForm(request)
         let fields = try await FormData.fields(of: request, context: context)
         let mvpd = try await self.mvpdParameter(fields, serviceProvider: sp)
+        try self.checkDomainAndRedirect(fields, serviceProvider: sp)
         if let mvpd,
             let answer = try self.variantSession(request, serviceProvider: sp, device: device, clientId: clientId, mvpd: mvpd, context: context)
         {
@@ -257,6 +258,7 @@ struct V2Routes: Sendable {
         try self.requireForm(request)
         let fields = try await FormData.fields(of: request, context: context)
         let mvpd = try await self.mvpdParameter(fields, serviceProvider: sp)
+        try self.checkDomainAndRedirect(fields, serviceProvider: sp)
         guard
             let session = self.state.withLock({
                 $0.resumeSession(
@@ -288,8 +290,8 @@ struct V2Routes: Sendable {
             return try JSONBody.response(.ok, Self.authorizeResponse(sp: sp, profile: profile))
         case .pending:
             var body = Self.sessionResponse(session)
-            if session.mvpd == nil {
-                // A resume that still lacks the MVPD is answered with `retry`, not `resume` (reference §7.3).
+            if !session.missingParameters.isEmpty {
+                // A resume that still lacks a parameter is answered with `retry`, not `resume` (reference §7.3).
                 body.actionName = "retry"
             }
             return try JSONBody.response(.ok, body)
@@ -498,6 +500,31 @@ struct V2Routes: Sendable {
         return session
     }
 
+    /// A `domainName` must be one the service provider lists (or a subdomain of one), and a `redirectUrl` an absolute
+    /// URL; either may be missing (the session then waits for a resume).
+    func checkDomainAndRedirect(_ fields: [String: String], serviceProvider: String) throws {
+        if let domain = Self.nonEmpty(fields["domainName"]), !self.configuration.lists(domainName: domain, for: serviceProvider) {
+            throw EnhancedError.invalidDomainName
+        }
+        if let redirect = Self.nonEmpty(fields["redirectUrl"]), !self.configuration.lenient, !Self.isAbsoluteURL(redirect) {
+            throw EnhancedError.invalidRedirectURL
+        }
+    }
+
+    /// `scheme:rest` with an RFC 3986 scheme and no whitespace.
+    static func isAbsoluteURL(_ text: String) -> Bool {
+        guard let colon = text.firstIndex(of: ":"), colon != text.startIndex, text.index(after: colon) != text.endIndex,
+            text.unicodeScalars.allSatisfy({ !$0.properties.isWhitespace })
+        else { return false }
+        let scheme = text[..<colon].utf8
+        guard let first = scheme.first, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first | 0x20) else { return false }
+        return scheme.allSatisfy { byte in
+            let lower = byte | 0x20
+            return (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(lower) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+        }
+    }
+
     func mvpdParameter(_ fields: [String: String], serviceProvider: String) async throws -> String? {
         guard let mvpd = Self.nonEmpty(fields["mvpd"]) else { return nil }
         try await self.checkMVPD(mvpd, serviceProvider: serviceProvider)
@@ -530,14 +557,17 @@ struct V2Routes: Sendable {
         return value
     }
 
+    /// `authenticate` once the session holds `mvpd`, `domainName` and `redirectUrl`; until then `resume` with the
+    /// missing ones, as Adobe answers a request that lacks some (create-authentication-session sample 2).
     static func sessionResponse(_ session: AuthenticationSession) -> SessionResponse {
-        let hasMVPD = session.mvpd != nil
+        let missing = session.missingParameters
+        let complete = missing.isEmpty
         return SessionResponse(
-            actionName: hasMVPD ? "authenticate" : "resume",
-            actionType: hasMVPD ? "interactive" : "direct",
+            actionName: complete ? "authenticate" : "resume",
+            actionType: complete ? "interactive" : "direct",
             reasonType: "none",
-            missingParameters: hasMVPD ? nil : session.missingParameters,
-            url: hasMVPD
+            missingParameters: complete ? nil : missing,
+            url: complete
                 ? "/api/v2/authenticate/\(session.serviceProvider)/\(session.code)"
                 : "/api/v2/\(session.serviceProvider)/sessions/\(session.code)",
             code: session.code,

@@ -159,6 +159,7 @@ public final class Daemon: Sendable {
         self.transportStatus = transportStatus
         if let warning = transportStatus.sharedAddressWarning {
             logger.warning("\(warning)", metadata: ["backend": "\(configuration.backend ?? "embedded simulator")"])
+        }
         for warning in configuration.legacyAPIWarnings {
             logger.warning("\(warning)", metadata: ["backend": "\(configuration.backend ?? "")"])
         }

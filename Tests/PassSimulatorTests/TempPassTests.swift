@@ -59,7 +59,7 @@ struct TempPassTests {
             #expect(flags["Cablevision"] == false)
             #expect(mvpds.first { $0["id"] as? String == "TempPass_TEST40" }?["displayName"] as? String == "Adobe Temp Pass Test")
 
-            let v1 = try await client.send(.get, "/api/v1/config/REF30.json")
+            let v1 = try await client.send(.get, "/api/v1/config/REF30.json", headers: Client.bearer(credentials))
             #expect(v1.status == .ok, "\(v1.text)")
             let v1MVPDs = try #require(
                 ((try v1.json()["requestor"] as? [String: Any])?["mvpds"] as? [String: Any])?["mvpd"] as? [[String: Any]]

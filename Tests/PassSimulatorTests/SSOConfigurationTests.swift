@@ -62,7 +62,12 @@ struct SSOConfigurationTests {
             #expect((try session.json()["authenticationRequest"] as? [String: Any])?["attributesNames"] as? [String] == ["uid"], "\(session.text)")
 
             #expect(try await client.send(.put, "/_sim/mvpds/Nope", headers: [.contentType: "application/json"], body: "{}").status == .notFound)
-            let bad = try await client.send(.put, "/_sim/mvpds/DTV", headers: [.contentType: "application/json"], body: #"{"boardingStatus":"MAYBE"}"#)
+            let bad = try await client.send(
+                .put,
+                "/_sim/mvpds/DTV",
+                headers: [.contentType: "application/json"],
+                body: #"{"boardingStatus":"MAYBE"}"#
+            )
             #expect(bad.status == .badRequest)
 
             // A disabled integration is answered like a missing one.
@@ -82,7 +87,10 @@ struct SSOConfigurationTests {
             )
             let read = try await client.send(.get, "/_sim/integrations/REF30/Verizon")
             #expect(try read.json()["serviceProvider"] as? String == "REF30")
-            #expect(try await client.send(.put, "/_sim/integrations/REF30/Verizon", headers: [.contentType: "application/json"], body: #"{"ttl":0}"#).status == .badRequest)
+            #expect(
+                try await client.send(.put, "/_sim/integrations/REF30/Verizon", headers: [.contentType: "application/json"], body: #"{"ttl":0}"#)
+                    .status == .badRequest
+            )
         }
     }
 

@@ -160,7 +160,10 @@ struct SSOIdentityTests {
             #expect(profiles["Cablevision"]?["type"] as? String == "serviceTokenSSO")
             #expect(profiles["Cablevision"]?["issuer"] as? String == "Cablevision")
             // Another user, or another issuer's user of the same name, sees nothing.
-            #expect(try await client.profiles(phoneApp, device: "phone", headers: Client.serviceHeader(try await client.serviceToken(sub: "john"))).isEmpty)
+            #expect(
+                try await client.profiles(phoneApp, device: "phone", headers: Client.serviceHeader(try await client.serviceToken(sub: "john")))
+                    .isEmpty
+            )
             let otherIssuer = try await client.serviceToken(sub: "jane", iss: "other-idp")
             #expect(try await client.profiles(phoneApp, device: "phone", headers: Client.serviceHeader(otherIssuer)).isEmpty)
             // Platform header with a service token: not taken into account.
@@ -195,7 +198,11 @@ struct SSOIdentityTests {
             let token = try await client.platformToken(sub: "roku-user-1")
             try await client.basicLogin(appA, headers: Client.platformHeader(token))
             #expect(try await client.profiles(appB, headers: Client.platformHeader(token))["Cablevision"] != nil)
-            let reply = try await client.send(.get, "/api/v2/REF30/logout/Cablevision", headers: Client.authorized(appB).merging(Client.platformHeader(token)))
+            let reply = try await client.send(
+                .get,
+                "/api/v2/REF30/logout/Cablevision",
+                headers: Client.authorized(appB).merging(Client.platformHeader(token))
+            )
             #expect(reply.status == .ok, "\(reply.text)")
             let entry = try #require((try reply.json()["logouts"] as? [String: [String: Any]])?["Cablevision"])
             #expect(entry["actionName"] as? String == "logout")

@@ -24,19 +24,8 @@ extension RegcodeStore {
     /// version before 5 (no login log) returns nil: the report then leaves logins out rather than showing zeros.
     public func logins(device: String?, sinceEpochMs: Int64?) async throws -> [StoredLogin]? {
         guard fileSchemaVersion >= 5 else { return nil }
-        var conditions: [String] = []
-        var arguments: StatementArguments = []
-        if let device {
-            conditions.append("device = ?")
-            arguments += [device]
-        }
-        if let sinceEpochMs {
-            conditions.append("time >= ?")
-            arguments += [sinceEpochMs]
-        }
-        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        let (filter, finalArguments) = Self.logFilter(device: device, sinceEpochMs: sinceEpochMs, timeColumn: "time")
         let sql = "SELECT device, time, mvpd, kind FROM logins\(filter) ORDER BY time, id"
-        let finalArguments = arguments
         return try await pool.read { db in
             let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: finalArguments)
             var logins: [StoredLogin] = []

@@ -56,8 +56,8 @@ extension RegcodeStore {
         }
     }
 
-    /// The `WHERE` clause both request logs share: one device and/or sent at or after a time.
-    private static func logFilter(device: String?, sinceEpochMs: Int64?) -> (sql: String, arguments: StatementArguments) {
+    /// The `WHERE` clause the logs share: one device and/or at or after a time (in `timeColumn`).
+    static func logFilter(device: String?, sinceEpochMs: Int64?, timeColumn: String = "sent_at") -> (sql: String, arguments: StatementArguments) {
         var conditions: [String] = []
         var arguments: StatementArguments = []
         if let device {
@@ -65,7 +65,7 @@ extension RegcodeStore {
             arguments += [device]
         }
         if let sinceEpochMs {
-            conditions.append("sent_at >= ?")
+            conditions.append("\(timeColumn) >= ?")
             arguments += [sinceEpochMs]
         }
         return (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "), arguments)

@@ -1,4 +1,11 @@
-/// Text made safe for HTML pages (the simulator's activation pages, the soak report).
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Text made safe for HTML and XML markup (the simulator's activation pages, the soak report, SAML messages), and
+/// read back.
 public enum HTML {
     /// `text` safe both as element content and inside a quoted attribute. Control characters are
     /// not allowed in HTML text, so they show as U+FFFD (newline and tab are kept).
@@ -18,5 +25,19 @@ public enum HTML {
             }
         }
         return output
+    }
+
+    /// The text `escape` (or another writer of the five predefined entities) wrote: entities back to characters,
+    /// `&amp;` last so `&amp;lt;` stays `&lt;`.
+    public static func unescape(_ text: String) -> String {
+        guard text.contains("&") else { return text }
+        return
+            text
+            .replacingOccurrences(of: "&lt;", with: "<")
+            .replacingOccurrences(of: "&gt;", with: ">")
+            .replacingOccurrences(of: "&quot;", with: "\"")
+            .replacingOccurrences(of: "&#39;", with: "'")
+            .replacingOccurrences(of: "&#x27;", with: "'")
+            .replacingOccurrences(of: "&amp;", with: "&")
     }
 }

@@ -83,7 +83,7 @@ enum SAMLMessages {
         while let open = rest.range(of: "<saml:Attribute Name=\"") {
             let afterName = rest[open.upperBound...]
             guard let quote = afterName.firstIndex(of: "\"") else { break }
-            let name = Self.unescape(String(afterName[..<quote]))
+            let name = HTML.unescape(String(afterName[..<quote]))
             let remainder = String(afterName[quote...])
             if let value = Self.elementText("saml:AttributeValue", in: remainder) { attributes[name] = value }
             rest = afterName[quote...]
@@ -111,7 +111,7 @@ enum SAMLMessages {
 
     private static func attribute(_ name: String, inTag tag: String) -> String? {
         guard let start = tag.range(of: " \(name)=\""), let end = tag[start.upperBound...].firstIndex(of: "\"") else { return nil }
-        return Self.unescape(String(tag[start.upperBound..<end]))
+        return HTML.unescape(String(tag[start.upperBound..<end]))
     }
 
     /// The text of the first `name` element (`<name>` or `<name …>`, not `<nameLonger>`).
@@ -128,19 +128,7 @@ enum SAMLMessages {
         guard let open = found, let tagEnd = xml[open.upperBound...].firstIndex(of: ">") else { return nil }
         let contentStart = xml.index(after: tagEnd)
         guard let close = xml.range(of: "</\(name)>", range: contentStart..<xml.endIndex) else { return nil }
-        return Self.unescape(String(xml[contentStart..<close.lowerBound]))
-    }
-
-    private static func unescape(_ text: String) -> String {
-        guard text.contains("&") else { return text }
-        return
-            text
-            .replacingOccurrences(of: "&lt;", with: "<")
-            .replacingOccurrences(of: "&gt;", with: ">")
-            .replacingOccurrences(of: "&quot;", with: "\"")
-            .replacingOccurrences(of: "&#39;", with: "'")
-            .replacingOccurrences(of: "&#x27;", with: "'")
-            .replacingOccurrences(of: "&amp;", with: "&")
+        return HTML.unescape(String(xml[contentStart..<close.lowerBound]))
     }
 
     /// `xs:dateTime` in UTC with milliseconds.

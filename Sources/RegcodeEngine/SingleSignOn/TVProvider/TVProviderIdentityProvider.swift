@@ -128,7 +128,7 @@ enum SAMLText {
             guard name.split(separator: ":").last.map(String.init) == localName, let close = rest.firstIndex(of: ">") else { continue }
             let content = rest[rest.index(after: close)...]
             guard let end = content.range(of: "</") else { return nil }
-            return unescape(String(content[..<end.lowerBound]))
+            return HTML.unescape(String(content[..<end.lowerBound]))
         }
         return nil
     }
@@ -140,7 +140,7 @@ enum SAMLText {
         while let match = rest.range(of: "Attribute Name=\"") {
             let value = rest[match.upperBound...]
             guard let quote = value.firstIndex(of: "\"") else { break }
-            let name = unescape(String(value[..<quote]))
+            let name = HTML.unescape(String(value[..<quote]))
             if !names.contains(name) { names.append(name) }
             rest = value[quote...]
         }
@@ -149,19 +149,7 @@ enum SAMLText {
 
     static func attribute(_ name: String, inTag tag: Substring) -> String? {
         guard let start = tag.range(of: " \(name)=\""), let end = tag[start.upperBound...].firstIndex(of: "\"") else { return nil }
-        return unescape(String(tag[start.upperBound..<end]))
-    }
-
-    static func unescape(_ text: String) -> String {
-        guard text.contains("&") else { return text }
-        return
-            text
-            .replacingOccurrences(of: "&lt;", with: "<")
-            .replacingOccurrences(of: "&gt;", with: ">")
-            .replacingOccurrences(of: "&quot;", with: "\"")
-            .replacingOccurrences(of: "&#39;", with: "'")
-            .replacingOccurrences(of: "&#x27;", with: "'")
-            .replacingOccurrences(of: "&amp;", with: "&")
+        return HTML.unescape(String(tag[start.upperBound..<end]))
     }
 
     /// `xs:dateTime` in UTC with milliseconds.

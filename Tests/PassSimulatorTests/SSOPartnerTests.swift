@@ -158,6 +158,19 @@ struct SSOPartnerTests {
         }
     }
 
+    @Test func v2_partner_domainNameTheRequestorDoesNotListIsRefused() async throws {
+        try await Harness().run { client in
+            let credentials = try await client.credentials()
+            try expectEnhancedError(
+                try await client.partnerSession(credentials, fields: "domainName=example.org&redirectUrl=https%3A%2F%2Fadobe.com"),
+                status: .badRequest,
+                code: "invalid_parameter_domain_name"
+            )
+            let accepted = try await client.partnerSession(credentials, fields: "domainName=adobe.com&redirectUrl=https%3A%2F%2Fadobe.com")
+            #expect(accepted.status == .ok, "\(accepted.text)")
+        }
+    }
+
     @Test func v2_partner_degraded() async throws {
         try await Harness().run { client in
             let credentials = try await client.credentials()

@@ -47,6 +47,8 @@ struct PartnerRoutes: Sendable {
         let info = try self.routes.deviceInfo(request)
         try self.routes.requireForm(request)
         let fields = try await FormData.fields(of: request, context: context)
+        // Basic validation answers with an enhanced error, as for `sessions`; only partner validation falls back.
+        try self.routes.checkDomainAndRedirect(fields, serviceProvider: sp)
         guard let mvpd = self.routes.pfsMVPD(request) else {
             // No provider to take the MVPD from (Adobe's sample: `denied` with an empty provider): the basic flow.
             let problem = await self.routes.pfsProblem(request, mvpd: nil)

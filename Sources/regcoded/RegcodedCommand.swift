@@ -20,9 +20,14 @@ struct RegcodedCommand: AsyncParsableCommand {
             and each code. Under systemd the defaults come from $STATE_DIRECTORY, $RUNTIME_DIRECTORY \
             and $CREDENTIALS_DIRECTORY. Flags override the configuration file.
 
-            The in-process simulator checks software statements: fleets that name none get one it             signed. A separately started pass-sim needs its own: `pass-sim statement` prints one             for --software-statement.
+            The in-process simulator checks software statements: fleets that name none get one it signed. \
+            A separately started pass-sim needs its own: `pass-sim statement` prints one for \
+            --software-statement.
 
-            REST API v1 (--profile v1) is past Adobe's end of support (2025-12-31) and reaches its             end of life at the end of 2026; the AccessEnabler SDKs lost support on 2026-05-31 and end             at the same time. A fleet using v1 or the legacy signed header against a backend off this             host is warned about at start.
+            REST API v1 (--profile v1) is past Adobe's end of support (2025-12-31) and reaches its end of \
+            life at the end of 2026; the AccessEnabler SDKs lost support on 2026-05-31 and end at the same \
+            time. A fleet using v1 or the legacy signed header against a backend off this host is warned \
+            about at start.
             """,
         version: RegcodeVersion.current
     )

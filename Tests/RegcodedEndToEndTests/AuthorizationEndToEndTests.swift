@@ -38,10 +38,7 @@ extension EndToEnd {
             try await ControlClient.withConnection(to: lab.socket) { client in
                 _ = try await client.call(method: "subscribe", params: ["since": 0])
                 var events = client.notifications.makeAsyncIterator()
-                let regcode = try #require(await DaemonEndToEndTests.nextEvent(&events, where: DaemonEndToEndTests.isRegcode))
-                let code = try #require(regcode["args"]?["statusDictionary"]?["message"]?.stringValue)
-                #expect(try await lab.approve(code) == 200)
-                _ = try #require(await DaemonEndToEndTests.nextEvent(&events, where: DaemonEndToEndTests.isAuthenticated))
+                try await lab.approveShownCode(&events)
 
                 let accepted = try await client.call(method: "getAuthorization", params: ["device": "stb-1", "resource": "Live"])
                 #expect(accepted["accepted"] == true)
@@ -151,10 +148,7 @@ extension EndToEnd {
                 #expect(configured["args"] == ["status": 1])
 
                 _ = try await client.call(method: "getAuthentication", params: ["device": "stb-1", "mvpd": "Cablevision"])
-                let regcode = try #require(await DaemonEndToEndTests.nextEvent(&events, where: DaemonEndToEndTests.isRegcode))
-                let code = try #require(regcode["args"]?["statusDictionary"]?["message"]?.stringValue)
-                #expect(try await lab.approve(code) == 200)
-                _ = try #require(await DaemonEndToEndTests.nextEvent(&events, where: DaemonEndToEndTests.isAuthenticated))
+                try await lab.approveShownCode(&events)
                 _ = try await client.call(method: "getAuthorization", params: ["device": "stb-1", "resource": "Live"])
                 let token = try #require(await Self.next(&events, "setToken"))
                 #expect(token["args"]?["resource"] == "Live")

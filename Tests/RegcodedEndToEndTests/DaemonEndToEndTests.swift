@@ -83,6 +83,15 @@ extension EndToEnd {
             func approve(_ code: String) async throws -> Int {
                 try await backend.request("/_sim/approve", method: "POST", json: #"{"code":"\#(code)","userId":"lab-user"}"#).status
             }
+
+            /// The second screen's part of a login: waits for the code the device shows, approves it, and waits until the
+            /// device reports itself authenticated.
+            func approveShownCode(_ events: inout ControlClient.Notifications.Iterator) async throws {
+                let regcode = try #require(await DaemonEndToEndTests.nextEvent(&events, where: DaemonEndToEndTests.isRegcode))
+                let code = try #require(regcode["args"]?["statusDictionary"]?["message"]?.stringValue)
+                #expect(try await self.approve(code) == 200)
+                _ = try #require(await DaemonEndToEndTests.nextEvent(&events, where: DaemonEndToEndTests.isAuthenticated))
+            }
         }
 
         /// Reads `event` notifications until one matches, with a bound.

@@ -175,17 +175,14 @@ extension EndToEnd {
         }
 
         @Test func outOfHomeAHomeBasedLoginIsDeniedWithZ100AndEnded() async throws {
-            // Every address the device may come from is "home" at first (its X-Forwarded-For or loopback).
+            // Every address the device may come from is "home" at first (a bound loopback address, or a forwarded one).
             let home = #"{"homeNetworks": {"Cablevision": {"addresses": ["198.18.0.0/15", "127.0.0.0/8", "::1/128"]}}}"#
             let (lab, files) = try await Self.lab(entitlements: home, mvpd: "Cablevision")
             defer { _ = files }
             try await ControlClient.withConnection(to: lab.socket) { client in
                 _ = try await client.call(method: "subscribe", params: ["since": 0])
                 var events = client.notifications.makeAsyncIterator()
-                let regcode = try #require(await DaemonEndToEndTests.nextEvent(&events, where: DaemonEndToEndTests.isRegcode))
-                let code = try #require(regcode["args"]?["statusDictionary"]?["message"]?.stringValue)
-                #expect(try await lab.approve(code) == 200)
-                _ = try #require(await DaemonEndToEndTests.nextEvent(&events, where: DaemonEndToEndTests.isAuthenticated))
+                try await lab.approveShownCode(&events)
                 // The login's own tracking comes next; the calls below start after it.
                 _ = try #require(await DaemonEndToEndTests.nextEvent(&events, where: Self.isName("sendTrackingData")))
                 _ = try await client.call(method: "checkAuthorization", params: ["device": "stb-1", "resource": "REF30"])
@@ -213,10 +210,7 @@ extension EndToEnd {
             try await ControlClient.withConnection(to: lab.socket) { client in
                 _ = try await client.call(method: "subscribe", params: ["since": 0])
                 var events = client.notifications.makeAsyncIterator()
-                let regcode = try #require(await DaemonEndToEndTests.nextEvent(&events, where: DaemonEndToEndTests.isRegcode))
-                let code = try #require(regcode["args"]?["statusDictionary"]?["message"]?.stringValue)
-                #expect(try await lab.approve(code) == 200)
-                _ = try #require(await DaemonEndToEndTests.nextEvent(&events, where: DaemonEndToEndTests.isAuthenticated))
+                try await lab.approveShownCode(&events)
                 // The login's own tracking comes next; the calls below start after it.
                 _ = try #require(await DaemonEndToEndTests.nextEvent(&events, where: Self.isName("sendTrackingData")))
 

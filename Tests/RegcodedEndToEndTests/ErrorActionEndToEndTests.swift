@@ -29,10 +29,7 @@ extension EndToEnd {
             try await ControlClient.withConnection(to: lab.socket) { client in
                 _ = try await client.call(method: "subscribe", params: ["since": 0])
                 var events = client.notifications.makeAsyncIterator()
-                let regcode = try #require(await DaemonEndToEndTests.nextEvent(&events, where: DaemonEndToEndTests.isRegcode))
-                let code = try #require(regcode["args"]?["statusDictionary"]?["message"]?.stringValue)
-                #expect(try await lab.approve(code) == 200)
-                _ = try #require(await DaemonEndToEndTests.nextEvent(&events, where: DaemonEndToEndTests.isAuthenticated))
+                try await lab.approveShownCode(&events)
 
                 let faults = #"{"decisions":{"error5xx":1,"error5xxStatuses":[500],"errorAction":"none"}}"#
                 #expect(try await lab.backend.request("/_sim/faults", method: "PUT", json: faults).status == 200)

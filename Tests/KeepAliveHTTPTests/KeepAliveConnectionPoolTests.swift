@@ -21,6 +21,7 @@ import Testing
             origin: Origin(baseURL: "\(wire.scheme)://127.0.0.1:\(server.port)")!,
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
             maxConnections: connections,
+            connectTimeout: Self.handshakeBound,
             tls: wire.usesTLS ? Self.tls : nil
         )
     }
@@ -30,6 +31,9 @@ import Testing
     }
 
     private static let soon: TimeAmount = .seconds(10)
+    /// Long enough that a handshake on a machine busy with the whole test suite still finishes: these tests are
+    /// about reuse and endings, not about the connect deadline (`TLSConnectionTests` covers that).
+    private static let handshakeBound: TimeAmount = .seconds(30)
 
     @Test(arguments: TestWire.allCases) func callsOneAfterAnotherShareOneConnection(wire: TestWire) async throws {
         let server = try await server(wire)

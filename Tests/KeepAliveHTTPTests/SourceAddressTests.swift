@@ -20,6 +20,7 @@ import Testing
             origin: Origin(baseURL: "\(wire.scheme)://127.0.0.1:\(server.port)")!,
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
             maxConnections: 2,
+            connectTimeout: .seconds(30),
             tls: wire.usesTLS ? Self.tls : nil
         )
         // Every 127.0.0.0/8 address is local on Linux.
@@ -46,6 +47,7 @@ import Testing
             origin: Origin(baseURL: "\(wire.scheme)://127.0.0.1:\(server.port)")!,
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
             maxConnections: 3,
+            connectTimeout: .seconds(30),
             tls: wire.usesTLS ? Self.tls : nil
         )
         let sources = (1...12).map { "127.0.2.\($0)" }

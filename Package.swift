@@ -190,7 +190,6 @@ let package = Package(
                 "AdobePassClient",
                 "KeepAliveHTTP",
                 "DeviceFleet",
-                "PassSimulator",
                 "RegcodeStore",
                 "ControlSocket",
                 "ControlHTTP",
@@ -213,9 +212,12 @@ let package = Package(
                 "RegcodeSupport",
                 "RegcodeDaemon",
                 "RegcodeEngine",
+                // The in-process backend of a configuration that names none.
+                "PassSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -307,6 +309,10 @@ let package = Package(
             dependencies: [
                 "AccessEnablerAPI", "DeviceFleet", "RegcodeDaemon", "RegcodeEngine", "RegcodeStore", "RegcodeSupport",
                 "ControlSocket", "RegcodeTestSupport", "KeepAliveHTTP",
+                // The web console's page, whose calls are checked against the control methods.
+                "ControlHTTP",
+                // Daemons are built as the executable builds them, with its embedded simulator.
+                "regcoded",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),

@@ -214,7 +214,12 @@ struct RegcodedCommand: AsyncParsableCommand {
         }
         let daemon: Daemon
         do {
-            daemon = try Daemon(configuration: configuration, environment: environment, reloadConfiguration: reload)
+            daemon = try Daemon(
+                configuration: configuration,
+                environment: environment,
+                reloadConfiguration: reload,
+                embeddedBackend: EmbeddedSimulator.factory
+            )
         } catch let error as ConfigurationError {
             // Secrets, the socket path, the database lock and the database's header: before anything is written.
             printError("regcoded: configuration error: \(error)")

@@ -6,8 +6,33 @@ import Synchronization
 final class FakeControlHandler: ControlHandler, Sendable {
     let broadcaster = EventBroadcaster<JSONValue>(bufferSize: 64)
     private let state = Mutex<(calls: [String], stored: [JSONValue], peers: [ControlPeer])>(([], [], []))
+    /// Tests waiting for a call to be recorded (no polling: a busy machine must not make a test give up early).
+    private let waiters = Mutex<[(name: String, continuation: CheckedContinuation<Void, Never>)]>([])
 
     var calls: [String] { state.withLock { $0.calls } }
+
+    /// Returns once `name` has been recorded as a call.
+    func waitForCall(_ name: String) async {
+        await withCheckedContinuation { continuation in
+            let done = waiters.withLock { waiters in
+                // Checked under the waiters' lock: `record` appends, then resumes under it.
+                if calls.contains(name) { return true }
+                waiters.append((name, continuation))
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    private func record(_ name: String) {
+        state.withLock { $0.calls.append(name) }
+        let ready = waiters.withLock { waiters in
+            let ready = waiters.filter { $0.name == name }.map(\.continuation)
+            waiters.removeAll { $0.name == name }
+            return ready
+        }
+        for continuation in ready { continuation.resume() }
+    }
     var peers: [ControlPeer] { state.withLock { $0.peers } }
 
     /// Stores then publishes an event, as the daemon does.
@@ -21,10 +46,8 @@ final class FakeControlHandler: ControlHandler, Sendable {
     }
 
     func handle(method: String, params: JSONValue?, peer: ControlPeer) async throws(RPCError) -> JSONValue {
-        state.withLock {
-            $0.calls.append(method)
-            $0.peers.append(peer)
-        }
+        state.withLock { $0.peers.append(peer) }
+        record(method)
         switch method {
         case "echo": return params ?? .null
         case "fail": throw .unknownDevice("nope")
@@ -40,12 +63,12 @@ final class FakeControlHandler: ControlHandler, Sendable {
             return devices.contains(device)
         }
         // Recorded once the live part is registered: events emitted from then on reach it.
-        state.withLock { $0.calls.append("subscribe") }
+        record("subscribe")
         guard let since else { return Subscription(result: ["subscribed": true], live: live) }
         let stored = state.withLock { $0.stored }.filter { event in
             (event["seq"]?.intValue ?? 0) > since && (devices.map { $0.contains(event["device"]?.stringValue ?? "") } ?? true)
         }
-        let replay = Replay(events: stored) { [self] in self.state.withLock { $0.calls.append("replayed") } }
+        let replay = Replay(events: stored) { [self] in self.record("replayed") }
         return Subscription(result: ["subscribed": true], live: live, replay: replay, since: since)
     }
 

@@ -123,7 +123,7 @@ import Testing
                 return String(buffer: response.body)
             }
             // Live events once the replay has been sent (a shutdown during the replay ends it there, by design).
-            for _ in 0..<100_000 where !handler.calls.contains("replayed") { await Task.yield() }
+            await handler.waitForCall("replayed")
             handler.emit(device: "stb-2", name: "status")
             handler.emit(device: "stb-1", name: "logout")
             // Ends every stream: the client then gets a cutoff event naming the last sequence it received.

@@ -2,6 +2,7 @@ import Foundation
 import RegcodeEngine
 import Testing
 
+@testable import DeviceRegistry
 @testable import RegcodeDaemon
 
 /// The embedded simulator's software statement (issued from its key, kept beside the database) and the start-up

@@ -120,6 +120,7 @@ import Testing
             h.gate.open()
             let report = try await second.value
             #expect(report.reinstalled.first?.vendorGeneration == 2)
+            await h.pipeline.flushed(device: "stb-1")
             let stored = try #require(try await h.storedRecord("stb-1"))
             #expect(stored.snapshot.credentials == nil, "the queued step overwrote the reinstalled record")
             #expect(stored.apps.map(\.app.identity.vendorGeneration) == [2, 2])

@@ -1,4 +1,3 @@
-import DeviceRegistry
 import Foundation
 import Synchronization
 

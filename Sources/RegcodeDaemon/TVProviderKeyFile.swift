@@ -1,4 +1,3 @@
-import DeviceRegistry
 import Foundation
 import Logging
 import RegcodeEngine

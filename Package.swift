@@ -207,7 +207,6 @@ let package = Package(
                 "AdobePassClient",
                 "KeepAliveHTTP",
                 "DeviceFleet",
-                "PassSimulator",
                 "RegcodeStore",
                 "ControlSocket",
                 "ControlHTTP",
@@ -231,9 +230,12 @@ let package = Package(
                 "RegcodeSupport",
                 "RegcodeDaemon",
                 "RegcodeEngine",
+                // The in-process backend of a configuration that names none.
+                "PassSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -334,6 +336,10 @@ let package = Package(
             dependencies: [
                 "AccessEnablerAPI", "DeviceFleet", "DeviceRegistry", "RegcodeDaemon", "RegcodeEngine", "RegcodeStore", "RegcodeSupport",
                 "ControlSocket", "RegcodeTestSupport", "KeepAliveHTTP",
+                // The web console's page, whose calls are checked against the control methods.
+                "ControlHTTP",
+                // Daemons are built as the executable builds them, with its embedded simulator.
+                "regcoded",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),

@@ -1,5 +1,6 @@
 import DeviceRegistry
 import Foundation
+import KeepAliveHTTP
 import Logging
 import RegcodeEngine
 import RegcodeSupport
@@ -185,44 +186,10 @@ public enum ConfigurationFile {
                     }
                 case "poll_index": configuration.pollIndex = try choice(value, key)
                 case "http_version": configuration.tls.httpVersion = try choice(value, key)
-                case "tls":
-                    for (sub, subValue) in try mapping(value, key) {
-                        let path = "tls.\(sub)"
-                        switch sub {
-                        case "ca_file": configuration.tls.caFile = try optionalString(subValue, path)
-                        case "ca_only": configuration.tls.caOnly = try bool(subValue, path)
-                        case "server_name": configuration.tls.serverName = try optionalString(subValue, path)
-                        case "client_certificate": configuration.tls.clientCertificateFile = try optionalString(subValue, path)
-                        case "client_key": configuration.tls.clientKeyFile = try optionalString(subValue, path)
-                        case "min_version": configuration.tls.minimumVersion = try choice(subValue, path)
-                        case "verify": configuration.tls.verify = try bool(subValue, path)
-                        default: throw fail(path, "unknown key")
-                        }
-                    }
+                case "tls": try readTLS(value, key: key, into: &configuration.tls)
                 case "log_level": configuration.logLevel = try choice(value, key, ignoringCase: true)
-                case "simulator":
-                    for (sub, subValue) in try mapping(value, key) {
-                        let path = "simulator.\(sub)"
-                        switch sub {
-                        case "listen":
-                            let text = try string(subValue, path)
-                            guard let hostPort = HostPort.parse(text) else { throw fail(path, "'\(text)' is not HOST:PORT") }
-                            configuration.simulatorHost = hostPort.host
-                            configuration.simulatorPort = hostPort.port
-                        case "auto_approve_after": configuration.simulatorAutoApproveAfter = try optionalDuration(subValue, path)
-                        case "tls": configuration.simulatorTLS = try bool(subValue, path)
-                        default: throw fail(path, "unknown key")
-                        }
-                    }
-                case "retention":
-                    for (sub, subValue) in try mapping(value, key) {
-                        let path = "retention.\(sub)"
-                        switch sub {
-                        case "poll_attempts": configuration.retention.pollAttempts = try optionalDuration(subValue, path)
-                        case "events": configuration.retention.events = try optionalDuration(subValue, path)
-                        default: throw fail(path, "unknown key")
-                        }
-                    }
+                case "simulator": try readSimulator(value, key: key, into: &configuration)
+                case "retention": try readRetention(value, key: key, into: &configuration.retention)
                 case "defaults":
                     try readFleet(value, key: key, into: &defaults, allowNameAndCount: false)
                 case "fleets":
@@ -231,6 +198,57 @@ public enum ConfigurationFile {
                     throw fail(key, "unknown key")
                 }
             }
+            try readFleets(fleetsNode, defaults: defaults, into: &configuration)
+        }
+
+        /// `tls:`, the backend connections' TLS settings.
+        func readTLS(_ value: Node, key: String, into tls: inout TLSClientSettings) throws(ConfigurationError) {
+            for (sub, subValue) in try mapping(value, key) {
+                let path = "tls.\(sub)"
+                switch sub {
+                case "ca_file": tls.caFile = try optionalString(subValue, path)
+                case "ca_only": tls.caOnly = try bool(subValue, path)
+                case "server_name": tls.serverName = try optionalString(subValue, path)
+                case "client_certificate": tls.clientCertificateFile = try optionalString(subValue, path)
+                case "client_key": tls.clientKeyFile = try optionalString(subValue, path)
+                case "min_version": tls.minimumVersion = try choice(subValue, path)
+                case "verify": tls.verify = try bool(subValue, path)
+                default: throw fail(path, "unknown key")
+                }
+            }
+        }
+
+        /// `simulator:`, the embedded simulator's listen address, auto-approval and TLS.
+        func readSimulator(_ value: Node, key: String, into configuration: inout DaemonConfiguration) throws(ConfigurationError) {
+            for (sub, subValue) in try mapping(value, key) {
+                let path = "simulator.\(sub)"
+                switch sub {
+                case "listen":
+                    let text = try string(subValue, path)
+                    guard let hostPort = HostPort.parse(text) else { throw fail(path, "'\(text)' is not HOST:PORT") }
+                    configuration.simulatorHost = hostPort.host
+                    configuration.simulatorPort = hostPort.port
+                case "auto_approve_after": configuration.simulatorAutoApproveAfter = try optionalDuration(subValue, path)
+                case "tls": configuration.simulatorTLS = try bool(subValue, path)
+                default: throw fail(path, "unknown key")
+                }
+            }
+        }
+
+        /// `retention:`, how long poll attempts and events are kept.
+        func readRetention(_ value: Node, key: String, into retention: inout RetentionConfiguration) throws(ConfigurationError) {
+            for (sub, subValue) in try mapping(value, key) {
+                let path = "retention.\(sub)"
+                switch sub {
+                case "poll_attempts": retention.pollAttempts = try optionalDuration(subValue, path)
+                case "events": retention.events = try optionalDuration(subValue, path)
+                default: throw fail(path, "unknown key")
+                }
+            }
+        }
+
+        /// `fleets:` (each over `defaults`), or the one fleet of `defaults` and the command line without it.
+        func readFleets(_ fleetsNode: Node?, defaults: FleetConfiguration, into configuration: inout DaemonConfiguration) throws(ConfigurationError) {
             if let fleetsNode {
                 guard let sequence = fleetsNode.sequence else { throw fail("fleets", "expected a list of fleets") }
                 var fleets: [FleetConfiguration] = []

@@ -5,12 +5,10 @@ import ControlSocket
 import DeviceFleet
 import DeviceRegistry
 import Foundation
-import Hummingbird
 import KeepAliveHTTP
 import Logging
 import NIOCore
 import NIOPosix
-import PassSimulator
 import RegcodeEngine
 import RegcodeStore
 import RegcodeSupport
@@ -22,9 +20,9 @@ import UnixSignals
 /// configured) the in-process simulator, run as one swift-service-lifecycle `ServiceGroup`.
 public final class Daemon: Sendable {
     public let configuration: DaemonConfiguration
-    /// The embedded simulator's software statement key (`nil` with another backend): the daemon issues its fleets'
-    /// statement with it, as a programmer downloads one from the TVE Dashboard.
-    private let embeddedStatementKey: SoftwareStatementKey?
+    /// The embedded backend's statement key (`nil` with another backend): the daemon issues its fleets' statement
+    /// with it, as a programmer downloads one from the TVE Dashboard.
+    private let embeddedStatementKey: (any SoftwareStatementIssuer)?
     /// The fleets as last (re)loaded.
     var catalog: DeviceCatalog { registry.catalog }
     let environment: [String: String]
@@ -46,9 +44,9 @@ public final class Daemon: Sendable {
     var devicesUp: SharedValue<Bool> { registry.devicesUp }
     /// The device lifecycle: catalog, client addresses, added devices; the one place fleet and store change together.
     let registry: DeviceRegistry<SystemDeviceClock>
-    private let simulator: PassSimulator?
-    /// The in-process backend, when there is one (`simulator.approve` completes codes on it).
-    var embeddedSimulator: PassSimulator? { simulator }
+    /// The in-process backend (the executable's simulator), when the configuration names no other: `simulator.approve`
+    /// completes codes on it.
+    let simulator: (any EmbeddedBackend)?
     /// Live per-fleet figures and each device's last outcome, for `fleets.stats`, `devices.list` and the console.
     let liveStats = LiveStats()
     /// The HTTP listener's bearer token, read at start-up; nil on loopback without one.
@@ -59,12 +57,15 @@ public final class Daemon: Sendable {
 
     /// Reads secrets and opens the database; nothing runs yet. Configuration errors surface
     /// before the database is touched.
-    /// - Parameter reloadConfiguration: builds the configuration again (file + flags) on SIGHUP.
+    /// - Parameters:
+    ///   - reloadConfiguration: builds the configuration again (file + flags) on SIGHUP.
+    ///   - embeddedBackend: builds the in-process backend a configuration without `backend` runs against.
     public init(
         configuration: DaemonConfiguration,
         environment: [String: String],
         logger: Logger = Logger(label: "regcoded"),
-        reloadConfiguration: (@Sendable () throws -> DaemonConfiguration)? = nil
+        reloadConfiguration: (@Sendable () throws -> DaemonConfiguration)? = nil,
+        embeddedBackend: EmbeddedBackendFactory? = nil
     ) throws {
         self.configuration = configuration
         self.logger = logger
@@ -78,63 +79,30 @@ public final class Daemon: Sendable {
         self.httpToken = try Self.readHTTPToken(configuration)
         // Before the store opens: a second daemon on this file must not write a byte of it.
         try DatabaseLock.acquire(database: configuration.database)
-        // Only now written (once) beside the database: a daemon refused above leaves nothing behind.
-        self.embeddedStatementKey = try Self.embeddedStatementKey(configuration)
-        if let embeddedStatementKey {
-            let statement = Self.embeddedStatement(key: embeddedStatementKey, configuration: configuration)
-            catalog.useEmbeddedStatement(statement)
-        }
-        do {
-            // Checkpoints off the commit path: a commit that checkpoints delays its events (CheckpointService).
-            self.store = try RegcodeStore(
-                path: configuration.database,
-                walCheckpoints: .background,
-                pollIndex: configuration.pollIndex,
-                logger: logger
-            )
-        } catch let error as RegcodeStoreError {
-            // A file that is not ours, a newer schema or an unusable path: the operator's setting to fix.
-            throw ConfigurationError(file: configuration.configFile, key: "database", reason: error.description)
-        }
-        // Before any device is reconciled: another slice would remove this one's devices.
-        try Self.bindShard(store: store, configuration: configuration)
+        self.store = try Self.openStore(configuration, logger: logger)
         let identityProvider = try TVProviderKeyFile.identityProvider(configuration, logger: logger)
         self.tvProviderIdentityProvider = identityProvider
         catalog.identityProvider = identityProvider
+        // Only now built (its key and certificates are written beside the database): a refused daemon leaves none.
+        let simulator = try Self.embeddedBackend(
+            embeddedBackend,
+            configuration: configuration,
+            catalog: catalog,
+            identityProvider: identityProvider
+        )
+        self.simulator = simulator
+        self.embeddedStatementKey = simulator?.statementKey
+        if let simulator {
+            let statement = Self.embeddedStatement(key: simulator.statementKey, configuration: configuration)
+            catalog.useEmbeddedStatement(statement)
+        }
         self.broadcaster = EventBroadcaster(bufferSize: configuration.subscriberBuffer)
-        let printCodes = configuration.printsCodes
-        let activationURL = self.activationURL
-        let liveStats = self.liveStats
-        var observers: [@Sendable ([DeviceStep], [StoredEvent]) -> Void] = [{ steps, _ in liveStats.record(steps) }]
-        if printCodes {
-            let logins = PrintedLogins()
-            observers.append { steps, _ in CodePrinter.print(steps, activationURL: activationURL.value, logins: logins) }
-        }
-        if configuration.metrics != nil {
-            let metrics = RegcodeMetrics(shard: configuration.shard)
-            self.metrics = metrics
-            observers.append { steps, _ in metrics.record(steps) }
-        } else {
-            self.metrics = nil
-        }
+        let (observers, metrics) = Self.stepObservers(configuration, activationURL: activationURL, liveStats: liveStats)
+        self.metrics = metrics
         self.pipeline = EventPipeline(store: store, broadcaster: broadcaster, observers: observers, clock: ContinuousClock(), logger: logger)
-        let embeddedTLS = try Self.embeddedSimulatorTLS(configuration)
-        let tls = try Self.tlsContext(configuration, embeddedCA: embeddedTLS?.caFile)
         // Each fleet partition and its plain-HTTP connections share one event loop (see `Fleet.init`).
         let fleetLoops = Self.fleetLoops(count: configuration.fleetLoops)
-        let openFiles = OpenFileLimit.raiseToHardLimit()
-        let connectionBudget = ConnectionBudget(
-            limit: OpenFileLimit.connectionBudget(forLimit: openFiles.after, embeddedSimulator: configuration.usesEmbeddedSimulator)
-        )
-        self.connectionPools = ConnectionPools(
-            commonConnections: max(8, configuration.maxConcurrentRequests),
-            // A refused connection (or a silent TLS port) fails fast and backs off.
-            connectTimeout: .seconds(3),
-            loops: fleetLoops,
-            connectionBudget: connectionBudget,
-            tls: tls
-        )
-        Self.checkConnectionBudget(connectionBudget, openFiles: openFiles, configuration: configuration, logger: logger)
+        self.connectionPools = try Self.makeConnectionPools(configuration, loops: fleetLoops, embeddedCA: simulator?.caFile, logger: logger)
         let backend = self.backend
         self.fleet = PartitionedFleet(
             clock: SystemDeviceClock(),
@@ -154,22 +122,13 @@ public final class Daemon: Sendable {
             liveStats: liveStats,
             logger: logger
         )
-        let transportStatus = TransportStatus(
+        self.transportStatus = TransportStatus(
             settings: configuration.tls,
             usesTLS: configuration.backendUsesTLS,
             liveStats: liveStats,
             sharedAddressWarning: configuration.sharedAddressWarning()
         )
-        self.transportStatus = transportStatus
-        if let warning = transportStatus.sharedAddressWarning {
-            logger.warning("\(warning)", metadata: ["backend": "\(configuration.backend ?? "embedded simulator")"])
-        }
-        for warning in configuration.legacyAPIWarnings {
-            logger.warning("\(warning)", metadata: ["backend": "\(configuration.backend ?? "")"])
-        }
-        if let warning = transportStatus.verifyWarning {
-            logger.warning("\(warning): any certificate is accepted", metadata: ["backend": "\(configuration.backend ?? "")"])
-        }
+        Self.warnAboutTheBackend(transportStatus, configuration: configuration, logger: logger)
         self.systemd = SystemdService(
             notifier: SystemdNotifier(environment: environment),
             watchdogInterval: SystemdNotifier.watchdogInterval(environment: environment),
@@ -177,50 +136,6 @@ public final class Daemon: Sendable {
             transportStatus: transportStatus.line,
             logger: logger
         )
-        if configuration.usesEmbeddedSimulator {
-            var simulatorConfiguration = SimulatorConfiguration()
-            simulatorConfiguration.autoApproveAfter = configuration.simulatorAutoApproveAfter
-            // The in-process backend serves the requestors the fleets use (strict about any other).
-            simulatorConfiguration.serviceProviders = Set(configuration.fleets.map(\.requestor)).union(["REF30"])
-            // Beside the database, so a restarted daemon finds the same client, token and code.
-            simulatorConfiguration.statePath = configuration.simulatorStatePath
-            simulatorConfiguration.tls = embeddedTLS?.server
-            // The in-process backend trusts the TV Provider's identity provider for every Apple-mapped MVPD.
-            simulatorConfiguration.samlTrust.defaultKeyPEM = identityProvider.publicKeyPEM
-            if let embeddedStatementKey { simulatorConfiguration.statementKey = embeddedStatementKey }
-            // The in-process backend must know the v1 key pairs the fleets sign with.
-            for secrets in catalog.secrets.values {
-                if let keys = secrets.signingKeys { simulatorConfiguration.signingKeys[keys.publicKey] = keys.secret }
-            }
-            // The embedded backend logs every request it answers; that is noise next to a fleet
-            // unless the daemon itself runs at debug or trace.
-            var simulatorLogger = Logger(label: "regcoded.simulator")
-            if configuration.logLevel > .debug { simulatorLogger.logLevel = max(configuration.logLevel, .notice) }
-            self.simulator = PassSimulator(configuration: simulatorConfiguration, logger: simulatorLogger)
-        } else {
-            self.simulator = nil
-        }
-    }
-
-    /// The embedded simulator's statement key, kept beside its state so the statement stays valid across restarts;
-    /// `nil` with another backend.
-    static func embeddedStatementKey(_ configuration: DaemonConfiguration) throws(ConfigurationError) -> SoftwareStatementKey? {
-        guard configuration.usesEmbeddedSimulator else { return nil }
-        do {
-            return try SoftwareStatementKey.loadOrCreate(path: SoftwareStatementKey.path(besideState: configuration.simulatorStatePath)).key
-        } catch {
-            throw ConfigurationError(file: configuration.configFile, key: "database", reason: error.description)
-        }
-    }
-
-    /// The statement of fleets that name none: issued with the embedded simulator's key for regcoded's `software_id`
-    /// and every fleet's `redirect_uri`; the unsigned placeholder with another backend (which must be given one, or
-    /// accept unsigned statements).
-    static func embeddedStatement(key: SoftwareStatementKey?, configuration: DaemonConfiguration) -> String {
-        guard let key else { return DeviceCatalog.embeddedSoftwareStatement }
-        let redirectURIs = Set(configuration.fleets.map(\.identity.clientRedirectURI) + [ClientIdentity().clientRedirectURI]).sorted()
-        return (try? key.issue(softwareId: SimulatorConfiguration.embeddedSoftwareId, redirectURIs: redirectURIs, clientName: "regcoded"))
-            ?? DeviceCatalog.embeddedSoftwareStatement
     }
 
     /// Runs until SIGTERM or SIGINT, then stops gracefully: the socket closes, devices stop,
@@ -234,64 +149,19 @@ public final class Daemon: Sendable {
             .init(service: pipeline),
         ]
         if let simulator {
-            let host = configuration.simulatorHost
-            let scheme = configuration.simulatorTLS ? "https" : "http"
-            let app = simulator.makeApplication(host: host, port: configuration.simulatorPort) { port in
-                ready.continuation.yield("\(scheme)://\(host):\(port)")
+            let service = simulator.service { url in
+                ready.continuation.yield(url)
                 ready.continuation.finish()
             }
-            services.append(.init(service: app))
+            services.append(.init(service: service))
         } else if let backend = configuration.backend {
             ready.continuation.yield(backend)
             ready.continuation.finish()
         }
         services.append(.init(service: fleet))
-        let handler = DaemonControlHandler(daemon: self)
-        let listener: ControlServer.Listener
-        if let fd = SocketActivation.controlDescriptor(environment: environment) {
-            SocketActivation.clearEnvironment()
-            listener = .fileDescriptor(fd)
-            logger.info("serving the socket systemd passed", metadata: ["fd": "\(fd)"])
-        } else {
-            listener = .path(configuration.socket)
-        }
-        var serverConfiguration = ControlServer.Configuration(listener: listener)
-        if let groupName = configuration.socketGroup {
-            guard let gid = ControlServer.groupID(named: groupName) else {
-                throw ConfigurationError(file: configuration.configFile, key: "socket_group", reason: "no group named '\(groupName)'")
-            }
-            serverConfiguration.group = gid
-        }
-        let systemd = self.systemd
-        let server = ControlServer(configuration: serverConfiguration, handler: handler, logger: logger) {
-            await systemd.reached(.socketListening)
-        }
-        services.append(.init(service: server))
+        // One handler, one method table, over the socket and HTTP alike.
+        services += try controlListeners(handler: DaemonControlHandler(daemon: self))
         liveStats.setFleetResolver { [weak registry] device in registry?.fleetName(of: device) }
-        if let http = configuration.http, let address = HostPort.parse(http) {
-            var httpConfiguration = HTTPControlServer.Configuration(host: address.host, port: address.port, token: httpToken)
-            httpConfiguration.inputLimits = serverConfiguration.inputLimits
-            let logger = self.logger
-            var exposition: (@Sendable () -> String)?
-            if let metrics = self.metrics {
-                exposition = { metrics.exposition() }
-            }
-            let onListening: @Sendable (Int) async -> Void = { port in
-                let host = address.host.contains(":") ? "[\(address.host)]" : address.host
-                let url = "http://\(host):\(port)/"
-                logger.notice("console and HTTP API listening", metadata: ["http.url": "\(url)"])
-                // Like the activation page: the address a person (or a test, with port 0) needs to know.
-                CodePrinter.say("console: \(url)")
-            }
-            let httpServer = HTTPControlServer(
-                configuration: httpConfiguration,
-                handler: handler,
-                metrics: exposition,
-                logger: logger,
-                onListening: onListening
-            )
-            services.append(.init(service: httpServer))
-        }
         services.append(.init(service: Starter(daemon: self, backendURLs: ready.stream)))
         services.append(.init(service: RetentionService(store: store, retention: configuration.retention, logger: logger)))
         services.append(.init(service: CheckpointService(store: store, logger: logger)))
@@ -370,72 +240,6 @@ public final class Daemon: Sendable {
     /// The fleet a device belongs to: by its name for configured devices, as recorded for devices added over the socket.
     func fleetName(of device: String) -> String? {
         registry.fleetName(of: device)
-    }
-
-    /// `count` of NIO's shared loops (nil: all of them, one per core); more than there are repeat loops, which
-    /// splits the devices without adding a thread.
-    static func fleetLoops(count: Int?) -> [any EventLoop] {
-        let loops = Array(MultiThreadedEventLoopGroup.singleton.makeIterator())
-        return (0..<(count ?? loops.count)).map { loops[$0 % loops.count] }
-    }
-
-    /// The embedded simulator's certificate and the CA file the devices trust, with `simulator.tls`.
-    struct EmbeddedSimulatorTLS: Sendable {
-        let server: SimulatorTLS
-        let caFile: String
-    }
-
-    /// With `simulator.tls`: a CA kept beside the database issues a certificate for the simulator's listen address.
-    static func embeddedSimulatorTLS(_ configuration: DaemonConfiguration) throws(ConfigurationError) -> EmbeddedSimulatorTLS? {
-        guard configuration.usesEmbeddedSimulator, configuration.simulatorTLS else { return nil }
-        let names = Array(Set([configuration.simulatorHost, "localhost", "127.0.0.1"]))
-        do {
-            let directory = try TestCertificateDirectory.prepare(configuration.simulatorTLSDirectory, serverNames: names)
-            return EmbeddedSimulatorTLS(
-                server: SimulatorTLS(certificateChainPath: directory.certificatePath, privateKeyPath: directory.privateKeyPath),
-                caFile: directory.caCertificatePath
-            )
-        } catch {
-            throw ConfigurationError(file: configuration.configFile, key: "simulator.tls", reason: "\(error)")
-        }
-    }
-
-    /// The TLS context every `https://` backend connection uses, with its files read now: a bad `tls.*` setting stops
-    /// the start before the database is touched. nil with a plain-HTTP backend.
-    static func tlsContext(_ configuration: DaemonConfiguration, embeddedCA: String?) throws(ConfigurationError) -> TLSClientContext? {
-        guard configuration.backendUsesTLS else { return nil }
-        var settings = configuration.tls
-        // The embedded simulator's own CA, unless the operator named one.
-        if settings.caFile == nil, let embeddedCA { settings.caFile = embeddedCA }
-        do {
-            return try TLSClientContext(settings: settings)
-        } catch {
-            throw ConfigurationError(file: configuration.configFile, key: "tls", reason: error.description)
-        }
-    }
-
-    /// The HTTP bearer token from `http_token_file` (or the `http-token` credential): one line, surrounding white space ignored.
-    static func readHTTPToken(_ configuration: DaemonConfiguration) throws -> String? {
-        guard configuration.http != nil, let path = configuration.httpTokenFile else { return nil }
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw ConfigurationError(
-                file: configuration.configFile,
-                key: "http_token_file",
-                reason: "cannot read \(path): \(error.localizedDescription)"
-            )
-        }
-        let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard token.count >= 16, !token.contains(where: \.isWhitespace) else {
-            throw ConfigurationError(
-                file: configuration.configFile,
-                key: "http_token_file",
-                reason: "\(path) must hold one token of at least 16 characters without spaces (e.g. from `openssl rand -hex 32`)"
-            )
-        }
-        return token
     }
 
     /// SIGHUP: reads the configuration again and applies the fleet changes: devices added,

@@ -1,7 +1,6 @@
 import ControlSocket
 import DeviceRegistry
 import Foundation
-import PassSimulator
 import RegcodeEngine
 import RegcodeSupport
 
@@ -80,12 +79,10 @@ extension DaemonControlHandler {
     func simulatorApprove(_ params: RPCParams) async throws(RPCError) -> JSONValue {
         let code = try params.string("code")
         let mvpd = try params.optionalString("mvpd")
-        guard let simulator = daemon.embeddedSimulator else { throw Self.noEmbeddedSimulator() }
+        guard let simulator = daemon.simulator else { throw Self.noEmbeddedSimulator() }
         do {
-            let profile = try simulator.state.withLock { (state) throws(CodeCompletionError) in
-                try state.completeCode(code, mvpd: mvpd, userId: nil, attributes: nil)
-            }
-            return ["approved": true, "code": .string(code.uppercased()), "mvpd": .string(profile.mvpd)]
+            let approvedWith = try simulator.approve(code: code, mvpd: mvpd)
+            return ["approved": true, "code": .string(code.uppercased()), "mvpd": .string(approvedWith)]
         } catch {
             switch error {
             case .unknownCode:
@@ -94,8 +91,8 @@ extension DaemonControlHandler {
                 throw .conflict("the code \(code.uppercased()) has expired or was replaced by a newer one", data: ["reason": "code_expired"])
             case .unknownMVPD(let mvpd):
                 throw .invalidParams("the MVPD '\(mvpd)' is not configured on the simulator", data: ["member": "mvpd", "reason": "unknown_mvpd"])
-            case .alreadyCompleted(let profile):
-                throw .conflict("the code \(code.uppercased()) was already approved with \(profile.mvpd)", data: ["reason": "already_completed"])
+            case .alreadyCompleted(let mvpd):
+                throw .conflict("the code \(code.uppercased()) was already approved with \(mvpd)", data: ["reason": "already_completed"])
             }
         }
     }

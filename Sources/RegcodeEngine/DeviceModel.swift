@@ -268,20 +268,26 @@ public enum DeviceCommand: Sendable, Equatable {
     /// The user's answer in the Apple TV Provider picker (`presentTvProviderDialog`).
     case selectTVProvider(TVProviderChoice)
 
-    public var name: String {
+    /// The calls by name: the one list of them (the daemon's control methods for them are named after it).
+    public enum Name: String, CaseIterable, Sendable {
+        case setRequestor, setOptions, checkAuthentication, getAuthentication, setSelectedProvider, getSelectedProvider
+        case checkAuthorization, getAuthorization, checkPreauthorizedResources, getMetadata, logout, selectTVProvider
+    }
+
+    public var name: Name {
         switch self {
-        case .setRequestor: "setRequestor"
-        case .setOptions: "setOptions"
-        case .checkAuthentication: "checkAuthentication"
-        case .getAuthentication: "getAuthentication"
-        case .setSelectedProvider: "setSelectedProvider"
-        case .getSelectedProvider: "getSelectedProvider"
-        case .checkAuthorization: "checkAuthorization"
-        case .getAuthorization: "getAuthorization"
-        case .checkPreauthorizedResources: "checkPreauthorizedResources"
-        case .getMetadata: "getMetadata"
-        case .logout: "logout"
-        case .selectTVProvider: "selectTVProvider"
+        case .setRequestor: .setRequestor
+        case .setOptions: .setOptions
+        case .checkAuthentication: .checkAuthentication
+        case .getAuthentication: .getAuthentication
+        case .setSelectedProvider: .setSelectedProvider
+        case .getSelectedProvider: .getSelectedProvider
+        case .checkAuthorization: .checkAuthorization
+        case .getAuthorization: .getAuthorization
+        case .checkPreauthorizedResources: .checkPreauthorizedResources
+        case .getMetadata: .getMetadata
+        case .logout: .logout
+        case .selectTVProvider: .selectTVProvider
         }
     }
 }

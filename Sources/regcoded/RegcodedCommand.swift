@@ -215,7 +215,12 @@ struct RegcodedCommand: AsyncParsableCommand {
         }
         let daemon: Daemon
         do {
-            daemon = try Daemon(configuration: configuration, environment: environment, reloadConfiguration: reload)
+            daemon = try Daemon(
+                configuration: configuration,
+                environment: environment,
+                reloadConfiguration: reload,
+                embeddedBackend: EmbeddedSimulator.factory
+            )
         } catch let error as ConfigurationError {
             // Secrets, the socket path, the database lock and the database's header: before anything is written.
             printError("regcoded: configuration error: \(error)")
@@ -284,6 +289,7 @@ struct FlagOverrides: Sendable {
         return configuration
     }
 
+    /// The command line's flags over the configuration file's values (flags win).
     func applyFlags(to configuration: inout DaemonConfiguration) throws(ConfigurationError) {
         if let database { configuration.database = database }
         if let socket { configuration.socket = socket }
@@ -294,24 +300,7 @@ struct FlagOverrides: Sendable {
         if let http { configuration.http = http }
         if let httpTokenFile { configuration.httpTokenFile = httpTokenFile }
         if let printCodes { configuration.printCodes = printCodes }
-        if let tlsCaFile { configuration.tls.caFile = tlsCaFile }
-        if tlsCaOnly { configuration.tls.caOnly = true }
-        if let tlsServerName { configuration.tls.serverName = tlsServerName }
-        if let tlsClientCertificate { configuration.tls.clientCertificateFile = tlsClientCertificate }
-        if let tlsClientKey { configuration.tls.clientKeyFile = tlsClientKey }
-        if let tlsVerify { configuration.tls.verify = tlsVerify }
-        if let tlsMinVersion {
-            guard let value = TLSClientSettings.MinimumVersion(rawValue: tlsMinVersion) else {
-                throw ConfigurationError(file: nil, key: "--tls-min-version", reason: "'\(tlsMinVersion)' is not 1.2 or 1.3")
-            }
-            configuration.tls.minimumVersion = value
-        }
-        if let httpVersion {
-            guard let value = HTTPVersionPreference(rawValue: httpVersion.lowercased()) else {
-                throw ConfigurationError(file: nil, key: "--http-version", reason: "'\(httpVersion)' is not auto, 1.1 or 2")
-            }
-            configuration.tls.httpVersion = value
-        }
+        try applyTLSFlags(to: &configuration.tls)
         if let shard {
             switch Shard.parse(shard) {
             case .success(let value): configuration.shard = value
@@ -324,6 +313,44 @@ struct FlagOverrides: Sendable {
             }
             configuration.subscriberBuffer = subscriberBuffer
         }
+        if let logLevel {
+            guard let level = Logger.Level(rawValue: logLevel.lowercased()) else {
+                throw ConfigurationError(
+                    file: nil,
+                    key: "--log-level",
+                    reason: "'\(logLevel)' is not one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
+            }
+            configuration.logLevel = level
+        }
+        try applySimulatorFlags(to: &configuration)
+        try applyFleetFlags(to: &configuration)
+    }
+
+    /// `--tls-*` and `--http-version`.
+    func applyTLSFlags(to tls: inout TLSClientSettings) throws(ConfigurationError) {
+        if let tlsCaFile { tls.caFile = tlsCaFile }
+        if tlsCaOnly { tls.caOnly = true }
+        if let tlsServerName { tls.serverName = tlsServerName }
+        if let tlsClientCertificate { tls.clientCertificateFile = tlsClientCertificate }
+        if let tlsClientKey { tls.clientKeyFile = tlsClientKey }
+        if let tlsVerify { tls.verify = tlsVerify }
+        if let tlsMinVersion {
+            guard let value = TLSClientSettings.MinimumVersion(rawValue: tlsMinVersion) else {
+                throw ConfigurationError(file: nil, key: "--tls-min-version", reason: "'\(tlsMinVersion)' is not 1.2 or 1.3")
+            }
+            tls.minimumVersion = value
+        }
+        if let httpVersion {
+            guard let value = HTTPVersionPreference(rawValue: httpVersion.lowercased()) else {
+                throw ConfigurationError(file: nil, key: "--http-version", reason: "'\(httpVersion)' is not auto, 1.1 or 2")
+            }
+            tls.httpVersion = value
+        }
+    }
+
+    /// `--simulator-*`.
+    func applySimulatorFlags(to configuration: inout DaemonConfiguration) throws(ConfigurationError) {
         if let simulatorListen {
             guard let hostPort = HostPort.parse(simulatorListen) else {
                 throw ConfigurationError(file: nil, key: "--simulator-listen", reason: "'\(simulatorListen)' is not HOST:PORT")
@@ -335,16 +362,10 @@ struct FlagOverrides: Sendable {
         if let simulatorAutoApproveAfter {
             configuration.simulatorAutoApproveAfter = try Self.duration(simulatorAutoApproveAfter, flag: "--simulator-auto-approve-after")
         }
-        if let logLevel {
-            guard let level = Logger.Level(rawValue: logLevel.lowercased()) else {
-                throw ConfigurationError(
-                    file: nil,
-                    key: "--log-level",
-                    reason: "'\(logLevel)' is not one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))"
-                )
-            }
-            configuration.logLevel = level
-        }
+    }
+
+    /// The flags every fleet takes (`--profile`, `--requestor`, `--mvpd`, `--client-address`, `--devices`, …).
+    func applyFleetFlags(to configuration: inout DaemonConfiguration) throws(ConfigurationError) {
         var profileValue: APIProfile?
         if let profile {
             guard let value = APIProfile(rawValue: profile.lowercased()) else {

@@ -146,7 +146,7 @@ import Glibc
         configuration.database = scratch.file("state.sqlite")
         configuration.socket = scratch.file("missing/regcoded.sock")
         let error = #expect(throws: ConfigurationError.self) {
-            _ = try Daemon(configuration: configuration, environment: [:], logger: Self.quiet)
+            _ = try Daemon.asRegcoded(configuration: configuration, logger: Self.quiet)
         }
         #expect(error?.key == "socket")
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).isEmpty)
@@ -171,7 +171,7 @@ import Glibc
             configuration.database = database
             configuration.socket = scratch.file("regcoded.sock")
             let error = #expect(throws: ConfigurationError.self) {
-                _ = try Daemon(configuration: configuration, environment: [:], logger: Self.quiet)
+                _ = try Daemon.asRegcoded(configuration: configuration, logger: Self.quiet)
             }
             #expect(error?.key == "database")
             #expect(error?.reason.contains(database) == true)

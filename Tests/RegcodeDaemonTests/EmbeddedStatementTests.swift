@@ -4,6 +4,7 @@ import Testing
 
 @testable import DeviceRegistry
 @testable import RegcodeDaemon
+@testable import regcoded
 
 /// The embedded simulator's software statement (issued from its key, kept beside the database) and the start-up
 /// warnings about REST API v1's end.
@@ -30,9 +31,9 @@ import Testing
         configuration.database = directory.appendingPathComponent("regcoded.sqlite").path
         configuration.fleets[0].identity.clientRedirectURI = "adobepass://lab.app"
 
-        let key = try #require(try Daemon.embeddedStatementKey(configuration))
-        #expect(key.path == directory.appendingPathComponent("regcoded.pass-sim.statement-key.pem").path)
-        let mode = try FileManager.default.attributesOfItem(atPath: try #require(key.path))[.posixPermissions] as? Int
+        let key = try EmbeddedSimulator.statementKey(configuration)
+        #expect(key.key.path == directory.appendingPathComponent("regcoded.pass-sim.statement-key.pem").path)
+        let mode = try FileManager.default.attributesOfItem(atPath: try #require(key.key.path))[.posixPermissions] as? Int
         #expect(mode == 0o600)
         let statement = Daemon.embeddedStatement(key: key, configuration: configuration)
         #expect(statement != DeviceCatalog.embeddedSoftwareStatement)
@@ -57,7 +58,14 @@ import Testing
     @Test func anotherBackendHasNoKeyAndTheUnsignedPlaceholder() throws {
         var configuration = DaemonConfiguration()
         configuration.backend = "http://127.0.0.1:8080"
-        #expect(try Daemon.embeddedStatementKey(configuration) == nil)
+        let catalog = try DeviceCatalog.load(configuration: configuration, environment: [:])
+        let backend = try Daemon.embeddedBackend(
+            EmbeddedSimulator.factory,
+            configuration: configuration,
+            catalog: catalog,
+            identityProvider: TVProviderIdentityProvider()
+        )
+        #expect(backend == nil)
         #expect(Daemon.embeddedStatement(key: nil, configuration: configuration) == DeviceCatalog.embeddedSoftwareStatement)
     }
 

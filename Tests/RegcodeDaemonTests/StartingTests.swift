@@ -18,7 +18,7 @@ import Testing
         configuration.socket = "\(directory)/regcoded.sock"
         var logger = Logger(label: "starting-test")
         logger.logLevel = .critical
-        let daemon = try Daemon(configuration: configuration, environment: [:], logger: logger)
+        let daemon = try Daemon.asRegcoded(configuration: configuration, logger: logger)
         let handler = DaemonControlHandler(daemon: daemon)
         let peer = ControlPeer.unixSocket(PeerCredentials(pid: getpid(), uid: getuid(), gid: getgid()))
 

@@ -102,93 +102,25 @@ struct V2Decisions: Sendable {
         if preauthorization, body.resources.count > configuration.preauthorizeResourceLimit {
             throw EnhancedError.tooManyResources(limit: configuration.preauthorizeResourceLimit)
         }
-        let now = configuration.clock.nowMillis
-        let state = self.routes.state
+        let call = DecisionCall(
+            request: request,
+            context: context,
+            clientId: clientId,
+            sp: sp,
+            mvpd: mvpd,
+            device: device,
+            resources: body.resources,
+            preauthorization: preauthorization,
+            now: configuration.clock.nowMillis
+        )
         let decisions: [DecisionBody]
-        switch state.withLock({ $0.entitlementVariant(serviceProvider: sp, mvpd: mvpd) }) {
+        switch self.routes.state.withLock({ $0.entitlementVariant(serviceProvider: sp, mvpd: mvpd) }) {
         case .tempPass(let settings):
-            let header = request.headers[.apTempPassIdentity]
-            let outcomes = state.withLock {
-                $0.tempPassDecisions(
-                    serviceProvider: sp,
-                    mvpd: mvpd,
-                    settings: settings,
-                    device: device,
-                    identity: header.flatMap(TempPassIdentity.init(header:)),
-                    resources: body.resources,
-                    authorization: !preauthorization
-                )
-            }
-            let userId = SimulatorState.temporaryUserId(device: device)
-            decisions = zip(body.resources, outcomes).map { resource, outcome in
-                self.variantItem(
-                    resource,
-                    outcome,
-                    source: "temppass",
-                    sp: sp,
-                    mvpd: mvpd,
-                    userId: userId,
-                    preauthorization: preauthorization,
-                    now: now
-                )
-            }
+            decisions = self.tempPassDecisions(call, settings: settings)
         case .degraded(let rule):
-            // Degradation answers without the MVPD, and without a profile (Adobe's degraded flows): AuthNAll with the
-            // decision's window, AuthZAll without one (Adobe's samples), AuthZNone denies every resource.
-            let (userId, sessionId): (String, String) = state.withLock { state in
-                if case .valid(let profile) = state.profileState(serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd) {
-                    return (profile.userId, profile.sessionId)
-                }
-                guard rule == .authNAll else { return (SimulatorState.degradedUserId(serviceProvider: sp, mvpd: mvpd, device: device), "") }
-                let profile = state.degradedProfile(serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd)
-                return (profile.userId, profile.sessionId)
-            }
-            let outcome: VariantDecision =
-                rule.permits
-                ? .permit(notAfter: rule == .authNAll ? now + configuration.authorizationTTL.milliseconds : nil) : .deny(.deniedByDegradationRule)
-            decisions = body.resources.map { resource in
-                self.variantItem(
-                    resource,
-                    outcome,
-                    source: "degradation",
-                    sp: sp,
-                    mvpd: mvpd,
-                    userId: userId,
-                    sessionId: sessionId,
-                    preauthorization: preauthorization,
-                    now: now
-                )
-            }
+            decisions = self.degradedDecisions(call, rule: rule)
         case .regular:
-            let profile = try await self.profile(request, serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd)
-            // The same address the session recorded, so home-based authentication compares like with like.
-            let peerAddress = request.clientAddress(context: context, trustingForwardedFor: configuration.trustForwardedFor)
-            decisions = state.withLock { $0.decide(resources: body.resources, profile: profile, peerAddress: peerAddress) }.map { decision in
-                var item = DecisionBody(resource: decision.resource, serviceProvider: sp, mvpd: mvpd, authorized: decision.isPermitted)
-                switch decision.outcome {
-                case .permit:
-                    break
-                case .deniedByMVPD(let details):
-                    item.error = .deniedByMVPD(preauthorization: preauthorization, details: details)
-                    return item
-                case .error(let error):
-                    item.error = error
-                    return item
-                }
-                item.notBefore = now
-                item.notAfter = now + configuration.authorizationTTL.milliseconds
-                if !preauthorization {
-                    item.token = self.token(
-                        sp: sp,
-                        resource: decision.resource,
-                        mvpd: mvpd,
-                        userId: profile.userId,
-                        sessionId: profile.sessionId,
-                        now: now
-                    )
-                }
-                return item
-            }
+            decisions = try await self.regularDecisions(call)
         }
         context.logger.info(
             preauthorization ? "preauthorization decided" : "authorization decided",
@@ -199,6 +131,128 @@ struct V2Decisions: Sendable {
             ]
         )
         return try JSONBody.response(.ok, DecisionsResponse(decisions: decisions))
+    }
+
+    /// One decisions call, as the three entitlement variants need it.
+    private struct DecisionCall {
+        let request: Request
+        let context: SimulatorRequestContext
+        let clientId: String
+        let sp: String
+        let mvpd: String
+        let device: String
+        let resources: [String]
+        let preauthorization: Bool
+        let now: Int64
+    }
+
+    /// TempPass: decided by the pass's window and the device's identity, as `source: temppass`.
+    private func tempPassDecisions(_ call: DecisionCall, settings: TempPassSettings) -> [DecisionBody] {
+        let state = self.routes.state
+        let header = call.request.headers[.apTempPassIdentity]
+        let outcomes = state.withLock {
+            $0.tempPassDecisions(
+                serviceProvider: call.sp,
+                mvpd: call.mvpd,
+                settings: settings,
+                device: call.device,
+                identity: header.flatMap(TempPassIdentity.init(header:)),
+                resources: call.resources,
+                authorization: !call.preauthorization
+            )
+        }
+        let userId = SimulatorState.temporaryUserId(device: call.device)
+        return zip(call.resources, outcomes).map { resource, outcome in
+            self.variantItem(
+                resource,
+                outcome,
+                source: "temppass",
+                sp: call.sp,
+                mvpd: call.mvpd,
+                userId: userId,
+                preauthorization: call.preauthorization,
+                now: call.now
+            )
+        }
+    }
+
+    private func degradedDecisions(_ call: DecisionCall, rule: DegradationRule) -> [DecisionBody] {
+        let configuration = self.routes.configuration
+        let state = self.routes.state
+        // Degradation answers without the MVPD, and without a profile (Adobe's degraded flows): AuthNAll with the
+        // decision's window, AuthZAll without one (Adobe's samples), AuthZNone denies every resource.
+        let (userId, sessionId): (String, String) = state.withLock { state in
+            if case .valid(let profile) = state.profileState(
+                serviceProvider: call.sp,
+                deviceIdentifier: call.device,
+                clientId: call.clientId,
+                mvpd: call.mvpd
+            ) {
+                return (profile.userId, profile.sessionId)
+            }
+            guard rule == .authNAll else {
+                return (SimulatorState.degradedUserId(serviceProvider: call.sp, mvpd: call.mvpd, device: call.device), "")
+            }
+            let profile = state.degradedProfile(serviceProvider: call.sp, deviceIdentifier: call.device, clientId: call.clientId, mvpd: call.mvpd)
+            return (profile.userId, profile.sessionId)
+        }
+        let outcome: VariantDecision =
+            rule.permits
+            ? .permit(notAfter: rule == .authNAll ? call.now + configuration.authorizationTTL.milliseconds : nil) : .deny(.deniedByDegradationRule)
+        return call.resources.map { resource in
+            self.variantItem(
+                resource,
+                outcome,
+                source: "degradation",
+                sp: call.sp,
+                mvpd: call.mvpd,
+                userId: userId,
+                sessionId: sessionId,
+                preauthorization: call.preauthorization,
+                now: call.now
+            )
+        }
+    }
+
+    /// The MVPD's own decisions for the profile the call names.
+    private func regularDecisions(_ call: DecisionCall) async throws -> [DecisionBody] {
+        let configuration = self.routes.configuration
+        let state = self.routes.state
+        let profile = try await self.profile(
+            call.request,
+            serviceProvider: call.sp,
+            deviceIdentifier: call.device,
+            clientId: call.clientId,
+            mvpd: call.mvpd
+        )
+        // The same address the session recorded, so home-based authentication compares like with like.
+        let peerAddress = call.request.clientAddress(context: call.context, trustingForwardedFor: configuration.trustForwardedFor)
+        return state.withLock { $0.decide(resources: call.resources, profile: profile, peerAddress: peerAddress) }.map { decision in
+            var item = DecisionBody(resource: decision.resource, serviceProvider: call.sp, mvpd: call.mvpd, authorized: decision.isPermitted)
+            switch decision.outcome {
+            case .permit:
+                break
+            case .deniedByMVPD(let details):
+                item.error = .deniedByMVPD(preauthorization: call.preauthorization, details: details)
+                return item
+            case .error(let error):
+                item.error = error
+                return item
+            }
+            item.notBefore = call.now
+            item.notAfter = call.now + configuration.authorizationTTL.milliseconds
+            if !call.preauthorization {
+                item.token = self.token(
+                    sp: call.sp,
+                    resource: decision.resource,
+                    mvpd: call.mvpd,
+                    userId: profile.userId,
+                    sessionId: profile.sessionId,
+                    now: call.now
+                )
+            }
+            return item
+        }
     }
 
     private func token(sp: String, resource: String, mvpd: String, userId: String, sessionId: String, now: Int64) -> TokenBody {

@@ -71,16 +71,7 @@ struct PartnerRoutes: Sendable {
 
         if settings.degraded {
             context.logger.info("partner session: degraded MVPD", metadata: log)
-            let body = V2Routes.SessionResponse(
-                actionName: "authorize",
-                actionType: "direct",
-                reasonType: "degraded",
-                url: "/api/v2/\(sp)/decisions/authorize/\(mvpd)",
-                sessionId: UUID().uuidString.lowercased(),
-                mvpd: mvpd,
-                serviceProvider: sp
-            )
-            return try JSONBody.response(.ok, body)
+            return try Self.degradedSession(sp: sp, mvpd: mvpd)
         }
         if let profile = self.state.withLock({ $0.profiles(serviceProvider: sp, deviceIdentifier: device, clientId: clientId) })[mvpd] {
             // INFERRED split (sso.md §3.3): the partner's own profile is `authenticatedSSO`, any other `authenticated`.
@@ -90,18 +81,7 @@ struct PartnerRoutes: Sendable {
         }
 
         let platform = self.state.withLock { $0.platform(ofMVPD: mvpd) } ?? MVPDPlatform()
-        let fallback: String?
-        if !platform.supportsPartnerSSO || !settings.allowsApple(on: ApplePlatform(osName: info?["osName"])) {
-            fallback = "configuration_fallback"
-        } else if let problem = await self.routes.pfsProblem(request, mvpd: mvpd) {
-            log["pfs.problem"] = .string(problem.rawValue)
-            fallback = "pfs_fallback"
-        } else if V2Routes.nonEmpty(fields["domainName"]) == nil || V2Routes.nonEmpty(fields["redirectUrl"]) == nil {
-            fallback = "missing_parameters_fallback"
-        } else {
-            fallback = nil
-        }
-
+        let fallback = await self.fallbackReason(request, mvpd: mvpd, platform: platform, settings: settings, info: info, fields: fields, log: &log)
         if let fallback {
             return try self.fallback(
                 fallback,
@@ -117,6 +97,58 @@ struct PartnerRoutes: Sendable {
             )
         }
 
+        let body = self.partnerProfileSession(sp: sp, mvpd: mvpd, partner: partner, device: device, clientId: clientId, platform: platform)
+        context.logger.info("partner authentication request issued", metadata: log)
+        return try JSONBody.response(.ok, body)
+    }
+
+    /// Adobe's answer for a degraded MVPD: straight to authorization, without a profile.
+    private static func degradedSession(sp: String, mvpd: String) throws -> Response {
+        let body = V2Routes.SessionResponse(
+            actionName: "authorize",
+            actionType: "direct",
+            reasonType: "degraded",
+            url: "/api/v2/\(sp)/decisions/authorize/\(mvpd)",
+            sessionId: UUID().uuidString.lowercased(),
+            mvpd: mvpd,
+            serviceProvider: sp
+        )
+        return try JSONBody.response(.ok, body)
+    }
+
+    /// Why the partner flow falls back to a basic session (`nil`: it does not): the MVPD or the platform does not
+    /// allow it, the partner framework status has a problem, or the basic parameters are missing.
+    private func fallbackReason(
+        _ request: Request,
+        mvpd: String,
+        platform: MVPDPlatform,
+        settings: IntegrationSettings,
+        info: DeviceInfo?,
+        fields: [String: String],
+        log: inout Logger.Metadata
+    ) async -> String? {
+        if !platform.supportsPartnerSSO || !settings.allowsApple(on: ApplePlatform(osName: info?["osName"])) {
+            return "configuration_fallback"
+        }
+        if let problem = await self.routes.pfsProblem(request, mvpd: mvpd) {
+            log["pfs.problem"] = .string(problem.rawValue)
+            return "pfs_fallback"
+        }
+        if V2Routes.nonEmpty(fields["domainName"]) == nil || V2Routes.nonEmpty(fields["redirectUrl"]) == nil {
+            return "missing_parameters_fallback"
+        }
+        return nil
+    }
+
+    /// `partner_profile` with the SAML authentication request the partner's identity provider answers.
+    private func partnerProfileSession(
+        sp: String,
+        mvpd: String,
+        partner: String,
+        device: String,
+        clientId: String,
+        platform: MVPDPlatform
+    ) -> V2Routes.SessionResponse {
         let partnerRequest = self.state.withLock {
             $0.openPartnerRequest(serviceProvider: sp, mvpd: mvpd, deviceIdentifier: device, clientId: clientId)
         }
@@ -139,8 +171,7 @@ struct PartnerRoutes: Sendable {
             ),
             attributesNames: platform.attributesNames
         )
-        context.logger.info("partner authentication request issued", metadata: log)
-        return try JSONBody.response(.ok, body)
+        return body
     }
 
     /// A basic session instead of the partner flow, answered as `authenticate` (or `resume` when parameters are

@@ -166,86 +166,103 @@ final class StateFile: Sendable {
     func apply(_ changes: [StateChange]) async throws {
         try await self.queue.write { db in
             let encoder = JSONEncoder()
-            func json(_ value: some Encodable) throws -> String {
-                String(decoding: try encoder.encode(value), as: UTF8.self)
-            }
-            func put(_ kind: SSORecordKind, key: String, body: String?) throws {
-                if let body {
-                    try db.execute(
-                        sql: "INSERT OR REPLACE INTO sso_record (kind, key, body) VALUES (?, ?, ?)",
-                        arguments: [kind.rawValue, key, body]
-                    )
-                } else {
-                    try db.execute(sql: "DELETE FROM sso_record WHERE kind = ? AND key = ?", arguments: [kind.rawValue, key])
-                }
-            }
+            let json: JSONText = { value in String(decoding: try encoder.encode(value), as: UTF8.self) }
             for change in changes {
-                switch change {
-                case .client(let id, let client?):
-                    try db.execute(
-                        sql: "INSERT OR REPLACE INTO client (client_id, body) VALUES (?, ?)",
-                        arguments: [id, try json(StoredClient(client))]
-                    )
-                case .client(let id, nil):
-                    try db.execute(sql: "DELETE FROM client WHERE client_id = ?", arguments: [id])
-                case .accessToken(let token, let grant?):
-                    try db.execute(
-                        sql: "INSERT OR REPLACE INTO access_token (access_token, client_id, expires_at, body) VALUES (?, ?, ?, ?)",
-                        arguments: [token, grant.clientId, grant.expiresAt, try json(grant)]
-                    )
-                case .accessToken(let token, nil):
-                    try db.execute(sql: "DELETE FROM access_token WHERE access_token = ?", arguments: [token])
-                case .session(let code, let session?):
-                    try db.execute(
-                        sql: "INSERT OR REPLACE INTO code (code, api, service_provider, device_identifier, body) VALUES (?, ?, ?, ?, ?)",
-                        arguments: [code, session.api.rawValue, session.serviceProvider, session.deviceIdentifier, try json(StoredSession(session))]
-                    )
-                case .session(let code, nil):
-                    try db.execute(sql: "DELETE FROM code WHERE code = ?", arguments: [code])
-                case .profiles(let key, let profiles?):
-                    try db.execute(
-                        sql: "INSERT OR REPLACE INTO profile (service_provider, device_identifier, client_id, body) VALUES (?, ?, ?, ?)",
-                        arguments: [key.serviceProvider, key.deviceIdentifier, key.clientId, try json(profiles)]
-                    )
-                case .profiles(let key, nil):
-                    try db.execute(
-                        sql: "DELETE FROM profile WHERE service_provider = ? AND device_identifier = ? AND client_id = ?",
-                        arguments: [key.serviceProvider, key.deviceIdentifier, key.clientId]
-                    )
-                case .v1Token(let key, let token?):
-                    try db.execute(
-                        sql: "INSERT OR REPLACE INTO v1_authn_token (requestor, device_id, body) VALUES (?, ?, ?)",
-                        arguments: [key.serviceProvider, key.deviceIdentifier, try json(token)]
-                    )
-                case .v1Token(let key, nil):
-                    try db.execute(
-                        sql: "DELETE FROM v1_authn_token WHERE requestor = ? AND device_id = ?",
-                        arguments: [key.serviceProvider, key.deviceIdentifier]
-                    )
-                case .v1Authorizations(let key, let grants?):
-                    try db.execute(
-                        sql: "INSERT OR REPLACE INTO v1_authorization (requestor, device_id, body) VALUES (?, ?, ?)",
-                        arguments: [key.serviceProvider, key.deviceIdentifier, try json(grants)]
-                    )
-                case .v1Authorizations(let key, nil):
-                    try db.execute(
-                        sql: "DELETE FROM v1_authorization WHERE requestor = ? AND device_id = ?",
-                        arguments: [key.serviceProvider, key.deviceIdentifier]
-                    )
-                case .denyLists(let lists):
-                    try db.execute(sql: "INSERT OR REPLACE INTO deny_lists (id, body) VALUES (1, ?)", arguments: [try json(lists)])
-                case .ssoLinks(let subject, let links):
-                    try put(.link, key: try json(subject), body: try links.map { try json(StoredLinks(subject: subject, links: $0)) })
-                case .partnerRequest(let id, let request):
-                    try put(.partnerRequest, key: id, body: try request.map { try json($0) })
-                case .ssoSecret(let name, let value):
-                    try put(.secret, key: name.rawValue, body: try value.map { try json($0) })
-                case .mvpdPlatform(let mvpd, let platform):
-                    try put(.mvpdPlatform, key: mvpd, body: try platform.map { try json(StoredPlatform(mvpd: mvpd, platform: $0)) })
-                case .integration(let key, let settings):
-                    try put(.integration, key: try json(key), body: try settings.map { try json(StoredIntegration(key: key, settings: $0)) })
-                }
+                try Self.write(change, db: db, json: json)
             }
+        }
+    }
+
+    /// A value's stored JSON text.
+    private typealias JSONText = (any Encodable) throws -> String
+
+    /// One change to its table; single sign-on records go to `sso_record`.
+    private static func write(_ change: StateChange, db: Database, json: JSONText) throws {
+        switch change {
+        case .client(let id, let client?):
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO client (client_id, body) VALUES (?, ?)",
+                arguments: [id, try json(StoredClient(client))]
+            )
+        case .client(let id, nil):
+            try db.execute(sql: "DELETE FROM client WHERE client_id = ?", arguments: [id])
+        case .accessToken(let token, let grant?):
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO access_token (access_token, client_id, expires_at, body) VALUES (?, ?, ?, ?)",
+                arguments: [token, grant.clientId, grant.expiresAt, try json(grant)]
+            )
+        case .accessToken(let token, nil):
+            try db.execute(sql: "DELETE FROM access_token WHERE access_token = ?", arguments: [token])
+        case .session(let code, let session?):
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO code (code, api, service_provider, device_identifier, body) VALUES (?, ?, ?, ?, ?)",
+                arguments: [code, session.api.rawValue, session.serviceProvider, session.deviceIdentifier, try json(StoredSession(session))]
+            )
+        case .session(let code, nil):
+            try db.execute(sql: "DELETE FROM code WHERE code = ?", arguments: [code])
+        case .profiles(let key, let profiles?):
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO profile (service_provider, device_identifier, client_id, body) VALUES (?, ?, ?, ?)",
+                arguments: [key.serviceProvider, key.deviceIdentifier, key.clientId, try json(profiles)]
+            )
+        case .profiles(let key, nil):
+            try db.execute(
+                sql: "DELETE FROM profile WHERE service_provider = ? AND device_identifier = ? AND client_id = ?",
+                arguments: [key.serviceProvider, key.deviceIdentifier, key.clientId]
+            )
+        case .v1Token(let key, let token?):
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO v1_authn_token (requestor, device_id, body) VALUES (?, ?, ?)",
+                arguments: [key.serviceProvider, key.deviceIdentifier, try json(token)]
+            )
+        case .v1Token(let key, nil):
+            try db.execute(
+                sql: "DELETE FROM v1_authn_token WHERE requestor = ? AND device_id = ?",
+                arguments: [key.serviceProvider, key.deviceIdentifier]
+            )
+        case .v1Authorizations(let key, let grants?):
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO v1_authorization (requestor, device_id, body) VALUES (?, ?, ?)",
+                arguments: [key.serviceProvider, key.deviceIdentifier, try json(grants)]
+            )
+        case .v1Authorizations(let key, nil):
+            try db.execute(
+                sql: "DELETE FROM v1_authorization WHERE requestor = ? AND device_id = ?",
+                arguments: [key.serviceProvider, key.deviceIdentifier]
+            )
+        case .denyLists(let lists):
+            try db.execute(sql: "INSERT OR REPLACE INTO deny_lists (id, body) VALUES (1, ?)", arguments: [try json(lists)])
+        case .ssoLinks, .partnerRequest, .ssoSecret, .mvpdPlatform, .integration:
+            try Self.writeSSORecord(change, db: db, json: json)
+        }
+    }
+
+    /// A single sign-on change as an `sso_record` row (kind, key, body), deleted when its value is nil.
+    private static func writeSSORecord(_ change: StateChange, db: Database, json: JSONText) throws {
+        func put(_ kind: SSORecordKind, key: String, body: String?) throws {
+            if let body {
+                try db.execute(
+                    sql: "INSERT OR REPLACE INTO sso_record (kind, key, body) VALUES (?, ?, ?)",
+                    arguments: [kind.rawValue, key, body]
+                )
+            } else {
+                try db.execute(sql: "DELETE FROM sso_record WHERE kind = ? AND key = ?", arguments: [kind.rawValue, key])
+            }
+        }
+        switch change {
+        case .ssoLinks(let subject, let links):
+            try put(.link, key: try json(subject), body: try links.map { try json(StoredLinks(subject: subject, links: $0)) })
+        case .partnerRequest(let id, let request):
+            try put(.partnerRequest, key: id, body: try request.map { try json($0) })
+        case .ssoSecret(let name, let value):
+            try put(.secret, key: name.rawValue, body: try value.map { try json($0) })
+        case .mvpdPlatform(let mvpd, let platform):
+            try put(.mvpdPlatform, key: mvpd, body: try platform.map { try json(StoredPlatform(mvpd: mvpd, platform: $0)) })
+        case .integration(let key, let settings):
+            try put(.integration, key: try json(key), body: try settings.map { try json(StoredIntegration(key: key, settings: $0)) })
+        default:
+            // Not a single sign-on record: `write` stores it.
+            return
         }
     }
 

@@ -1,0 +1,30 @@
+import ControlSocket
+import RegcodeSupport
+
+/// What a lab's console needs beyond the AccessEnabler calls: a device's recent polls, live fleet figures, and
+/// approving a code on the embedded simulator.
+extension ControlMethods {
+    static let lab: [ControlMethod] = [
+        ControlMethod(
+            "devices.polls",
+            "A device's latest polls, newest first.",
+            parameters: [.device, ControlParameter("limit", .integer, "At most this many (1–1000, default 50).")],
+            result: "{polls: [{code, sentAt, plannedAt, latencyMs, httpStatus, outcome, nextDelayMs}]}"
+        ) { handler, params throws(RPCError) in try await handler.devicesPolls(params) },
+        ControlMethod(
+            "fleets.stats",
+            "Per fleet: devices by state, polls per second, 429s and errors per minute, totals.",
+            result:
+                "{windowSeconds, fleets: [{name, devices, states, pollsPerSecond, throttledPerMinute, errorsPerMinute, polls, throttled, errors}], totals}"
+        ) { handler, _ throws(RPCError) in await handler.fleetsStats() },
+        ControlMethod(
+            "simulator.approve",
+            "Approves a code on the embedded simulator, as a user on the second screen would.",
+            parameters: [
+                ControlParameter("code", .string, required: true, "The registration code."),
+                ControlParameter("mvpd", .string, "The MVPD to sign in with (default: the device's selection)."),
+            ],
+            result: "{approved, code, mvpd}"
+        ) { handler, params throws(RPCError) in try await handler.simulatorApprove(params) },
+    ]
+}

@@ -180,11 +180,28 @@ let package = Package(
             resources: [.embedInCode("Console/index.html")],
             swiftSettings: swiftSettings
         ),
-        // The daemon: configuration, device catalog, event pipeline, control handler, services.
+        // The device lifecycle: the catalog of fleets, client addresses, the event pipeline and the registry that alone
+        // changes a device's fleet entry and store row together.
+        .target(
+            name: "DeviceRegistry",
+            dependencies: [
+                "AccessEnablerAPI",
+                "ControlSocket",
+                "DeviceFleet",
+                "RegcodeEngine",
+                "RegcodeStore",
+                "RegcodeSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The daemon: configuration, control handler, services.
         .target(
             name: "RegcodeDaemon",
             dependencies: [
                 "AccessEnablerAPI",
+                "DeviceRegistry",
                 "RegcodeSupport",
                 "RegcodeEngine",
                 "AdobePassClient",
@@ -208,6 +225,7 @@ let package = Package(
         .executableTarget(
             name: "regcoded",
             dependencies: [
+                "DeviceRegistry",
                 "KeepAliveHTTP",
                 "RegcodeSupport",
                 "RegcodeDaemon",
@@ -305,9 +323,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "DeviceRegistryTests",
+            dependencies: [
+                "ControlSocket", "DeviceFleet", "DeviceRegistry", "RegcodeEngine", "RegcodeStore", "RegcodeSupport", "RegcodeTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "RegcodeDaemonTests",
             dependencies: [
-                "AccessEnablerAPI", "DeviceFleet", "RegcodeDaemon", "RegcodeEngine", "RegcodeStore", "RegcodeSupport",
+                "AccessEnablerAPI", "DeviceFleet", "DeviceRegistry", "RegcodeDaemon", "RegcodeEngine", "RegcodeStore", "RegcodeSupport",
                 "ControlSocket", "RegcodeTestSupport", "KeepAliveHTTP",
                 // The web console's page, whose calls are checked against the control methods.
                 "ControlHTTP",

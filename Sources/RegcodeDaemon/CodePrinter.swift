@@ -1,5 +1,6 @@
 import AccessEnablerAPI
 import DeviceFleet
+import DeviceRegistry
 import Foundation
 import RegcodeEngine
 import Synchronization

@@ -1,3 +1,4 @@
+import DeviceRegistry
 import Foundation
 import KeepAliveHTTP
 import Logging

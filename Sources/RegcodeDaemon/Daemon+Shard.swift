@@ -1,3 +1,4 @@
+import DeviceRegistry
 import RegcodeStore
 
 extension Daemon {

@@ -1,3 +1,4 @@
+import DeviceRegistry
 import RegcodeEngine
 import RegcodeStore
 

@@ -1,4 +1,5 @@
 import ControlSocket
+import DeviceRegistry
 import Foundation
 import RegcodeEngine
 import RegcodeSupport

@@ -1,5 +1,6 @@
 import ControlSocket
 import DeviceFleet
+import DeviceRegistry
 import Foundation
 import KeepAliveHTTP
 import RegcodeSupport

@@ -1,6 +1,7 @@
 import AccessEnablerAPI
 import ControlSocket
 import DeviceFleet
+import DeviceRegistry
 import Foundation
 import KeepAliveHTTP
 import NIOPosix
@@ -50,17 +51,15 @@ struct DaemonControlHandler: ControlHandler {
     // MARK: Devices
 
     func devicesList() async throws(RPCError) -> JSONValue {
-        let summaries = try await storeCall { store in try await store.deviceSummaries() }
-        let live = await daemon.fleet.deviceNames
-        let byName = Dictionary(summaries.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        var devices: [JSONValue] = []
-        for name in live {
-            let snapshot = await daemon.fleet.snapshot(of: name)
-            devices.append(
-                Self.summaryJSON(name: name, summary: byName[name], snapshot: snapshot, lastOutcome: daemon.liveStats.lastOutcome(of: name))
-            )
+        let views: [DeviceView]
+        do {
+            views = try await daemon.registry.summaries()
+        } catch {
+            throw Self.rpcError(error)
         }
-        return ["devices": .array(devices)]
+        return [
+            "devices": .array(views.map { Self.summaryJSON(name: $0.name, summary: $0.summary, snapshot: $0.snapshot, lastOutcome: $0.lastOutcome) })
+        ]
     }
 
     static func summaryJSON(name: String, summary: DeviceSummary?, snapshot: DeviceSnapshot?, lastOutcome: LastOutcome?) -> JSONValue {
@@ -80,19 +79,15 @@ struct DaemonControlHandler: ControlHandler {
     }
 
     func deviceDetail(_ name: String) async throws(RPCError) -> JSONValue {
-        guard let snapshot = await daemon.fleet.snapshot(of: name), let settings = await daemon.fleet.settings(of: name) else {
-            throw .unknownDevice(name)
+        let found: DeviceDetail
+        do {
+            found = try await daemon.registry.detail(name)
+        } catch {
+            throw Self.rpcError(error)
         }
-        let summary = try await storeCall { store in try await store.deviceSummary(named: name) }
-        let deviceID = try await storeCall { store in try await store.deviceID(named: name) }
+        let (deviceID, settings, snapshot) = (found.deviceID, found.settings, found.snapshot)
         var detail =
-            Self.summaryJSON(
-                name: name,
-                summary: summary,
-                snapshot: snapshot,
-                lastOutcome: daemon.liveStats.lastOutcome(of: name)
-            )
-            .objectValue ?? [:]
+            Self.summaryJSON(name: name, summary: found.view.summary, snapshot: snapshot, lastOutcome: found.view.lastOutcome).objectValue ?? [:]
         detail["deviceId"] = deviceID.map(JSONValue.string) ?? .null
         detail["requestor"] = .string(settings.requestor)
         detail["profile"] = .string(settings.profile.rawValue)
@@ -133,78 +128,45 @@ struct DaemonControlHandler: ControlHandler {
         guard name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
             throw .invalidParams("'device' must be letters, digits, '-', '_' or '.'")
         }
-        let fleetName = try params.optionalString("fleet")
-        guard let template = fleetName.map({ daemon.catalog.fleet(named: $0) }) ?? daemon.catalog.fleets.first else {
-            throw .invalidParams("unknown fleet '\(fleetName ?? "")'", data: ["fleets": .array(daemon.catalog.fleets.map { .string($0.name) })])
-        }
-        var fleet = template
-        if let requestor = try params.optionalString("requestor") { fleet.requestor = requestor }
-        if let mvpd = try params.optionalString("mvpd") { fleet.mvpd = mvpd }
+        var new = NewDevice(name: name)
+        new.fleet = try params.optionalString("fleet")
+        new.requestor = try params.optionalString("requestor")
+        new.mvpd = try params.optionalString("mvpd")
         if let profile = try params.optionalString("profile") {
             guard let value = APIProfile(rawValue: profile) else { throw .invalidParams("'profile' must be v2 or v1") }
-            fleet.profile = value
+            new.profile = value
         }
         if let scenario = try params.optionalString("scenario") {
             guard let value = Scenario(rawValue: scenario) else {
                 throw .invalidParams("'scenario' must be one of \(Scenario.allCases.map(\.rawValue).joined(separator: ", "))")
             }
-            fleet.scenario = value
+            new.scenario = value
         }
         if let login = params.object["login"], login != .null {
-            (fleet.loginProvider, fleet.tempPassEmail) = try Self.loginOptions(login)
+            new.login = try Self.loginOptions(login)
         }
-        if await daemon.fleet.settings(of: name) != nil {
-            throw .conflict("a device named '\(name)' already exists", data: ["device": .string(name)])
-        }
-        let wanted = WantedDevice(
-            name: name,
-            settings: daemon.catalog.settings(for: name, fleet: fleet),
-            scenario: fleet.scenario,
-            fleet: template.name,
-            cycle: fleet.cycle,
-            addedAtRuntime: true
-        )
-        guard case .start(let planned, let settings, let cycle, _) = DeviceReconciler().plan(for: wanted, stored: nil, running: nil) else {
-            throw .internalError("a new device must be started")
-        }
-        let device: StoredDevice
         do {
-            device = try daemon.addressed(planned)
+            try await daemon.registry.add(new)
         } catch {
-            throw .conflict("no client address left for '\(name)'", data: ["device": .string(name)])
-        }
-        try await storeCall { store in try await store.saveDevice(device) }
-        daemon.addedDeviceFleets.withLock { $0[name] = template.name }
-        do {
-            try await daemon.fleet.add(device.spec(settings: settings, cycle: cycle))
-        } catch {
-            _ = try? await storeCall { store in try await store.removeDevice(named: name) }
             throw Self.rpcError(error)
         }
         return try await deviceDetail(name)
     }
 
     func removeDevice(_ name: String) async throws(RPCError) -> JSONValue {
-        guard await daemon.fleet.remove(name) else { throw .unknownDevice(name) }
-        daemon.liveStats.forget(name)
-        _ = try await storeCall { store in try await store.removeDevice(named: name) }
+        do {
+            try await daemon.registry.remove(name)
+        } catch {
+            throw Self.rpcError(error)
+        }
         return ["device": .string(name), "removed": true]
     }
 
     /// Forgets everything the device learned (credentials, tokens, code, profile) but keeps its
     /// identity, then starts its scenario again.
     func resetDevice(_ name: String) async throws(RPCError) -> JSONValue {
-        guard let settings = await daemon.fleet.settings(of: name) else { throw .unknownDevice(name) }
-        let stored = try await storeCall { store in try await store.loadDevices().first { $0.name == name } }
-        guard let device = stored else { throw .unknownDevice(name) }
-        let cycle = daemon.catalog.fleet(named: device.fleet ?? "")?.cycle ?? daemon.catalog.fleet(forDevice: name)?.cycle
-        guard case .restart(let record, let settings, let cycle) = DeviceReconciler().reset(device, settings: settings, cycle: cycle) else {
-            throw .internalError("a reset must restart the device")
-        }
-        await daemon.fleet.remove(name)
-        try await storeCall { store in try await store.saveDevice(record) }
         do {
-            try await daemon.fleet.add(record.spec(settings: settings, cycle: cycle))
+            try await daemon.registry.reset(name)
         } catch {
             throw Self.rpcError(error)
         }
@@ -221,7 +183,31 @@ struct DaemonControlHandler: ControlHandler {
         }
     }
 
+    /// The control answer to a refused change of a device.
+    static func rpcError(_ error: DeviceRegistryError) -> RPCError {
+        switch error {
+        case .unknownDevice(let name): .unknownDevice(name)
+        case .duplicateDevice(let name): .conflict("a device named '\(name)' already exists", data: ["device": .string(name)])
+        case .unknownFleet(let name, let known): .invalidParams("unknown fleet '\(name)'", data: ["fleets": .array(known.map { .string($0) })])
+        case .noFreeAddress(let device, _): .conflict("no client address left for '\(device)'", data: ["device": .string(device)])
+        case .busy(let name): .conflict(error.description, data: ["device": .string(name)])
+        case .noVendor(let name):
+            .wrongState(
+                "device '\(name)' hosts one plain app: it has no vendor to reinstall (configure `apps` to emulate single sign-on)",
+                data: ["device": .string(name)]
+            )
+        case .fleet(let error): rpcError(error)
+        case .store(let reason): .internalError("database: \(reason)")
+        case .inconsistent(let reason): .internalError(reason)
+        }
+    }
+
     static func rpcError(_ error: any Error) -> RPCError {
+        if let error = error as? DeviceRegistryError { return rpcError(error) }
+        return fleetRPCError(error)
+    }
+
+    private static func fleetRPCError(_ error: any Error) -> RPCError {
         switch error as? FleetError {
         case .unknownDevice(let name): .unknownDevice(name)
         case .duplicateDevice(let name): .conflict("a device named '\(name)' already exists", data: ["device": .string(name)])

@@ -2,6 +2,7 @@ import AccessEnablerAPI
 import ControlSocket
 import CoreMetrics
 import DeviceFleet
+import DeviceRegistry
 import Foundation
 import Hummingbird
 import KeepAliveHTTP

@@ -1,4 +1,5 @@
 import DeviceFleet
+import DeviceRegistry
 import Logging
 import RegcodeEngine
 import ServiceLifecycle

@@ -1,4 +1,5 @@
 import ControlSocket
+import DeviceRegistry
 import RegcodeStore
 
 /// Pages through stored events after a sequence number, for `subscribe` replays.

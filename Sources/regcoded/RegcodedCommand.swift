@@ -1,4 +1,5 @@
 import ArgumentParser
+import DeviceRegistry
 import Foundation
 import KeepAliveHTTP
 import Logging

@@ -1,6 +1,7 @@
 import RegcodeEngine
 import Testing
 
+@testable import DeviceRegistry
 @testable import RegcodeDaemon
 
 /// `client_address:`: its modes and defaults, the addresses each mode uses, what stops a start, and the warning a

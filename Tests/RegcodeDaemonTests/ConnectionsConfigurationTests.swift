@@ -2,6 +2,7 @@ import Foundation
 import RegcodeEngine
 import Testing
 
+@testable import DeviceRegistry
 @testable import RegcodeDaemon
 
 @Suite struct ConnectionsConfigurationTests {

@@ -3,6 +3,7 @@ import RegcodeEngine
 import RegcodeStore
 import Testing
 
+@testable import DeviceRegistry
 @testable import RegcodeDaemon
 
 /// One pure decision for start-up, reload, `devices.add` and `devices.reset`.

@@ -4,6 +4,7 @@ import RegcodeStore
 import RegcodeSupport
 import Testing
 
+@testable import DeviceRegistry
 @testable import RegcodeDaemon
 
 #if canImport(Glibc)

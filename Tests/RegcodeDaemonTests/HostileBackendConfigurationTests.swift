@@ -2,6 +2,7 @@ import Foundation
 import RegcodeEngine
 import Testing
 
+@testable import DeviceRegistry
 @testable import RegcodeDaemon
 
 /// What a fleet presents to the backend, where its client addresses come from, and what the daemon

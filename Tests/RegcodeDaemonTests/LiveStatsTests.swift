@@ -1,6 +1,7 @@
 import RegcodeEngine
 import Testing
 
+@testable import DeviceRegistry
 @testable import RegcodeDaemon
 
 @Suite struct LiveStatsTests {

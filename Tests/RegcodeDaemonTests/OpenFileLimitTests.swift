@@ -4,6 +4,7 @@ import KeepAliveHTTP
 import Logging
 import Testing
 
+@testable import DeviceRegistry
 @testable import RegcodeDaemon
 
 /// The open-file limit and the connection budget it leaves (past it the process would crash: see `ConnectionBudget`).

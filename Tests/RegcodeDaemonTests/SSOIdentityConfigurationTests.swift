@@ -2,6 +2,7 @@ import Foundation
 import RegcodeEngine
 import Testing
 
+@testable import DeviceRegistry
 @testable import RegcodeDaemon
 
 /// `sso_identity:` (REST v2 single sign-on identities, sso.md §3.3) in the configuration file, down to the devices.

@@ -3,6 +3,7 @@ import RegcodeEngine
 import RegcodeSupport
 import Testing
 
+@testable import DeviceRegistry
 @testable import RegcodeDaemon
 
 /// `--shard K/N`: what it accepts, how it slices fleets, and what stays the same whichever shard runs a device.

@@ -2,6 +2,7 @@ import Foundation
 import KeepAliveHTTP
 import Testing
 
+@testable import DeviceRegistry
 @testable import RegcodeDaemon
 
 /// `tls:`, `http_version` and `simulator.tls` as an operator writes them, and the mistakes refused before anything

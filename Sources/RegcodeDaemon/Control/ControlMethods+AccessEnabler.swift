@@ -1,5 +1,6 @@
 import AccessEnablerAPI
 import ControlSocket
+import DeviceRegistry
 import Foundation
 import RegcodeEngine
 import RegcodeSupport
@@ -171,7 +172,7 @@ extension DaemonControlHandler {
         }
         let command = try command(params, settings)
         do {
-            try await daemon.fleet.send(command, to: device, app: app)
+            try await daemon.registry.send(command, to: device, app: app)
         } catch {
             throw Self.rpcError(error)
         }

@@ -1,14 +1,14 @@
 import Synchronization
 
 /// A value shared between tasks and closures (a `Mutex` cannot be captured).
-final class SharedValue<Value: Sendable>: Sendable {
+package final class SharedValue<Value: Sendable>: Sendable {
     private let storage: Mutex<Value>
 
-    init(_ value: Value) {
+    package init(_ value: Value) {
         storage = Mutex(value)
     }
 
-    var value: Value {
+    package var value: Value {
         get { storage.withLock { $0 } }
         set { storage.withLock { $0 = newValue } }
     }

@@ -10,35 +10,35 @@
 /// A range's network and broadcast addresses (prefixes up to /30) are never handed out.
 ///
 /// Written by hand: none of the project's dependencies parses CIDR notation or walks a range.
-struct ClientAddressPool: Sendable {
+package struct ClientAddressPool: Sendable {
     /// The default of `forwarded-for`: 198.18.0.0/15, set aside for benchmarking (RFC 2544), 131,070 addresses.
-    static let forwardedForRange = "198.18.0.0/15"
+    package static let forwardedForRange = "198.18.0.0/15"
     /// The default of `bind` on a loopback backend: every 127.0.0.0/8 address is local on Linux; this half of it
     /// (8,388,606 addresses) stays clear of 127.0.0.1 and the 127.0.x.y addresses services listen on.
-    static let loopbackRange = "127.128.0.0/9"
+    package static let loopbackRange = "127.128.0.0/9"
 
     /// The address blocks in order: first address and how many follow it.
-    let blocks: [Block]
-    let size: UInt64
+    package let blocks: [Block]
+    package let size: UInt64
     private var used: Set<UInt32> = []
     private var cursor: UInt64 = 0
     /// Offsets below this are the configured devices' (``claim(ordinal:)``); ``allocate()`` skips them.
-    var configuredBlock: UInt64 = 0
+    package var configuredBlock: UInt64 = 0
     /// ``allocate()`` hands out only offsets ≡ `lane.index` (mod `lane.count`): one lane per shard.
-    var lane: (index: UInt64, count: UInt64) = (0, 1)
+    package var lane: (index: UInt64, count: UInt64) = (0, 1)
 
-    struct Block: Sendable, Equatable {
-        var first: UInt32
-        var count: UInt64
+    package struct Block: Sendable, Equatable {
+        package var first: UInt32
+        package var count: UInt64
 
-        func contains(_ address: UInt32) -> Bool {
+        package func contains(_ address: UInt32) -> Bool {
             address >= first && UInt64(address - first) < count
         }
     }
 
     /// A pool over `text`: CIDR ranges (`a.b.c.d/len`, len 8…32) and single addresses, separated by commas or
     /// spaces; nil when it is not that, or lists an address twice.
-    init?(addresses text: String) {
+    package init?(addresses text: String) {
         var blocks: [Block] = []
         for item in text.split(whereSeparator: { $0 == "," || $0 == " " }) {
             guard let block = Self.block(String(item)) else { return nil }
@@ -62,7 +62,7 @@ struct ClientAddressPool: Sendable {
     }
 
     /// The address at `offset` (below ``size``).
-    func address(at offset: UInt64) -> UInt32 {
+    package func address(at offset: UInt64) -> UInt32 {
         var rest = offset
         for block in blocks {
             if rest < block.count { return block.first &+ UInt32(truncatingIfNeeded: rest) }
@@ -72,26 +72,36 @@ struct ClientAddressPool: Sendable {
     }
 
     /// Whether `address` is one of the pool's.
-    func contains(_ address: String) -> Bool {
+    package func contains(_ address: String) -> Bool {
         guard let value = Self.parse(address) else { return false }
         return blocks.contains { $0.contains(value) }
     }
 
     /// Whether every address lies in 127.0.0.0/8 (loopback: local to every Linux host).
-    var isLoopback: Bool {
+    package var isLoopback: Bool {
         blocks.allSatisfy { $0.first >> 24 == 127 && ($0.first &+ UInt32(truncatingIfNeeded: $0.count - 1)) >> 24 == 127 }
     }
 
     /// Marks addresses already held by stored devices as taken.
-    mutating func reserve<S: Sequence<String>>(_ addresses: S) {
+    package mutating func reserve<S: Sequence<String>>(_ addresses: S) {
         for address in addresses {
             if let value = Self.parse(address), blocks.contains(where: { $0.contains(value) }) { used.insert(value) }
         }
     }
 
+    /// Frees an address handed out or reserved before.
+    package mutating func release(_ address: String) {
+        if let value = Self.parse(address) { used.remove(value) }
+    }
+
+    /// Whether `address` is handed out or reserved.
+    package func isTaken(_ address: String) -> Bool {
+        Self.parse(address).map { used.contains($0) } ?? false
+    }
+
     /// The address of the configured `ordinal`-th device (0-based, every shard's devices counted), or nil when the
     /// pool is smaller or the address is taken.
-    mutating func claim(ordinal: Int) -> String? {
+    package mutating func claim(ordinal: Int) -> String? {
         guard ordinal >= 0, UInt64(ordinal) < size else { return nil }
         let candidate = address(at: UInt64(ordinal))
         return used.insert(candidate).inserted ? Self.format(candidate) : nil
@@ -99,7 +109,7 @@ struct ClientAddressPool: Sendable {
 
     /// The next free address of this lane past the configured block (of the lane anywhere when the
     /// block fills the pool), or nil when every one is taken.
-    mutating func allocate() -> String? {
+    package mutating func allocate() -> String? {
         guard UInt64(used.count) < size else { return nil }
         let start = configuredBlock < size ? configuredBlock : 0
         for _ in 0..<size {
@@ -112,7 +122,7 @@ struct ClientAddressPool: Sendable {
         return nil
     }
 
-    static func parse(_ text: String) -> UInt32? {
+    package static func parse(_ text: String) -> UInt32? {
         let octets = text.split(separator: ".", omittingEmptySubsequences: false)
         guard octets.count == 4 else { return nil }
         var value: UInt32 = 0
@@ -123,13 +133,13 @@ struct ClientAddressPool: Sendable {
         return value
     }
 
-    static func format(_ value: UInt32) -> String {
+    package static func format(_ value: UInt32) -> String {
         "\(value >> 24).\(value >> 16 & 0xFF).\(value >> 8 & 0xFF).\(value & 0xFF)"
     }
 }
 
 extension ClientAddressPool.Block {
-    func overlaps(_ other: Self) -> Bool {
+    package func overlaps(_ other: Self) -> Bool {
         let end = UInt64(first) + count
         let otherEnd = UInt64(other.first) + other.count
         return UInt64(first) < otherEnd && UInt64(other.first) < end

@@ -9,7 +9,7 @@ import ServiceLifecycle
 import Synchronization
 
 /// Where the pipeline stores steps: the database, or in tests a store that fails on demand.
-protocol StepStore: Sendable {
+package protocol StepStore: Sendable {
     /// Stores `steps` in one transaction and returns their events with sequence numbers; on a
     /// throw nothing of the batch is stored.
     func apply(_ steps: [DeviceStep]) async throws -> [StoredEvent]
@@ -28,24 +28,27 @@ extension RegcodeStore: StepStore {}
 /// gap-free and in order. ``health`` reports the trouble; once the buffer reaches
 /// ``Limits/holdAt`` the pipeline asks for the work to stop (see ``StorageHealth/holding``) and,
 /// after storage recovers and the buffer is back under ``Limits/releaseAt``, to resume.
-final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
+package final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
     /// Bounds of the in-memory buffer and the retry schedule.
-    struct Limits: Sendable {
+    package struct Limits: Sendable {
         /// Steps buffered at which new work is held.
-        var holdAt = 50_000
+        package var holdAt = 50_000
         /// Steps buffered under which held work is released again (once writes succeed).
-        var releaseAt = 25_000
+        package var releaseAt = 25_000
         /// First retry delay after a failed write; doubles up to ``maxRetryDelay``.
-        var firstRetryDelay: Duration = .milliseconds(100)
-        var maxRetryDelay: Duration = .seconds(5)
+        package var firstRetryDelay: Duration = .milliseconds(100)
+        package var maxRetryDelay: Duration = .seconds(5)
         /// How long a stopping daemon keeps retrying a failing write before it gives up.
-        var shutdownGrace: Duration = .seconds(60)
+        package var shutdownGrace: Duration = .seconds(60)
         /// After a write, how long steps gather before the next one (group commit). Every commit writes each
         /// page it touched to the log whole, so at thousands of polls a second, batches of one or two steps
         /// cost several log pages per poll; a couple of milliseconds makes them tens of steps. Zero: none.
         /// Only batches without events gather, and only while no event waits: an event's subscribers are
         /// waiting for it (the fan-out target is 5 ms at p99), a poll that changed nothing has no one waiting.
-        var gather: Duration = .milliseconds(2)
+        package var gather: Duration = .milliseconds(2)
+
+        /// The daemon's bounds.
+        package static var standard: Limits { Limits() }
     }
 
     private struct State {
@@ -56,6 +59,21 @@ final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
         var eventsBuffered = false
         var closed = false
         var health = StorageHealth()
+        /// Steps recorded since the start, and how many of them are stored: step `n` is stored once `committed >= n`
+        /// (batches are written in order, and a failed one goes back to the front).
+        var submitted: UInt64 = 0
+        var committed: UInt64 = 0
+        /// Each device's last recorded step, while it may not be stored yet.
+        var lastStep: [String: UInt64] = [:]
+        /// Callers of ``flushed(device:)`` waiting for a step to be stored.
+        var barriers: [Barrier] = []
+        /// Set when ``run()`` has returned: what is still buffered will never be stored.
+        var finished = false
+    }
+
+    private struct Barrier {
+        var target: UInt64
+        var continuation: CheckedContinuation<Void, Never>
     }
 
     private let state = Mutex(State())
@@ -68,14 +86,14 @@ final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
     private let clock: C
     private let logger: Logger
     /// Every change of ``health``, newest wins (a watcher only needs the current state).
-    let healthChanges: AsyncStream<StorageHealth>
+    package let healthChanges: AsyncStream<StorageHealth>
     private let healthContinuation: AsyncStream<StorageHealth>.Continuation
 
-    init(
+    package init(
         store: any StepStore,
         broadcaster: EventBroadcaster<EventNotification>,
         observers: [@Sendable ([DeviceStep], [StoredEvent]) -> Void],
-        limits: Limits = Limits(),
+        limits: Limits = .standard,
         clock: C,
         logger: Logger
     ) {
@@ -89,10 +107,12 @@ final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
         (healthChanges, healthContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
-    func record(_ step: DeviceStep) {
+    package func record(_ step: DeviceStep) {
         let (accepted, changed) = state.withLock { state -> (Bool, StorageHealth?) in
             guard !state.closed else { return (false, nil) }
             state.buffer.append(step)
+            state.submitted += 1
+            state.lastStep[step.device] = state.submitted
             if !step.events.isEmpty { state.eventsBuffered = true }
             return (true, Self.updateHolding(&state, limits: limits))
         }
@@ -104,7 +124,7 @@ final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
         }
     }
 
-    func run() async throws {
+    package func run() async throws {
         await withGracefulShutdownHandler {
             for await _ in wakeups {
                 let storedEvents = await flush(until: nil)
@@ -121,19 +141,47 @@ final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
         state.withLock { $0.closed = true }
         await flush(until: clock.now.advanced(by: limits.shutdownGrace))
         healthContinuation.finish()
+        // Nothing more will be stored: no one waits for it.
+        let waiting = state.withLock { state -> [Barrier] in
+            state.finished = true
+            defer { state.barriers = [] }
+            return state.barriers
+        }
+        for barrier in waiting { barrier.continuation.resume() }
     }
 
+    /// Returns once every step `device` recorded before this call is stored (at once when none waits): a device's
+    /// fleet entry and store row change only after its queued steps land, so none of them overwrites the new record.
+    /// Steps of other devices recorded later do not delay it; a batch holding one of its steps does. Returns too when
+    /// the pipeline has stopped (those steps will never be stored).
+    package func flushed(device: String) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let parked = state.withLock { state -> Bool in
+                guard let target = state.lastStep[device], target > state.committed, !state.finished else {
+                    state.lastStep[device] = nil
+                    return false
+                }
+                state.barriers.append(Barrier(target: target, continuation: continuation))
+                return true
+            }
+            if !parked { continuation.resume() }
+        }
+    }
+
+    /// Callers of ``flushed(device:)`` waiting now.
+    package var waitingBarriers: Int { state.withLock { $0.barriers.count } }
+
     /// Steps not yet stored (buffered, or in the batch being written).
-    var backlog: Int { state.withLock { $0.buffer.count + $0.writing } }
+    package var backlog: Int { state.withLock { $0.buffer.count + $0.writing } }
 
     /// Whether writes succeed, and whether new work is held.
-    var health: StorageHealth { state.withLock { $0.health } }
+    package var health: StorageHealth { state.withLock { $0.health } }
 
     /// Writes everything buffered so far, retrying failed batches with backoff; with a
     /// `deadline`, gives up at it (the daemon is stopping) and says how much was not stored.
     /// - Returns: Whether any stored batch carried events.
     @discardableResult
-    func flush(until deadline: C.Instant?) async -> Bool {
+    package func flush(until deadline: C.Instant?) async -> Bool {
         var delay = limits.firstRetryDelay
         var storedEvents = false
         while true {
@@ -209,13 +257,21 @@ final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
     }
 
     private func stored(_ count: Int) {
-        let (changed, recovered) = state.withLock { state -> (StorageHealth?, StorageHealth.Failure?) in
+        let (changed, recovered, released) = state.withLock { state -> (StorageHealth?, StorageHealth.Failure?, [Barrier]) in
             let recovered = state.health.failure
             state.health.failure = nil
             state.writing = 0
+            state.committed += UInt64(count)
+            var released: [Barrier] = []
+            if !state.barriers.isEmpty {
+                let committed = state.committed
+                released = state.barriers.filter { $0.target <= committed }
+                state.barriers.removeAll { $0.target <= committed }
+            }
             let holdingChanged = Self.updateHolding(&state, limits: limits)
-            return (recovered != nil ? state.health : holdingChanged, recovered)
+            return (recovered != nil ? state.health : holdingChanged, recovered, released)
         }
+        for barrier in released { barrier.continuation.resume() }
         if let recovered {
             logger.notice(
                 "device steps stored again",
@@ -239,37 +295,5 @@ final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
         state.health.holding = holding
         if holding { state.health.holds += 1 }
         return state.health
-    }
-}
-
-/// Whether the daemon's records reach the database.
-struct StorageHealth: Sendable, Equatable {
-    struct Failure: Sendable, Equatable {
-        /// The last error, as SQLite put it.
-        var error: String
-        var since: Date
-        /// Failed attempts at the current batch.
-        var attempts: Int
-    }
-
-    /// Set while writes fail.
-    var failure: Failure?
-    /// Steps waiting in memory to be stored (as of the last change).
-    var backlog = 0
-    /// Whether new work is held because the backlog reached its bound.
-    var holding = false
-    /// Failed write attempts since the start.
-    var failedWrites = 0
-    /// Holds since the start.
-    var holds = 0
-
-    /// One line for logs and systemd's `STATUS=`; nil when all is well.
-    var summary: String? {
-        switch (failure, holding) {
-        case (nil, false): nil
-        case (let failure?, false): "storage failing (\(failure.error)); \(backlog) steps kept in memory"
-        case (let failure?, true): "storage failing (\(failure.error)); \(backlog) steps kept in memory; devices paused"
-        case (nil, true): "catching up on \(backlog) stored steps; devices paused"
-        }
     }
 }

@@ -4,18 +4,27 @@ import RegcodeEngine
 import RegcodeStore
 
 /// A device the configuration (or a socket call) wants: its settings with secrets, scenario and fleet.
-struct WantedDevice: Sendable, Equatable {
-    var name: String
-    var settings: DeviceSettings
-    var scenario: Scenario
-    var fleet: String
-    var cycle: CyclePlan?
+package struct WantedDevice: Sendable, Equatable {
+    package var name: String
+    package var settings: DeviceSettings
+    package var scenario: Scenario
+    package var fleet: String
+    package var cycle: CyclePlan?
     /// Added over the socket rather than listed by the configuration.
-    var addedAtRuntime = false
+    package var addedAtRuntime = false
+
+    package init(name: String, settings: DeviceSettings, scenario: Scenario, fleet: String, cycle: CyclePlan?, addedAtRuntime: Bool = false) {
+        self.name = name
+        self.settings = settings
+        self.scenario = scenario
+        self.fleet = fleet
+        self.cycle = cycle
+        self.addedAtRuntime = addedAtRuntime
+    }
 }
 
 /// What to do with one device so that the store and the fleet match what is wanted.
-enum DevicePlan: Sendable, Equatable {
+package enum DevicePlan: Sendable, Equatable {
     /// Store the record and start the device (new, or stored but not running). `save` is false when
     /// the stored record is already exactly this one.
     case start(StoredDevice, settings: DeviceSettings, cycle: CyclePlan?, save: Bool)
@@ -32,10 +41,15 @@ enum DevicePlan: Sendable, Equatable {
 ///
 /// A stored device keeps its identity (device id, seed) and state; a new one gets a fresh identity
 /// from `identity`. Devices added over the socket stay unless removed over the socket.
-struct DeviceReconciler {
+package struct DeviceReconciler {
     /// A fresh device id and jitter seed for a device seen for the first time.
-    var identity: @Sendable (String) -> (deviceID: String, seed: UInt64) = { _ in
+    package var identity: @Sendable (String) -> (deviceID: String, seed: UInt64) = { _ in
         (UUID().uuidString.lowercased(), UInt64.random(in: 1...UInt64.max))
+    }
+
+    /// - Parameter identity: how a device seen for the first time gets its id and seed (random by default).
+    package init(identity: (@Sendable (String) -> (deviceID: String, seed: UInt64))? = nil) {
+        if let identity { self.identity = identity }
     }
 
     /// The plan for the whole configuration: every wanted device, then the stored ones no longer wanted.
@@ -43,7 +57,7 @@ struct DeviceReconciler {
     ///   - stored: the store's devices (settings without secrets).
     ///   - running: the fleet's devices and their current settings and state (empty at start-up).
     ///   - runtimeSettings: settings of a device added over the socket, with its fleet's secrets restored.
-    func plan(
+    package func plan(
         wanted: [WantedDevice],
         stored: [StoredDevice],
         running: [String: (settings: DeviceSettings, snapshot: DeviceSnapshot)],
@@ -57,7 +71,7 @@ struct DeviceReconciler {
 
     /// As ``plan(wanted:stored:running:runtimeSettings:)``, handing each plan to `body` as it is made: a plan holds a
     /// whole device record and its settings (~2 KB), and an array of 50,000 of them made start-up slow.
-    func plan(
+    package func plan(
         wanted: some Sequence<WantedDevice>,
         stored: [StoredDevice],
         running: [String: (settings: DeviceSettings, snapshot: DeviceSnapshot)],
@@ -91,7 +105,7 @@ struct DeviceReconciler {
     }
 
     /// The plan for one wanted device.
-    func plan(
+    package func plan(
         for wanted: WantedDevice,
         stored: StoredDevice?,
         running: (settings: DeviceSettings, snapshot: DeviceSnapshot)?
@@ -110,7 +124,7 @@ struct DeviceReconciler {
     }
 
     /// `devices.reset`: the same identity, nothing learned (credentials, tokens, code, profile).
-    func reset(_ device: StoredDevice, settings: DeviceSettings, cycle: CyclePlan?) -> DevicePlan {
+    package func reset(_ device: StoredDevice, settings: DeviceSettings, cycle: CyclePlan?) -> DevicePlan {
         var record = device
         record.snapshot = DeviceSnapshot()
         record.tokens = []
@@ -127,7 +141,7 @@ struct DeviceReconciler {
 
     /// The stored record of a wanted device: the stored identity and state (or the running state,
     /// which is newer), with the wanted settings (secrets stripped), scenario and fleet.
-    func record(for wanted: WantedDevice, existing: StoredDevice?, snapshot: DeviceSnapshot?) -> StoredDevice {
+    package func record(for wanted: WantedDevice, existing: StoredDevice?, snapshot: DeviceSnapshot?) -> StoredDevice {
         var record =
             existing
             ?? {
@@ -156,7 +170,7 @@ struct DeviceReconciler {
 
     /// The configured apps with what the store learned about each (vendor generation, state), matched
     /// by id; an app no longer configured is forgotten, a new one starts fresh.
-    static func apps(_ settings: DeviceSettings, stored: [StoredApp]) -> [StoredApp] {
+    package static func apps(_ settings: DeviceSettings, stored: [StoredApp]) -> [StoredApp] {
         settings.apps.enumerated().map { position, app in
             let known = stored.first { $0.app.id == app.id }
             let hosted = app.hosted(defaultRequestor: settings.requestor, vendorGeneration: known?.app.identity.vendorGeneration ?? 0)
@@ -165,7 +179,7 @@ struct DeviceReconciler {
     }
 
     /// Settings as the store holds them: secrets come from the configuration on every start.
-    static func withoutSecrets(_ settings: DeviceSettings) -> DeviceSettings {
+    package static func withoutSecrets(_ settings: DeviceSettings) -> DeviceSettings {
         var settings = settings
         settings.softwareStatement = nil
         settings.signingKeys = nil

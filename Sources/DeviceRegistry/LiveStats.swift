@@ -7,27 +7,29 @@ import Synchronization
 ///
 /// Fed by the event pipeline's observer with every stored step; memory is one window per fleet and one outcome per
 /// device, whatever the fleet size.
-final class LiveStats: Sendable {
+package final class LiveStats: Sendable {
     /// Seconds of history kept: the "per minute" figures.
-    static let windowSeconds = 60
+    package static let windowSeconds = 60
     /// Seconds the polls-per-second rate is averaged over.
-    static let rateSeconds = 10
+    package static let rateSeconds = 10
 
-    struct Bucket: Sendable, Equatable {
-        var second: Int64 = -1
-        var polls = 0
-        var throttled = 0
-        var errors = 0
+    package struct Bucket: Sendable, Equatable {
+        package var second: Int64 = -1
+        package var polls = 0
+        package var throttled = 0
+        package var errors = 0
     }
 
     /// One fleet's counters.
-    struct Counters: Sendable {
-        var buckets = [Bucket](repeating: Bucket(), count: LiveStats.windowSeconds)
-        var polls = 0
-        var throttled = 0
-        var errors = 0
+    package struct Counters: Sendable {
+        package var buckets = [Bucket](repeating: Bucket(), count: LiveStats.windowSeconds)
+        package var polls = 0
+        package var throttled = 0
+        package var errors = 0
 
-        mutating func add(second: Int64, polls: Int, throttled: Int, errors: Int) {
+        package init() {}
+
+        package mutating func add(second: Int64, polls: Int, throttled: Int, errors: Int) {
             let index = Int(second % Int64(LiveStats.windowSeconds))
             if buckets[index].second != second { buckets[index] = Bucket(second: second) }
             buckets[index].polls += polls
@@ -39,7 +41,7 @@ final class LiveStats: Sendable {
         }
 
         /// Adds another fleet's counters (for totals); both must cover the same seconds.
-        mutating func merge(_ other: Counters) {
+        package mutating func merge(_ other: Counters) {
             for bucket in other.buckets where bucket.second >= 0 {
                 add(second: bucket.second, polls: bucket.polls, throttled: bucket.throttled, errors: bucket.errors)
             }
@@ -50,7 +52,7 @@ final class LiveStats: Sendable {
         }
 
         /// Sums of the buckets in the `seconds` up to and including `now`.
-        func recent(now: Int64, seconds: Int) -> Bucket {
+        package func recent(now: Int64, seconds: Int) -> Bucket {
             var sum = Bucket(second: now)
             for bucket in buckets where bucket.second > now - Int64(seconds) && bucket.second <= now {
                 sum.polls += bucket.polls
@@ -68,6 +70,8 @@ final class LiveStats: Sendable {
     }
 
     private let state = Mutex(State())
+
+    package init() {}
     /// The closure sits in a struct: a bare function type behind `Mutex`'s generic `inout` is re-abstracted on every
     /// access, and each `withLock` wrapped it in two more thunks, a chain whose release overflowed the stack at exit.
     private struct Resolver: Sendable {
@@ -76,14 +80,14 @@ final class LiveStats: Sendable {
     private let resolver = Mutex<Resolver?>(nil)
 
     /// The fleet a device belongs to when it is first seen (the daemon's catalog and stored devices know).
-    func setFleetResolver(_ resolve: @escaping @Sendable (String) -> String?) {
+    package func setFleetResolver(_ resolve: @escaping @Sendable (String) -> String?) {
         resolver.withLock { $0 = Resolver(resolve: resolve) }
     }
 
     /// The name figures of devices without a fleet are kept under.
-    static let noFleet = "(no fleet)"
+    package static let noFleet = "(no fleet)"
 
-    func record(_ steps: [DeviceStep]) {
+    package func record(_ steps: [DeviceStep]) {
         let resolve = resolver.withLock { $0?.resolve }
         state.withLock { state in
             for step in steps {
@@ -124,12 +128,12 @@ final class LiveStats: Sendable {
         }
     }
 
-    func lastOutcome(of device: String) -> LastOutcome? {
+    package func lastOutcome(of device: String) -> LastOutcome? {
         state.withLock { $0.outcomes[device] }
     }
 
     /// Forgets a removed device (a new device of the same name starts clean).
-    func forget(_ device: String) {
+    package func forget(_ device: String) {
         state.withLock { state in
             state.outcomes[device] = nil
             state.deviceFleets[device] = nil
@@ -138,7 +142,7 @@ final class LiveStats: Sendable {
 
     /// The fleets whose every device's last outcome carries the same error code among `codes` (a backend no device
     /// reaches, such as a refused certificate), by fleet name.
-    func fleetsFailingAlike(codes: (String) -> Bool) -> [String: String] {
+    package func fleetsFailingAlike(codes: (String) -> Bool) -> [String: String] {
         state.withLock { state in
             var shared: [String: String?] = [:]
             for (device, fleet) in state.deviceFleets {
@@ -154,12 +158,12 @@ final class LiveStats: Sendable {
     }
 
     /// Counters of every fleet that has recorded anything.
-    func counters() -> [String: Counters] {
+    package func counters() -> [String: Counters] {
         state.withLock { $0.fleets }
     }
 
     /// The `fleets.stats` figures of one fleet's counters at `nowSecond`.
-    static func figures(_ counters: Counters?, nowSecond: Int64) -> [String: JSONValue] {
+    package static func figures(_ counters: Counters?, nowSecond: Int64) -> [String: JSONValue] {
         let counters = counters ?? Counters()
         let minute = counters.recent(now: nowSecond, seconds: windowSeconds)
         let rate = counters.recent(now: nowSecond, seconds: rateSeconds)

@@ -6,13 +6,13 @@ import RegcodeSupport
 ///
 /// Read from the steps the engine produces (requests, polls, callbacks), the latest one winning, so a device that
 /// failed to register and then registered shows the success, and a code that expired says so.
-struct LastOutcome: Sendable, Equatable {
+package struct LastOutcome: Sendable, Equatable {
     /// Milliseconds since the epoch.
-    var at: Int64
+    package var at: Int64
     /// `ok`, `authenticated`, `pending`, `expired`, `error`, or a request or poll outcome (`throttled`, `server-error`, …).
-    var kind: String
+    package var kind: String
     /// The Adobe error code or status id behind it, when there is one.
-    var why: String?
+    package var why: String?
     /// What ``text`` says, kept as figures: every poll of every device replaces its device's outcome, and only the
     /// few a console or `regcodectl devices` shows are ever put into words.
     private var detail: Detail
@@ -23,7 +23,7 @@ struct LastOutcome: Sendable, Equatable {
         case request(stage: RequestStage, httpStatus: Int?, failed: Bool, retryDelayMs: Int64?)
     }
 
-    init(at: Int64, kind: String, text: String, why: String?) {
+    package init(at: Int64, kind: String, text: String, why: String?) {
         self.init(at: at, kind: kind, why: why, detail: .text(text))
     }
 
@@ -34,7 +34,7 @@ struct LastOutcome: Sendable, Equatable {
         self.detail = detail
     }
 
-    var text: String {
+    package var text: String {
         switch detail {
         case .text(let text):
             return text
@@ -48,12 +48,12 @@ struct LastOutcome: Sendable, Equatable {
         }
     }
 
-    var jsonValue: JSONValue {
+    package var jsonValue: JSONValue {
         ["at": .int(at), "kind": .string(kind), "text": .string(text), "why": why.map(JSONValue.string) ?? .null]
     }
 
     /// The outcome a step leaves a device with; nil when the step says nothing new (storage-only steps, diagnostics).
-    static func of(_ step: DeviceStep) -> LastOutcome? {
+    package static func of(_ step: DeviceStep) -> LastOutcome? {
         var outcome: LastOutcome?
         for request in step.requests where request.outcome != .abandoned {
             let detail = Detail.request(

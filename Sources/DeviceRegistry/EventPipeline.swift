@@ -216,7 +216,9 @@ package final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
                     return state.buffer.count
                 }
                 failed(error, backlog: backlog, retryIn: delay)
-                if let deadline, clock.now >= deadline {
+                // Cancelled, the store refuses every write and the clock every wait: retrying would spin until the
+                // deadline (or for ever on a clock that does not move). What is left is said, as at the deadline.
+                if Task.isCancelled || (deadline.map { clock.now >= $0 } ?? false) {
                     logger.critical(
                         "stopping with device steps that could not be stored",
                         metadata: ["steps": "\(backlog)", "error": "\(error)"]

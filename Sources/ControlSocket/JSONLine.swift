@@ -11,7 +11,7 @@ enum JSONLine {
     /// Decodes the bytes of one line (without its newline) from a trusted peer: only nesting is limited.
     static func decode(_ line: ByteBuffer) throws(DecodeError) -> JSONValue {
         do {
-            return try JSONValueParser.parse(line.readableBytesView)
+            return try JSONValueParser.parse(line.readableBytesView, numbers: .integralAsInt)
         } catch {
             throw DecodeError(reason: error.description)
         }

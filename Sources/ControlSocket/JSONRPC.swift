@@ -113,7 +113,7 @@ struct RPCRequest: Sendable, Equatable {
     init(line: ByteBuffer, limits: InputLimits = InputLimits()) throws(Rejection) {
         let value: JSONValue
         do {
-            value = try JSONValueParser.parse(line.readableBytesView, limits: limits)
+            value = try JSONValueParser.parse(line.readableBytesView, limits: limits, numbers: .integralAsInt)
         } catch {
             switch error {
             case .syntax(let reason):

@@ -62,7 +62,8 @@ struct JSONColumns {
     }
 
     /// Event arguments, in the same text the socket sends them (``JSONWriter``: sorted keys, no escaped slashes).
-    /// Rows written before by `JSONEncoder` are the same grammar and read back the same way.
+    /// Rows written before by `JSONEncoder` are the same grammar and read back the same way. JSON has one number
+    /// type, so an integral `.double` reads back as `.int` (the same happens on the control socket).
     func argsText(_ args: [String: JSONValue]) -> String {
         JSONWriter.text(.object(args))
     }
@@ -71,7 +72,7 @@ struct JSONColumns {
     func args(from text: String, table: String, key: String) throws -> [String: JSONValue] {
         let value: JSONValue
         do {
-            value = try JSONValueParser.parse(text.utf8)
+            value = try JSONValueParser.parse(text.utf8, numbers: .integralAsInt)
         } catch {
             throw RegcodeStoreError.corruptRow(table: table, key: key, reason: "invalid arguments JSON: \(error)")
         }

@@ -31,6 +31,7 @@ extension JSONValueParser {
             numberFailure = numberFailure ?? .syntax("Number \(literal) is not representable in Swift.")
             return .null
         }
+        if numbers == .integralAsInt, value.rounded() == value, abs(value) < 0x1p63 { return .int(Int64(value)) }
         return .double(value)
     }
 

@@ -14,6 +14,15 @@ public struct JSONValueParser {
     /// The deepest nesting ``InputLimits/nestingOnly`` allows (Foundation's decoder stops at 512 too).
     public static let maximumDepth = 512
 
+    /// How a number written with a fraction or an exponent is read.
+    public enum Numbers: Sendable {
+        /// As written: `1.0` is `.double(1)`. For backend answers, where the form can carry meaning.
+        case asWritten
+        /// JSON has one number type: any integral value that fits `Int64` is `.int` (`1.0`, `1e3`), as Foundation's
+        /// decoder read it. For the control socket and the store, so that `10.0` written is `10` read back.
+        case integralAsInt
+    }
+
     public enum Failure: Error, Equatable, CustomStringConvertible {
         /// Not JSON, or not representable as a ``JSONValue``; the message names what was wrong and, where it can,
         /// the byte offset.
@@ -31,27 +40,27 @@ public struct JSONValueParser {
 
     /// Parses a whole document, nesting at most ``maximumDepth`` deep; trailing bytes other than whitespace
     /// are an error.
-    public static func parse(_ bytes: some Collection<UInt8>) throws(Failure) -> JSONValue {
-        try parse(bytes, limits: .nestingOnly)
+    public static func parse(_ bytes: some Collection<UInt8>, numbers: Numbers = .asWritten) throws(Failure) -> JSONValue {
+        try parse(bytes, limits: .nestingOnly, numbers: numbers)
     }
 
     /// Parses a whole document within `limits`. A grammar or limit violation is reported at the first byte
     /// that breaks it; a value JSON allows but `JSONValue` cannot hold (a number beyond `Double`, an unpaired
     /// surrogate escape) only once the whole document has been read, so that a later grammar error wins.
-    public static func parse(_ bytes: some Collection<UInt8>, limits: InputLimits) throws(Failure) -> JSONValue {
+    public static func parse(_ bytes: some Collection<UInt8>, limits: InputLimits, numbers: Numbers = .asWritten) throws(Failure) -> JSONValue {
         // Typed throws do not pass through the buffer closures, hence the `Result`.
         let result =
             bytes.withContiguousStorageIfAvailable { buffer in
-                Result { () throws(Failure) -> JSONValue in try parseDocument(UnsafeRawBufferPointer(buffer), limits) }
+                Result { () throws(Failure) -> JSONValue in try parseDocument(UnsafeRawBufferPointer(buffer), limits, numbers) }
             }
             ?? Array(bytes).withUnsafeBytes { buffer in
-                Result { () throws(Failure) -> JSONValue in try parseDocument(buffer, limits) }
+                Result { () throws(Failure) -> JSONValue in try parseDocument(buffer, limits, numbers) }
             }
         return try result.get()
     }
 
-    private static func parseDocument(_ buffer: UnsafeRawBufferPointer, _ limits: InputLimits) throws(Failure) -> JSONValue {
-        var parser = JSONValueParser(bytes: buffer, limits: limits)
+    private static func parseDocument(_ buffer: UnsafeRawBufferPointer, _ limits: InputLimits, _ numbers: Numbers) throws(Failure) -> JSONValue {
+        var parser = JSONValueParser(bytes: buffer, limits: limits, numbers: numbers)
         let value = try parser.run()
         if let unrepresentable = parser.stringFailure ?? parser.numberFailure { throw unrepresentable }
         return value
@@ -85,6 +94,7 @@ public struct JSONValueParser {
 
     let bytes: UnsafeRawBufferPointer
     let limits: InputLimits
+    let numbers: Numbers
     var index = 0
     private var frames: [Frame] = []
     private var result: JSONValue = .null
@@ -94,9 +104,10 @@ public struct JSONValueParser {
     /// The first number beyond `Double`'s range.
     var numberFailure: Failure?
 
-    private init(bytes: UnsafeRawBufferPointer, limits: InputLimits) {
+    private init(bytes: UnsafeRawBufferPointer, limits: InputLimits, numbers: Numbers) {
         self.bytes = bytes
         self.limits = limits
+        self.numbers = numbers
         frames.reserveCapacity(min(limits.maxDepth, 16))
     }
 

@@ -135,12 +135,13 @@ struct HostileInputTests {
     }
 
     @Test func eachLimitIsAnsweredWithItsName() async throws {
-        try await withServer(configure: {
+        let limits: (inout ControlServer.Configuration) -> Void = {
             $0.inputLimits.maxStringLength = 16
             $0.inputLimits.maxNumberLength = 8
             $0.inputLimits.maxObjectMembers = 5
             $0.inputLimits.maxArrayElements = 3
-        }) { _, path in
+        }
+        try await withServer(configure: limits) { _, path in
             try await withRawConnection(to: path) { (connection: inout RawConnection) async throws in
                 let cases = [
                     ("maxStringLength", 16, Self.echo(id: 1, params: #"["\#(String(repeating: "s", count: 17))"]"#)),
@@ -235,7 +236,8 @@ struct HostileInputTests {
         let total = 5_000
         let handler = TestHandler()
         let padding = String(repeating: "p", count: 512)
-        try await withServer(handler: handler, configure: { $0.maxPendingRequests = 8 }) { _, path in
+        let backlog: (inout ControlServer.Configuration) -> Void = { $0.maxPendingRequests = 8 }
+        try await withServer(handler: handler, configure: backlog) { _, path in
             try await withRawConnection(to: path) { (connection: inout RawConnection) async throws in
                 let outbound = connection.outbound
                 try await withThrowingTaskGroup(of: Void.self) { group in

@@ -211,7 +211,7 @@ final class RawSocket: @unchecked Sendable {
     /// The next line as JSON, or nil on timeout/close.
     func readJSON() -> JSONValue? {
         guard let line = readLine() else { return nil }
-        return JSONValue(parsing: line.utf8)
+        return try? JSONValueParser.parse(line.utf8, numbers: .integralAsInt)
     }
 
     func readLine() -> String? {

@@ -448,7 +448,6 @@ struct PassSim: AsyncParsableCommand {
                 throw ValidationError("--faults: cannot read \(path).")
             }
             do {
-                // Foundation's coder stays: a `Codable` file format, and its `DecodingError` path is the error text users see.
                 configuration = try JSONDecoder().decode(FaultConfiguration.self, from: data)
             } catch {
                 throw ValidationError("--faults: \(path) is not a fault configuration (\(error)).")

@@ -1,17 +1,9 @@
 import Foundation
 import RegcodeEngine
+import RegcodeSupport
 
 /// Dynamic Client Registration calls (`/o/client/*`), shared by both API profiles.
 enum DCRRequests {
-    private struct RegisterBody: Encodable {
-        var softwareStatement: String
-        var redirectURI: String
-
-        enum CodingKeys: String, CodingKey {
-            case softwareStatement = "software_statement"
-            case redirectURI = "redirect_uri"
-        }
-    }
 
     private static func headers(
         contentType: String,
@@ -36,16 +28,12 @@ enum DCRRequests {
         context: RequestContext,
         configuration: AdobePassClientConfiguration
     ) -> HTTPCall {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let body = RegisterBody(softwareStatement: softwareStatement, redirectURI: context.identity.clientRedirectURI)
-        // Encoding two plain strings cannot fail; an empty body would still surface as a server-side 400.
-        let data = (try? encoder.encode(body)) ?? Data()
+        let body: JSONValue = ["software_statement": .string(softwareStatement), "redirect_uri": .string(context.identity.clientRedirectURI)]
         return HTTPCall(
             method: .post,
             path: "/o/client/register",
             headers: headers(contentType: "application/json;charset=utf-8", context: context, configuration: configuration),
-            body: data
+            body: Data(JSONWriter.text(body).utf8)
         )
     }
 

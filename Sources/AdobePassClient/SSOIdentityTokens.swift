@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOFoundationCompat
 import RegcodeEngine
+import RegcodeSupport
 
 /// The REST v2 single sign-on identity tokens a device presents (sso.md §2.2, §2.3, §3.3): a platform identity token
 /// (`Adobe-Subject-Token`, or Roku's `X-Roku-Reserved-Roku-Connect-Token`) and a service token (`AD-Service-Token`).
@@ -170,10 +171,6 @@ actor SSOIdentityTokens {
         }
     }
 
-    private struct TokenBody: Decodable {
-        var token: String
-    }
-
     private static func fetch(
         key: Key,
         pool: KeepAliveConnectionPool?,
@@ -201,15 +198,14 @@ actor SSOIdentityTokens {
                 method: .POST,
                 target: path,
                 headers: [("Content-Type", "application/json"), ("Accept", "application/json")],
-                body: ByteBuffer(data: try JSONEncoder().encode(body))
+                body: ByteBuffer(string: JSONWriter.text(.object(body.mapValues(JSONValue.string))))
             )
             let response = try await pool.execute(request, deadline: .now() + TimeAmount(timeout), maxBodyBytes: maxResponseBodyBytes)
             guard response.status == 200, let body = response.body else {
                 metadata["http.status"] = "\(response.status)"
                 throw FetchError(reason: "identity service answered \(response.status)")
             }
-            let data = Data(buffer: body)
-            guard let token = try? JSONDecoder().decode(TokenBody.self, from: data).token, !token.isEmpty else {
+            guard let token = JSONValue(parsing: body.readableBytesView)?["token"]?.stringValue, !token.isEmpty else {
                 throw FetchError(reason: "identity service answer has no token")
             }
             guard let expiry = expiry(ofJWS: token) else {
@@ -232,10 +228,6 @@ actor SSOIdentityTokens {
         var reason: String
     }
 
-    private struct Expiry: Decodable {
-        var exp: Double
-    }
-
     /// The `exp` of a compact JWS's payload, read without verifying it (the client only needs to know when to ask
     /// again; the backend verifies).
     static func expiry(ofJWS token: String) -> Date? {
@@ -244,7 +236,7 @@ actor SSOIdentityTokens {
         var text = String(parts[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while text.count % 4 != 0 { text += "=" }
         guard let data = Data(base64Encoded: text),
-            let exp = (try? JSONDecoder().decode(Expiry.self, from: data))?.exp, exp.isFinite
+            let exp = JSONValue(parsing: data)?["exp"]?.doubleValue, exp.isFinite
         else { return nil }
         return Date(timeIntervalSince1970: exp)
     }

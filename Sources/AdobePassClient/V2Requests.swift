@@ -1,5 +1,6 @@
 import Foundation
 import RegcodeEngine
+import RegcodeSupport
 
 /// REST API v2 calls (`/api/v2/{serviceProvider}/…`).
 enum V2Requests {
@@ -102,10 +103,6 @@ enum V2Requests {
 }
 
 extension V2Requests {
-    private struct ResourcesBody: Encodable {
-        var resources: [String]
-    }
-
     /// `GET /api/v2/{sp}/profiles`: every profile the device holds (the v2 form of v1 `checkauthn`).
     static func profiles(context: RequestContext, configuration: AdobePassClientConfiguration) -> HTTPCall {
         HTTPCall(method: .get, path: base(context) + "/profiles", headers: headers(context: context, configuration: configuration, .partner))
@@ -128,10 +125,7 @@ extension V2Requests {
         context: RequestContext,
         configuration: AdobePassClientConfiguration
     ) -> HTTPCall {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.withoutEscapingSlashes]
-        // Encoding an array of strings cannot fail; an empty body would still surface as a server-side 400.
-        let body = (try? encoder.encode(ResourcesBody(resources: resources))) ?? Data()
+        let body = Data(JSONWriter.text(["resources": .array(resources.map(JSONValue.string))]).utf8)
         var headers = headers(context: context, configuration: configuration, .partner)
         headers.append(("Content-Type", "application/json"))
         return HTTPCall(

@@ -51,10 +51,10 @@ public enum ControlServerError: Error, Sendable, Hashable, CustomStringConvertib
 /// - Requests on one connection are handled one at a time and answered in order; connections are independent.
 /// - Framing: lines end with `\n` (`\r\n` accepted), at most ``Configuration/maxLineLength`` bytes; a longer line is
 ///   discarded and answered with -32600 (`id` null), and the connection carries on. Blank lines are ignored.
-/// - Before a line is parsed, one pass over its bytes checks it against the JSON grammar (-32700 if it is not JSON)
-///   and ``Configuration/inputLimits`` (nesting depth, string and number length, members and elements per
-///   container; -32600 naming the limit). Either way `id` is null and the connection carries on. Lines are checked,
-///   decoded and handled in the connection's task, never on the event loop that does other connections' I/O.
+/// - A line is parsed in one pass over its bytes that stops at the first break of the JSON grammar (-32700 if it is
+///   not JSON) or of ``Configuration/inputLimits`` (nesting depth, string and number length, members and elements
+///   per container; -32600 naming the limit). Either way `id` is null and the connection carries on. Lines are
+///   parsed and handled in the connection's task, never on the event loop that does other connections' I/O.
 /// - Back-pressure, not refusal, bounds a connection that pipelines requests without reading the replies: once
 ///   ``Configuration/maxPendingRequests`` lines wait unanswered, the server stops reading that socket until the
 ///   backlog drains, so the peer's writes block in its kernel buffer. Nothing is dropped and no error is sent.

@@ -1,32 +1,19 @@
-import Foundation
 import NIOCore
-import NIOFoundationCompat
 import RegcodeSupport
 
-/// One JSON value per line: decoding through Foundation, encoding with the shared ``JSONWriter``
+/// One JSON value per line, read with the shared ``JSONValueParser`` and written with the shared ``JSONWriter``
 /// (deterministic bytes: the same event is the same line for every subscriber and every replay).
 enum JSONLine {
     struct DecodeError: Error {
         var reason: String
     }
 
-    /// Decodes the bytes of one line (without its newline).
+    /// Decodes the bytes of one line (without its newline) from a trusted peer: only nesting is limited.
     static func decode(_ line: ByteBuffer) throws(DecodeError) -> JSONValue {
         do {
-            return try JSONDecoder().decode(JSONValue.self, from: line)
+            return try JSONValueParser.parse(line.readableBytesView, numbers: .integralAsInt)
         } catch {
-            throw DecodeError(reason: Self.diagnose(line))
-        }
-    }
-
-    /// A specific reason for a line `JSONDecoder` refused: it only says "not valid JSON", while
-    /// `JSONSerialization` names the position. Only runs on the error path.
-    private static func diagnose(_ line: ByteBuffer) -> String {
-        do {
-            _ = try JSONSerialization.jsonObject(with: Data(buffer: line, byteTransferStrategy: .noCopy), options: [.fragmentsAllowed])
-            return "unsupported value (numbers must fit in a 64-bit integer or a double)"
-        } catch {
-            return (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "not valid JSON"
+            throw DecodeError(reason: error.description)
         }
     }
 

@@ -109,10 +109,11 @@ struct RPCRequest: Sendable, Equatable {
         self.method = method
     }
 
-    /// Checks one line against `limits` and the JSON grammar, then decodes and validates it.
+    /// Parses one line within `limits`, then validates it as a request.
     init(line: ByteBuffer, limits: InputLimits = InputLimits()) throws(Rejection) {
+        let value: JSONValue
         do {
-            try JSONPreScanner.scan(line, limits: limits)
+            value = try JSONValueParser.parse(line.readableBytesView, limits: limits, numbers: .integralAsInt)
         } catch {
             switch error {
             case .syntax(let reason):
@@ -120,12 +121,6 @@ struct RPCRequest: Sendable, Equatable {
             case .limit(let limit, let value, let offset):
                 throw Rejection(error: .inputLimitExceeded(limit, value: value, offset: offset), id: .null)
             }
-        }
-        let value: JSONValue
-        do {
-            value = try JSONLine.decode(line)
-        } catch {
-            throw Rejection(error: .parseError("parse error: \(error.reason)"), id: .null)
         }
         try self.init(value)
     }

@@ -25,9 +25,7 @@ public struct DeviceInfo: Sendable, Hashable, Codable {
     /// 50,000 devices was a visible part of a restart.
     public var headerValue: String {
         if let known = Self.headerValues.withLock({ $0[self] }) { return known }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let value = ((try? encoder.encode(self)) ?? Data()).base64EncodedString()
+        let value = Data(JSONWriter.text(jsonValue).utf8).base64EncodedString()
         Self.headerValues.withLock { values in
             // Bounded: a lab that gives every device its own info only loses the reuse.
             if values.count >= 256 { values.removeAll() }
@@ -37,6 +35,18 @@ public struct DeviceInfo: Sendable, Hashable, Codable {
     }
 
     private static let headerValues = Mutex<[DeviceInfo: String]>([:])
+
+    /// The object the header carries: the `Codable` form's members (an absent `applicationId` is left out).
+    public var jsonValue: JSONValue {
+        var object: [String: JSONValue] = [
+            "primaryHardwareType": .string(primaryHardwareType), "model": .string(model), "version": .string(version),
+            "manufacturer": .string(manufacturer), "vendor": .string(vendor), "osName": .string(osName), "osFamily": .string(osFamily),
+            "osVendor": .string(osVendor), "osVersion": .string(osVersion), "displayWidth": .int(Int64(displayWidth)),
+            "displayHeight": .int(Int64(displayHeight)),
+        ]
+        if let applicationId { object["applicationId"] = .string(applicationId) }
+        return .object(object)
+    }
 }
 
 /// The static description of one emulated device: what it is and how it behaves.

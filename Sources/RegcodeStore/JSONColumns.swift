@@ -4,6 +4,10 @@ import RegcodeSupport
 
 /// JSON encoding and decoding of the TEXT columns that hold JSON.
 ///
+/// Event arguments are ``JSONValue``s and go through the shared ``JSONValueParser`` and ``JSONWriter``. The other
+/// columns hold the store's `Codable` records (settings, apps, snapshots), whose shape their `Codable` conformances
+/// define, so those still use Foundation's coders.
+///
 /// Output is compact with sorted keys, so equal values give equal text (stable diffs, and
 /// `sqlite3` users can compare rows). Coders are made per call: they are cheap next to the
 /// statements they feed and this keeps them off the `Sendable` store.
@@ -57,10 +61,25 @@ struct JSONColumns {
         return value
     }
 
-    /// Event arguments. JSON has one number type, so an integral `.double` reads back as `.int`
-    /// (the same happens on the control socket).
-    func argsText(_ args: [String: JSONValue]) throws -> String {
-        try text(args)
+    /// Event arguments, in the same text the socket sends them (``JSONWriter``: sorted keys, no escaped slashes).
+    /// Rows written before by `JSONEncoder` are the same grammar and read back the same way. JSON has one number
+    /// type, so an integral `.double` reads back as `.int` (the same happens on the control socket).
+    func argsText(_ args: [String: JSONValue]) -> String {
+        JSONWriter.text(.object(args))
+    }
+
+    /// Reads an `args` column; anything but a JSON object is a corrupt row.
+    func args(from text: String, table: String, key: String) throws -> [String: JSONValue] {
+        let value: JSONValue
+        do {
+            value = try JSONValueParser.parse(text.utf8, numbers: .integralAsInt)
+        } catch {
+            throw RegcodeStoreError.corruptRow(table: table, key: key, reason: "invalid arguments JSON: \(error)")
+        }
+        guard case .object(let members) = value else {
+            throw RegcodeStoreError.corruptRow(table: table, key: key, reason: "invalid arguments JSON: not an object")
+        }
+        return members
     }
 }
 

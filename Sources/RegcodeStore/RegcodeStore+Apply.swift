@@ -69,7 +69,7 @@ extension RegcodeStore {
                 }
                 requests += step.requests.count
                 for event in step.events {
-                    try insertEvent.execute(arguments: [step.device, step.epochMs, event.name, try json.argsText(event.args), app])
+                    try insertEvent.execute(arguments: [step.device, step.epochMs, event.name, json.argsText(event.args), app])
                     stored.append(
                         StoredEvent(
                             seq: db.lastInsertedRowID,

@@ -18,11 +18,11 @@ extension RegcodeStore {
         var arguments: StatementArguments = [seq]
         if let devices {
             sql += " AND device IN (SELECT value FROM json_each(?))"
-            arguments += [try json.text(devices.sorted())]
+            arguments += [JSONWriter.text(.array(devices.sorted().map(JSONValue.string)))]
         }
         if let names {
             sql += " AND name IN (SELECT value FROM json_each(?))"
-            arguments += [try json.text(names.sorted())]
+            arguments += [JSONWriter.text(.array(names.sorted().map(JSONValue.string)))]
         }
         sql += " ORDER BY seq LIMIT ?"
         arguments += [limit]
@@ -40,7 +40,7 @@ extension RegcodeStore {
                         app: row["app"] ?? DeviceStep.defaultApp,
                         time: row["time"],
                         name: row["name"],
-                        args: try json.value([String: JSONValue].self, from: row["args"], table: "events", key: "\(seq)")
+                        args: try json.args(from: row["args"], table: "events", key: "\(seq)")
                     )
                 )
             }

@@ -1,4 +1,6 @@
-/// A JSON value: the payload of events (callback arguments) and socket messages.
+/// A JSON value: the payload of events (callback arguments), socket messages and backend answers.
+///
+/// Read only by ``JSONValueParser`` and written only by ``JSONWriter``; deliberately not `Codable`.
 public enum JSONValue: Sendable, Equatable, Hashable {
     case null
     case bool(Bool)
@@ -26,6 +28,15 @@ public enum JSONValue: Sendable, Equatable, Hashable {
         }
     }
 
+    /// The number as a `Double`, whichever case holds it.
+    public var doubleValue: Double? {
+        switch self {
+        case .int(let value): Double(value)
+        case .double(let value): value
+        default: nil
+        }
+    }
+
     public var boolValue: Bool? {
         if case .bool(let value) = self { return value }
         return nil
@@ -42,40 +53,6 @@ public enum JSONValue: Sendable, Equatable, Hashable {
     }
 
     public var isNull: Bool { self == .null }
-}
-
-extension JSONValue: Codable {
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Int64.self) {
-            self = .int(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .double(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: JSONValue].self))
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .null: try container.encodeNil()
-        case .bool(let value): try container.encode(value)
-        case .int(let value): try container.encode(value)
-        case .double(let value): try container.encode(value)
-        case .string(let value): try container.encode(value)
-        case .array(let value): try container.encode(value)
-        case .object(let value): try container.encode(value)
-        }
-    }
 }
 
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,

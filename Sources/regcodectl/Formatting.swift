@@ -5,18 +5,13 @@ import RegcodeSupport
 
 enum JSONText {
     static func compact(_ value: JSONValue) -> String {
-        encode(value, formatting: [.sortedKeys, .withoutEscapingSlashes])
+        JSONWriter.text(value)
     }
 
     static func pretty(_ value: JSONValue) -> String {
-        encode(value, formatting: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
-    }
-
-    private static func encode(_ value: JSONValue, formatting: JSONEncoder.OutputFormatting) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = formatting
-        guard let data = try? encoder.encode(value) else { return "null" }
-        return String(decoding: data, as: UTF8.self)
+        var writer = JSONWriter(layout: .indented(2))
+        writer.value(value)
+        return writer.text
     }
 }
 

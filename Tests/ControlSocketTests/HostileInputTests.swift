@@ -6,13 +6,13 @@ import Testing
 
 @testable import ControlSocket
 
-@Suite("Hostile input: limits checked before parsing")
+@Suite("Hostile input: limits checked while parsing")
 struct HostileInputTests {
-    private static func scan(_ text: String, _ configure: (inout InputLimits) -> Void = { _ in }) -> JSONPreScanner.Failure? {
+    private static func scan(_ text: String, _ configure: (inout InputLimits) -> Void = { _ in }) -> JSONValueParser.Failure? {
         var limits = InputLimits()
         configure(&limits)
         do {
-            try JSONPreScanner.scan(ByteBuffer(string: text), limits: limits)
+            _ = try JSONValueParser.parse(ByteBuffer(string: text).readableBytesView, limits: limits)
             return nil
         } catch {
             return error
@@ -59,7 +59,9 @@ struct HostileInputTests {
         for bytes: [UInt8] in [
             [0x22, 0xC0, 0xAF, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xE2, 0x82, 0x22], [0x22, 0xFF, 0x22], [0xC3, 0xA9],
         ] {
-            #expect(throws: JSONPreScanner.Failure.self, "\(bytes)") { try JSONPreScanner.scan(ByteBuffer(bytes: bytes), limits: InputLimits()) }
+            #expect(throws: JSONValueParser.Failure.self, "\(bytes)") {
+                try JSONValueParser.parse(ByteBuffer(bytes: bytes).readableBytesView, limits: InputLimits())
+            }
         }
     }
 
@@ -133,12 +135,13 @@ struct HostileInputTests {
     }
 
     @Test func eachLimitIsAnsweredWithItsName() async throws {
-        try await withServer(configure: {
+        let limits: (inout ControlServer.Configuration) -> Void = {
             $0.inputLimits.maxStringLength = 16
             $0.inputLimits.maxNumberLength = 8
             $0.inputLimits.maxObjectMembers = 5
             $0.inputLimits.maxArrayElements = 3
-        }) { _, path in
+        }
+        try await withServer(configure: limits) { _, path in
             try await withRawConnection(to: path) { (connection: inout RawConnection) async throws in
                 let cases = [
                     ("maxStringLength", 16, Self.echo(id: 1, params: #"["\#(String(repeating: "s", count: 17))"]"#)),
@@ -233,7 +236,8 @@ struct HostileInputTests {
         let total = 5_000
         let handler = TestHandler()
         let padding = String(repeating: "p", count: 512)
-        try await withServer(handler: handler, configure: { $0.maxPendingRequests = 8 }) { _, path in
+        let backlog: (inout ControlServer.Configuration) -> Void = { $0.maxPendingRequests = 8 }
+        try await withServer(handler: handler, configure: backlog) { _, path in
             try await withRawConnection(to: path) { (connection: inout RawConnection) async throws in
                 let outbound = connection.outbound
                 try await withThrowingTaskGroup(of: Void.self) { group in
@@ -256,5 +260,65 @@ struct HostileInputTests {
             }
         }
         #expect(handler.receivedMethods.count == total)
+    }
+}
+
+@Suite("Hostile input: the refusal texts")
+struct HostileInputRefusalTextTests {
+    private static func rejection(_ line: String, _ configure: (inout InputLimits) -> Void = { _ in }) -> RPCRequest.Rejection? {
+        var limits = InputLimits()
+        configure(&limits)
+        do {
+            _ = try RPCRequest(line: ByteBuffer(string: line), limits: limits)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func grammarAndValueErrorsAreParseErrorsWithTheirReason() {
+        let cases: [(String, String)] = [
+            (#"{"jsonrpc":"2.0","id":1,"method":"#, "parse error: Unexpected end of file at byte 33"),
+            ("[1] x", "parse error: Unexpected character 'x' at byte 4, expected nothing after the value"),
+            (#"{"jsonrpc":"2.0","id":1e400,"method":"m"}"#, "parse error: Number 1e400 is not representable in Swift."),
+            (
+                #"{"jsonrpc":"2.0","id":1,"method":"\ud800x"}"#,
+                "parse error: Unexpected end of file during string parse (expected low-surrogate code point but did not find one)."
+            ),
+        ]
+        for (line, message) in cases {
+            #expect(Self.rejection(line) == RPCRequest.Rejection(error: .parseError(message), id: .null), "\(line)")
+        }
+    }
+
+    @Test func eachLimitIsRefusedWithItsNameAndWhere() {
+        let depth = Self.rejection(#"{"jsonrpc":"2.0","id":1,"method":"m","params":[[[]]]}"#) { $0.maxDepth = 3 }
+        #expect(
+            depth?.error
+                == RPCError(
+                    code: -32600,
+                    message: "line refused unparsed: nesting deeper than 3 levels at byte 48 (input limit maxDepth)",
+                    data: ["limit": 3, "inputLimit": "maxDepth"]
+                )
+        )
+        #expect(
+            Self.rejection(#"{"jsonrpc":"2.0","id":1,"method":"echo-all"}"#) { $0.maxStringLength = 7 }?.error.message
+                == "line refused unparsed: a string longer than 7 bytes at byte 33 (input limit maxStringLength)"
+        )
+        #expect(
+            Self.rejection(#"{"jsonrpc":"2.0","id":123}"#) { $0.maxNumberLength = 2 }?.error.message
+                == "line refused unparsed: a number literal longer than 2 characters at byte 22 (input limit maxNumberLength)"
+        )
+        #expect(
+            Self.rejection(#"{"jsonrpc":"2.0","id":1}"#) { $0.maxObjectMembers = 1 }?.error.message
+                == "line refused unparsed: an object with more than 1 members at byte 17 (input limit maxObjectMembers)"
+        )
+        #expect(
+            Self.rejection(#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1,2]}"#) { $0.maxArrayElements = 1 }?.error.message
+                == "line refused unparsed: an array with more than 1 elements at byte 49 (input limit maxArrayElements)"
+        )
+        // At each limit the request is read.
+        #expect(Self.rejection(#"{"jsonrpc":"2.0","id":1,"method":"m","params":[[1]]}"#) { $0.maxDepth = 3 } == nil)
+        #expect(Self.rejection(#"{"jsonrpc":"2.0","id":12,"method":"m"}"#) { $0.maxNumberLength = 2 } == nil)
     }
 }

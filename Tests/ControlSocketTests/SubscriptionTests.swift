@@ -178,7 +178,7 @@ struct SubscriptionTests {
             // The stalled peer was disconnected; what it can still read is a gap-free prefix, perhaps the cutoff notice.
             let bytes = try #require(try await stalled.readUntilClosed(timeout: .seconds(10)), "the stalled subscriber was not disconnected")
             let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n").map {
-                try? JSONDecoder().decode(JSONValue.self, from: Data($0.utf8))
+                try? JSONValueParser.parse($0.utf8, numbers: .integralAsInt)
             }
             #expect(lines.first == ["jsonrpc": "2.0", "id": 1, "result": ["subscribed": true]])
             var expected: Int64 = 1

@@ -184,7 +184,7 @@ struct RawConnection {
     /// The next line, decoded.
     mutating func readJSON() async throws -> JSONValue? {
         guard let line = try await self.readLine() else { return nil }
-        return try JSONDecoder().decode(JSONValue.self, from: Data(line.utf8))
+        return try JSONValueParser.parse(line.utf8, numbers: .integralAsInt)
     }
 }
 

@@ -198,7 +198,7 @@ import Testing
             #expect(snapshot?.credentials != nil || kind == .v1HMAC)
             await h.stop()
             // Secrets never reach an event.
-            let everything = try h.sink.events.map { String(decoding: try JSONEncoder().encode(JSONValue.object($0.args)), as: UTF8.self) }.joined()
+            let everything = h.sink.events.map { JSONWriter.text(.object($0.args)) }.joined()
             for secret in [Self.keys.secret, FleetEndToEndTests.statement]
                 + [snapshot?.credentials?.clientSecret, snapshot?.accessToken?.token].compactMap({ $0 })
             {

@@ -221,7 +221,7 @@ import Testing
         h.respond(.success(.loggedOut))
 
         let encoder = JSONEncoder()
-        let events = try h.events.map { String(decoding: try encoder.encode(JSONValue.object($0.args)), as: UTF8.self) }.joined(separator: "\n")
+        let events = h.events.map { JSONWriter.text(.object($0.args)) }.joined(separator: "\n")
         let snapshots = try h.persisted.map { String(decoding: try encoder.encode($0), as: UTF8.self) }.joined(separator: "\n")
         let secrets = hmac ? ["sampleSecretKey", "runtime-secret-7"] : [EngineHarness.statement, "secret-1", "token-"]
         for secret in secrets {

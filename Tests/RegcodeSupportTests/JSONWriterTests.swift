@@ -26,7 +26,7 @@ import Testing
 
     @Test func compactOutputDecodesBackToTheSameValue() throws {
         let value: JSONValue = ["n": .int(Int64.max), "s": "tab\there", "list": [[:], [], "\u{7f}"]]
-        let decoded = try JSONDecoder().decode(JSONValue.self, from: Data(JSONWriter.text(value).utf8))
+        let decoded = try JSONDecoder().decode(FoundationJSON.self, from: Data(JSONWriter.text(value).utf8)).value
         #expect(decoded == value)
     }
 }

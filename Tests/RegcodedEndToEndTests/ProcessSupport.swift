@@ -211,7 +211,7 @@ final class RawSocket: @unchecked Sendable {
     /// The next line as JSON, or nil on timeout/close.
     func readJSON() -> JSONValue? {
         guard let line = readLine() else { return nil }
-        return try? JSONDecoder().decode(JSONValue.self, from: Data(line.utf8))
+        return try? JSONValueParser.parse(line.utf8, numbers: .integralAsInt)
     }
 
     func readLine() -> String? {

@@ -275,6 +275,7 @@ struct AdminRoutes: Sendable {
         let buffer = try await request.collectBody(upTo: context.maxUploadSize)
         let configuration: FaultConfiguration
         do {
+            // Foundation's coder stays: a `Codable` type, and its `DecodingError` path is the error text admins see.
             configuration = try JSONDecoder().decode(FaultConfiguration.self, from: Data(buffer: buffer))
             try configuration.validate()
         } catch let error as FaultConfigurationError {

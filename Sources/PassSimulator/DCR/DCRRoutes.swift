@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import RegcodeSupport
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -168,13 +169,20 @@ struct SoftwareStatement {
             Base64.decodeLenient(parts[0]) != nil,
             let payload = Base64.decodeLenient(parts[1])
         else { return nil }
-        struct Claims: Decodable {
-            let software_id: String
-            let redirect_uris: [String]?
+        guard case .object(let claims)? = JSONValue(parsing: payload), let softwareId = claims["software_id"]?.stringValue, !softwareId.isEmpty
+        else { return nil }
+        // `redirect_uris`, when present and not null, must be a list of strings.
+        switch claims["redirect_uris"] {
+        case nil, .null?:
+            self.redirectURIs = nil
+        case .array(let elements)?:
+            let uris = elements.compactMap(\.stringValue)
+            guard uris.count == elements.count else { return nil }
+            self.redirectURIs = uris
+        default:
+            return nil
         }
-        guard let claims = try? JSONDecoder().decode(Claims.self, from: payload), !claims.software_id.isEmpty else { return nil }
-        self.softwareId = claims.software_id
-        self.redirectURIs = claims.redirect_uris
+        self.softwareId = softwareId
     }
 
     /// The `software_id` of a structurally valid statement, else `nil`.

@@ -36,6 +36,7 @@ struct EntitlementAdminRoutes: Sendable {
         let buffer = try await request.collectBody(upTo: context.maxUploadSize)
         let settings: EntitlementSettings
         do {
+            // Foundation's coder stays: a `Codable` type, and its `DecodingError` path is the error text admins see.
             settings = try JSONDecoder().decode(EntitlementSettings.self, from: Data(buffer: buffer))
         } catch {
             throw Self.invalid(

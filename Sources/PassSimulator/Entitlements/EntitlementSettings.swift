@@ -51,6 +51,7 @@ public struct EntitlementSettings: Sendable, Hashable, Codable {
 
     /// Reads the JSON file at `path`.
     public static func load(path: String) throws -> EntitlementSettings {
+        // Foundation's coder stays: a `Codable` file format, and its `DecodingError` path is the error text users see.
         try JSONDecoder().decode(Self.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
     }
 

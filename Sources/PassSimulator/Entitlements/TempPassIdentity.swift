@@ -1,4 +1,5 @@
 import Hummingbird
+import RegcodeSupport
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -18,7 +19,7 @@ struct TempPassIdentity: Sendable, Hashable {
     init?(header: String) {
         let value = header.trimmed
         guard let data = Data(base64Encoded: value), let text = String(data: data, encoding: .utf8),
-            let object = try? JSONDecoder().decode([String: MetadataValue].self, from: data), !object.isEmpty
+            let object = MetadataValue.object(parsing: data), !object.isEmpty
         else { return nil }
         self.text = text
         self.keys = Set([value] + object.values.compactMap(\.stringValue))

@@ -35,6 +35,7 @@ struct SimulatorRequestContext: RequestContext {
 
 enum JSONBody {
     static func response(_ status: HTTPResponse.Status, _ value: some Encodable, headers: HTTPFields = [:]) throws -> Response {
+        // Foundation's coders stay: the simulator's answers and admin bodies are `Codable` models of Adobe's shapes.
         let encoder = JSONEncoder()
         encoder.outputFormatting = .withoutEscapingSlashes
         let data = try encoder.encode(value)
@@ -52,6 +53,7 @@ enum JSONBody {
     ) async throws -> T {
         var request = request
         guard let buffer = try? await request.collectBody(upTo: context.maxUploadSize),
+            // Foundation's decoder stays: the simulator's answers and admin bodies are `Codable` models of Adobe's shapes.
             let value = try? JSONDecoder().decode(T.self, from: Data(buffer: buffer))
         else { throw invalid }
         return value

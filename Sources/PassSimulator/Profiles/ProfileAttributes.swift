@@ -1,3 +1,5 @@
+import RegcodeSupport
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -51,6 +53,38 @@ public enum MetadataValue: Sendable, Equatable, Codable {
     public var stringValue: String? {
         if case .string(let text) = self { return text }
         return nil
+    }
+
+    /// The value `json` holds; an integral number is an `.integer`, as the `Decodable` reading makes it.
+    init(_ json: JSONValue) {
+        switch json {
+        case .null: self = .null
+        case .bool(let value): self = .bool(value)
+        case .int(let value): self = .integer(value)
+        case .double(let value): self = json.intValue.map(MetadataValue.integer) ?? .number(value)
+        case .string(let value): self = .string(value)
+        case .array(let elements): self = .list(elements.map(MetadataValue.init))
+        case .object(let members): self = .object(members.mapValues(MetadataValue.init))
+        }
+    }
+
+    /// The object `json` holds, or `nil` when it is not a JSON object.
+    static func object(parsing json: some Collection<UInt8>) -> [String: MetadataValue]? {
+        guard case .object(let members)? = JSONValue(parsing: json) else { return nil }
+        return members.mapValues(MetadataValue.init)
+    }
+
+    /// The value as JSON, for the shared writer.
+    var jsonValue: JSONValue {
+        switch self {
+        case .null: .null
+        case .bool(let value): .bool(value)
+        case .integer(let value): .int(value)
+        case .number(let value): .double(value)
+        case .string(let value): .string(value)
+        case .list(let elements): .array(elements.map(\.jsonValue))
+        case .object(let members): .object(members.mapValues(\.jsonValue))
+        }
     }
 }
 

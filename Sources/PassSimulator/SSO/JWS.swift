@@ -1,4 +1,5 @@
 import Crypto
+import RegcodeSupport
 import _CryptoExtras
 
 #if canImport(FoundationEssentials)
@@ -60,10 +61,8 @@ enum JWS {
         case .hmac: alg = "HS256"
         case .rsa: alg = "RS256"
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        let header = Base64.urlSafeEncode(try encoder.encode(["alg": alg, "typ": "JWT"]))
-        let payload = Base64.urlSafeEncode(try encoder.encode(claims))
+        let header = Base64.urlSafeEncode(Data(JSONWriter.text(["alg": .string(alg), "typ": "JWT"]).utf8))
+        let payload = Base64.urlSafeEncode(Data(JSONWriter.text(.object(claims.mapValues(\.jsonValue))).utf8))
         let input = Data("\(header).\(payload)".utf8)
         let signature: Data
         switch key {
@@ -79,7 +78,7 @@ enum JWS {
     static func unverifiedIssuer(_ token: String) -> String? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let payload = Base64.decodeLenient(parts[1]),
-            let claims = try? JSONDecoder().decode([String: MetadataValue].self, from: payload)
+            let claims = MetadataValue.object(parsing: payload)
         else { return nil }
         return claims["iss"]?.stringValue
     }
@@ -89,7 +88,7 @@ enum JWS {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3,
             let headerData = Base64.decodeLenient(parts[0]),
-            let header = try? JSONDecoder().decode([String: MetadataValue].self, from: headerData),
+            let header = MetadataValue.object(parsing: headerData),
             header["alg"]?.stringValue == key.algorithm.rawValue,
             let payload = Base64.decodeLenient(parts[1]),
             let signature = Base64.decodeLenient(parts[2])
@@ -102,7 +101,7 @@ enum JWS {
             let rsaSignature = _RSA.Signing.RSASignature(rawRepresentation: signature)
             guard publicKey.isValidSignature(rsaSignature, for: input, padding: .insecurePKCS1v1_5) else { return nil }
         }
-        guard let claims = try? JSONDecoder().decode([String: MetadataValue].self, from: payload) else { return nil }
+        guard let claims = MetadataValue.object(parsing: payload) else { return nil }
         return Claims(fields: claims)
     }
 }

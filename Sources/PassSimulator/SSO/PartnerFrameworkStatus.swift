@@ -1,3 +1,5 @@
+import RegcodeSupport
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -5,40 +7,42 @@ import Foundation
 #endif
 
 /// The decoded `AP-Partner-Framework-Status` header: Base64 of JSON (sso.md §2.4).
-struct PartnerFrameworkStatus: Sendable, Decodable {
-    struct PermissionInfo: Sendable, Decodable {
+struct PartnerFrameworkStatus: Sendable {
+    struct PermissionInfo: Sendable {
         var accessStatus: String?
     }
 
-    struct ProviderInfo: Sendable, Decodable {
+    struct ProviderInfo: Sendable {
         var id: String?
         /// Epoch milliseconds; Adobe's samples send a string, a number is taken too.
         var expirationDate: Int64?
-
-        private enum CodingKeys: String, CodingKey {
-            case id, expirationDate
-        }
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
-            self.id = try container.decodeIfPresent(String.self, forKey: .id)
-            if let text = try? container.decodeIfPresent(String.self, forKey: .expirationDate) {
-                self.expirationDate = Int64(text)
-            } else {
-                self.expirationDate = try? container.decodeIfPresent(Int64.self, forKey: .expirationDate)
-            }
-        }
     }
 
     var frameworkPermissionInfo: PermissionInfo?
     var frameworkProviderInfo: ProviderInfo?
 
-    /// The header's value, or `nil` when it is not Base64 of a JSON object.
+    /// The header's value, or `nil` when it is not Base64 of a JSON object, or a member has the wrong type (a
+    /// non-object info, a non-string `accessStatus` or `id`; an unreadable `expirationDate` is only absent).
     init?(headerValue: String) {
-        guard let data = Base64.decodeLenient(headerValue), let status = try? JSONDecoder().decode(Self.self, from: data) else {
-            return nil
+        guard let data = Base64.decodeLenient(headerValue), case .object(let object)? = JSONValue(parsing: data),
+            let permission = Self.optional(object["frameworkPermissionInfo"], \.objectValue),
+            let provider = Self.optional(object["frameworkProviderInfo"], \.objectValue)
+        else { return nil }
+        if let permission {
+            guard let accessStatus = Self.optional(permission["accessStatus"], \.stringValue) else { return nil }
+            frameworkPermissionInfo = PermissionInfo(accessStatus: accessStatus)
         }
-        self = status
+        if let provider {
+            guard let id = Self.optional(provider["id"], \.stringValue) else { return nil }
+            let expiration = provider["expirationDate"]
+            frameworkProviderInfo = ProviderInfo(id: id, expirationDate: expiration?.stringValue.flatMap { Int64($0) } ?? expiration?.intValue)
+        }
+    }
+
+    /// `.some(nil)` for an absent or null member, `.some(value)` when it has the type, `nil` when it has another.
+    private static func optional<T>(_ member: JSONValue?, _ typed: (JSONValue) -> T?) -> T?? {
+        guard let member, member != .null else { return .some(nil) }
+        return typed(member).map { .some($0) }
     }
 
     /// Why the status does not allow partner SSO for `mvpd`, in Adobe's error vocabulary; `nil` when it does.

@@ -135,6 +135,7 @@ struct SSOAdminRoutes: Sendable {
         let buffer = try await request.collectBody(upTo: context.maxUploadSize)
         let settings: IntegrationSettings
         do {
+            // Foundation's coder stays: a `Codable` type, and its `DecodingError` path is the error text admins see.
             settings = try JSONDecoder().decode(IntegrationSettings.self, from: Data(buffer: buffer))
         } catch {
             throw Self.invalid(

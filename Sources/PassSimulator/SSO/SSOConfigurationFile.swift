@@ -44,6 +44,7 @@ public struct SSOConfigurationFile: Sendable, Decodable {
     /// Reads the file at `path`.
     public static func load(path: String) throws -> SSOConfigurationFile {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        // Foundation's coder stays: a `Codable` file format, and its `DecodingError` path is the error text users see.
         return try JSONDecoder().decode(Self.self, from: data)
     }
 

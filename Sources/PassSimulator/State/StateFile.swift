@@ -165,6 +165,7 @@ final class StateFile: Sendable {
     /// Applies `changes` in order, in one transaction.
     func apply(_ changes: [StateChange]) async throws {
         try await self.queue.write { db in
+            // Foundation's coders stay: rows are the state's `Codable` records, and old state files must keep loading.
             let encoder = JSONEncoder()
             let json: JSONText = { value in String(decoding: try encoder.encode(value), as: UTF8.self) }
             for change in changes {
@@ -287,6 +288,7 @@ final class StateFile: Sendable {
     func load() async throws(SimulatorStateError) -> Snapshot {
         do {
             return try await self.queue.read { db in
+                // Foundation's coders stay: rows are the state's `Codable` records, and old state files must keep loading.
                 let decoder = JSONDecoder()
                 func decode<T: Decodable>(_ type: T.Type, _ row: Row) throws -> T {
                     let body: String = row["body"]

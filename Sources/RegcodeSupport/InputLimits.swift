@@ -1,0 +1,35 @@
+/// Limits on the shape of one JSON document, enforced by ``JSONValueParser`` while it reads.
+///
+/// The byte length alone does not bound the cost of parsing: a 1 KB line of 512 nested arrays took Foundation's
+/// decoder about a second. Control requests are small, flat objects, so the defaults leave ample room for them.
+public struct InputLimits: Sendable, Hashable {
+    /// Which limit a document broke; the raw value is the property's name, as error answers quote it.
+    public enum Limit: String, Sendable {
+        case maxDepth, maxStringLength, maxNumberLength, maxObjectMembers, maxArrayElements
+    }
+
+    /// The deepest nesting of arrays and objects; the outermost container is level 1. Default 32.
+    public var maxDepth = 32
+    /// The longest string, in bytes as written between its quotes (an escape counts as written). Default 64 KiB.
+    public var maxStringLength = 64 << 10
+    /// The longest number literal, in characters (sign, digits, point, exponent). Default 64.
+    public var maxNumberLength = 64
+    /// The most members in one object. Default 1024.
+    public var maxObjectMembers = 1024
+    /// The most elements in one array. Default 1024.
+    public var maxArrayElements = 1024
+
+    public init() {}
+
+    /// Only the nesting bounded (at ``JSONValueParser/maximumDepth``): for documents from a trusted peer, where
+    /// size is bounded elsewhere (a backend answer, a file of ours).
+    public static let nestingOnly: InputLimits = {
+        var limits = InputLimits()
+        limits.maxDepth = JSONValueParser.maximumDepth
+        limits.maxStringLength = .max
+        limits.maxNumberLength = .max
+        limits.maxObjectMembers = .max
+        limits.maxArrayElements = .max
+        return limits
+    }()
+}

@@ -202,7 +202,7 @@ import Testing
         #expect(stb5.state == "failed")
         #expect(stb5.lastFailure?.errorId == "CFG429")
         #expect(stb5.lastFailure?.message == "configuration throttled")
-        #expect(stb5.lastFailedRequest?.stage == "configuration")
+        #expect(stb5.lastFailedRequest?.stage == .configuration)
 
         let stb10 = report.failedOnboardings[2]
         #expect(stb10.state == "new")

@@ -45,11 +45,18 @@ let package = Package(
             name: "AccessEnablerAPI",
             swiftSettings: swiftSettings
         ),
+        // The values of the poll and request logs: poll and request outcomes, request stages. The engine records
+        // them, the store keeps them as text, the soak report reads them.
+        .target(
+            name: "RegcodeRecords",
+            swiftSettings: swiftSettings
+        ),
         // Pure, sans-IO device state machine: commands, HTTP results and timer fires in, actions out.
         .target(
             name: "RegcodeEngine",
             dependencies: [
                 "AccessEnablerAPI",
+                "RegcodeRecords",
                 "RegcodeSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -142,6 +149,7 @@ let package = Package(
             dependencies: [
                 "RegcodeSupport",
                 "RegcodeEngine",
+                "RegcodeRecords",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -204,6 +212,7 @@ let package = Package(
                 "DeviceRegistry",
                 "RegcodeSupport",
                 "RegcodeEngine",
+                "RegcodeRecords",
                 "AdobePassClient",
                 "KeepAliveHTTP",
                 "DeviceFleet",
@@ -256,7 +265,7 @@ let package = Package(
         // Soak reports from the poll log: figures (text, JSON, CSV) and a self-contained HTML page.
         .target(
             name: "SoakReport",
-            dependencies: ["AccessEnablerAPI", "RegcodeSupport"],
+            dependencies: ["AccessEnablerAPI", "RegcodeRecords", "RegcodeSupport"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -273,7 +282,7 @@ let package = Package(
         .testTarget(
             name: "RegcodeStoreTests",
             dependencies: [
-                "AccessEnablerAPI", "RegcodeStore", "RegcodeEngine", "RegcodeSupport", "RegcodeTestSupport",
+                "AccessEnablerAPI", "RegcodeStore", "RegcodeEngine", "RegcodeRecords", "RegcodeSupport", "RegcodeTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ],
@@ -334,7 +343,8 @@ let package = Package(
         .testTarget(
             name: "RegcodeDaemonTests",
             dependencies: [
-                "AccessEnablerAPI", "DeviceFleet", "DeviceRegistry", "RegcodeDaemon", "RegcodeEngine", "RegcodeStore", "RegcodeSupport",
+                "AccessEnablerAPI", "DeviceFleet", "DeviceRegistry", "RegcodeDaemon", "RegcodeEngine", "RegcodeRecords", "RegcodeStore",
+                "RegcodeSupport",
                 "ControlSocket", "RegcodeTestSupport", "KeepAliveHTTP",
                 // The web console's page, whose calls are checked against the control methods.
                 "ControlHTTP",
@@ -365,7 +375,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SoakReportTests",
-            dependencies: ["SoakReport", "RegcodeSupport", "RegcodeTestSupport"],
+            dependencies: ["SoakReport", "RegcodeRecords", "RegcodeSupport", "RegcodeTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -449,6 +459,11 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/RegcodeTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "RegcodeRecordsTests",
+            dependencies: ["RegcodeRecords"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,5 +1,6 @@
 import AccessEnablerAPI
 import RegcodeEngine
+import RegcodeRecords
 import RegcodeSupport
 
 /// What last happened to a device, in a word and a line: the console's and `regcodectl devices`' "last outcome".

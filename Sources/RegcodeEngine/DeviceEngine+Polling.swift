@@ -1,4 +1,5 @@
 import AccessEnablerAPI
+import RegcodeRecords
 import RegcodeSupport
 
 /// The poll loop of a pending code: when to poll (the polling contract of ``PollPolicy``), what
@@ -70,7 +71,7 @@ extension DeviceEngine {
         timing: RequestTiming<C.Instant>?,
         stage: Stage
     ) -> [Action] {
-        guard case .poll(let code, let id, let planned) = operation else { return [] }
+        guard case .poll(let code, let id, _) = operation else { return [] }
         let outcome = FailureMapping.pollOutcome(of: result, profile: settings.profile)
         guard case .polling(var loop) = login, loop.id == id, loop.code.code == code, clock.now < loop.expiry else {
             // The loop ended while this poll was out; its answer is logged but not acted on.
@@ -79,53 +80,78 @@ extension DeviceEngine {
         }
         loop.outstanding = false
         login = .polling(loop)
-        var actions: [Action] = []
-        let policy = settings.polling
+        // The poll log's entry for an answer that ends polling of this code (no next poll).
+        func finalRecord() -> [Action] {
+            timing.map { recordPoll(operation, result: result, timing: $0, outcome: outcome, nextDelay: nil) } ?? []
+        }
 
         if case .success(.profile(let profile?)) = result {
-            if let timing { actions += recordPoll(operation, result: result, timing: timing, outcome: .authenticated, nextDelay: nil) }
-            return actions + adopt(profile, cached: false)
+            return finalRecord() + adopt(profile, cached: false)
         }
 
         if case .failure(let failure) = result, isSignatureRefusal(failure) {
             // Polling on cannot fix a refused signature: stop and say why.
-            if let timing { actions += recordPoll(operation, result: result, timing: timing, outcome: outcome, nextDelay: nil) }
-            return actions + giveUp(reason: FailureMapping.describe(failure), status: signatureRefusedStatus(failure))
+            return finalRecord() + giveUp(reason: FailureMapping.describe(failure), status: signatureRefusedStatus(failure))
         }
 
         // Adobe asks for a new authentication: for a pending login that is a new code (bounded as below).
         var asksForAuthentication = false
         if case .failure(.http(_, _, let error?)) = result, error.action == .authentication { asksForAuthentication = true }
         if outcome == .codeInvalid || asksForAuthentication {
-            if let timing { actions += recordPoll(operation, result: result, timing: timing, outcome: outcome, nextDelay: nil) }
-            let reason = "registration code \(code) is no longer valid"
-            if loop.recoveries < policy.codeRecoveries {
-                // The backend forgot the session (restarted, purged): a new code, announced with a new REGCODE.
-                actions += [.cancel(.poll), .cancel(.codeExpiry)]
-                actions += endCode(.failed(reason: reason))
-                return actions
-                    + requestCode(mvpd: loop.code.mvpd ?? snapshot.selectedMVPD ?? settings.presetMVPD ?? "", recoveries: loop.recoveries + 1)
-            }
-            return actions + codeEnded(reason: reason, outcome: .failed(reason: reason))
+            return finalRecord() + codeNoLongerValid(code, loop: loop)
         }
 
-        if case .failure(let failure) = result, ![.pending, .throttled].contains(outcome) {
-            switch FailureMapping.remedy(for: failure) {
-            case .retry:
-                break
-            case .giveUp, .refetchConfiguration, .refreshToken, .registerAgain:
-                // What polling on cannot fix (an enhanced error whose action is not a retry, a 4xx without one
-                // such as an edge's HTML 403, a 401 after the token was refreshed and the client registered
-                // again): stop now with REG500, Adobe's code in `details` when it gave one.
-                if let timing { actions += recordPoll(operation, result: result, timing: timing, outcome: outcome, nextDelay: nil) }
-                let reason = FailureMapping.describe(failure)
-                var extra: [String: JSONValue] = [:]
-                if case .http(_, _, let error?) = failure { extra["details"] = .string(error.code) }
-                let status = Action.emit(.status(.registrationCodeFailed, message: reason, extra: extra))
-                return actions + giveUp(reason: reason, status: status)
-            }
+        if case .failure(let failure) = result, ![.pending, .throttled].contains(outcome), !isRetried(failure) {
+            return finalRecord() + giveUpPolling(after: failure)
         }
+        return continuePolling(operation, result: result, timing: timing, outcome: outcome, loop: loop)
+    }
 
+    /// The backend no longer knows the code: a new one if the policy allows (the backend forgot the session:
+    /// restarted, purged; announced with a new REGCODE), else the login ends.
+    private mutating func codeNoLongerValid(_ code: String, loop: PollLoop) -> [Action] {
+        let reason = "registration code \(code) is no longer valid"
+        guard loop.recoveries < settings.polling.codeRecoveries else {
+            return codeEnded(reason: reason, outcome: .failed(reason: reason))
+        }
+        var actions: [Action] = [.cancel(.poll), .cancel(.codeExpiry)]
+        actions += endCode(.failed(reason: reason))
+        return actions
+            + requestCode(mvpd: loop.code.mvpd ?? snapshot.selectedMVPD ?? settings.presetMVPD ?? "", recoveries: loop.recoveries + 1)
+    }
+
+    /// Whether polling on may fix `failure` (the network, throttling, server errors, an enhanced error asking
+    /// for a retry).
+    private func isRetried(_ failure: BackendFailure) -> Bool {
+        switch FailureMapping.remedy(for: failure) {
+        case .retry: true
+        case .giveUp, .refetchConfiguration, .refreshToken, .registerAgain: false
+        }
+    }
+
+    /// What polling on cannot fix (an enhanced error whose action is not a retry, a 4xx without one such as an
+    /// edge's HTML 403, a 401 after the token was refreshed and the client registered again): stop now with
+    /// REG500, Adobe's code in `details` when it gave one.
+    private mutating func giveUpPolling(after failure: BackendFailure) -> [Action] {
+        let reason = FailureMapping.describe(failure)
+        var extra: [String: JSONValue] = [:]
+        if case .http(_, _, let error?) = failure { extra["details"] = .string(error.code) }
+        let status = Action.emit(.status(.registrationCodeFailed, message: reason, extra: extra))
+        return giveUp(reason: reason, status: status)
+    }
+
+    /// Schedules the next poll after an answer that keeps the code alive: the interval after `pending`, the
+    /// throttled wait after a 429, a backoff after an error (giving up after too many in a row).
+    private mutating func continuePolling(
+        _ operation: Operation,
+        result: Result<BackendResponse, BackendFailure>,
+        timing: RequestTiming<C.Instant>?,
+        outcome: PollOutcome,
+        loop: PollLoop
+    ) -> [Action] {
+        guard case .poll(_, _, let planned) = operation else { return [] }
+        var loop = loop
+        let policy = settings.polling
         let next: C.Instant
         switch outcome {
         case .pending:
@@ -138,6 +164,7 @@ extension DeviceEngine {
         default:
             loop.consecutiveErrors += 1
             if let limit = policy.maxConsecutiveErrors, loop.consecutiveErrors >= limit {
+                var actions: [Action] = []
                 if let timing { actions += recordPoll(operation, result: result, timing: timing, outcome: outcome, nextDelay: nil) }
                 login = .polling(loop)
                 return actions + giveUp(reason: "\(loop.consecutiveErrors) consecutive polling errors")
@@ -149,6 +176,7 @@ extension DeviceEngine {
             next = clock.now.advanced(by: delay)
         }
         let willPoll = next < loop.expiry
+        var actions: [Action] = []
         if let timing {
             actions += recordPoll(
                 operation,

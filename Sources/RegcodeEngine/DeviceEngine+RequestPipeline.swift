@@ -1,4 +1,5 @@
 import AccessEnablerAPI
+import RegcodeRecords
 import RegcodeSupport
 
 /// The single-flight request pipeline: operations wait in a queue, one is sent at a time, DCR
@@ -307,60 +308,90 @@ extension DeviceEngine {
         }
         switch purpose {
         case .register(_, let recovery):
-            switch result {
-            case .success(.registered(let credentials)):
-                snapshot.credentials = credentials
-                return log + dispatch(operation, recovery: recovery)
-            case .success:
-                return log
-                    + finish(
-                        operation,
-                        with: .failure(.malformed(status: 200, reason: "unexpected answer to client registration")),
-                        timing: nil,
-                        stage: .registration
-                    )
-            case .failure(let failure):
-                return log + finish(operation, with: .failure(failure), timing: nil, stage: .registration)
-                    + refetchConfiguration(remedy, after: operation)
-            }
+            return log + registrationAnswered(result, for: operation, recovery: recovery, remedy: remedy)
         case .token(_, let recovery):
-            switch result {
-            case .success(.accessToken(let token, let expiresIn)):
-                snapshot.accessToken = AccessToken(token: token, expiresEpochMs: clock.epochMillisecondsNow + expiresIn.milliseconds)
-                return log + send(backendRequest(for: operation), purpose: .operation(operation, recovery))
-            case .success:
-                return log
-                    + finish(
-                        operation,
-                        with: .failure(.malformed(status: 200, reason: "unexpected answer to token request")),
-                        timing: nil,
-                        stage: .token
-                    )
-            case .failure(let failure):
-                if FailureMapping.isForgottenClient(failure) || remedy == .registerAgain, !recovery.contains(.registeredAgain) {
-                    // The backend no longer knows these credentials: register again, once.
-                    return log + registerAgain(operation, recovery: recovery)
-                }
-                return log + finish(operation, with: .failure(failure), timing: nil, stage: .token) + refetchConfiguration(remedy, after: operation)
-            }
+            return log + tokenAnswered(result, for: operation, recovery: recovery, remedy: remedy)
         case .operation(_, let recovery):
-            if remedy == .refreshToken || remedy == .registerAgain, settings.usesDCR, !recovery.contains(.registeredAgain) {
-                // This answer is logged here: the poll loop only sees the call's final answer.
-                var actions = log
-                if case .poll = operation, let timing {
-                    let outcome = FailureMapping.pollOutcome(of: result, profile: settings.profile)
-                    actions += recordPoll(operation, result: result, timing: timing, outcome: outcome, nextDelay: nil)
-                }
-                if remedy == .refreshToken, !recovery.contains(.refreshedToken), let credentials = snapshot.credentials {
-                    // Refresh with the stored credentials and retry once; never re-register for this.
-                    snapshot.accessToken = nil
-                    return actions + send(.obtainAccessToken(credentials), purpose: .token(operation, recovery.union(.refreshedToken)))
-                }
-                // A fresh token is refused too, or the answer asks for it: register again, once.
-                return actions + registerAgain(operation, recovery: recovery)
-            }
-            return log + finish(operation, with: result, timing: timing, stage: .call) + refetchConfiguration(remedy, after: operation)
+            return log + callAnswered(result, for: operation, recovery: recovery, remedy: remedy, timing: timing)
         }
+    }
+
+    /// A client registration answered: the operation it was for goes on with the new credentials, or fails.
+    private mutating func registrationAnswered(
+        _ result: Result<BackendResponse, BackendFailure>,
+        for operation: Operation,
+        recovery: Recovery,
+        remedy: FailureRemedy?
+    ) -> [Action] {
+        switch result {
+        case .success(.registered(let credentials)):
+            snapshot.credentials = credentials
+            return dispatch(operation, recovery: recovery)
+        case .success:
+            return finish(
+                operation,
+                with: .failure(.malformed(status: 200, reason: "unexpected answer to client registration")),
+                timing: nil,
+                stage: .registration
+            )
+        case .failure(let failure):
+            return finish(operation, with: .failure(failure), timing: nil, stage: .registration) + refetchConfiguration(remedy, after: operation)
+        }
+    }
+
+    /// A token request answered: the call it was for is sent with the new token, the client registers again
+    /// (once) if the backend forgot it, or the operation fails.
+    private mutating func tokenAnswered(
+        _ result: Result<BackendResponse, BackendFailure>,
+        for operation: Operation,
+        recovery: Recovery,
+        remedy: FailureRemedy?
+    ) -> [Action] {
+        switch result {
+        case .success(.accessToken(let token, let expiresIn)):
+            snapshot.accessToken = AccessToken(token: token, expiresEpochMs: clock.epochMillisecondsNow + expiresIn.milliseconds)
+            return send(backendRequest(for: operation), purpose: .operation(operation, recovery))
+        case .success:
+            return finish(
+                operation,
+                with: .failure(.malformed(status: 200, reason: "unexpected answer to token request")),
+                timing: nil,
+                stage: .token
+            )
+        case .failure(let failure):
+            if FailureMapping.isForgottenClient(failure) || remedy == .registerAgain, !recovery.contains(.registeredAgain) {
+                // The backend no longer knows these credentials: register again, once.
+                return registerAgain(operation, recovery: recovery)
+            }
+            return finish(operation, with: .failure(failure), timing: nil, stage: .token) + refetchConfiguration(remedy, after: operation)
+        }
+    }
+
+    /// The call itself answered: a refused token is refreshed (or the client registers again) and the call
+    /// sent again, once; else the answer goes to its flow.
+    private mutating func callAnswered(
+        _ result: Result<BackendResponse, BackendFailure>,
+        for operation: Operation,
+        recovery: Recovery,
+        remedy: FailureRemedy?,
+        timing: RequestTiming<C.Instant>?
+    ) -> [Action] {
+        if remedy == .refreshToken || remedy == .registerAgain, settings.usesDCR, !recovery.contains(.registeredAgain) {
+            // This answer is logged here: the poll loop only sees the call's final answer.
+            var actions: [Action] = []
+            if case .poll = operation, let timing {
+                let outcome = FailureMapping.pollOutcome(of: result, profile: settings.profile)
+                actions += recordPoll(operation, result: result, timing: timing, outcome: outcome, nextDelay: nil)
+            }
+            if remedy == .refreshToken, !recovery.contains(.refreshedToken), let credentials = snapshot.credentials {
+                // Refresh with the stored credentials and retry once; never re-register for this.
+                snapshot.accessToken = nil
+                return actions + send(.obtainAccessToken(credentials), purpose: .token(operation, recovery.union(.refreshedToken)))
+            }
+            // A fresh token is refused too, or the answer asks for it: register again, once.
+            return actions + registerAgain(operation, recovery: recovery)
+        }
+        return finish(operation, with: result, timing: timing, stage: .call) + refetchConfiguration(remedy, after: operation)
     }
 
     /// Drops the credentials the backend forgot and registers the client again.

@@ -1,4 +1,5 @@
 import Foundation
+import RegcodeRecords
 import RegcodeSupport
 import Synchronization
 
@@ -207,21 +208,6 @@ public struct PollAttempt: Sendable, Equatable, Codable {
         self.outcome = outcome
         self.nextDelayMs = nextDelayMs
     }
-}
-
-/// How one poll ended.
-public enum PollOutcome: String, Sendable, Codable, CaseIterable {
-    case pending
-    case authenticated
-    case throttled
-    case serverError = "server-error"
-    case transportError = "transport-error"
-    case malformed
-    case unauthorized
-    case codeInvalid = "code-invalid"
-    case clientError = "client-error"
-    /// The answer arrived after the loop had stopped (cancel, expiry, new code).
-    case abandoned
 }
 
 /// The device's timers; at most one of each kind is armed.

@@ -1,4 +1,5 @@
 import AccessEnablerAPI
+import RegcodeRecords
 
 /// Which request of an operation failed: client registration, the token, or the call itself.
 enum PipelineStep { case registration, token, call }

@@ -1,37 +1,4 @@
-/// Which stage of a device's life a backend request served; the request log and the soak report
-/// count throttling and failures by it.
-public enum RequestStage: String, Sendable, Codable, CaseIterable {
-    /// DCR `POST /o/client/register`.
-    case registration
-    /// DCR `POST /o/client/token`.
-    case token
-    /// `setRequestor`: the requestor's configuration (MVPD list).
-    case configuration
-    /// A new code: v2 `POST sessions`, v1 `POST regcode` (and v1's `checkauthn` before it).
-    case session
-    /// The profile the backend already holds (v2 `profiles/{mvpd}`, v1 `tokens/authn` outside a poll).
-    case profile
-    /// Polling a pending code (kept in the poll log, not the request log).
-    case poll
-    /// Authorization and preauthorization decisions, media tokens.
-    case decision
-    /// `getMetadata`.
-    case metadata
-    case logout
-}
-
-/// How one backend request other than a poll ended.
-public enum RequestOutcome: String, Sendable, Codable, CaseIterable {
-    case ok
-    case throttled
-    case serverError = "server-error"
-    case transportError = "transport-error"
-    case malformed
-    case unauthorized
-    case clientError = "client-error"
-    /// The answer arrived after the device had stopped waiting for it (shutdown, removal).
-    case abandoned
-}
+import RegcodeRecords
 
 /// One backend request other than a poll, as it happened: the request log that shows failed
 /// onboardings and every 429 and 5xx by stage (polls have their own, richer log).

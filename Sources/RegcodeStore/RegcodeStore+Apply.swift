@@ -14,90 +14,121 @@ extension RegcodeStore {
     public func apply(_ steps: [DeviceStep]) async throws -> [StoredEvent] {
         guard !steps.isEmpty else { return [] }
         let json = JSONColumns()
-        let (stored, unknown, polls, requests) = try await pool.write { db -> ([StoredEvent], Set<String>, Int, Int) in
-            var stored: [StoredEvent] = []
-            var unknown: Set<String> = []
-            var polls = 0
-            var requests = 0
-            // Cached statements: a batch repeats the same few statements thousands of times.
-            let insertPoll = try db.cachedStatement(
-                sql: """
-                    INSERT INTO poll_attempts (device, code, planned_at, sent_at, http_status, latency_ms, outcome, next_delay_ms)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                    """
-            )
-            let insertRequest = try db.cachedStatement(
-                sql: """
-                    INSERT INTO request_attempts (device, stage, endpoint, sent_at, http_status, latency_ms, outcome, error_code, retry_delay_ms)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """
-            )
-            let insertEvent = try db.cachedStatement(sql: "INSERT INTO events (device, time, name, args, app) VALUES (?, ?, ?, ?, ?)")
+        let applied = try await pool.write { db -> AppliedSteps in
+            let statements = try LogStatements(db)
+            var applied = AppliedSteps()
             for step in steps {
-                if let snapshot = step.snapshot {
-                    let written =
-                        step.isFirstApp
-                        ? try Self.writeSnapshot(
-                            snapshot,
-                            endedCodes: step.endedCodes,
-                            device: step.device,
-                            at: step.epochMs,
-                            json: json,
-                            db: db,
-                            recordingLogins: true
-                        )
-                        : try Self.writeAppSnapshot(snapshot, device: step.device, app: step.app, at: step.epochMs, json: json, db: db)
-                    if !written { unknown.insert(step.device) }
-                }
-                if let tokens = step.tokens {
-                    try Self.writeTokens(tokens, device: step.device, db: db)
-                }
-                // The default app's name is not repeated in every row of a plain device.
-                let app: String? = step.app == DeviceStep.defaultApp ? nil : step.app
-                for poll in step.polls {
-                    try insertPoll.execute(arguments: [
-                        step.device, poll.code, poll.plannedEpochMs, poll.sentEpochMs, poll.httpStatus,
-                        poll.latencyMs, poll.outcome.rawValue, poll.nextDelayMs,
-                    ])
-                }
-                polls += step.polls.count
-                for request in step.requests {
-                    try insertRequest.execute(arguments: [
-                        step.device, request.stage.rawValue, request.endpoint, request.sentEpochMs, request.httpStatus,
-                        request.latencyMs, request.outcome.rawValue, request.errorCode, request.retryDelayMs,
-                    ])
-                }
-                requests += step.requests.count
-                for event in step.events {
-                    try insertEvent.execute(arguments: [step.device, step.epochMs, event.name, json.argsText(event.args), app])
-                    stored.append(
-                        StoredEvent(
-                            seq: db.lastInsertedRowID,
-                            device: step.device,
-                            app: step.app,
-                            time: step.epochMs,
-                            name: event.name,
-                            args: event.args
-                        )
-                    )
-                }
+                try Self.write(step, statements: statements, json: json, db: db, into: &applied)
             }
-            return (stored, unknown, polls, requests)
+            return applied
         }
-        if !unknown.isEmpty {
+        if !applied.unknown.isEmpty {
             // Expected when a device is removed while its steps are queued, hence not a warning.
             logger.notice(
                 "dropped snapshots of devices that are not stored",
-                metadata: ["devices": "\(unknown.sorted().joined(separator: ","))"]
+                metadata: ["devices": "\(applied.unknown.sorted().joined(separator: ","))"]
             )
         }
         logger.trace(
             "applied steps",
             metadata: [
-                "steps": "\(steps.count)", "polls": "\(polls)", "requests": "\(requests)", "events": "\(stored.count)",
+                "steps": "\(steps.count)", "polls": "\(applied.polls)", "requests": "\(applied.requests)",
+                "events": "\(applied.stored.count)",
             ]
         )
-        return stored
+        return applied.stored
+    }
+
+    /// What one `apply` stored: the events with their sequence numbers, the devices whose snapshots were dropped
+    /// (not stored), and how many polls and requests were logged.
+    private struct AppliedSteps {
+        var stored: [StoredEvent] = []
+        var unknown: Set<String> = []
+        var polls = 0
+        var requests = 0
+    }
+
+    /// The log inserts, cached: a batch repeats the same few statements thousands of times.
+    private struct LogStatements {
+        let insertPoll: Statement
+        let insertRequest: Statement
+        let insertEvent: Statement
+
+        init(_ db: Database) throws {
+            insertPoll = try db.cachedStatement(
+                sql: """
+                    INSERT INTO poll_attempts (device, code, planned_at, sent_at, http_status, latency_ms, outcome, next_delay_ms)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """
+            )
+            insertRequest = try db.cachedStatement(
+                sql: """
+                    INSERT INTO request_attempts (device, stage, endpoint, sent_at, http_status, latency_ms, outcome, error_code, retry_delay_ms)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """
+            )
+            insertEvent = try db.cachedStatement(sql: "INSERT INTO events (device, time, name, args, app) VALUES (?, ?, ?, ?, ?)")
+        }
+    }
+
+    /// Stores one step: its snapshot (or app snapshot) and tokens, then its polls, requests and events.
+    private static func write(
+        _ step: DeviceStep,
+        statements: LogStatements,
+        json: JSONColumns,
+        db: Database,
+        into applied: inout AppliedSteps
+    )
+        throws
+    {
+        if let snapshot = step.snapshot {
+            let written =
+                step.isFirstApp
+                ? try writeSnapshot(
+                    snapshot,
+                    endedCodes: step.endedCodes,
+                    device: step.device,
+                    at: step.epochMs,
+                    json: json,
+                    db: db,
+                    recordingLogins: true
+                )
+                : try writeAppSnapshot(snapshot, device: step.device, app: step.app, at: step.epochMs, json: json, db: db)
+            if !written { applied.unknown.insert(step.device) }
+        }
+        if let tokens = step.tokens {
+            try writeTokens(tokens, device: step.device, db: db)
+        }
+        // The default app's name is not repeated in every row of a plain device.
+        let app: String? = step.app == DeviceStep.defaultApp ? nil : step.app
+        for poll in step.polls {
+            // Outcomes are stored as their text.
+            try statements.insertPoll.execute(arguments: [
+                step.device, poll.code, poll.plannedEpochMs, poll.sentEpochMs, poll.httpStatus,
+                poll.latencyMs, poll.outcome.rawValue, poll.nextDelayMs,
+            ])
+        }
+        applied.polls += step.polls.count
+        for request in step.requests {
+            try statements.insertRequest.execute(arguments: [
+                step.device, request.stage.rawValue, request.endpoint, request.sentEpochMs, request.httpStatus,
+                request.latencyMs, request.outcome.rawValue, request.errorCode, request.retryDelayMs,
+            ])
+        }
+        applied.requests += step.requests.count
+        for event in step.events {
+            try statements.insertEvent.execute(arguments: [step.device, step.epochMs, event.name, json.argsText(event.args), app])
+            applied.stored.append(
+                StoredEvent(
+                    seq: db.lastInsertedRowID,
+                    device: step.device,
+                    app: step.app,
+                    time: step.epochMs,
+                    name: event.name,
+                    args: event.args
+                )
+            )
+        }
     }
 
     /// Writes a snapshot over a stored device. Returns `false` when the device is not stored.

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 import RegcodeEngine
+import RegcodeRecords
 import RegcodeSupport
 
 extension RegcodeStore {
@@ -82,20 +83,17 @@ extension RegcodeStore {
             let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: finalArguments)
             var attempts: [StoredPollAttempt] = []
             while let row = try rows.next() {
-                let device: String = row["device"]
-                guard let outcome = PollOutcome(rawValue: row["outcome"]) else {
-                    throw RegcodeStoreError.corruptRow(table: "poll_attempts", key: device, reason: "unknown outcome \(row["outcome"] as String)")
-                }
                 attempts.append(
                     StoredPollAttempt(
-                        device: device,
+                        device: row["device"],
                         attempt: PollAttempt(
                             code: row["code"],
                             plannedEpochMs: row["planned_at"],
                             sentEpochMs: row["sent_at"],
                             latencyMs: row["latency_ms"],
                             httpStatus: row["http_status"],
-                            outcome: outcome,
+                            // Outcomes of other versions read back as they were stored.
+                            outcome: PollOutcome(rawValue: row["outcome"]),
                             nextDelayMs: row["next_delay_ms"]
                         )
                     )
@@ -111,34 +109,24 @@ extension RegcodeStore {
         guard fileSchemaVersion >= 2 else { return [] }
         let (filter, finalArguments) = Self.logFilter(device: device, sinceEpochMs: sinceEpochMs)
         let sql = """
-            SELECT id, device, stage, endpoint, sent_at, http_status, latency_ms, outcome, error_code, retry_delay_ms
+            SELECT device, stage, endpoint, sent_at, http_status, latency_ms, outcome, error_code, retry_delay_ms
             FROM request_attempts\(filter) ORDER BY sent_at, id
             """
         return try await pool.read { db in
             let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: finalArguments)
             var attempts: [StoredRequestAttempt] = []
             while let row = try rows.next() {
-                let id: Int64 = row["id"]
-                guard let stage = RequestStage(rawValue: row["stage"]) else {
-                    throw RegcodeStoreError.corruptRow(table: "request_attempts", key: "\(id)", reason: "unknown stage \(row["stage"] as String)")
-                }
-                guard let outcome = RequestOutcome(rawValue: row["outcome"]) else {
-                    throw RegcodeStoreError.corruptRow(
-                        table: "request_attempts",
-                        key: "\(id)",
-                        reason: "unknown outcome \(row["outcome"] as String)"
-                    )
-                }
                 attempts.append(
                     StoredRequestAttempt(
                         device: row["device"],
                         attempt: RequestAttempt(
-                            stage: stage,
+                            // Stages and outcomes of other versions read back as they were stored.
+                            stage: RequestStage(rawValue: row["stage"]),
                             endpoint: row["endpoint"],
                             sentEpochMs: row["sent_at"],
                             latencyMs: row["latency_ms"],
                             httpStatus: row["http_status"],
-                            outcome: outcome,
+                            outcome: RequestOutcome(rawValue: row["outcome"]),
                             errorCode: row["error_code"],
                             retryDelayMs: row["retry_delay_ms"]
                         )

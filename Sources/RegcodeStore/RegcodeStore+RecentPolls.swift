@@ -1,5 +1,6 @@
 import GRDB
 import RegcodeEngine
+import RegcodeRecords
 
 extension RegcodeStore {
     /// A device's latest logged polls, newest first: the console's device page and `devices.polls`.
@@ -13,18 +14,15 @@ extension RegcodeStore {
                     """,
                 arguments: [device, limit]
             )
-            return try rows.map { row in
-                let outcome: String = row["outcome"]
-                guard let parsed = PollOutcome(rawValue: outcome) else {
-                    throw RegcodeStoreError.corruptRow(table: "poll_attempts", key: device, reason: "unknown outcome \(outcome)")
-                }
-                return PollAttempt(
+            return rows.map { row in
+                PollAttempt(
                     code: row["code"],
                     plannedEpochMs: row["planned_at"],
                     sentEpochMs: row["sent_at"],
                     latencyMs: row["latency_ms"],
                     httpStatus: row["http_status"],
-                    outcome: parsed,
+                    // Outcomes of other versions read back as they were stored.
+                    outcome: PollOutcome(rawValue: row["outcome"]),
                     nextDelayMs: row["next_delay_ms"]
                 )
             }

@@ -1,3 +1,5 @@
+import RegcodeRecords
+
 /// One poll attempt as the report reads it from the poll log.
 public struct PollRecord: Sendable, Equatable {
     public var device: String
@@ -7,8 +9,8 @@ public struct PollRecord: Sendable, Equatable {
     public var sentMs: Int64
     public var latencyMs: Double
     public var httpStatus: Int?
-    /// The engine's `PollOutcome` raw value (`pending`, `authenticated`, `throttled`, …).
-    public var outcome: String
+    /// How the poll ended; outcomes of other versions are kept as they were logged.
+    public var outcome: PollOutcome
     public var nextDelayMs: Int64?
 
     public init(
@@ -18,7 +20,7 @@ public struct PollRecord: Sendable, Equatable {
         sentMs: Int64,
         latencyMs: Double,
         httpStatus: Int?,
-        outcome: String,
+        outcome: PollOutcome,
         nextDelayMs: Int64?
     ) {
         self.device = device

@@ -1,6 +1,8 @@
+import RegcodeRecords
+
 /// The request log's figures of one stage (registration, token, configuration, …).
 public struct StageFigures: Sendable, Equatable {
-    public var stage: String
+    public var stage: RequestStage
     /// Logged requests, each retry counted.
     public var requests: Int = 0
     /// Outcome `ok`.
@@ -18,10 +20,10 @@ public struct StageFigures: Sendable, Equatable {
     /// Requests after which the same request was tried again (a retry delay was chosen).
     public var retried: Int = 0
     /// Requests per outcome; every kind the report knows is present, zero or not.
-    public var outcomes: [String: Int] = [:]
+    public var outcomes: [RequestOutcome: Int] = [:]
     public var latency: Distribution = .empty
 
-    public init(stage: String) {
+    public init(stage: RequestStage) {
         self.stage = stage
     }
 }
@@ -39,8 +41,8 @@ public struct RequestFigures: Sendable, Equatable {
     public init() {}
 
     /// The figures of `stage`, if it is listed.
-    public func stage(_ name: String) -> StageFigures? {
-        stages.first { $0.stage == name }
+    public func stage(_ stage: RequestStage) -> StageFigures? {
+        stages.first { $0.stage == stage }
     }
 }
 
@@ -106,12 +108,12 @@ public struct FailedOnboarding: Sendable, Equatable {
 
 /// Collects the request log of one device (or of the fleet, by merging devices).
 struct RequestAccumulator {
-    var stageOrder: [String]
-    var stages: [String: StageFigures] = [:]
-    var latencies: [String: [Double]] = [:]
-    let outcomeKinds: [String]
+    var stageOrder: [RequestStage]
+    var stages: [RequestStage: StageFigures] = [:]
+    var latencies: [RequestStage: [Double]] = [:]
+    let outcomeKinds: [RequestOutcome]
 
-    init(stageKinds: [String], outcomeKinds: [String]) {
+    init(stageKinds: [RequestStage], outcomeKinds: [RequestOutcome]) {
         stageOrder = stageKinds
         self.outcomeKinds = outcomeKinds
     }
@@ -119,15 +121,7 @@ struct RequestAccumulator {
     mutating func add(_ request: RequestRecord) {
         var figures = stages[request.stage] ?? emptyStage(request.stage)
         figures.requests += 1
-        figures.outcomes[request.outcome, default: 0] += 1
-        switch request.outcome {
-        case "ok": figures.ok += 1
-        case "throttled": figures.throttled += 1
-        case "server-error": figures.serverErrors += 1
-        case "transport-error": figures.transportErrors += 1
-        case "client-error", "unauthorized": figures.clientErrors += 1
-        default: figures.other += 1
-        }
+        figures.count(request.outcome)
         if request.retryDelayMs != nil { figures.retried += 1 }
         stages[request.stage] = figures
         latencies[request.stage, default: []].append(request.latencyMs)
@@ -152,7 +146,7 @@ struct RequestAccumulator {
 
     func finish() -> RequestFigures {
         let known = Set(stageOrder)
-        let others = stages.keys.filter { !known.contains($0) }.sorted()
+        let others = stages.keys.filter { !known.contains($0) }.sorted { $0.rawValue < $1.rawValue }
         var result = RequestFigures()
         for stage in stageOrder + others {
             var figures = stages[stage] ?? emptyStage(stage)
@@ -164,7 +158,7 @@ struct RequestAccumulator {
         return result
     }
 
-    private func emptyStage(_ stage: String) -> StageFigures {
+    private func emptyStage(_ stage: RequestStage) -> StageFigures {
         var figures = StageFigures(stage: stage)
         figures.outcomes = Dictionary(outcomeKinds.map { ($0, 0) }, uniquingKeysWith: { first, _ in first })
         return figures

@@ -1,16 +1,18 @@
+import RegcodeRecords
+
 /// One backend request other than a poll, as the report reads it from the request log.
 public struct RequestRecord: Sendable, Equatable {
     public var device: String
-    /// The engine's `RequestStage` raw value (`registration`, `token`, `configuration`, `session`, …).
-    public var stage: String
+    /// The stage the request served; stages of other versions are kept as they were logged.
+    public var stage: RequestStage
     /// The endpoint's short name.
     public var endpoint: String
     /// Milliseconds since the Unix epoch.
     public var sentMs: Int64
     public var latencyMs: Double
     public var httpStatus: Int?
-    /// The engine's `RequestOutcome` raw value (`ok`, `throttled`, `server-error`, …).
-    public var outcome: String
+    /// How the request ended; outcomes of other versions are kept as they were logged.
+    public var outcome: RequestOutcome
     /// Adobe's enhanced or DCR error code, when the answer carried one.
     public var errorCode: String?
     /// The wait before the same request was tried again (`nil`: it was not retried).
@@ -18,12 +20,12 @@ public struct RequestRecord: Sendable, Equatable {
 
     public init(
         device: String,
-        stage: String,
+        stage: RequestStage,
         endpoint: String,
         sentMs: Int64,
         latencyMs: Double,
         httpStatus: Int?,
-        outcome: String,
+        outcome: RequestOutcome,
         errorCode: String? = nil,
         retryDelayMs: Int64? = nil
     ) {

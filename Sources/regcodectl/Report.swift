@@ -100,10 +100,7 @@ struct Report: AsyncParsableCommand {
             devices: logs.devices,
             logins: logs.logins,
             generatedAtMs: nowMs,
-            sinceMs: sinceMs,
-            outcomeKinds: PollOutcome.allCases.map(\.rawValue),
-            stageKinds: RequestStage.allCases.filter { $0 != .poll }.map(\.rawValue),
-            requestOutcomeKinds: RequestOutcome.allCases.map(\.rawValue)
+            sinceMs: sinceMs
         )
 
         switch format {
@@ -162,7 +159,7 @@ struct Report: AsyncParsableCommand {
                 sentMs: attempt.sentEpochMs,
                 latencyMs: attempt.latencyMs,
                 httpStatus: attempt.httpStatus,
-                outcome: attempt.outcome.rawValue,
+                outcome: attempt.outcome,
                 nextDelayMs: attempt.nextDelayMs
             )
         }
@@ -181,12 +178,12 @@ struct Report: AsyncParsableCommand {
             let attempt = stored.attempt
             return RequestRecord(
                 device: stored.device,
-                stage: attempt.stage.rawValue,
+                stage: attempt.stage,
                 endpoint: attempt.endpoint,
                 sentMs: attempt.sentEpochMs,
                 latencyMs: attempt.latencyMs,
                 httpStatus: attempt.httpStatus,
-                outcome: attempt.outcome.rawValue,
+                outcome: attempt.outcome,
                 errorCode: attempt.errorCode,
                 retryDelayMs: attempt.retryDelayMs
             )

@@ -1,4 +1,5 @@
 import RegcodeEngine
+import RegcodeRecords
 import Testing
 
 @testable import DeviceRegistry

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RegcodeEngine
+import RegcodeRecords
 import RegcodeStore
 import Testing
 

@@ -1,3 +1,4 @@
+import RegcodeRecords
 import SoakReport
 
 /// A small poll log whose every figure is worked out by hand in `HandComputedReportTests`.
@@ -112,12 +113,12 @@ enum Fixture {
     ) -> RequestRecord {
         RequestRecord(
             device: device,
-            stage: stage,
+            stage: RequestStage(rawValue: stage),
             endpoint: "\(stage)-endpoint",
             sentMs: sent,
             latencyMs: latency,
             httpStatus: status,
-            outcome: outcome,
+            outcome: RequestOutcome(rawValue: outcome),
             errorCode: error,
             retryDelayMs: retry
         )
@@ -140,7 +141,7 @@ enum Fixture {
             sentMs: sent,
             latencyMs: latency,
             httpStatus: status,
-            outcome: outcome,
+            outcome: PollOutcome(rawValue: outcome),
             nextDelayMs: next
         )
     }

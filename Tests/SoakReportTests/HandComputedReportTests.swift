@@ -1,3 +1,4 @@
+import RegcodeRecords
 import SoakReport
 import Testing
 
@@ -56,11 +57,11 @@ import Testing
         #expect(f.codeInvalid == 0)
         #expect(f.expiryEvents == 1)
         #expect(f.failureEvents == 0)
-        #expect(f.outcomes["pending"] == 3)
-        #expect(f.outcomes["authenticated"] == 1)
-        #expect(f.outcomes["throttled"] == 1)
-        #expect(f.outcomes["server-error"] == 1)
-        #expect(f.outcomes["abandoned"] == 0)
+        #expect(f.outcomes[.pending] == 3)
+        #expect(f.outcomes[.authenticated] == 1)
+        #expect(f.outcomes[.throttled] == 1)
+        #expect(f.outcomes[.serverError] == 1)
+        #expect(f.outcomes[.abandoned] == 0)
         #expect(f.outcomes.count == SoakReport.outcomeKinds.count)
         #expect(f.httpStatuses == [200: 4, 429: 1, 503: 1])
         #expect(f.withoutHTTPStatus == 0)
@@ -107,8 +108,8 @@ import Testing
         #expect(f.failureEvents == 1)
         #expect(f.httpStatuses == [200: 5, 410: 1])
         #expect(f.withoutHTTPStatus == 1)
-        #expect(f.outcomes["transport-error"] == 1)
-        #expect(f.outcomes["code-invalid"] == 1)
+        #expect(f.outcomes[.transportError] == 1)
+        #expect(f.outcomes[.codeInvalid] == 1)
     }
 
     @Test func stb3KnownOnlyFromAFailureEvent() throws {
@@ -254,8 +255,8 @@ import Testing
     @Test func unknownOutcomesAreCountedNotDropped() {
         let polls = [Fixture.poll("d", "C", 0, 0, 200, "something-new", 5000, latency: 1)]
         let report = SoakReport(polls: polls, statusEvents: nil, generatedAtMs: 0)
-        #expect(report.fleet.outcomes["something-new"] == 1)
-        #expect(report.fleet.outcomes["pending"] == 0)
+        #expect(report.fleet.outcomes[PollOutcome(rawValue: "something-new")] == 1)
+        #expect(report.fleet.outcomes[.pending] == 0)
     }
 
     @Test func negativeLatenessShowsInTheMinimum() {

@@ -1,4 +1,5 @@
 import Foundation
+import RegcodeRecords
 import SoakReport
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
     let report = Fixture.fullReport()
 
     private func stage(_ name: String, of figures: RequestFigures? = nil) throws -> StageFigures {
-        try #require((figures ?? report.requests).stage(name))
+        try #require((figures ?? report.requests).stage(RequestStage(rawValue: name)))
     }
 
     @Test func everyStageIsListedInOrder() {
@@ -27,8 +28,8 @@ import Testing
         #expect(s.clientErrors == 1)
         #expect(s.throttled == 0 && s.serverErrors == 0 && s.transportErrors == 0 && s.other == 0)
         #expect(s.retried == 1)
-        #expect(s.outcomes["client-error"] == 1)
-        #expect(s.outcomes["abandoned"] == 0)
+        #expect(s.outcomes[.clientError] == 1)
+        #expect(s.outcomes[.abandoned] == 0)
         #expect(s.outcomes.count == SoakReport.requestOutcomeKinds.count)
         // Latency [7, 21, 22, 25, 30]: p50 rank ⌈2.5⌉ = 3 → 22, p99 rank 5 → 30.
         #expect(s.latency.p50 == 22)
@@ -96,10 +97,10 @@ import Testing
             requests: [Fixture.request("d", "teleport", 0, 200, "something-new", latency: 1)],
             generatedAtMs: 0
         )
-        #expect(report.requests.stages.map(\.stage) == SoakReport.stageKinds + ["teleport"])
+        #expect(report.requests.stages.map(\.stage) == SoakReport.stageKinds + [RequestStage(rawValue: "teleport")])
         let teleport = try stage("teleport", of: report.requests)
         #expect(teleport.requests == 1 && teleport.other == 1)
-        #expect(teleport.outcomes["something-new"] == 1)
+        #expect(teleport.outcomes[RequestOutcome(rawValue: "something-new")] == 1)
     }
 }
 
@@ -201,7 +202,7 @@ import Testing
         #expect(stb5.state == "failed")
         #expect(stb5.lastFailure?.errorId == "CFG429")
         #expect(stb5.lastFailure?.message == "configuration throttled")
-        #expect(stb5.lastFailedRequest?.stage == "configuration")
+        #expect(stb5.lastFailedRequest?.stage == .configuration)
 
         let stb10 = report.failedOnboardings[2]
         #expect(stb10.state == "new")
@@ -246,7 +247,7 @@ import Testing
         #expect(requests["total"] as? Int == 28)
         #expect(requests["retried"] as? Int == 7)
         let stages = try #require(requests["by_stage"] as? [String: Any])
-        #expect(Set(stages.keys) == Set(SoakReport.stageKinds))
+        #expect(Set(stages.keys) == Set(SoakReport.stageKinds.map(\.rawValue)))
         let session = try #require(stages["session"] as? [String: Any])
         #expect(
             Set(session.keys) == [

@@ -132,6 +132,39 @@ struct ReportCommandTests {
         #expect(rows[1][failedColumn] == "2")
     }
 
+    /// A database written by another version may hold outcomes and stages this one does not know: the report
+    /// reads them as they were stored and lists them after the known ones.
+    @Test func outcomesAndStagesOfAnotherVersionAreReportedAsStored() throws {
+        let database = try Self.makeDatabase()
+        defer { try? FileManager.default.removeItem(at: database.directory) }
+        try SQLiteShell.run(
+            database.path,
+            """
+            INSERT INTO poll_attempts(device, code, planned_at, sent_at, http_status, latency_ms, outcome, next_delay_ms)
+            VALUES ('stb-2', 'DDD', 65000, 65030, 425, 4, 'too-early', 5000);
+            INSERT INTO request_attempts(device, stage, endpoint, sent_at, http_status, latency_ms, outcome, error_code, retry_delay_ms)
+            VALUES ('stb-1', 'teleport', 'beam', 65100, 418, 2, 'teapot', NULL, NULL);
+            """
+        )
+        let run = try Self.report(["--database", database.path, "--format", "json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let fleet = try #require(json["fleet"] as? [String: Any])
+        #expect(fleet["polls"] as? Int == 14)
+        let outcomes = try #require(fleet["outcomes"] as? [String: Int])
+        #expect(outcomes["too-early"] == 1)
+        #expect(outcomes["pending"] == 8)
+        let stages = try #require((fleet["requests"] as? [String: Any])?["by_stage"] as? [String: Any])
+        let teleport = try #require(stages["teleport"] as? [String: Any])
+        #expect(teleport["requests"] as? Int == 1)
+        #expect(teleport["other"] as? Int == 1)
+        #expect((teleport["outcomes"] as? [String: Int])?["teapot"] == 1)
+
+        let text = try Self.report(["--database", database.path])
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.contains("code-invalid 1, too-early 1"))
+    }
+
     @Test func deviceAndSinceFilters() throws {
         let database = try Self.makeDatabase()
         defer { try? FileManager.default.removeItem(at: database.directory) }

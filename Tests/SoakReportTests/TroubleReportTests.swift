@@ -1,4 +1,5 @@
 import Foundation
+import RegcodeRecords
 import RegcodeTestSupport
 import SoakReport
 import Testing
@@ -12,11 +13,11 @@ import Testing
         #expect(t.devices == 20)
         #expect(t.devicesWithCode == 2)
         #expect(t.neverGotCode == TroubleFixture.doomed)
-        #expect(t.stops == [StopGroup(stage: "registration", status: "429", devices: TroubleFixture.doomed)])
+        #expect(t.stops == [StopGroup(stage: .registration, status: "429", devices: TroubleFixture.doomed)])
         let doomed7 = try #require(report.devices.first { $0.device == "doomed-7" })
         #expect(doomed7.fleet == "doomed")
         #expect(doomed7.trouble.gotCode == false)
-        #expect(doomed7.trouble.stoppedAt == "registration")
+        #expect(doomed7.trouble.stoppedAt == .registration)
         #expect(doomed7.trouble.stopStatus == "429")
         #expect(doomed7.trouble.lastError == "registration 429 throttled (too_many_requests)")
         #expect(doomed7.trouble.throttled == 3)
@@ -32,7 +33,7 @@ import Testing
 
     @Test func fourTwentyNinesAndFiveHundredsByStage() throws {
         let t = report.trouble.figures
-        let rows = t.stages.map { [$0.stage: [$0.requests, $0.failed, $0.throttled, $0.serverErrors]] }
+        let rows = t.stages.map { [$0.stage.rawValue: [$0.requests, $0.failed, $0.throttled, $0.serverErrors]] }
         #expect(
             rows == [
                 ["registration": [56, 54, 54, 0]], ["token": [2, 0, 0, 0]], ["configuration": [3, 1, 0, 1]], ["session": [2, 0, 0, 0]],
@@ -63,13 +64,13 @@ import Testing
         #expect(first.requests == 63)
         #expect(first.throttled == 54)
         #expect(first.serverErrors == 1)
-        #expect(first.worstStage == "registration")
+        #expect(first.worstStage == .registration)
         #expect(first.fleets == ["doomed", "steady"])
         let second = try #require(windows.last)
         #expect(second.label == "T2")
         #expect(second.startMs == TroubleFixture.t0 + 25000)
         #expect(second.endMs == TroubleFixture.t0 + 26000)
-        #expect(second.worstStage == "poll")
+        #expect(second.worstStage == .poll)
         #expect(second.fleets == ["steady"])
     }
 
@@ -259,7 +260,7 @@ import Testing
         #expect(noisy.figures.polls == 300)
         #expect(noisy.figures.throttled == 150)
         #expect(noisy.figures.achievedInterval.p50 == 1000)
-        #expect(noisy.trouble.stage("poll")?.throttled == 150)
+        #expect(noisy.trouble.stage(.poll)?.throttled == 150)
         // Fleet-wide, the quiet fleet's 5 s interval is under the 99th percentile of noise.
         #expect(report.fleet.achievedInterval.p50 == 1000)
         #expect(report.headline.last == "Trouble in fleet noisy; no errors in quiet.")

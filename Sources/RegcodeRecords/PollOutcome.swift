@@ -1,0 +1,40 @@
+/// How one poll ended: the `outcome` column of the poll log.
+///
+/// A struct rather than a closed enum, like `StatusID`: a log written by another version may hold
+/// outcomes this one does not know, and they read back unchanged. The raw value is the stored text.
+public struct PollOutcome: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    public var rawValue: String
+
+    public init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    public var description: String { rawValue }
+
+    /// No one has logged in with the code yet.
+    public static let pending = PollOutcome(rawValue: "pending")
+    /// The poll answered with a profile: someone logged in with the code.
+    public static let authenticated = PollOutcome(rawValue: "authenticated")
+    /// HTTP 429.
+    public static let throttled = PollOutcome(rawValue: "throttled")
+    /// HTTP 5xx.
+    public static let serverError = PollOutcome(rawValue: "server-error")
+    /// No HTTP answer (connection refused, reset, timed out).
+    public static let transportError = PollOutcome(rawValue: "transport-error")
+    /// An answer that could not be read.
+    public static let malformed = PollOutcome(rawValue: "malformed")
+    /// HTTP 401.
+    public static let unauthorized = PollOutcome(rawValue: "unauthorized")
+    /// The backend no longer knows the code (HTTP 410, or a 400 naming the session or the code).
+    public static let codeInvalid = PollOutcome(rawValue: "code-invalid")
+    /// Another HTTP 4xx.
+    public static let clientError = PollOutcome(rawValue: "client-error")
+    /// The answer arrived after the loop had stopped (cancel, expiry, new code).
+    public static let abandoned = PollOutcome(rawValue: "abandoned")
+
+    /// The outcomes this version records, in the order reports list them.
+    public static let known: [PollOutcome] = [
+        .pending, .authenticated, .throttled, .serverError, .transportError,
+        .malformed, .unauthorized, .codeInvalid, .clientError, .abandoned,
+    ]
+}

@@ -1,0 +1,35 @@
+/// How one backend request other than a poll ended: the `outcome` column of the request log.
+///
+/// A struct rather than a closed enum, like `StatusID`: a log written by another version may hold
+/// outcomes this one does not know, and they read back unchanged. The raw value is the stored text.
+public struct RequestOutcome: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    public var rawValue: String
+
+    public init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    public var description: String { rawValue }
+
+    /// The request succeeded.
+    public static let ok = RequestOutcome(rawValue: "ok")
+    /// HTTP 429.
+    public static let throttled = RequestOutcome(rawValue: "throttled")
+    /// HTTP 5xx.
+    public static let serverError = RequestOutcome(rawValue: "server-error")
+    /// No HTTP answer (connection refused, reset, timed out).
+    public static let transportError = RequestOutcome(rawValue: "transport-error")
+    /// An answer that could not be read.
+    public static let malformed = RequestOutcome(rawValue: "malformed")
+    /// HTTP 401.
+    public static let unauthorized = RequestOutcome(rawValue: "unauthorized")
+    /// Another HTTP 4xx.
+    public static let clientError = RequestOutcome(rawValue: "client-error")
+    /// The answer arrived after the device had stopped waiting for it (shutdown, removal).
+    public static let abandoned = RequestOutcome(rawValue: "abandoned")
+
+    /// The outcomes this version records, in the order reports list them.
+    public static let known: [RequestOutcome] = [
+        .ok, .throttled, .serverError, .transportError, .malformed, .unauthorized, .clientError, .abandoned,
+    ]
+}

@@ -1,0 +1,34 @@
+/// How polling a code ended, as far as the poll log (and, when loaded, the event log) tells.
+public enum CodeFate: String, Sendable, Equatable, CaseIterable {
+    /// A poll of the code answered `authenticated`.
+    case authenticated
+    /// The code expired, became invalid or was given up: a `REG410` event names it, or its last
+    /// poll chose no next poll (`next_delay_ms` null) without being `authenticated` or `abandoned`
+    /// (this includes `code-invalid` answers and polls whose next wait would pass the expiry).
+    case expired
+    /// Polling stopped for another reason: the last answer came back `abandoned` (the loop had
+    /// already stopped), or a later code of the same device started (cancel, replacement).
+    case ended
+    /// The last poll scheduled another one: still polling when the log ends.
+    case open
+}
+
+/// One code of one device: the span of its polls and how it ended.
+public struct CodeSummary: Sendable, Equatable {
+    public var device: String
+    public var code: String
+    /// `sent_at` of the first and last logged poll, milliseconds since the Unix epoch.
+    public var firstSentMs: Int64
+    public var lastSentMs: Int64
+    public var polls: Int
+    public var fate: CodeFate
+
+    public init(device: String, code: String, firstSentMs: Int64, lastSentMs: Int64, polls: Int, fate: CodeFate) {
+        self.device = device
+        self.code = code
+        self.firstSentMs = firstSentMs
+        self.lastSentMs = lastSentMs
+        self.polls = polls
+        self.fate = fate
+    }
+}

@@ -68,7 +68,13 @@ public struct Subscription: Sendable {
         since: Int64? = nil
     ) where Replay.Element == EventNotification {
         self.result = result
-        self.source = ReplayThenLive(live: live, replay: replay, since: since, sequenceNumber: { $0.params["seq"]?.intValue }) { $0 }
+        self.source = ReplayThenLive(
+            live: live,
+            replay: replay,
+            since: since,
+            sequenceNumber: { $0.params["seq"]?.intValue },
+            notification: { $0 }
+        )
     }
 
     /// A live-only subscription over notifications encoded once by their publisher.

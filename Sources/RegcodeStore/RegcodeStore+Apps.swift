@@ -98,7 +98,14 @@ extension RegcodeStore {
     }
 
     /// Writes the state of an app other than a device's first. Returns `false` when it is not stored.
-    static func writeAppSnapshot(_ snapshot: DeviceSnapshot, device: String, app: String, at time: Int64, json: JSONColumns, db: Database) throws -> Bool {
+    static func writeAppSnapshot(
+        _ snapshot: DeviceSnapshot,
+        device: String,
+        app: String,
+        at time: Int64,
+        json: JSONColumns,
+        db: Database
+    ) throws -> Bool {
         try db.cachedStatement(sql: "UPDATE apps SET snapshot = ?, updated_at = ? WHERE device = ? AND app = ?")
             .execute(arguments: [try json.text(snapshot), time, device, app])
         return db.changesCount > 0

@@ -36,7 +36,8 @@ struct ControlClientTests {
     // Root bypasses file permissions, so this only means something for an unprivileged user.
     @Test(.enabled(if: geteuid() != 0, "root is never refused by file permissions"))
     func unreadableSocketSaysPermissionDenied() async throws {
-        try await withServer(configure: { $0.socketMode = 0o600 }) { _, path in
+        let configure: (inout ControlServer.Configuration) -> Void = { $0.socketMode = 0o600 }
+        try await withServer(configure: configure) { _, path in
             try #require(chmod(path, 0) == 0)
             await #expect(throws: ControlClientError.permissionDenied(path: path)) {
                 try await ControlClient.withConnection(to: path) { _ in }

@@ -181,7 +181,8 @@ struct JSONRPCTests {
 
     @Test func lineLimitIsExact() async throws {
         let limit = 200
-        try await withServer(configure: { $0.maxLineLength = limit }) { _, path in
+        let configure: (inout ControlServer.Configuration) -> Void = { $0.maxLineLength = limit }
+        try await withServer(configure: configure) { _, path in
             try await withRawConnection(to: path) { (connection: inout RawConnection) async throws in
                 func request(id: Int, length: Int) -> String {
                     let prefix = #"{"jsonrpc":"2.0","id":\#(id),"method":"echo","params":[""#

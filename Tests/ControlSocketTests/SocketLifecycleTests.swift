@@ -93,7 +93,8 @@ struct SocketLifecycleTests {
 
     @Test func refusedPeerGetsPermissionDeniedThenEOF() async throws {
         let handler = TestHandler()
-        try await withServer(handler: handler, configure: { $0.peerPolicy = PeerPolicy { _ in false } }) { _, path in
+        let configure: (inout ControlServer.Configuration) -> Void = { $0.peerPolicy = PeerPolicy { _ in false } }
+        try await withServer(handler: handler, configure: configure) { _, path in
             try await withRawConnection(to: path) { (connection: inout RawConnection) async throws in
                 let refusal = try #require(try await connection.readJSON())
                 #expect(refusal == ["jsonrpc": "2.0", "id": .null, "error": ["code": 1005, "message": "permission denied"]])
@@ -109,7 +110,8 @@ struct SocketLifecycleTests {
 
     @Test func policySeesTheRealPeer() async throws {
         let seen = PeerLog()
-        try await withServer(configure: { $0.peerPolicy = PeerPolicy { seen.record($0) } }) { _, path in
+        let configure: (inout ControlServer.Configuration) -> Void = { $0.peerPolicy = PeerPolicy { seen.record($0) } }
+        try await withServer(configure: configure) { _, path in
             try await ControlClient.withConnection(to: path) { (client: ControlClient) async throws in
                 _ = try await client.call(method: "echo")
             }

@@ -146,9 +146,10 @@ struct SubscriptionTests {
         let batch = 50  // below the buffer size, so the reading subscriber never overflows within one publish
         let batches = 80  // 4,000 events of ~500 bytes: far beyond socket buffers plus the bounded queue
         let broadcaster = EventBroadcaster<JSONValue>(bufferSize: bufferSize)
+        let configure: (inout ControlServer.Configuration) -> Void = { $0.cutOffGracePeriod = .milliseconds(200) }
         try await withServer(
             handler: TestHandler(broadcaster: broadcaster),
-            configure: { $0.cutOffGracePeriod = .milliseconds(200) }
+            configure: configure
         ) { server, path in
             let stalled = try PosixClientSocket(connectingTo: path)
             defer { stalled.close() }

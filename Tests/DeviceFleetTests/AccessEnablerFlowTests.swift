@@ -276,17 +276,14 @@ import Testing
     @Test(arguments: SignatureFault.allCases)
     func refusedSignatureIsReportedAsSEC403(fault: SignatureFault) async throws {
         let logs = LogRecords()
-        try await FleetHarness.run(
-            simulator: Self.simulatorConfiguration(),
-            simulatorLogger: logs.logger(),
-            client: { configuration in
-                switch fault {
-                case .wrongSecret: break
-                case .staleRequestTime: configuration.signatureFault = .requestTimeOffset(.seconds(-3600))
-                case .secondsInsteadOfMilliseconds: configuration.signatureFault = .requestTimeInSeconds
-                }
+        let fakeSignature: @Sendable (inout AdobePassClientConfiguration) -> Void = { configuration in
+            switch fault {
+            case .wrongSecret: break
+            case .staleRequestTime: configuration.signatureFault = .requestTimeOffset(.seconds(-3600))
+            case .secondsInsteadOfMilliseconds: configuration.signatureFault = .requestTimeInSeconds
             }
-        ) { h in
+        }
+        try await FleetHarness.run(simulator: Self.simulatorConfiguration(), simulatorLogger: logs.logger(), client: fakeSignature) { h in
             var settings = Self.settings(.v1HMAC)
             settings.signingKeys = fault == .wrongSecret ? SigningKeys(publicKey: Self.keys.publicKey, secret: "not-the-secret") : Self.keys
             try await h.fleet.add(.init(settings: settings, deviceID: "8a4f3000-0000-4000-8000-000000000001", scenario: .idle, seed: 5))

@@ -29,7 +29,12 @@ struct SSOStateTests {
                 #expect(try await client.partnerProfile(appA, saml: first, device: "apple-tv").status == .created)
                 let pending = try await client.partnerSAML(appB, device: "apple-tv")
                 // Runtime settings.
-                let put = try await client.send(.put, "/_sim/mvpds/DTV", headers: [.contentType: "application/json"], body: #"{"platformMappingId":"DirecTV"}"#)
+                let put = try await client.send(
+                    .put,
+                    "/_sim/mvpds/DTV",
+                    headers: [.contentType: "application/json"],
+                    body: #"{"platformMappingId":"DirecTV"}"#
+                )
                 #expect(put.status == .ok)
                 let integration = try await client.send(
                     .put,

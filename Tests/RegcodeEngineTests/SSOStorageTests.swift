@@ -27,8 +27,13 @@ private struct SSODevice {
         let effects = rules.setRequestor(app: app, domain: domain(app), deviceId: deviceId(app), tokens: tokens)
         delete(effects.deletions)
         let result = rules.lookup(
-            app: app, domain: domain(app), deviceId: deviceId(app), requestor: app.requestor,
-            configuredMVPDs: mvpds, tokens: tokens, now: now
+            app: app,
+            domain: domain(app),
+            deviceId: deviceId(app),
+            requestor: app.requestor,
+            configuredMVPDs: mvpds,
+            tokens: tokens,
+            now: now
         )
         return (effects, result)
     }
@@ -40,8 +45,12 @@ private struct SSODevice {
 
     func token(_ app: AppIdentity, mvpd: String = "Cablevision", ttl: Int64 = 86_400_000) -> StoredToken {
         StoredToken(
-            domain: domain(app), boundDeviceId: deviceId(app), requestor: app.requestor, mvpd: mvpd,
-            creatorApp: app.bundleId, notAfter: now + ttl,
+            domain: domain(app),
+            boundDeviceId: deviceId(app),
+            requestor: app.requestor,
+            mvpd: mvpd,
+            creatorApp: app.bundleId,
+            notAfter: now + ttl,
             formatGeneration: TokenFormatGeneration(accessEnabler: app.accessEnabler)
         )
     }
@@ -52,11 +61,19 @@ private struct SSODevice {
 }
 
 private func app(
-    _ bundleId: String, team: String = "T1", requestor: String = "REQ", ae: SemanticVersion = "1.10",
-    source: InstallSource = .appStore, generation: Int = 0
+    _ bundleId: String,
+    team: String = "T1",
+    requestor: String = "REQ",
+    ae: SemanticVersion = "1.10",
+    source: InstallSource = .appStore,
+    generation: Int = 0
 ) -> AppIdentity {
     AppIdentity(
-        bundleId: bundleId, teamId: team, requestor: requestor, accessEnabler: ae, installSource: source,
+        bundleId: bundleId,
+        teamId: team,
+        requestor: requestor,
+        accessEnabler: ae,
+        installSource: source,
         vendorGeneration: generation
     )
 }
@@ -178,7 +195,8 @@ extension SSOStorageTests {
             #expect(bFirst.result == .notAuthenticated(ignored: []))
             d.login(b)
             for _ in 0..<2 {
-                let aOpens = d.launch(a), bOpens = d.launch(b)
+                let aOpens = d.launch(a)
+                let bOpens = d.launch(b)
                 #expect(aOpens.effects == .none && bOpens.effects == .none)
                 #expect(aOpens.result.token?.creatorApp == a.bundleId)
                 #expect(bOpens.result.token?.creatorApp == b.bundleId)
@@ -209,7 +227,8 @@ extension SSOStorageTests {
             #expect(ids.vendorKey(app("com.x.y.AppA", source: source)) == "com.x.y")
         }
         // Off the App Store, two teams with a common prefix share an IDFV (the note's caveat).
-        let t1 = app("com.x.y.AppA", team: "T1", source: .adHoc), t2 = app("com.x.y.AppB", team: "T2", source: .adHoc)
+        let t1 = app("com.x.y.AppA", team: "T1", source: .adHoc)
+        let t2 = app("com.x.y.AppB", team: "T2", source: .adHoc)
         #expect(ids.idfv(t1) == ids.idfv(t2))
         #expect(ids.idfv(app("com.x.y.AppA", team: "T1")) != ids.idfv(app("com.x.y.AppB", team: "T2")))
     }
@@ -250,7 +269,8 @@ extension SSOStorageTests {
 
     @Test func idfvChangesWhenTheVendorGenerationIncrements() {
         let ids = DeviceIdentifiers(hardwareSecret: SSODevice.secret, platform: ios17)
-        let before = app("com.x.y.AppA"), after = app("com.x.y.AppA", generation: 1)
+        let before = app("com.x.y.AppA")
+        let after = app("com.x.y.AppA", generation: 1)
         #expect(ids.idfv(before) != ids.idfv(after))
         #expect(ids.aeDeviceId(before) != ids.aeDeviceId(after))
         #expect(ids.idfv(after) == ids.idfv(app("com.x.y.AppA", generation: 1)))
@@ -287,8 +307,9 @@ extension SSOStorageTests {
 
     @Test func sanitizerRangeIsConfigurable() {
         var d = SSODevice(ios17)
-        d.rules.sanitizerWipe = "1.8.0" ..< "1.8.1"
-        let a = app("com.x.y.AppA", ae: "1.7.5"), b = app("com.z.AppB", ae: "1.7.5")
+        d.rules.sanitizerWipe = "1.8.0"..<"1.8.1"
+        let a = app("com.x.y.AppA", ae: "1.7.5")
+        let b = app("com.z.AppB", ae: "1.7.5")
         d.login(a)
         let launch11 = d.launch(b)
         #expect(launch11.effects == .none)
@@ -298,7 +319,10 @@ extension SSOStorageTests {
 
     @Test func storageRuleTable() {
         let policy = StoragePolicy()
-        #expect(policy.domain(for: app("com.a.B", ae: "2.9.9"), on: DevicePlatform(.ios, "6.1.6")) == StorageChoice(domain: .global, rule: .legacyIOSPasteboard))
+        #expect(
+            policy.domain(for: app("com.a.B", ae: "2.9.9"), on: DevicePlatform(.ios, "6.1.6"))
+                == StorageChoice(domain: .global, rule: .legacyIOSPasteboard)
+        )
         #expect(policy.domain(for: app("com.a.B", ae: "2.9.9"), on: DevicePlatform(.ios, "7")).domain == .team("T1"))
         #expect(policy.domain(for: app("com.a.B", ae: "1.10"), on: tvos17).domain == .app("com.a.B"))
         #expect(policy.domain(for: app("com.a.B", ae: "3.0"), on: ios6).domain == .keychain(team: "T1", generation: .v30))
@@ -324,7 +348,8 @@ extension SSOStorageTests {
         // A lab can get R1's sharing on a tvOS persona with `team`.
         var d = SSODevice(tvos17)
         d.policy.scope = .team
-        let tvA = app("com.x.y.AppA", ae: "2.8"), tvB = app("com.x.y.AppB", ae: "2.8")
+        let tvA = app("com.x.y.AppA", ae: "2.8")
+        let tvB = app("com.x.y.AppB", ae: "2.8")
         d.login(tvA)
         let launch12 = d.launch(tvB)
         #expect(launch12.result.token?.creatorApp == "com.x.y.AppA")
@@ -339,7 +364,9 @@ extension SSOStorageTests {
 
     @Test func logoutClearsTheWholeDomainAndNothingElse() {
         var d = SSODevice(ios17)
-        let a = app("com.x.y.AppA"), b = app("com.z.AppB", requestor: "OTHER"), other = app("com.q.AppC", team: "T2")
+        let a = app("com.x.y.AppA")
+        let b = app("com.z.AppB", requestor: "OTHER")
+        let other = app("com.q.AppC", team: "T2")
         d.login(a)
         d.login(b)
         d.login(other)
@@ -362,7 +389,8 @@ extension SSOStorageTests {
         var d = SSODevice(ios17)
         d.rules.requestorBoundMVPDs = ["PerRequestor"]
         d.mvpds = ["Cablevision", "PerRequestor"]
-        let a = app("com.x.y.AppA", requestor: "REQ-A"), b = app("com.x.y.AppB", requestor: "REQ-B")
+        let a = app("com.x.y.AppA", requestor: "REQ-A")
+        let b = app("com.x.y.AppB", requestor: "REQ-B")
         let expired = d.token(a, ttl: 0)
         let notConfigured = d.token(a, mvpd: "Unlisted")
         let bound = d.token(a, mvpd: "PerRequestor")

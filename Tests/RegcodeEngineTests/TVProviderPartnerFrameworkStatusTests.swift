@@ -6,7 +6,9 @@ import Testing
 @Suite("TVProvider AP-Partner-Framework-Status")
 struct TVProviderPartnerFrameworkStatusTests {
     static let account = TVProviderAccount(
-        providerID: "Cablevision", user: TVProviderUser(userID: "u1"), expiresEpochMs: 2_025_430_636_000
+        providerID: "Cablevision",
+        user: TVProviderUser(userID: "u1"),
+        expiresEpochMs: 2_025_430_636_000
     )
 
     static func decoded(_ header: String) -> String? {
@@ -56,8 +58,20 @@ struct TVProviderPartnerFrameworkStatusTests {
     @Test(arguments: [
         PartnerFrameworkStatus(state: TVProviderState(account: TVProviderPartnerFrameworkStatusTests.account, access: .granted)),
         PartnerFrameworkStatus(state: TVProviderState(account: TVProviderPartnerFrameworkStatusTests.account, access: .denied)),
-        PartnerFrameworkStatus(state: TVProviderState(account: TVProviderPartnerFrameworkStatusTests.account, access: .granted, fault: TVProviderFault(.providerRejected))),
-        PartnerFrameworkStatus(state: TVProviderState(account: TVProviderPartnerFrameworkStatusTests.account, access: .granted, fault: TVProviderFault(.accessNotGranted))),
+        PartnerFrameworkStatus(
+            state: TVProviderState(
+                account: TVProviderPartnerFrameworkStatusTests.account,
+                access: .granted,
+                fault: TVProviderFault(.providerRejected)
+            )
+        ),
+        PartnerFrameworkStatus(
+            state: TVProviderState(
+                account: TVProviderPartnerFrameworkStatusTests.account,
+                access: .granted,
+                fault: TVProviderFault(.accessNotGranted)
+            )
+        ),
         PartnerFrameworkStatus(accessStatus: nil),
     ])
     func roundTrip(status: PartnerFrameworkStatus) {
@@ -93,8 +107,13 @@ struct TVProviderMVPDCodingTests {
 
     @Test func platformFieldsRoundTripAndUnknownBoardingStatusIsNil() throws {
         let mvpd = MVPD(
-            id: "A", displayName: "Alpha", platformMappingId: "apple.a", boardingStatus: .picker,
-            enablePlatformServices: true, displayInPlatformPicker: true, enforcePlatformPermissions: false
+            id: "A",
+            displayName: "Alpha",
+            platformMappingId: "apple.a",
+            boardingStatus: .picker,
+            enablePlatformServices: true,
+            displayInPlatformPicker: true,
+            enforcePlatformPermissions: false
         )
         let data = try JSONEncoder().encode(mvpd)
         #expect(try JSONDecoder().decode(MVPD.self, from: data) == mvpd)

@@ -9,23 +9,35 @@ private enum Fixture {
 
     /// Onboarded and single sign-on enabled.
     static let cablevision = MVPD(
-        id: "Cablevision", displayName: "Optimum", platformMappingId: "apple.cablevision",
-        boardingStatus: .supported, enablePlatformServices: true
+        id: "Cablevision",
+        displayName: "Optimum",
+        platformMappingId: "apple.cablevision",
+        boardingStatus: .supported,
+        enablePlatformServices: true
     )
     /// Onboarded and enabled, second one (for filter ordering).
     static let spectrum = MVPD(
-        id: "Spectrum", displayName: "Spectrum", platformMappingId: "apple.spectrum",
-        boardingStatus: .supported, enablePlatformServices: true
+        id: "Spectrum",
+        displayName: "Spectrum",
+        platformMappingId: "apple.spectrum",
+        boardingStatus: .supported,
+        enablePlatformServices: true
     )
     /// Picker only (`PICKER`).
     static let dish = MVPD(id: "Dish", displayName: "DISH", platformMappingId: "apple.dish", boardingStatus: .picker)
     /// Not onboarded, but shown in the picker.
     static let frontier = MVPD(
-        id: "Frontier", displayName: "Frontier", platformMappingId: "apple.frontier", displayInPlatformPicker: true
+        id: "Frontier",
+        displayName: "Frontier",
+        platformMappingId: "apple.frontier",
+        displayInPlatformPicker: true
     )
     /// Onboarded by Apple, single sign-on off for this requestor.
     static let verizon = MVPD(
-        id: "Verizon", displayName: "Fios", platformMappingId: "apple.verizon", boardingStatus: .supported
+        id: "Verizon",
+        displayName: "Fios",
+        platformMappingId: "apple.verizon",
+        boardingStatus: .supported
     )
     /// No platform fields at all.
     static let plain = MVPD(id: "Plain", displayName: "Plain TV")
@@ -74,7 +86,9 @@ struct TVProviderCatalogueTests {
 
     @Test func pickerWithoutFilterShowsEveryPickerProvider() {
         let outcome = AppleSSORules().getAuthentication(
-            catalogue: Fixture.catalogue, state: Fixture.state(.signedOut), now: Fixture.now
+            catalogue: Fixture.catalogue,
+            state: Fixture.state(.signedOut),
+            now: Fixture.now
         )
         guard case .presentPicker(let picker) = outcome else {
             Issue.record("expected the picker, got \(outcome)")
@@ -147,7 +161,10 @@ struct TVProviderDecisionTests {
         for provider in ["apple.dish", "apple.verizon", "apple.unknown"] {
             #expect(
                 rules.setRequestor(
-                    catalogue: catalogue, state: Fixture.state(Fixture.signedIn(provider)), alreadyAuthenticated: false, now: now
+                    catalogue: catalogue,
+                    state: Fixture.state(Fixture.signedIn(provider)),
+                    alreadyAuthenticated: false,
+                    now: now
                 ) == .none
             )
         }
@@ -211,7 +228,10 @@ struct TVProviderDecisionTests {
         var other = AppleSSORules()
         other.statuses.restrictedStatus = .tvProviderAccessUndetermined
         let outcome = other.setRequestor(
-            catalogue: catalogue, state: Fixture.state(Fixture.signedIn(), .restricted), alreadyAuthenticated: false, now: now
+            catalogue: catalogue,
+            state: Fixture.state(Fixture.signedIn(), .restricted),
+            alreadyAuthenticated: false,
+            now: now
         )
         #expect(outcome.statuses.map(\.id) == [.tvProviderAccessUndetermined])
     }
@@ -225,7 +245,9 @@ struct TVProviderDecisionTests {
         let atSetRequestor = rules.setRequestor(catalogue: catalogue, state: state, alreadyAuthenticated: false, now: now)
         #expect(
             atSetRequestor
-                == .status(StatusReport(id: .appleSSOError, level: .error, message: "Video Subscriber Account error.", extra: ["details": .string(details)]))
+                == .status(
+                    StatusReport(id: .appleSSOError, level: .error, message: "Video Subscriber Account error.", extra: ["details": .string(details)])
+                )
         )
         #expect(StatusID.appleSSOError.rawValue == "APPL")
 
@@ -307,9 +329,13 @@ struct TVProviderDecisionTests {
             return
         }
         // Expired sign-in: the picker.
-        guard case .presentPicker = rules.getAuthentication(
-            catalogue: catalogue, state: Fixture.state(Fixture.signedIn(expires: now)), now: now
-        ) else {
+        guard
+            case .presentPicker = rules.getAuthentication(
+                catalogue: catalogue,
+                state: Fixture.state(Fixture.signedIn(expires: now)),
+                now: now
+            )
+        else {
             Issue.record("expected the picker")
             return
         }

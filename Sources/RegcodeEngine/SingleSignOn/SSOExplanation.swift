@@ -44,10 +44,9 @@ extension SSOHost {
         let ignored = Dictionary(result.ignored.map { ($0.token, $0.reason) }, uniquingKeysWith: { first, _ in first })
         let candidates = tokens.map { token -> SSOExplanation.Candidate in
             let verdict: SSOExplanation.Verdict =
-                if token.metadata.domain != choice.domain { .otherDomain }
-                else if token.metadata == result.token { .used }
-                else if let reason = ignored[token.metadata] { .ignored(reason) }
-                else { .notReached }
+                if token.metadata.domain != choice.domain { .otherDomain } else if token.metadata == result.token {
+                    .used
+                } else if let reason = ignored[token.metadata] { .ignored(reason) } else { .notReached }
             return SSOExplanation.Candidate(token: token, verdict: verdict)
         }
         return SSOExplanation(

@@ -64,13 +64,13 @@ extension SSORules {
         var ignored: [IgnoredToken] = []
         for token in tokens where token.domain == domain {
             let reason: TokenIgnoreReason? =
-                if token.isExpired(at: nowMillis) { .expired }
-                else if token.formatGeneration != readable { .unreadableFormat }
-                else if token.boundDeviceId != deviceId { .deviceIdMismatch }
-                else if !usesOtherAppsTokens && token.creatorApp != app.bundleId { .boundToOtherClient }
-                else if !configuredMVPDs.contains(token.mvpd) { .mvpdNotConfigured }
-                else if token.requestor != requestor && requestorBoundMVPDs.contains(token.mvpd) { .otherRequestor }
-                else { nil }
+                if token.isExpired(at: nowMillis) { .expired } else if token.formatGeneration != readable {
+                    .unreadableFormat
+                } else if token.boundDeviceId != deviceId { .deviceIdMismatch } else if !usesOtherAppsTokens && token.creatorApp != app.bundleId {
+                    .boundToOtherClient
+                } else if !configuredMVPDs.contains(token.mvpd) {
+                    .mvpdNotConfigured
+                } else if token.requestor != requestor && requestorBoundMVPDs.contains(token.mvpd) { .otherRequestor } else { nil }
             guard let reason else { return .authenticated(token, ignored: ignored) }
             ignored.append(IgnoredToken(token: token, reason: reason))
         }

@@ -78,7 +78,9 @@ public struct AppleSSOStatuses: Sendable, Hashable {
     /// `VSA503`, info, the fault as context in `message` (`getAuthentication`, DOC `[ASSO]` step 4, `[ERR]`).
     public func getAuthenticationFault(_ fault: TVProviderFault) -> StatusReport {
         StatusReport(
-            id: .tvProviderUnavailable, level: .info, message: "\(unavailableMessage): \(fault.kind.description)",
+            id: .tvProviderUnavailable,
+            level: .info,
+            message: "\(unavailableMessage): \(fault.kind.description)",
             extra: [:]
         )
     }

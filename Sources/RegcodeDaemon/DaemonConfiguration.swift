@@ -82,8 +82,9 @@ public struct DaemonConfiguration: Sendable {
 
     public var usesEmbeddedSimulator: Bool { backend == nil }
 
-    /// Whether codes are printed: as configured, else when the backend is the embedded simulator.
-    public var printsCodes: Bool { printCodes ?? usesEmbeddedSimulator }
+    /// Whether codes are printed: as configured, else always — with `--backend` too, since a person at the terminal
+    /// needs the code whichever backend issued it (the systemd and Kubernetes configurations turn it off).
+    public var printsCodes: Bool { printCodes ?? true }
 
     /// Whether the backend runs on this host (the embedded simulator, or a URL on loopback).
     public var backendIsLocal: Bool {

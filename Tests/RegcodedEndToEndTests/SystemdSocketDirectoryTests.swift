@@ -49,12 +49,20 @@ extension EndToEnd {
         @Test func tmpfilesMakesTheSocketsDirectoryForTheLabGroupAndAClientInTheGroupConnects() async throws {
             let root = try TemporaryDirectory()
             try FileManager.default.createDirectory(atPath: root.path("etc"), withIntermediateDirectories: true)
-            let sysusers = try SystemdTests.run("/usr/bin/systemd-sysusers", ["--root=\(root.path(""))", Self.systemd.appendingPathComponent("regcoded.sysusers").path])
+            let sysusers = try SystemdTests.run(
+                "/usr/bin/systemd-sysusers",
+                ["--root=\(root.path(""))", Self.systemd.appendingPathComponent("regcoded.sysusers").path]
+            )
             #expect(sysusers.status == 0, "\(sysusers.output)")
-            let tmpfiles = try SystemdTests.run("/usr/bin/systemd-tmpfiles", ["--create", "--root=\(root.path(""))", Self.systemd.appendingPathComponent("regcoded.tmpfiles").path])
+            let tmpfiles = try SystemdTests.run(
+                "/usr/bin/systemd-tmpfiles",
+                ["--create", "--root=\(root.path(""))", Self.systemd.appendingPathComponent("regcoded.tmpfiles").path]
+            )
             let socketGroup = try #require(Self.values("SocketGroup", in: try Self.unit("regcoded.socket")).first)
             let groups = try String(contentsOfFile: root.path("etc/group"), encoding: .utf8)
-            let gid = try #require(groups.split(separator: "\n").first { $0.hasPrefix("\(socketGroup):") }.flatMap { Int($0.split(separator: ":")[2]) })
+            let gid = try #require(
+                groups.split(separator: "\n").first { $0.hasPrefix("\(socketGroup):") }.flatMap { Int($0.split(separator: ":")[2]) }
+            )
             let passwd = try String(contentsOfFile: root.path("etc/passwd"), encoding: .utf8)
             let uid = try #require(passwd.split(separator: "\n").first { $0.hasPrefix("regcoded:") }.flatMap { Int($0.split(separator: ":")[2]) })
             guard getuid() == 0 else {
@@ -82,9 +90,15 @@ extension EndToEnd {
             defer { server.signal(SIGKILL) }
             #expect(await server.waitForOutput("listening"), "\(server.text)")
             let client = "import socket, sys; s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(s.recv(6).decode().strip())"
-            let member = try SystemdTests.run("/usr/bin/setpriv", ["--reuid=42424", "--regid=42424", "--groups=\(gid)", "/usr/bin/python3", "-c", client, socketPath])
+            let member = try SystemdTests.run(
+                "/usr/bin/setpriv",
+                ["--reuid=42424", "--regid=42424", "--groups=\(gid)", "/usr/bin/python3", "-c", client, socketPath]
+            )
             #expect(member.status == 0 && member.output.contains("hello"), "\(member.output)")
-            let stranger = try SystemdTests.run("/usr/bin/setpriv", ["--reuid=42424", "--regid=42424", "--clear-groups", "/usr/bin/python3", "-c", client, socketPath])
+            let stranger = try SystemdTests.run(
+                "/usr/bin/setpriv",
+                ["--reuid=42424", "--regid=42424", "--clear-groups", "/usr/bin/python3", "-c", client, socketPath]
+            )
             #expect(stranger.status != 0 && stranger.output.contains("Permission denied"), "\(stranger.output)")
         }
     }

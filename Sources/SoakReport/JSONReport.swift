@@ -12,9 +12,17 @@ extension SoakReport {
     /// without a code, 429s and 5xx by stage with polls as the stage `poll`, the timeline and the
     /// trouble windows) and `fleets` (every figure per fleet) are always there, as are each device's
     /// `fleet` and `trouble`; `throttled_429` of the poll figures still counts poll 429s only.
-    public func json(pretty: Bool = true) -> String {
+    ///
+    /// With `thresholds`, `thresholds` (each with its value and result) and `passed` come first.
+    public func json(pretty: Bool = true, thresholds: [ThresholdResult]? = nil) -> String {
         var json = JSONWriter(layout: pretty ? .indented(2) : .compact)
         json.object { json in
+            if let thresholds {
+                json.key("passed")
+                json.bool(thresholds.allPassed)
+                json.key("thresholds")
+                thresholds.write(to: &json)
+            }
             json.key("generated_at_ms")
             json.int(generatedAtMs)
             json.key("generated_at")

@@ -17,14 +17,22 @@ struct Report: AsyncParsableCommand {
               regcodectl report --since 2h --format json
               regcodectl report --device stb-1 --device stb-2 --html soak.html
               regcodectl report --database shard-0.sqlite --database shard-1.sqlite --database shard-2.sqlite
+              regcodectl report --check 'login_success_rate>=0.99' 'poll_lateness_p99<50ms' --format junit
             Several --database (one per shard) make one report of the union: counts add up, percentiles are
             taken over every shard's samples.
+            --check takes thresholds as k6 writes them, METRIC[{fleet:NAME}] OP VALUE with OP one of
+            < <= > >= == !=; the report lists each with its value, and the exit status is 99 when one fails.
+            Metrics: \(ThresholdMetric.allCases.map(\.rawValue).joined(separator: ", ")).
+            Rates are fractions or percentages (0.01, 1%), times need a unit (50ms, 2s).
             """
     )
 
     enum Format: String, ExpressibleByArgument, CaseIterable {
-        case text, json, csv
+        case text, json, csv, junit
     }
+
+    /// The exit status when a threshold fails (k6's, so CI scripts written for it read it the same way).
+    static let thresholdFailureStatus: Int32 = 99
 
     @Option(
         name: .long,
@@ -41,8 +49,15 @@ struct Report: AsyncParsableCommand {
     @Option(name: .long, help: "Only this device (repeatable).")
     var device: [String] = []
 
-    @Option(name: .long, help: "Output on stdout: text, json or csv.")
+    @Option(name: .long, help: "Output on stdout: text, json, csv, or junit (the --check results as JUnit XML).")
     var format: Format = .text
+
+    @Option(
+        name: .long,
+        parsing: .upToNextOption,
+        help: ArgumentHelp("Thresholds the run must meet, e.g. 'http_429_rate<0.01' 'poll_lateness_p99{fleet:stb}<50ms'.", valueName: "expression")
+    )
+    var check: [String] = []
 
     @Option(name: .long, help: "Also write a self-contained HTML page with charts to this file.")
     var html: String?
@@ -103,10 +118,12 @@ struct Report: AsyncParsableCommand {
             sinceMs: sinceMs
         )
 
+        let results = report.check(try thresholds)
         switch format {
-        case .text: print(report.text(), terminator: "")
-        case .json: print(report.json())
+        case .text: print(report.text() + (results.isEmpty ? "" : "\n" + results.text), terminator: "")
+        case .json: print(report.json(thresholds: check.isEmpty ? nil : results))
         case .csv: print(report.csv(), terminator: "")
+        case .junit: print(results.junit(), terminator: "")
         }
 
         if let html {
@@ -116,6 +133,33 @@ struct Report: AsyncParsableCommand {
                 throw failure("cannot write \(html): \(error.localizedDescription)")
             }
             FileHandle.standardError.write(Data("regcodectl: wrote \(html)\n".utf8))
+        }
+        if !results.allPassed {
+            // In CSV or JUnit the failing lines are not on stdout in words; say them where a person looks.
+            if format == .csv || format == .junit {
+                FileHandle.standardError.write(Data(("regcodectl: " + results.text).utf8))
+            }
+            throw ExitCode(Self.thresholdFailureStatus)
+        }
+    }
+
+    /// The `--check` expressions, read before any database is opened.
+    var thresholds: [Threshold] {
+        get throws {
+            try check.map { expression in
+                do {
+                    return try Threshold(parsing: expression)
+                } catch {
+                    throw ValidationError("\(error)")
+                }
+            }
+        }
+    }
+
+    func validate() throws {
+        _ = try thresholds
+        if format == .junit && check.isEmpty {
+            throw ValidationError("--format junit writes the --check results: give at least one --check")
         }
     }
 

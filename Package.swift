@@ -219,6 +219,8 @@ let package = Package(
                 "RegcodeStore",
                 "ControlSocket",
                 "ControlHTTP",
+                // Thresholds in the configuration.
+                "SoakReport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -239,6 +241,9 @@ let package = Package(
                 "RegcodeSupport",
                 "RegcodeDaemon",
                 "RegcodeEngine",
+                // The report and verdict at the end of a timed run.
+                "SoakReport",
+                "SoakReportStore",
                 // The in-process backend of a configuration that names none.
                 "PassSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -256,9 +261,23 @@ let package = Package(
                 "ControlSocket",
                 "RegcodeStore",
                 "SoakReport",
+                "SoakReportStore",
                 .product(name: "Logging", package: "swift-log"),
                 "RegcodeEngine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Soak reports read from state databases (one per shard): what `regcodectl report` and the end of a
+        // timed `regcoded --duration` run report on.
+        .target(
+            name: "SoakReportStore",
+            dependencies: [
+                "AccessEnablerAPI",
+                "SoakReport",
+                "RegcodeStore",
+                "RegcodeRecords",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -181,6 +181,11 @@ public final class Daemon: Sendable {
                 )
             )
         }
+        if let length = configuration.runLength {
+            services.append(
+                .init(service: RunLengthService(length: length, logger: logger), successTerminationBehavior: .gracefullyShutdownGroup)
+            )
+        }
         // Last: shut down first, so STOPPING=1 goes out before anything else stops.
         services.append(.init(service: systemd))
 

@@ -5,6 +5,7 @@ import Logging
 import RegcodeEngine
 import RegcodeStore
 import RegcodeSupport
+import SoakReport
 
 /// A configuration problem: which file, which key, and why.
 public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
@@ -55,6 +56,11 @@ public struct DaemonConfiguration: Sendable {
     public var fleets: [FleetConfiguration] = [FleetConfiguration()]
     /// Print the activation URL and every code on standard output.
     public var printCodes: Bool?
+    /// How long the run lasts (`duration`, `--duration`): then the daemon stops gracefully and reports; nil runs
+    /// until stopped.
+    public var runLength: Duration?
+    /// What the run must meet (`thresholds`, `--threshold`), checked on the run's report when it stops.
+    public var thresholds: [Threshold] = []
     public var maxConcurrentRequests = 256
     /// How long after its deadline a device timer may fire, so timers due close together share one wake-up
     /// (`timer_slack`; 0 fires each at its deadline). Planned and sent times are both recorded.

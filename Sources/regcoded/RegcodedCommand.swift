@@ -8,6 +8,7 @@ import NIOPosix
 import RegcodeDaemon
 import RegcodeEngine
 import RegcodeSupport
+import SoakReport
 
 /// `regcoded`: emulates AccessEnabler devices doing the second-screen login.
 @main
@@ -93,6 +94,18 @@ struct RegcodedCommand: AsyncParsableCommand {
     @Flag(name: .long, inversion: .prefixedNo, help: "Print the activation URL and each code on standard output.")
     var printCodes: Bool?
 
+    @Option(name: .long, help: "Run this long (30m, 2h, 1h30m), then stop gracefully and print the run's report.")
+    var duration: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A threshold the run must meet, as in `regcodectl report --check` (repeatable): checked on the run's report when it stops; exit 99 when one fails.",
+            valueName: "expression"
+        )
+    )
+    var threshold: [String] = []
+
     @Option(
         name: .long,
         help: ArgumentHelp(
@@ -167,6 +180,8 @@ struct RegcodedCommand: AsyncParsableCommand {
             logLevel: logLevel,
             subscriberBuffer: subscriberBuffer,
             printCodes: printCodes,
+            duration: duration,
+            thresholds: threshold,
             clientAddress: clientAddress,
             clientAddresses: clientAddresses,
             forwardedFor: forwardedFor,
@@ -229,11 +244,15 @@ struct RegcodedCommand: AsyncParsableCommand {
             printError("regcoded: \(error)")
             throw ExitCode(1)
         }
+        let startedMs = Int64((Date().timeIntervalSince1970 * 1000).rounded())
         do {
             try await daemon.run()
         } catch {
             printError("regcoded: \(error)")
             throw ExitCode(1)
+        }
+        if configuration.runLength != nil || !configuration.thresholds.isEmpty {
+            try await RunReport.print(configuration: configuration, sinceMs: startedMs)
         }
     }
 
@@ -264,6 +283,8 @@ struct FlagOverrides: Sendable {
     var logLevel: String?
     var subscriberBuffer: Int?
     var printCodes: Bool?
+    var duration: String?
+    var thresholds: [String] = []
     var clientAddress: String?
     var clientAddresses: String?
     /// The flag `--client-address` replaced; refused with a message naming it.
@@ -300,6 +321,22 @@ struct FlagOverrides: Sendable {
         if let http { configuration.http = http }
         if let httpTokenFile { configuration.httpTokenFile = httpTokenFile }
         if let printCodes { configuration.printCodes = printCodes }
+        if let duration {
+            let length = try Self.duration(duration, flag: "--duration")
+            guard length > .zero else { throw ConfigurationError(file: nil, key: "--duration", reason: "must be longer than 0") }
+            configuration.runLength = length
+        }
+        if !thresholds.isEmpty {
+            // The flags replace the file's list, as every flag replaces its key.
+            configuration.thresholds = []
+            for expression in thresholds {
+                do {
+                    configuration.thresholds.append(try Threshold(parsing: expression))
+                } catch {
+                    throw ConfigurationError(file: nil, key: "--threshold", reason: error.description)
+                }
+            }
+        }
         try applyTLSFlags(to: &configuration.tls)
         if let shard {
             switch Shard.parse(shard) {

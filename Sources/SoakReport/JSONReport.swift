@@ -33,6 +33,8 @@ extension SoakReport {
             json.bool(eventsLoaded)
             json.key("percentile_method")
             json.string("nearest-rank")
+            json.key("generator")
+            writeGenerator(to: &json)
             json.key("fleet")
             json.object { json in
                 json.key("devices")
@@ -427,5 +429,36 @@ extension SoakReport {
         let known = outcomeKinds.filter { figures.outcomes[$0] != nil }
         let others = figures.outcomes.keys.filter { !outcomeKinds.contains($0) }.sorted { $0.rawValue < $1.rawValue }
         return (known + others).map { ($0, figures.outcomes[$0] ?? 0) }
+    }
+
+    /// `generator`: the bound and the windows in which the emulator fell behind its own schedule.
+    func writeGenerator(to json: inout JSONWriter) {
+        json.object { json in
+            json.key("lateness_bound_ms")
+            json.int(Self.generatorLatenessBoundMs)
+            json.key("behind")
+            json.bool(!generatorWindows.isEmpty)
+            json.key("windows")
+            json.array { json in
+                for window in generatorWindows {
+                    json.object { json in
+                        json.key("label")
+                        json.string(window.label)
+                        json.key("start_ms")
+                        json.int(window.startMs)
+                        json.key("end_ms")
+                        json.int(window.endMs)
+                        json.key("polls")
+                        json.int(Int64(window.polls))
+                        json.key("late_polls")
+                        json.int(Int64(window.latePolls))
+                        json.key("lateness_p99_ms")
+                        json.int(window.latenessP99Ms)
+                        json.key("worst_lateness_ms")
+                        json.int(window.worstLatenessMs)
+                    }
+                }
+            }
+        }
     }
 }

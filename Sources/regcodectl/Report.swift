@@ -112,7 +112,7 @@ struct Report: AsyncParsableCommand {
         }
         let report = SoakReport(logs: logs, generatedAtMs: nowMs, sinceMs: sinceMs)
 
-        let results = report.check(try thresholds)
+        let results = check.isEmpty ? [] : report.check(try thresholds)
         switch format {
         case .text: print(report.text() + (results.isEmpty ? "" : "\n" + results.text), terminator: "")
         case .json: print(report.json(thresholds: check.isEmpty ? nil : results))

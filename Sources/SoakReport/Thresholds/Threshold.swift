@@ -100,4 +100,15 @@ public struct Threshold: Sendable, Equatable, CustomStringConvertible {
         }
         return nil
     }
+
+    /// On in every check: a run whose emulator fell behind its own schedule never passes, whatever its other
+    /// figures (they measured the emulator). A threshold of the caller's on the same metric replaces it.
+    public static let defaults: [Threshold] = [
+        Threshold(metric: .generatorBehindWindows, comparison: .equal, bound: 0, description: "generator_behind_windows==0")
+    ]
+
+    /// `thresholds` after the defaults on metrics they do not set (overall).
+    public static func withDefaults(_ thresholds: [Threshold]) -> [Threshold] {
+        defaults.filter { fallback in !thresholds.contains { $0.metric == fallback.metric && $0.fleet == nil } } + thresholds
+    }
 }

@@ -22,6 +22,8 @@ public enum ThresholdMetric: String, Sendable, CaseIterable {
     case errorRate = "error_rate"
     /// Polls sent.
     case polls
+    /// Windows in which the emulator fell behind its own poll schedule (``SoakReport/generatorWindows``).
+    case generatorBehindWindows = "generator_behind_windows"
     /// How late polls were sent against their plan (`sent − planned`).
     case pollLatenessP50 = "poll_lateness_p50"
     case pollLatenessP95 = "poll_lateness_p95"
@@ -41,7 +43,7 @@ public enum ThresholdMetric: String, Sendable, CaseIterable {
     public var kind: Kind {
         switch self {
         case .loginSuccessRate, .http429Rate, .http5xxRate, .errorRate: .rate
-        case .logins, .onboardingFailures, .polls: .count
+        case .logins, .onboardingFailures, .polls, .generatorBehindWindows: .count
         case .pollLatenessP50, .pollLatenessP95, .pollLatenessP99, .pollLatenessMax,
             .pollLatencyP50, .pollLatencyP95, .pollLatencyP99, .pollLatencyMax:
             .milliseconds
@@ -49,7 +51,7 @@ public enum ThresholdMetric: String, Sendable, CaseIterable {
     }
 
     /// The metric's value over `figures` (polls) and `trouble` (requests and devices), or `nil` without samples.
-    func value(figures: PollFigures, trouble: TroubleFigures) -> Double? {
+    func value(figures: PollFigures, trouble: TroubleFigures, generatorWindows: [GeneratorWindow]) -> Double? {
         let requests = trouble.stages.reduce(0) { $0 + $1.requests }
         func share(_ part: Int) -> Double? { requests == 0 ? nil : Double(part) / Double(requests) }
         switch self {
@@ -62,6 +64,7 @@ public enum ThresholdMetric: String, Sendable, CaseIterable {
         case .http5xxRate: return share(trouble.serverErrors)
         case .errorRate: return share(trouble.failed)
         case .polls: return Double(figures.polls)
+        case .generatorBehindWindows: return Double(generatorWindows.count)
         case .pollLatenessP50: return figures.lateness.p50
         case .pollLatenessP95: return figures.lateness.p95
         case .pollLatenessP99: return figures.lateness.p99

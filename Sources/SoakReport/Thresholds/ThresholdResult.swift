@@ -25,9 +25,10 @@ public struct ThresholdResult: Sendable, Equatable {
 }
 
 extension SoakReport {
-    /// Each threshold with the report's figure and whether it holds, in the order given.
+    /// Each threshold with the report's figure and whether it holds, in the order given, after the default ones
+    /// (``Threshold/defaults``) the list does not already set.
     public func check(_ thresholds: [Threshold]) -> [ThresholdResult] {
-        thresholds.map { threshold in
+        Threshold.withDefaults(thresholds).map { threshold in
             var figures = fleet
             var troubleFigures = trouble.figures
             if let name = threshold.fleet {
@@ -38,7 +39,7 @@ extension SoakReport {
                 figures = report.figures
                 troubleFigures = report.trouble
             }
-            guard let value = threshold.metric.value(figures: figures, trouble: troubleFigures) else {
+            guard let value = threshold.metric.value(figures: figures, trouble: troubleFigures, generatorWindows: generatorWindows) else {
                 return ThresholdResult(threshold: threshold, value: nil, passed: false, note: "no samples")
             }
             return ThresholdResult(threshold: threshold, value: value, passed: threshold.comparison.holds(value, threshold.bound), note: nil)

@@ -274,6 +274,9 @@ public actor Fleet<C: DeviceClock>: Service {
     /// Backend calls running or waiting for a slot.
     public var requestsOutstanding: Int { activeCalls + waitingCalls.count }
 
+    /// Backend calls waiting because `maxConcurrentRequests` are in flight (not because the fleet is held).
+    public var callsWaitingForSlot: Int { activeCalls >= maxConcurrentRequests ? waitingCalls.count : 0 }
+
     // MARK: Service
 
     /// Runs the timer sleeps and backend calls as child tasks until the fleet stops (graceful

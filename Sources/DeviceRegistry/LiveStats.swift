@@ -13,11 +13,17 @@ package final class LiveStats: Sendable {
     /// Seconds the polls-per-second rate is averaged over.
     package static let rateSeconds = 10
 
+    /// A poll sent this much later than planned counts as late: the emulator fell behind its own schedule (the
+    /// soak report's `generatorLatenessBoundMs` is the same second).
+    package static let lateBoundMs: Int64 = 1000
+
     package struct Bucket: Sendable, Equatable {
         package var second: Int64 = -1
         package var polls = 0
         package var throttled = 0
         package var errors = 0
+        /// Polls sent more than ``LiveStats/lateBoundMs`` after their planned time.
+        package var late = 0
     }
 
     /// One fleet's counters.
@@ -29,12 +35,13 @@ package final class LiveStats: Sendable {
 
         package init() {}
 
-        package mutating func add(second: Int64, polls: Int, throttled: Int, errors: Int) {
+        package mutating func add(second: Int64, polls: Int, throttled: Int, errors: Int, late: Int = 0) {
             let index = Int(second % Int64(LiveStats.windowSeconds))
             if buckets[index].second != second { buckets[index] = Bucket(second: second) }
             buckets[index].polls += polls
             buckets[index].throttled += throttled
             buckets[index].errors += errors
+            buckets[index].late += late
             self.polls += polls
             self.throttled += throttled
             self.errors += errors
@@ -43,7 +50,7 @@ package final class LiveStats: Sendable {
         /// Adds another fleet's counters (for totals); both must cover the same seconds.
         package mutating func merge(_ other: Counters) {
             for bucket in other.buckets where bucket.second >= 0 {
-                add(second: bucket.second, polls: bucket.polls, throttled: bucket.throttled, errors: bucket.errors)
+                add(second: bucket.second, polls: bucket.polls, throttled: bucket.throttled, errors: bucket.errors, late: bucket.late)
             }
             // `add` counted the window's buckets into the totals; the totals are the other fleet's, whole.
             polls += other.polls - other.buckets.reduce(0) { $0 + ($1.second >= 0 ? $1.polls : 0) }
@@ -58,6 +65,7 @@ package final class LiveStats: Sendable {
                 sum.polls += bucket.polls
                 sum.throttled += bucket.throttled
                 sum.errors += bucket.errors
+                sum.late += bucket.late
             }
             return sum
         }
@@ -102,6 +110,7 @@ package final class LiveStats: Sendable {
                 var polls = 0
                 var throttled = 0
                 var errors = 0
+                var late = 0
                 for poll in step.polls {
                     switch poll.outcome {
                     case .abandoned: continue
@@ -110,6 +119,7 @@ package final class LiveStats: Sendable {
                     default: break
                     }
                     polls += 1
+                    if poll.sentEpochMs - poll.plannedEpochMs > Self.lateBoundMs { late += 1 }
                 }
                 for request in step.requests {
                     switch request.outcome {
@@ -119,7 +129,13 @@ package final class LiveStats: Sendable {
                     }
                 }
                 if polls + throttled + errors > 0 {
-                    state.fleets[fleet, default: Counters()].add(second: step.epochMs / 1000, polls: polls, throttled: throttled, errors: errors)
+                    state.fleets[fleet, default: Counters()].add(
+                        second: step.epochMs / 1000,
+                        polls: polls,
+                        throttled: throttled,
+                        errors: errors,
+                        late: late
+                    )
                 }
                 if let outcome = LastOutcome.of(step) {
                     state.outcomes[step.device] = outcome
@@ -160,6 +176,21 @@ package final class LiveStats: Sendable {
     /// Counters of every fleet that has recorded anything.
     package func counters() -> [String: Counters] {
         state.withLock { $0.fleets }
+    }
+
+    /// Every fleet's sums over the `seconds` up to and including `nowSecond`.
+    package func recentTotals(nowSecond: Int64, seconds: Int) -> Bucket {
+        state.withLock { state in
+            var sum = Bucket(second: nowSecond)
+            for counters in state.fleets.values {
+                let recent = counters.recent(now: nowSecond, seconds: seconds)
+                sum.polls += recent.polls
+                sum.throttled += recent.throttled
+                sum.errors += recent.errors
+                sum.late += recent.late
+            }
+            return sum
+        }
     }
 
     /// The `fleets.stats` figures of one fleet's counters at `nowSecond`.

@@ -49,6 +49,8 @@ public final class Daemon: Sendable {
     let simulator: (any EmbeddedBackend)?
     /// Live per-fleet figures and each device's last outcome, for `fleets.stats`, `devices.list` and the console.
     let liveStats = LiveStats()
+    /// Whether the emulator keeps its own schedule (``GeneratorHealthService`` samples it).
+    let generatorHealth = GeneratorHealth()
     /// The HTTP listener's bearer token, read at start-up; nil on loopback without one.
     let httpToken: String?
     let metrics: RegcodeMetrics?
@@ -166,6 +168,11 @@ public final class Daemon: Sendable {
         services.append(.init(service: RetentionService(store: store, retention: configuration.retention, logger: logger)))
         services.append(.init(service: CheckpointService(store: store, logger: logger)))
         services.append(.init(service: ReloadService(daemon: self)))
+        services.append(
+            .init(
+                service: GeneratorHealthService(health: generatorHealth, liveStats: liveStats, fleet: fleet, pipeline: pipeline, logger: logger)
+            )
+        )
         if let metrics, let address = configuration.metrics.flatMap(HostPort.parse) {
             services.append(
                 .init(
@@ -176,6 +183,7 @@ public final class Daemon: Sendable {
                         broadcaster: broadcaster,
                         pipeline: pipeline,
                         transport: connectionPools.statistics,
+                        generatorHealth: generatorHealth,
                         logger: logger
                     )
                 )

@@ -32,6 +32,8 @@ extension DaemonControlHandler {
             // "K/N" when this daemon runs one slice of the fleets (--shard), null when it runs them all.
             "shard": daemon.configuration.shard.map { .string($0.description) } ?? .null,
             "transport": Self.transportStatus(daemon.transportStatus, statistics: daemon.connectionPools.statistics.counts),
+            // Whether the emulator keeps its own schedule: figures from a time it did not measure the emulator.
+            "generator": daemon.generatorHealth.snapshot.status,
         ]
     }
 

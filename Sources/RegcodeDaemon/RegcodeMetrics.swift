@@ -42,6 +42,7 @@ final class RegcodeMetrics: Sendable {
     private let totalsSeen = Mutex((failedWrites: 0, deferredPolls: 0))
     /// The transport's totals as last sampled, so its counters take the increase.
     private let transportSeen = Mutex<TransportStatistics.Counts?>(nil)
+    private let generatorSeen = Mutex<[GeneratorHealthTracker.Reason: Int64]>([:])
     /// When each device showed its current code, to measure time to authenticate.
     private let codeShownAt = Mutex<[String: Int64]>([:])
 
@@ -183,6 +184,24 @@ final class RegcodeMetrics: Sendable {
         }
     }
 
+    /// `regcoded_generator_behind` (1 while the emulator is behind its own schedule) and
+    /// `regcoded_generator_behind_seconds_total{reason}`.
+    func sample(generator: GeneratorHealthTracker) {
+        CoreMetrics.Gauge(label: "regcoded_generator_behind", dimensions: common, factory: factory).record(generator.isBehind ? 1 : 0)
+        let increases = generatorSeen.withLock { seen -> [(GeneratorHealthTracker.Reason, Int64)] in
+            defer { seen = generator.behindMs }
+            return GeneratorHealthTracker.Reason.allCases.map { ($0, (generator.behindMs[$0] ?? 0) - (seen[$0] ?? 0)) }
+        }
+        for (reason, milliseconds) in increases where milliseconds > 0 {
+            CoreMetrics.FloatingPointCounter(
+                label: "regcoded_generator_behind_seconds_total",
+                dimensions: common + [("reason", reason.rawValue)],
+                factory: factory
+            )
+            .increment(by: Double(milliseconds) / 1000)
+        }
+    }
+
     /// The Prometheus text exposition.
     func exposition() -> String {
         registry?.emitToString() ?? ""
@@ -197,6 +216,7 @@ struct MetricsService: Service {
     let broadcaster: EventBroadcaster<EventNotification>
     let pipeline: EventPipeline<ContinuousClock>
     let transport: TransportStatistics
+    let generatorHealth: GeneratorHealth
     let logger: Logger
 
     func run() async throws {
@@ -232,6 +252,7 @@ struct MetricsService: Service {
                     )
                     metrics.sample(storage: pipeline.health, holds: await fleet.holdTotals)
                     metrics.sample(transport: transport.counts)
+                    metrics.sample(generator: generatorHealth.snapshot)
                     do {
                         try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(1)) }
                     } catch {

@@ -24,6 +24,44 @@ package final class LiveStats: Sendable {
         package var errors = 0
         /// Polls sent more than ``LiveStats/lateBoundMs`` after their planned time.
         package var late = 0
+        /// Polls by lateness: bin 0 holds up to 1 ms late, bin i up to 2^i ms, the last everything beyond.
+        package var lateness = LatenessBins()
+    }
+
+    /// Polls counted by how late they went out, in powers of two of milliseconds: enough for a p50 or p99 within a
+    /// factor of two, at a fixed cost per second whatever the fleet size.
+    package struct LatenessBins: Sendable, Equatable {
+        package static let count = 16
+        package var counts = [Int](repeating: 0, count: LatenessBins.count)
+
+        package init() {}
+
+        package mutating func add(latenessMs: Int64) {
+            var bin = 0
+            var bound: Int64 = 1
+            while latenessMs > bound && bin < Self.count - 1 {
+                bin += 1
+                bound <<= 1
+            }
+            counts[bin] += 1
+        }
+
+        package mutating func merge(_ other: LatenessBins) {
+            for index in counts.indices { counts[index] += other.counts[index] }
+        }
+
+        /// The upper bound (ms) of the bin holding the `percent`-th percentile (nearest rank), nil when empty.
+        package func percentile(_ percent: Int) -> Int64? {
+            let total = counts.reduce(0, +)
+            guard total > 0 else { return nil }
+            let rank = max(1, (percent * total + 99) / 100)
+            var seen = 0
+            for (bin, count) in counts.enumerated() {
+                seen += count
+                if seen >= rank { return Int64(1) << bin }
+            }
+            return Int64(1) << (Self.count - 1)
+        }
     }
 
     /// One fleet's counters.
@@ -35,9 +73,10 @@ package final class LiveStats: Sendable {
 
         package init() {}
 
-        package mutating func add(second: Int64, polls: Int, throttled: Int, errors: Int, late: Int = 0) {
+        package mutating func add(second: Int64, polls: Int, throttled: Int, errors: Int, late: Int = 0, lateness: LatenessBins? = nil) {
             let index = Int(second % Int64(LiveStats.windowSeconds))
             if buckets[index].second != second { buckets[index] = Bucket(second: second) }
+            if let lateness { buckets[index].lateness.merge(lateness) }
             buckets[index].polls += polls
             buckets[index].throttled += throttled
             buckets[index].errors += errors
@@ -47,10 +86,24 @@ package final class LiveStats: Sendable {
             self.errors += errors
         }
 
+        /// Counts one poll's lateness in the bucket of `second` (``add(second:polls:throttled:errors:late:lateness:)`` made it).
+        package mutating func addLateness(second: Int64, ms: Int64) {
+            let index = Int(second % Int64(LiveStats.windowSeconds))
+            guard buckets[index].second == second else { return }
+            buckets[index].lateness.add(latenessMs: ms)
+        }
+
         /// Adds another fleet's counters (for totals); both must cover the same seconds.
         package mutating func merge(_ other: Counters) {
             for bucket in other.buckets where bucket.second >= 0 {
-                add(second: bucket.second, polls: bucket.polls, throttled: bucket.throttled, errors: bucket.errors, late: bucket.late)
+                add(
+                    second: bucket.second,
+                    polls: bucket.polls,
+                    throttled: bucket.throttled,
+                    errors: bucket.errors,
+                    late: bucket.late,
+                    lateness: bucket.lateness
+                )
             }
             // `add` counted the window's buckets into the totals; the totals are the other fleet's, whole.
             polls += other.polls - other.buckets.reduce(0) { $0 + ($1.second >= 0 ? $1.polls : 0) }
@@ -66,6 +119,7 @@ package final class LiveStats: Sendable {
                 sum.throttled += bucket.throttled
                 sum.errors += bucket.errors
                 sum.late += bucket.late
+                sum.lateness.merge(bucket.lateness)
             }
             return sum
         }
@@ -136,6 +190,10 @@ package final class LiveStats: Sendable {
                         errors: errors,
                         late: late
                     )
+                    // In place, into the second's bucket: no array per step on the path every poll takes.
+                    for poll in step.polls where poll.outcome != .abandoned {
+                        state.fleets[fleet, default: Counters()].addLateness(second: step.epochMs / 1000, ms: poll.sentEpochMs - poll.plannedEpochMs)
+                    }
                 }
                 if let outcome = LastOutcome.of(step) {
                     state.outcomes[step.device] = outcome
@@ -188,6 +246,7 @@ package final class LiveStats: Sendable {
                 sum.throttled += recent.throttled
                 sum.errors += recent.errors
                 sum.late += recent.late
+                sum.lateness.merge(recent.lateness)
             }
             return sum
         }

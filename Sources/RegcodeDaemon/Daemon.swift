@@ -168,6 +168,9 @@ public final class Daemon: Sendable {
         services.append(.init(service: RetentionService(store: store, retention: configuration.retention, logger: logger)))
         services.append(.init(service: CheckpointService(store: store, logger: logger)))
         services.append(.init(service: ReloadService(daemon: self)))
+        if TerminalOutput.wantsStatusLine(environment: environment) {
+            services.append(.init(service: ProgressService(output: CodePrinter.output, fleet: fleet, liveStats: liveStats, startedAt: startedAt)))
+        }
         services.append(
             .init(
                 service: GeneratorHealthService(health: generatorHealth, liveStats: liveStats, fleet: fleet, pipeline: pipeline, logger: logger)

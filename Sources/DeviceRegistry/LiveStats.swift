@@ -26,6 +26,10 @@ package final class LiveStats: Sendable {
         package var late = 0
         /// Polls by lateness: bin 0 holds up to 1 ms late, bin i up to 2^i ms, the last everything beyond.
         package var lateness = LatenessBins()
+        /// Polls by how long their answer took, in the same bins.
+        package var latency = LatenessBins()
+        /// Polls answered `authenticated`: logins by code.
+        package var logins = 0
     }
 
     /// Polls counted by how late they went out, in powers of two of milliseconds: enough for a p50 or p99 within a
@@ -86,11 +90,13 @@ package final class LiveStats: Sendable {
             self.errors += errors
         }
 
-        /// Counts one poll's lateness in the bucket of `second` (``add(second:polls:throttled:errors:late:lateness:)`` made it).
-        package mutating func addLateness(second: Int64, ms: Int64) {
+        /// Counts one poll's lateness, latency and login in the bucket of `second` (``add(second:polls:throttled:errors:late:lateness:)`` made it).
+        package mutating func addPoll(second: Int64, latenessMs: Int64, latencyMs: Double, login: Bool) {
             let index = Int(second % Int64(LiveStats.windowSeconds))
             guard buckets[index].second == second else { return }
-            buckets[index].lateness.add(latenessMs: ms)
+            buckets[index].lateness.add(latenessMs: latenessMs)
+            buckets[index].latency.add(latenessMs: Int64(latencyMs.rounded(.up)))
+            if login { buckets[index].logins += 1 }
         }
 
         /// Adds another fleet's counters (for totals); both must cover the same seconds.
@@ -104,6 +110,9 @@ package final class LiveStats: Sendable {
                     late: bucket.late,
                     lateness: bucket.lateness
                 )
+                let index = Int(bucket.second % Int64(LiveStats.windowSeconds))
+                buckets[index].latency.merge(bucket.latency)
+                buckets[index].logins += bucket.logins
             }
             // `add` counted the window's buckets into the totals; the totals are the other fleet's, whole.
             polls += other.polls - other.buckets.reduce(0) { $0 + ($1.second >= 0 ? $1.polls : 0) }
@@ -120,6 +129,8 @@ package final class LiveStats: Sendable {
                 sum.errors += bucket.errors
                 sum.late += bucket.late
                 sum.lateness.merge(bucket.lateness)
+                sum.latency.merge(bucket.latency)
+                sum.logins += bucket.logins
             }
             return sum
         }
@@ -192,7 +203,12 @@ package final class LiveStats: Sendable {
                     )
                     // In place, into the second's bucket: no array per step on the path every poll takes.
                     for poll in step.polls where poll.outcome != .abandoned {
-                        state.fleets[fleet, default: Counters()].addLateness(second: step.epochMs / 1000, ms: poll.sentEpochMs - poll.plannedEpochMs)
+                        state.fleets[fleet, default: Counters()].addPoll(
+                            second: step.epochMs / 1000,
+                            latenessMs: poll.sentEpochMs - poll.plannedEpochMs,
+                            latencyMs: poll.latencyMs,
+                            login: poll.outcome == .authenticated
+                        )
                     }
                 }
                 if let outcome = LastOutcome.of(step) {
@@ -250,6 +266,33 @@ package final class LiveStats: Sendable {
             }
             return sum
         }
+    }
+
+    /// One fleet's last ``windowSeconds`` as per-second series, oldest first, ending at `nowSecond`: polls, 429s,
+    /// errors, logins, and lateness and latency p50/p99 (bin bounds, null in a second without polls). What the
+    /// console's live charts draw.
+    package static func series(_ counters: Counters?, nowSecond: Int64) -> JSONValue {
+        let counters = counters ?? Counters()
+        var seconds: [Bucket] = []
+        for second in (nowSecond - Int64(windowSeconds) + 1)...nowSecond {
+            let bucket = counters.buckets[Int(((second % Int64(windowSeconds)) + Int64(windowSeconds)) % Int64(windowSeconds))]
+            seconds.append(bucket.second == second ? bucket : Bucket(second: second))
+        }
+        func ints(_ pick: (Bucket) -> Int) -> JSONValue { .array(seconds.map { .int(Int64(pick($0))) }) }
+        func bins(_ pick: (Bucket) -> LatenessBins, _ percent: Int) -> JSONValue {
+            .array(seconds.map { pick($0).percentile(percent).map { .int($0) } ?? .null })
+        }
+        return [
+            "end": .int(nowSecond),
+            "polls": ints(\.polls),
+            "throttled": ints(\.throttled),
+            "errors": ints(\.errors),
+            "logins": ints(\.logins),
+            "latenessP50": bins(\.lateness, 50),
+            "latenessP99": bins(\.lateness, 99),
+            "latencyP50": bins(\.latency, 50),
+            "latencyP99": bins(\.latency, 99),
+        ]
     }
 
     /// The `fleets.stats` figures of one fleet's counters at `nowSecond`.

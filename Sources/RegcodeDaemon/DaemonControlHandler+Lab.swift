@@ -45,7 +45,7 @@ extension DaemonControlHandler {
         ]
     }
 
-    func fleetsStats() async -> JSONValue {
+    func fleetsStats(series: Bool = false) async -> JSONValue {
         let daemon = self.daemon
         let byFleet = await daemon.fleet.phaseCounts { name in daemon.fleetName(of: name) ?? LiveStats.noFleet }
         let counters = daemon.liveStats.counters()
@@ -67,12 +67,14 @@ extension DaemonControlHandler {
             figures["name"] = .string(name)
             figures["devices"] = .int(Int64(phases.values.reduce(0, +)))
             figures["states"] = .object(states)
+            if series { figures["series"] = LiveStats.series(counters[name], nowSecond: nowSecond) }
             fleets.append(.object(figures))
             if let fleetCounters = counters[name] { total.merge(fleetCounters) }
         }
         var totals = LiveStats.figures(total, nowSecond: nowSecond)
         totals["devices"] = .int(totalStates.values.reduce(0, +))
         totals["states"] = .object(totalStates.mapValues(JSONValue.int))
+        if series { totals["series"] = LiveStats.series(total, nowSecond: nowSecond) }
         return ["windowSeconds": .int(Int64(LiveStats.windowSeconds)), "fleets": .array(fleets), "totals": .object(totals)]
     }
 

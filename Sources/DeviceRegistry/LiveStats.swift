@@ -136,10 +136,25 @@ package final class LiveStats: Sendable {
         }
     }
 
+    /// A device's latest polls, for the console's rows between two lists: when, answered how, for which code.
+    package struct PollNote: Sendable, Equatable {
+        package var code: String
+        package var lastPollMs: Int64
+        package var httpStatus: Int?
+        /// Send times of the latest polls, newest last, at most ``PollNote/kept``: enough to count a second's polls
+        /// at any interval the engine allows; a device polling faster is caught up by the next full list.
+        package var recent: [Int64] = []
+        package static let kept = 4
+
+        /// Polls sent after `sinceMs`.
+        package func polls(after sinceMs: Int64) -> Int { recent.count { $0 > sinceMs } }
+    }
+
     private struct State {
         var fleets: [String: Counters] = [:]
         var deviceFleets: [String: String] = [:]
         var outcomes: [String: LastOutcome] = [:]
+        var polls: [String: PollNote] = [:]
     }
 
     private let state = Mutex(State())
@@ -214,7 +229,23 @@ package final class LiveStats: Sendable {
                 if let outcome = LastOutcome.of(step) {
                     state.outcomes[step.device] = outcome
                 }
+                for poll in step.polls where poll.outcome != .abandoned {
+                    var note = state.polls[step.device] ?? PollNote(code: poll.code, lastPollMs: poll.sentEpochMs)
+                    if note.code != poll.code { note = PollNote(code: poll.code, lastPollMs: poll.sentEpochMs) }
+                    note.lastPollMs = max(note.lastPollMs, poll.sentEpochMs)
+                    note.httpStatus = poll.httpStatus
+                    note.recent.append(poll.sentEpochMs)
+                    if note.recent.count > PollNote.kept { note.recent.removeFirst(note.recent.count - PollNote.kept) }
+                    state.polls[step.device] = note
+                }
             }
+        }
+    }
+
+    /// The devices that polled after `sinceMs`, with their latest poll and outcome.
+    package func polled(after sinceMs: Int64) -> [(device: String, note: PollNote, outcome: LastOutcome?)] {
+        state.withLock { state in
+            state.polls.filter { $0.value.lastPollMs > sinceMs }.map { ($0.key, $0.value, state.outcomes[$0.key]) }
         }
     }
 
@@ -227,6 +258,7 @@ package final class LiveStats: Sendable {
         state.withLock { state in
             state.outcomes[device] = nil
             state.deviceFleets[device] = nil
+            state.polls[device] = nil
         }
     }
 

@@ -45,6 +45,24 @@ extension DaemonControlHandler {
         ]
     }
 
+    /// `devices.polled`: the devices that polled after `since` (ms), so a console's rows follow the polls between
+    /// two full lists; `now` is the next call's `since`.
+    func devicesPolled(since: Int64) -> JSONValue {
+        // A poll is stored (and noted) after it was sent: `now` a little in the past catches one sent just before.
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let devices = daemon.liveStats.polled(after: since).sorted { $0.device < $1.device }.map { polled -> JSONValue in
+            [
+                "device": .string(polled.device),
+                "code": .string(polled.note.code),
+                "newPolls": .int(Int64(polled.note.polls(after: since))),
+                "lastPoll": .int(polled.note.lastPollMs),
+                "lastHttpStatus": polled.note.httpStatus.map { .int(Int64($0)) } ?? .null,
+                "lastOutcome": polled.outcome?.jsonValue ?? .null,
+            ]
+        }
+        return ["now": .int(now), "devices": .array(devices)]
+    }
+
     func fleetsStats(series: Bool = false) async -> JSONValue {
         let daemon = self.daemon
         let byFleet = await daemon.fleet.phaseCounts { name in daemon.fleetName(of: name) ?? LiveStats.noFleet }

@@ -12,6 +12,12 @@ extension ControlMethods {
             result: "{polls: [{code, sentAt, plannedAt, latencyMs, httpStatus, outcome, nextDelayMs}]}"
         ) { handler, params throws(RPCError) in try await handler.devicesPolls(params) },
         ControlMethod(
+            "devices.polled",
+            "The devices that polled after since (ms): each one's new polls, latest poll, status and outcome; now is the next since.",
+            parameters: [ControlParameter("since", .integer, required: true, "Epoch milliseconds, e.g. the previous answer's now.")],
+            result: "{now, devices: [{device, code, newPolls, lastPoll, lastHttpStatus, lastOutcome}]}"
+        ) { handler, params throws(RPCError) in handler.devicesPolled(since: try params.optionalInt("since") ?? 0) },
+        ControlMethod(
             "fleets.stats",
             "Per fleet: devices by state, polls per second, 429s and errors per minute, totals; with series, the last minute second by second.",
             parameters: [

@@ -8,7 +8,8 @@ extension Daemon {
         _ factory: EmbeddedBackendFactory?,
         configuration: DaemonConfiguration,
         catalog: DeviceCatalog,
-        identityProvider: TVProviderIdentityProvider
+        identityProvider: TVProviderIdentityProvider,
+        maxConnections: Int
     ) throws(ConfigurationError) -> (any EmbeddedBackend)? {
         guard configuration.usesEmbeddedSimulator else { return nil }
         guard let factory else {
@@ -25,7 +26,8 @@ extension Daemon {
         let context = EmbeddedBackendContext(
             configuration: configuration,
             tvProviderPublicKeyPEM: identityProvider.publicKeyPEM,
-            signingKeys: signingKeys
+            signingKeys: signingKeys,
+            maxConnections: maxConnections
         )
         return try factory(context)
     }

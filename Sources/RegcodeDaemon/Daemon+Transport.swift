@@ -34,13 +34,12 @@ extension Daemon {
         _ configuration: DaemonConfiguration,
         loops: [any EventLoop],
         embeddedCA: String?,
+        openFiles: (before: Int, after: Int),
+        budget: DescriptorBudget,
         logger: Logger
     ) throws(ConfigurationError) -> ConnectionPools {
         let tls = try tlsContext(configuration, embeddedCA: embeddedCA)
-        let openFiles = OpenFileLimit.raiseToHardLimit()
-        let connectionBudget = ConnectionBudget(
-            limit: OpenFileLimit.connectionBudget(forLimit: openFiles.after, embeddedSimulator: configuration.usesEmbeddedSimulator)
-        )
+        let connectionBudget = ConnectionBudget(limit: budget.fleet)
         let pools = ConnectionPools(
             commonConnections: max(8, configuration.maxConcurrentRequests),
             // A refused connection (or a silent TLS port) fails fast and backs off.

@@ -6,6 +6,7 @@ import DeviceFleet
 import DeviceRegistry
 import Foundation
 import KeepAliveHTTP
+import ListenerGuard
 import Logging
 import NIOCore
 import NIOPosix
@@ -52,6 +53,11 @@ public final class Daemon: Sendable {
     /// The HTTP listener's bearer token, read at start-up; nil on loopback without one.
     let httpToken: String?
     let metrics: RegcodeMetrics?
+    /// How the open-file limit (raised to its hard limit at start) is shared between the listeners, the fleet's
+    /// connections and the database.
+    let descriptorBudget: DescriptorBudget
+    /// The running listeners' caps and counts, for `daemon.status` and the metrics.
+    let listeners = SharedValue<[ListenerCounters]>([])
     /// Signs the SAML answers of every emulated TV Provider (Apple single sign-on).
     let tvProviderIdentityProvider: TVProviderIdentityProvider
 
@@ -80,6 +86,9 @@ public final class Daemon: Sendable {
         // Before the store opens: a second daemon on this file must not write a byte of it.
         try DatabaseLock.acquire(database: configuration.database)
         self.store = try Self.openStore(configuration, logger: logger)
+        let openFiles = OpenFileLimit.raiseToHardLimit()
+        let budget = DescriptorBudget(limit: openFiles.after, configuration: configuration)
+        self.descriptorBudget = budget
         let identityProvider = try TVProviderKeyFile.identityProvider(configuration, logger: logger)
         self.tvProviderIdentityProvider = identityProvider
         catalog.identityProvider = identityProvider
@@ -88,7 +97,8 @@ public final class Daemon: Sendable {
             embeddedBackend,
             configuration: configuration,
             catalog: catalog,
-            identityProvider: identityProvider
+            identityProvider: identityProvider,
+            maxConnections: budget.simulator
         )
         self.simulator = simulator
         self.embeddedStatementKey = simulator?.statementKey
@@ -102,7 +112,14 @@ public final class Daemon: Sendable {
         self.pipeline = EventPipeline(store: store, broadcaster: broadcaster, observers: observers, clock: ContinuousClock(), logger: logger)
         // Each fleet partition and its plain-HTTP connections share one event loop (see `Fleet.init`).
         let fleetLoops = Self.fleetLoops(count: configuration.fleetLoops)
-        self.connectionPools = try Self.makeConnectionPools(configuration, loops: fleetLoops, embeddedCA: simulator?.caFile, logger: logger)
+        self.connectionPools = try Self.makeConnectionPools(
+            configuration,
+            loops: fleetLoops,
+            embeddedCA: simulator?.caFile,
+            openFiles: openFiles,
+            budget: budget,
+            logger: logger
+        )
         let backend = self.backend
         self.fleet = PartitionedFleet(
             clock: SystemDeviceClock(),
@@ -167,6 +184,8 @@ public final class Daemon: Sendable {
         services.append(.init(service: CheckpointService(store: store, logger: logger)))
         services.append(.init(service: ReloadService(daemon: self)))
         if let metrics, let address = configuration.metrics.flatMap(HostPort.parse) {
+            let listenerGuard = ListenerGuard(name: "metrics", limits: listenerLimits(maxConnections: descriptorBudget.metrics), logger: logger)
+            listeners.value.append(listenerGuard.counters)
             services.append(
                 .init(
                     service: MetricsService(
@@ -176,6 +195,8 @@ public final class Daemon: Sendable {
                         broadcaster: broadcaster,
                         pipeline: pipeline,
                         transport: connectionPools.statistics,
+                        listeners: listeners,
+                        listenerGuard: listenerGuard,
                         logger: logger
                     )
                 )

@@ -1,0 +1,178 @@
+import NIOCore
+import NIOHTTP1
+
+/// First in a connection's pipeline, on its raw bytes: closes a connection whose request (a control line, or an HTTP
+/// head and body) began and did not arrive whole within the read timeout, and, for control lines, a connection that
+/// stayed silent both ways past the idle timeout with nothing holding it open (see ``ConnectionActivity``).
+///
+/// The read timeout counts only while the server wants input: a connection the server stopped reading (its own
+/// back-pressure) is not the peer's fault. HTTP connections idle out in Hummingbird's own handler; they learn that a
+/// request arrived whole from an ``HTTPRequestEndHandler`` behind the HTTP decoder.
+public final class ReadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    public typealias InboundIn = ByteBuffer
+    public typealias InboundOut = ByteBuffer
+    public typealias OutboundIn = NIOAny
+    public typealias OutboundOut = NIOAny
+
+    /// How the handler knows a request is whole.
+    public enum Framing: Sendable {
+        /// A newline ends it.
+        case lines
+        /// An ``HTTPRequestEndHandler`` says so.
+        case httpRequests
+    }
+
+    /// Why a connection was closed.
+    enum Expiry: String {
+        case read
+        case idle
+
+        var message: String {
+            switch self {
+            case .read: "closed a connection that sent a request too slowly"
+            case .idle: "closed an idle connection"
+            }
+        }
+    }
+
+    private let framing: Framing
+    private let readTimeout: TimeAmount?
+    private let idleTimeout: TimeAmount?
+    private let activity: ConnectionActivity?
+    private let listener: ListenerGuard
+    /// When the request now arriving began; nil between requests.
+    private var partialSince: NIODeadline?
+    private var lastTraffic = NIODeadline.uptimeNanoseconds(0)
+    /// The server asked for input and has not had it yet.
+    private var wantsInput = false
+    private var timer: (deadline: NIODeadline, task: Scheduled<Void>)?
+
+    /// - Parameters:
+    ///   - activity: For `.lines`, what keeps a quiet connection open; without it the idle timeout is not applied.
+    public init(framing: Framing, listener: ListenerGuard, activity: ConnectionActivity? = nil) {
+        self.framing = framing
+        self.listener = listener
+        self.readTimeout = listener.limits.readTimeout.map { TimeAmount($0) }
+        self.idleTimeout = framing == .lines && activity != nil ? listener.limits.idleTimeout.map { TimeAmount($0) } : nil
+        self.activity = activity
+    }
+
+    public func handlerAdded(context: ChannelHandlerContext) {
+        self.lastTraffic = context.eventLoop.now
+        self.arm(context)
+    }
+
+    public func handlerRemoved(context: ChannelHandlerContext) {
+        self.timer?.task.cancel()
+        self.timer = nil
+    }
+
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let bytes = self.unwrapInboundIn(data).readableBytesView
+        let now = context.eventLoop.now
+        self.lastTraffic = now
+        self.wantsInput = false
+        switch self.framing {
+        case .lines:
+            if let newline = bytes.lastIndex(of: UInt8(ascii: "\n")) {
+                // Whatever follows the last newline is a line that began just now.
+                self.partialSince = newline == bytes.index(before: bytes.endIndex) ? nil : now
+            } else if !bytes.isEmpty, self.partialSince == nil {
+                self.partialSince = now
+            }
+        case .httpRequests:
+            if !bytes.isEmpty, self.partialSince == nil { self.partialSince = now }
+        }
+        self.arm(context)
+        context.fireChannelRead(data)
+    }
+
+    public func read(context: ChannelHandlerContext) {
+        if !self.wantsInput, self.partialSince != nil {
+            // Reading again after holding back: the peer gets a whole period from now.
+            self.partialSince = context.eventLoop.now
+        }
+        self.wantsInput = true
+        context.read()
+    }
+
+    public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        self.lastTraffic = context.eventLoop.now
+        context.write(data, promise: promise)
+    }
+
+    /// The HTTP request now arriving is whole.
+    func requestCompleted() {
+        self.partialSince = nil
+    }
+
+    private func expiry(at now: NIODeadline) -> (Expiry?, next: NIODeadline?) {
+        var next: NIODeadline?
+        if let since = self.partialSince, let readTimeout {
+            let due = since + readTimeout
+            if due <= now, self.wantsInput { return (.read, nil) }
+            next = due <= now ? now + readTimeout : due
+        }
+        if self.partialSince == nil, let idleTimeout {
+            let due = self.lastTraffic + idleTimeout
+            if due <= now, self.activity?.isHeld != true { return (.idle, nil) }
+            let candidate = due <= now ? now + idleTimeout : due
+            next = next.map { min($0, candidate) } ?? candidate
+        }
+        return (nil, next)
+    }
+
+    private func arm(_ context: ChannelHandlerContext) {
+        guard let next = self.expiry(at: context.eventLoop.now).next else { return }
+        if let timer, timer.deadline <= next { return }
+        self.timer?.task.cancel()
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let task = context.eventLoop.scheduleTask(deadline: next) {
+            let (handler, context) = loopBound.value
+            handler.fire(context)
+        }
+        self.timer = (next, task)
+    }
+
+    private func fire(_ context: ChannelHandlerContext) {
+        self.timer = nil
+        let (expired, _) = self.expiry(at: context.eventLoop.now)
+        guard let expired else {
+            self.arm(context)
+            return
+        }
+        self.listener.timedOut(expired)
+        context.close(promise: nil)
+    }
+}
+
+/// Behind the HTTP/1.1 decoder: tells the connection's ``ReadDeadlineHandler`` when a request has arrived whole.
+public final class HTTPRequestEndHandler: ChannelInboundHandler, RemovableChannelHandler {
+    public typealias InboundIn = HTTPServerRequestPart
+    public typealias InboundOut = HTTPServerRequestPart
+
+    private let deadline: ReadDeadlineHandler
+
+    init(deadline: ReadDeadlineHandler) {
+        self.deadline = deadline
+    }
+
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .end = self.unwrapInboundIn(data) { self.deadline.requestCompleted() }
+        context.fireChannelRead(data)
+    }
+}
+
+extension ListenerGuard {
+    /// Adds read deadlines to an HTTP/1.1 connection whose pipeline is set up (a ``ReadDeadlineHandler`` first, an
+    /// ``HTTPRequestEndHandler`` right after the HTTP decoder). A pipeline without that decoder (HTTP/2) is left as
+    /// it is: its streams idle out in the HTTP/2 handler.
+    public func addHTTPReadDeadline(to channel: any Channel) throws {
+        guard self.limits.readTimeout != nil else { return }
+        let pipeline = channel.pipeline.syncOperations
+        guard let decoder = try? pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self) else { return }
+        let deadline = ReadDeadlineHandler(framing: .httpRequests, listener: self)
+        try pipeline.addHandler(deadline, position: .first)
+        try pipeline.addHandler(HTTPRequestEndHandler(deadline: deadline), position: .after(decoder))
+    }
+}

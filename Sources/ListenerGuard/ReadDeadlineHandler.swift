@@ -45,6 +45,8 @@ public final class ReadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
     private var lastTraffic = NIODeadline.uptimeNanoseconds(0)
     /// The server asked for input and has not had it yet.
     private var wantsInput = false
+    /// When input last arrived (and the server's demand with it was met).
+    private var lastInput = NIODeadline.uptimeNanoseconds(0)
     private var timer: (deadline: NIODeadline, task: Scheduled<Void>)?
 
     /// - Parameters:
@@ -71,6 +73,7 @@ public final class ReadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
         let bytes = self.unwrapInboundIn(data).readableBytesView
         let now = context.eventLoop.now
         self.lastTraffic = now
+        self.lastInput = now
         self.wantsInput = false
         switch self.framing {
         case .lines:
@@ -88,9 +91,9 @@ public final class ReadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
     }
 
     public func read(context: ChannelHandlerContext) {
-        if !self.wantsInput, self.partialSince != nil {
-            // Reading again after holding back: the peer gets a whole period from now.
-            self.partialSince = context.eventLoop.now
+        if !self.wantsInput, let since = self.partialSince {
+            // The time the server held back (asked for nothing since the last input) is not counted against the peer.
+            self.partialSince = since + (context.eventLoop.now - self.lastInput)
         }
         self.wantsInput = true
         context.read()

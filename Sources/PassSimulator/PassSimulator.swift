@@ -190,7 +190,9 @@ public final class PassSimulator: Sendable {
         let v1 = V1Routes(state: self.state, configuration: self.configuration, faults: self.faults, mediaTokens: self.mediaTokens)
         v1.registerBrowser(on: router.group())
 
-        AdminRoutes(state: self.state, faults: self.faults, connections: self.connections, listener: self.listener.counters).register(on: router.group("/_sim"))
+        AdminRoutes(state: self.state, faults: self.faults, connections: self.connections, listener: self.listener.counters).register(
+            on: router.group("/_sim")
+        )
         SSOAdminRoutes(state: self.state).register(on: router.group("/_sim"))
         EntitlementAdminRoutes(state: self.state).register(on: router.group("/_sim"))
         ActivationPages(state: self.state, configuration: self.configuration).register(on: router.group())

@@ -9,7 +9,7 @@ extension Daemon {
         configuration: DaemonConfiguration,
         catalog: DeviceCatalog,
         identityProvider: TVProviderIdentityProvider,
-        maxConnections: Int
+        maxConnections: Int = 1024
     ) throws(ConfigurationError) -> (any EmbeddedBackend)? {
         guard configuration.usesEmbeddedSimulator else { return nil }
         guard let factory else {

@@ -1,6 +1,6 @@
 import AccessEnablerAPI
-import ControlSocket
 import ControlHTTP
+import ControlSocket
 import CoreMetrics
 import DeviceFleet
 import DeviceRegistry

@@ -260,7 +260,10 @@ struct PassSim: AsyncParsableCommand {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("Close a connection whose HTTP/1.1 request head and body have not arrived this long after they began (0: never).", valueName: "seconds")
+        help: ArgumentHelp(
+            "Close a connection whose HTTP/1.1 request head and body have not arrived this long after they began (0: never).",
+            valueName: "seconds"
+        )
     )
     var readTimeout: Seconds = Seconds(10)
 

@@ -92,13 +92,15 @@ struct RegcodedCommand: AsyncParsableCommand {
 
     @Option(
         name: .long,
-        help: "Close a control or HTTP connection with no call, subscription or event stream in progress after this long without traffic (default 60s; off: never)."
+        help:
+            "Close a control or HTTP connection with no call, subscription or event stream in progress after this long without traffic (default 60s; off: never)."
     )
     var idleTimeout: String?
 
     @Option(
         name: .long,
-        help: "Close a connection whose control line, or HTTP request head and body, has not arrived whole this long after it began (default 10s; off: never)."
+        help:
+            "Close a connection whose control line, or HTTP request head and body, has not arrived whole this long after it began (default 10s; off: never)."
     )
     var readTimeout: String?
 

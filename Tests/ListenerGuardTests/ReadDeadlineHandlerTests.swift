@@ -36,6 +36,20 @@ import Glibc
         #expect(listener.counters.snapshot.timedOut == 1)
     }
 
+    @Test func aLineTrickledAByteAtATimeIsCutAfterTheReadTimeout() throws {
+        let listener = Self.listener()
+        let channel = try Self.lineChannel(listener)
+        for second in 0..<10 {
+            #expect(channel.isActive, "at \(second) s")
+            try channel.writeInbound(ByteBuffer(string: "x"))
+            // As the channel does after every read while it wants more.
+            channel.read()
+            channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        }
+        #expect(!channel.isActive)
+        #expect(listener.counters.snapshot.timedOut == 1)
+    }
+
     @Test func wholeLinesDoNotStartTheReadTimeoutAndTheServerHoldingBackDoesNotCount() throws {
         let listener = Self.listener(idle: nil)
         let channel = try Self.lineChannel(listener)
@@ -46,7 +60,7 @@ import Glibc
         try channel.writeInbound(ByteBuffer(string: "{\"a\":"))
         channel.embeddedEventLoop.advanceTime(by: .seconds(60))
         #expect(channel.isActive)
-        // Reading again: the peer gets a whole period from then.
+        // Reading again: the time held back is not counted, so the peer has its whole period from then.
         channel.read()
         channel.embeddedEventLoop.advanceTime(by: .seconds(9))
         #expect(channel.isActive)

@@ -2,6 +2,7 @@ import HummingbirdCore
 import HummingbirdHTTP2
 import HummingbirdTLS
 import ListenerGuard
+import NIOCore
 
 extension HTTPServerBuilder {
     /// The simulator's server: plain HTTP/1.1, or HTTPS with `h2` and `http/1.1` by ALPN (or `http/1.1` only), each

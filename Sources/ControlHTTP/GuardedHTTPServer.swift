@@ -4,8 +4,9 @@ import ListenerGuard
 import Logging
 import NIOCore
 
-/// An HTTP/1.1 connection bounded by its listener's ``ListenerGuard``: Hummingbird's idle timeout (a connection with no
-/// request in progress) and the guard's read deadline (a request must arrive whole once begun).
+/// An HTTP/1.1 connection bounded by its listener's ``ListenerGuard``: its idle timeout (a connection with no request
+/// in progress; an open event stream is one) and its read deadline (a request must arrive whole once begun), both
+/// counted in the listener's `timedOut`.
 public struct GuardedHTTP1Channel: ServerChildChannel {
     public typealias Value = HTTP1Channel.Value
 
@@ -29,10 +30,7 @@ extension HTTPServerBuilder {
     public static func guarded(by listenerGuard: ListenerGuard) -> HTTPServerBuilder {
         .init { responder in
             GuardedHTTP1Channel(
-                base: HTTP1Channel(
-                    responder: responder,
-                    configuration: .init(idleTimeout: listenerGuard.limits.idleTimeout.map { TimeAmount($0) })
-                ),
+                base: HTTP1Channel(responder: responder),
                 listenerGuard: listenerGuard
             )
         }

@@ -55,7 +55,7 @@ public final class ReadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
         self.framing = framing
         self.listener = listener
         self.readTimeout = listener.limits.readTimeout.map { TimeAmount($0) }
-        self.idleTimeout = framing == .lines && activity != nil ? listener.limits.idleTimeout.map { TimeAmount($0) } : nil
+        self.idleTimeout = framing == .httpRequests || activity != nil ? listener.limits.idleTimeout.map { TimeAmount($0) } : nil
         self.activity = activity
     }
 
@@ -104,9 +104,22 @@ public final class ReadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
         context.write(data, promise: promise)
     }
 
+    /// HTTP requests whose response has not ended: a connection answering one (an event stream) is not idle.
+    private var requestsInProgress = 0
+
+    /// An HTTP request's head arrived.
+    func requestBegan() {
+        self.requestsInProgress += 1
+    }
+
     /// The HTTP request now arriving is whole.
     func requestCompleted() {
         self.partialSince = nil
+    }
+
+    /// A response ended.
+    func responseEnded() {
+        self.requestsInProgress = max(0, self.requestsInProgress - 1)
     }
 
     private func expiry(at now: NIODeadline) -> (Expiry?, next: NIODeadline?) {
@@ -118,7 +131,7 @@ public final class ReadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
         }
         if self.partialSince == nil, let idleTimeout {
             let due = self.lastTraffic + idleTimeout
-            if due <= now, self.activity?.isHeld != true { return (.idle, nil) }
+            if due <= now, self.activity?.isHeld != true, self.requestsInProgress == 0 { return (.idle, nil) }
             let candidate = due <= now ? now + idleTimeout : due
             next = next.map { min($0, candidate) } ?? candidate
         }
@@ -149,10 +162,13 @@ public final class ReadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
     }
 }
 
-/// Behind the HTTP/1.1 decoder: tells the connection's ``ReadDeadlineHandler`` when a request has arrived whole.
-public final class HTTPRequestEndHandler: ChannelInboundHandler, RemovableChannelHandler {
+/// Behind the HTTP/1.1 decoder: tells the connection's ``ReadDeadlineHandler`` when a request began, when it has
+/// arrived whole, and when its response ended.
+public final class HTTPRequestEndHandler: ChannelDuplexHandler, RemovableChannelHandler {
     public typealias InboundIn = HTTPServerRequestPart
     public typealias InboundOut = HTTPServerRequestPart
+    public typealias OutboundIn = HTTPServerResponsePart
+    public typealias OutboundOut = HTTPServerResponsePart
 
     private let deadline: ReadDeadlineHandler
 
@@ -161,17 +177,26 @@ public final class HTTPRequestEndHandler: ChannelInboundHandler, RemovableChanne
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .end = self.unwrapInboundIn(data) { self.deadline.requestCompleted() }
+        switch self.unwrapInboundIn(data) {
+        case .head: self.deadline.requestBegan()
+        case .body: break
+        case .end: self.deadline.requestCompleted()
+        }
         context.fireChannelRead(data)
+    }
+
+    public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = self.unwrapOutboundIn(data) { self.deadline.responseEnded() }
+        context.write(data, promise: promise)
     }
 }
 
 extension ListenerGuard {
-    /// Adds read deadlines to an HTTP/1.1 connection whose pipeline is set up (a ``ReadDeadlineHandler`` first, an
-    /// ``HTTPRequestEndHandler`` right after the HTTP decoder). A pipeline without that decoder (HTTP/2) is left as
-    /// it is: its streams idle out in the HTTP/2 handler.
+    /// Adds the read deadline and the idle timeout to an HTTP/1.1 connection whose pipeline is set up (a
+    /// ``ReadDeadlineHandler`` first, an ``HTTPRequestEndHandler`` right after the HTTP decoder). A pipeline without
+    /// that decoder (HTTP/2) is left as it is: it idles out in the HTTP/2 handler.
     public func addHTTPReadDeadline(to channel: any Channel) throws {
-        guard self.limits.readTimeout != nil else { return }
+        guard self.limits.readTimeout != nil || self.limits.idleTimeout != nil else { return }
         let pipeline = channel.pipeline.syncOperations
         guard let decoder = try? pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self) else { return }
         let deadline = ReadDeadlineHandler(framing: .httpRequests, listener: self)

@@ -135,7 +135,8 @@ extension EndToEnd {
             #expect(await control.waitUntilClosed(n, in: 0..<n) == n, "idle control connections")
             #expect(await control.waitUntilClosed(n, in: n..<2 * n) == n, "half-sent control lines")
 
-            // The readers outlived several timeouts: the subscriber still answers, the stream is still open.
+            // The readers outlive several timeouts: the subscriber still answers, the stream is still open.
+            try await Task.sleep(for: .seconds(3))
             #expect(stream.closedByServer() == 0)
             subscriber.send(#"{"jsonrpc":"2.0","id":2,"method":"daemon.status"}"# + "\n")
             #expect(subscriber.reply(id: 2)?["result"]?["listeners"] != nil)

@@ -13,7 +13,10 @@ extension HTTPServerBuilder {
     /// made here because those builders do not hand out the channel the wrappers need. The PEM files are read when
     /// the server starts; a bad file stops the start with a ``SimulatorTLSError``.
     static func simulator(tls: SimulatorTLS?, counters: ConnectionCounters, listener: ListenerGuard? = nil) -> HTTPServerBuilder {
-        let http1 = HTTP1Channel.Configuration(idleTimeout: listener?.limits.idleTimeout.map { TimeAmount($0) })
+        // HTTP/1.1 idles out in the listener's own handler (counted); a connection that settles its protocol by ALPN
+        // (HTTP/2, or HTTP/1.1 after the handshake) in Hummingbird's.
+        let http1 = HTTP1Channel.Configuration()
+        let negotiated = HTTP1Channel.Configuration(idleTimeout: listener?.limits.idleTimeout.map { TimeAmount($0) })
         guard let tls else {
             return .init { responder in
                 ConnectionCountingChannel(
@@ -24,7 +27,7 @@ extension HTTPServerBuilder {
                 )
             }
         }
-        let http2 = HTTP2ChannelConfiguration(idleTimeout: listener?.limits.idleTimeout, streamConfiguration: http1)
+        let http2 = HTTP2ChannelConfiguration(idleTimeout: listener?.limits.idleTimeout, streamConfiguration: negotiated)
         return .init { responder in
             let configuration = try tls.serverConfiguration()
             switch tls.protocols {

@@ -220,8 +220,6 @@ public final class ControlServer: Service, Sendable {
             serverChannel = try await ServerBootstrap(group: self.eventLoopGroup)
                 .serverChannelInitializer { [listenerGuard = self.listenerGuard] channel in
                     channel.eventLoop.makeCompletedFuture {
-                        // The cap, accept back-off and an accept-error sink: EMFILE and friends, which NIO reports
-                        // without closing the listener, must not end the async accept sequence.
                         try channel.pipeline.syncOperations.addHandlers(listenerGuard.serverHandlers())
                     }
                 }

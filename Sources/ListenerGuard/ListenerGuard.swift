@@ -17,7 +17,8 @@ public struct ListenerGuard: Sendable {
         self.log = RepeatLimitedLog(logger: logger)
     }
 
-    /// The listening channel's handlers, in order.
+    /// The listening channel's handlers, in order: accept back-off, the cap, and a sink for accept errors (EMFILE and
+    /// friends, which NIO reports without closing the listener, must not end an async accept sequence).
     public func serverHandlers() -> [any ChannelHandler] {
         [
             // Stops accepting for a moment when the process is out of descriptors, instead of spinning on the error.

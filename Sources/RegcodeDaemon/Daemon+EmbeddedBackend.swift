@@ -8,8 +8,7 @@ extension Daemon {
         _ factory: EmbeddedBackendFactory?,
         configuration: DaemonConfiguration,
         catalog: DeviceCatalog,
-        identityProvider: TVProviderIdentityProvider,
-        maxConnections: Int = 1024
+        identityProvider: TVProviderIdentityProvider
     ) throws(ConfigurationError) -> (any EmbeddedBackend)? {
         guard configuration.usesEmbeddedSimulator else { return nil }
         guard let factory else {
@@ -27,7 +26,7 @@ extension Daemon {
             configuration: configuration,
             tvProviderPublicKeyPEM: identityProvider.publicKeyPEM,
             signingKeys: signingKeys,
-            maxConnections: maxConnections
+            maxConnections: DescriptorBudget(limit: OpenFileLimit.raised.after, configuration: configuration).simulator
         )
         return try factory(context)
     }

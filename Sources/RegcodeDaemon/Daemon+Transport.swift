@@ -34,12 +34,11 @@ extension Daemon {
         _ configuration: DaemonConfiguration,
         loops: [any EventLoop],
         embeddedCA: String?,
-        openFiles: (before: Int, after: Int),
-        budget: DescriptorBudget,
         logger: Logger
     ) throws(ConfigurationError) -> ConnectionPools {
         let tls = try tlsContext(configuration, embeddedCA: embeddedCA)
-        let connectionBudget = ConnectionBudget(limit: budget.fleet)
+        let openFiles = OpenFileLimit.raised
+        let connectionBudget = ConnectionBudget(limit: DescriptorBudget(limit: openFiles.after, configuration: configuration).fleet)
         let pools = ConnectionPools(
             commonConnections: max(8, configuration.maxConcurrentRequests),
             // A refused connection (or a silent TLS port) fails fast and backs off.

@@ -55,7 +55,9 @@ public final class Daemon: Sendable {
     let metrics: RegcodeMetrics?
     /// How the open-file limit (raised to its hard limit at start) is shared between the listeners, the fleet's
     /// connections and the database.
-    let descriptorBudget: DescriptorBudget
+    var descriptorBudget: DescriptorBudget {
+        DescriptorBudget(limit: OpenFileLimit.raised.after, configuration: configuration)
+    }
     /// The running listeners' caps and counts, for `daemon.status` and the metrics.
     let listeners = SharedValue<[ListenerCounters]>([])
     /// Signs the SAML answers of every emulated TV Provider (Apple single sign-on).
@@ -86,9 +88,6 @@ public final class Daemon: Sendable {
         // Before the store opens: a second daemon on this file must not write a byte of it.
         try DatabaseLock.acquire(database: configuration.database)
         self.store = try Self.openStore(configuration, logger: logger)
-        let openFiles = OpenFileLimit.raiseToHardLimit()
-        let budget = DescriptorBudget(limit: openFiles.after, configuration: configuration)
-        self.descriptorBudget = budget
         let identityProvider = try TVProviderKeyFile.identityProvider(configuration, logger: logger)
         self.tvProviderIdentityProvider = identityProvider
         catalog.identityProvider = identityProvider
@@ -97,8 +96,7 @@ public final class Daemon: Sendable {
             embeddedBackend,
             configuration: configuration,
             catalog: catalog,
-            identityProvider: identityProvider,
-            maxConnections: budget.simulator
+            identityProvider: identityProvider
         )
         self.simulator = simulator
         self.embeddedStatementKey = simulator?.statementKey
@@ -112,14 +110,7 @@ public final class Daemon: Sendable {
         self.pipeline = EventPipeline(store: store, broadcaster: broadcaster, observers: observers, clock: ContinuousClock(), logger: logger)
         // Each fleet partition and its plain-HTTP connections share one event loop (see `Fleet.init`).
         let fleetLoops = Self.fleetLoops(count: configuration.fleetLoops)
-        self.connectionPools = try Self.makeConnectionPools(
-            configuration,
-            loops: fleetLoops,
-            embeddedCA: simulator?.caFile,
-            openFiles: openFiles,
-            budget: budget,
-            logger: logger
-        )
+        self.connectionPools = try Self.makeConnectionPools(configuration, loops: fleetLoops, embeddedCA: simulator?.caFile, logger: logger)
         let backend = self.backend
         self.fleet = PartitionedFleet(
             clock: SystemDeviceClock(),

@@ -19,6 +19,9 @@ enum OpenFileLimit {
         DescriptorBudget(limit: limit, embeddedSimulator: embeddedSimulator).fleet
     }
 
+    /// The limits before and after ``raiseToHardLimit()``, raised once, when first asked for (at start).
+    static let raised = raiseToHardLimit()
+
     /// Raises the soft limit to the hard one, as systemd expects of a service that needs many descriptors (its
     /// default soft limit of 1024 protects `select(2)` users; NIO uses epoll). Returns the soft limit before and
     /// after; `after` equals `before` when the limit could not be raised.

@@ -117,10 +117,23 @@ let package = Package(
             dependencies: [.product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: swiftSettings
         ),
+        // What bounds every listener: a connection cap from the descriptor budget, accept back-off, idle and read
+        // timeouts, and a log that rate-limits its own repeats.
+        .target(
+            name: "ListenerGuard",
+            dependencies: [
+                "RegcodeSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The Adobe Pass backend simulator (Hummingbird 2), embeddable in-process.
         .target(
             name: "PassSimulator",
             dependencies: [
+                "ListenerGuard",
                 "RegcodeSupport",
                 "EventLoopExecutor",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -160,6 +173,7 @@ let package = Package(
         .target(
             name: "ControlSocket",
             dependencies: [
+                "ListenerGuard",
                 "RegcodeSupport",
                 "EventLoopExecutor",
                 "RegcodeEngine",
@@ -177,6 +191,7 @@ let package = Package(
             name: "ControlHTTP",
             dependencies: [
                 "ControlSocket",
+                "ListenerGuard",
                 "RegcodeSupport",
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -221,6 +236,7 @@ let package = Package(
                 "ControlHTTP",
                 // Thresholds in the configuration.
                 "SoakReport",
+                "ListenerGuard",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -487,7 +503,24 @@ let package = Package(
         ),
         .testTarget(
             name: "RegcodeSupportTests",
-            dependencies: ["RegcodeSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "RegcodeSupport",
+                "RegcodeTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ListenerGuardTests",
+            dependencies: [
+                "ListenerGuard",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
     ],

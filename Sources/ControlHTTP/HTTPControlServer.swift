@@ -2,6 +2,7 @@ import AsyncAlgorithms
 import ControlSocket
 import HTTPTypes
 import Hummingbird
+import ListenerGuard
 import Logging
 import NIOCore
 import RegcodeSupport
@@ -25,6 +26,10 @@ public struct HTTPControlServer: Service {
         /// The largest `POST /rpc` body; the socket's line limit.
         public var maxBodySize = 1 << 20
         public var inputLimits = InputLimits()
+        /// Connections held at once (past it, a new one is accepted and closed at once, and counted), the idle
+        /// timeout of a connection with no request in progress (an open event stream is a request in progress), and
+        /// how long a request's head and body may take to arrive once begun.
+        public var limits = ListenerLimits(maxConnections: 1024)
 
         public init(host: String, port: Int, token: String? = nil) {
             self.host = host
@@ -40,6 +45,8 @@ public struct HTTPControlServer: Service {
     let logger: Logger
     /// Open event streams, ended together at graceful shutdown (an idle stream would otherwise hold it up).
     let streams = OpenStreams()
+    /// The listener's cap, counts and timeouts.
+    public let listenerGuard: ListenerGuard
 
     /// - Parameters:
     ///   - metrics: The Prometheus exposition to serve at `/metrics`; nil serves none.
@@ -56,16 +63,22 @@ public struct HTTPControlServer: Service {
         self.metrics = metrics
         self.onListening = onListening
         self.logger = logger
+        self.listenerGuard = ListenerGuard(name: "http", limits: configuration.limits, logger: logger)
     }
 
     public func run() async throws {
         let router = self.makeRouter()
         let port = self.configuration.port
         let onListening = self.onListening
+        let listenerGuard = self.listenerGuard
         let app = Application(
             router: router,
-            configuration: .init(address: .hostname(self.configuration.host, port: port), serverName: "regcoded"),
-            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
+            server: .guarded(by: listenerGuard),
+            configuration: .guarded(host: self.configuration.host, port: port, serverName: "regcoded", by: listenerGuard),
+            onServerRunning: { channel in
+                try? await listenerGuard.install(on: channel)
+                await onListening(channel.localAddress?.port ?? port)
+            },
             logger: self.logger
         )
         let streams = self.streams

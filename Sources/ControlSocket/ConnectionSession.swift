@@ -1,4 +1,5 @@
 import EventLoopExecutor
+import ListenerGuard
 import Logging
 import NIOCore
 import RegcodeEngine
@@ -10,6 +11,8 @@ struct ConnectionSession: Sendable {
     let writer: LineWriter
     let peer: PeerCredentials
     let handler: any ControlHandler
+    /// Held while a call is answered and while a subscription runs: the connection is busy, not idle.
+    let activity: ConnectionActivity
     let maxLineLength: Int
     let inputLimits: InputLimits
     let cutOffGracePeriod: Duration
@@ -25,6 +28,8 @@ struct ConnectionSession: Sendable {
         await withDiscardingTaskGroup { group in
             do {
                 for try await frame in inbound {
+                    self.activity.hold()
+                    defer { self.activity.release() }
                     switch frame {
                     case .tooLong(let byteCount):
                         self.logger.debug("Discarded an over-long control line", metadata: ["control.line.bytes": "\(byteCount)"])
@@ -46,7 +51,11 @@ struct ConnectionSession: Sendable {
                             }
                             // On the connection's loop an event costs one hand-over between threads (publisher to
                             // loop) instead of three: the write completes and resumes the task in place.
-                            group.addTask(executorPreference: EventLoopTaskExecutor(self.channel.eventLoop)) { await self.stream(subscription) }
+                            self.activity.hold()
+                            group.addTask(executorPreference: EventLoopTaskExecutor(self.channel.eventLoop)) {
+                                defer { self.activity.release() }
+                                await self.stream(subscription)
+                            }
                         }
                     }
                 }

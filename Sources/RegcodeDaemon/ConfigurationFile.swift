@@ -190,6 +190,8 @@ public enum ConfigurationFile {
                 case "max_concurrent_requests": configuration.maxConcurrentRequests = try int(value, key, range: 1...100_000)
                 case "fleet_loops": configuration.fleetLoops = try int(value, key, range: 1...64)
                 case "subscriber_buffer": configuration.subscriberBuffer = try int(value, key, range: 16...1_000_000)
+                case "idle_timeout": configuration.idleTimeout = try optionalDuration(value, key)
+                case "read_timeout": configuration.readTimeout = try optionalDuration(value, key)
                 case "timer_slack":
                     let slack = try duration(value, key)
                     guard slack <= .seconds(1) else { throw fail(key, "must be at most 1s (it is added to every poll's lateness)") }

@@ -1,5 +1,6 @@
 import ControlHTTP
 import ControlSocket
+import ListenerGuard
 import RegcodeSupport
 import ServiceLifecycle
 
@@ -16,6 +17,7 @@ extension Daemon {
             listener = .path(configuration.socket)
         }
         var serverConfiguration = ControlServer.Configuration(listener: listener)
+        serverConfiguration.limits = listenerLimits(maxConnections: descriptorBudget.control)
         if let groupName = configuration.socketGroup {
             guard let gid = ControlServer.groupID(named: groupName) else {
                 throw ConfigurationError(file: configuration.configFile, key: "socket_group", reason: "no group named '\(groupName)'")
@@ -26,9 +28,11 @@ extension Daemon {
         let server = ControlServer(configuration: serverConfiguration, handler: handler, logger: logger) {
             await systemd.reached(.socketListening)
         }
+        listeners.value.append(server.listenerCounters)
         guard let http = configuration.http, let address = HostPort.parse(http) else { return [.init(service: server)] }
         var httpConfiguration = HTTPControlServer.Configuration(host: address.host, port: address.port, token: httpToken)
         httpConfiguration.inputLimits = serverConfiguration.inputLimits
+        httpConfiguration.limits = listenerLimits(maxConnections: descriptorBudget.http)
         let logger = self.logger
         var exposition: (@Sendable () -> String)?
         if let metrics = self.metrics {
@@ -48,6 +52,12 @@ extension Daemon {
             logger: logger,
             onListening: onListening
         )
+        listeners.value.append(httpServer.listenerGuard.counters)
         return [.init(service: server), .init(service: httpServer)]
+    }
+
+    /// A listener's limits: `maxConnections` from the descriptor budget, the configured idle and read timeouts.
+    func listenerLimits(maxConnections: Int) -> ListenerLimits {
+        ListenerLimits(maxConnections: maxConnections, idleTimeout: configuration.idleTimeout, readTimeout: configuration.readTimeout)
     }
 }

@@ -6,6 +6,7 @@ import DeviceFleet
 import DeviceRegistry
 import Foundation
 import KeepAliveHTTP
+import ListenerGuard
 import Logging
 import NIOCore
 import NIOPosix
@@ -54,6 +55,13 @@ public final class Daemon: Sendable {
     /// The HTTP listener's bearer token, read at start-up; nil on loopback without one.
     let httpToken: String?
     let metrics: RegcodeMetrics?
+    /// How the open-file limit (raised to its hard limit at start) is shared between the listeners, the fleet's
+    /// connections and the database.
+    var descriptorBudget: DescriptorBudget {
+        DescriptorBudget(limit: OpenFileLimit.raised.after, configuration: configuration)
+    }
+    /// The running listeners' caps and counts, for `daemon.status` and the metrics.
+    let listeners = SharedValue<[ListenerCounters]>([])
     /// Signs the SAML answers of every emulated TV Provider (Apple single sign-on).
     let tvProviderIdentityProvider: TVProviderIdentityProvider
 
@@ -177,6 +185,8 @@ public final class Daemon: Sendable {
             )
         )
         if let metrics, let address = configuration.metrics.flatMap(HostPort.parse) {
+            let listenerGuard = ListenerGuard(name: "metrics", limits: listenerLimits(maxConnections: descriptorBudget.metrics), logger: logger)
+            listeners.value.append(listenerGuard.counters)
             services.append(
                 .init(
                     service: MetricsService(
@@ -187,6 +197,8 @@ public final class Daemon: Sendable {
                         pipeline: pipeline,
                         transport: connectionPools.statistics,
                         generatorHealth: generatorHealth,
+                        listeners: listeners,
+                        listenerGuard: listenerGuard,
                         logger: logger
                     )
                 )

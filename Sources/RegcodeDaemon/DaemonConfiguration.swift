@@ -70,6 +70,12 @@ public struct DaemonConfiguration: Sendable {
     public var fleetLoops: Int?
     /// Live events buffered per subscriber before it is cut off.
     public var subscriberBuffer = 4096
+    /// A control or HTTP connection with nothing in progress (no call, no subscription or event stream) is closed
+    /// after this long without traffic (`idle_timeout`; nil never).
+    public var idleTimeout: Duration? = .seconds(60)
+    /// A control line, or an HTTP request's head and body, must arrive whole within this long of its first byte
+    /// (`read_timeout`; nil never).
+    public var readTimeout: Duration? = .seconds(10)
     /// The addresses (CIDR ranges, single addresses) of `bind` and `forwarded-for` fleets that name none of their own;
     /// nil: the mode's default.
     public var clientAddresses: String?

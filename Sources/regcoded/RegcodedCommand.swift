@@ -91,6 +91,20 @@ struct RegcodedCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Live events buffered per subscriber before a slow one is cut off (default 4096).")
     var subscriberBuffer: Int?
 
+    @Option(
+        name: .long,
+        help:
+            "Close a control or HTTP connection with no call, subscription or event stream in progress after this long without traffic (default 60s; off: never)."
+    )
+    var idleTimeout: String?
+
+    @Option(
+        name: .long,
+        help:
+            "Close a connection whose control line, or HTTP request head and body, has not arrived whole this long after it began (default 10s; off: never)."
+    )
+    var readTimeout: String?
+
     @Flag(name: .long, inversion: .prefixedNo, help: "Print the activation URL and each code on standard output.")
     var printCodes: Bool?
 
@@ -179,6 +193,8 @@ struct RegcodedCommand: AsyncParsableCommand {
             httpTokenFile: httpTokenFile,
             logLevel: logLevel,
             subscriberBuffer: subscriberBuffer,
+            idleTimeout: idleTimeout,
+            readTimeout: readTimeout,
             printCodes: printCodes,
             duration: duration,
             thresholds: threshold,
@@ -282,6 +298,8 @@ struct FlagOverrides: Sendable {
     var httpTokenFile: String?
     var logLevel: String?
     var subscriberBuffer: Int?
+    var idleTimeout: String?
+    var readTimeout: String?
     var printCodes: Bool?
     var duration: String?
     var thresholds: [String] = []
@@ -350,6 +368,8 @@ struct FlagOverrides: Sendable {
             }
             configuration.subscriberBuffer = subscriberBuffer
         }
+        if let idleTimeout { configuration.idleTimeout = try Self.optionalDuration(idleTimeout, flag: "--idle-timeout") }
+        if let readTimeout { configuration.readTimeout = try Self.optionalDuration(readTimeout, flag: "--read-timeout") }
         if let logLevel {
             guard let level = Logger.Level(rawValue: logLevel.lowercased()) else {
                 throw ConfigurationError(
@@ -454,5 +474,11 @@ struct FlagOverrides: Sendable {
         } catch {
             throw ConfigurationError(file: nil, key: flag, reason: error.description)
         }
+    }
+
+    /// A duration, or nil for `off` (also `never`, `none`).
+    static func optionalDuration(_ text: String, flag: String) throws(ConfigurationError) -> Duration? {
+        if ["off", "never", "none"].contains(text.lowercased()) { return nil }
+        return try duration(text, flag: flag)
     }
 }

@@ -169,6 +169,9 @@ public enum ConfigurationFile {
                 case "metrics": configuration.metrics = try optionalString(value, key)
                 case "http": configuration.http = try optionalString(value, key)
                 case "http_token_file": configuration.httpTokenFile = try optionalString(value, key)
+                case "http_auth":
+                    guard let auth = HTTPAuth(rawValue: try string(value, key)) else { throw fail(key, "must be token or none") }
+                    configuration.httpAuth = auth
                 case "print_codes": configuration.printCodes = try bool(value, key)
                 case "max_concurrent_requests": configuration.maxConcurrentRequests = try int(value, key, range: 1...100_000)
                 case "fleet_loops": configuration.fleetLoops = try int(value, key, range: 1...64)

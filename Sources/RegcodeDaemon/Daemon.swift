@@ -49,8 +49,8 @@ public final class Daemon: Sendable {
     let simulator: (any EmbeddedBackend)?
     /// Live per-fleet figures and each device's last outcome, for `fleets.stats`, `devices.list` and the console.
     let liveStats = LiveStats()
-    /// The HTTP listener's bearer token, read at start-up; nil on loopback without one.
-    let httpToken: String?
+    /// The HTTP listener's bearer token, read or generated at start-up; nil without `http` or with `http_auth: none`.
+    let httpToken: HTTPToken?
     let metrics: RegcodeMetrics?
     /// Signs the SAML answers of every emulated TV Provider (Apple single sign-on).
     let tvProviderIdentityProvider: TVProviderIdentityProvider
@@ -72,11 +72,19 @@ public final class Daemon: Sendable {
         self.environment = environment
         self.reloadConfiguration = reloadConfiguration
         var catalog = try DeviceCatalog.load(configuration: configuration, environment: environment)
-        // The socket is bound only in run(); a path that cannot work must not leave a new database behind.
+        // An existing database is locked first: "in use" is what a second daemon on it (by any path) must say.
+        try DatabaseLock.acquire(database: configuration.database, createIfMissing: false)
+        // The sockets are bound only in run(); one that cannot work must not leave a new database behind.
         if SocketActivation.controlDescriptor(environment: environment) == nil {
             try configuration.checkSocketPath()
+            if let problem = ControlServer.inUseProblem(path: configuration.socket) {
+                throw ConfigurationError(file: configuration.configFile, key: "socket", reason: problem)
+            }
         }
-        self.httpToken = try Self.readHTTPToken(configuration)
+        try ListenAddress.checkAvailable(configuration)
+        let token = try Self.httpToken(configuration)
+        self.httpToken = token
+        Self.warnAboutHTTPAuth(configuration, logger: logger)
         // Before the store opens: a second daemon on this file must not write a byte of it.
         try DatabaseLock.acquire(database: configuration.database)
         self.store = try Self.openStore(configuration, logger: logger)
@@ -191,9 +199,11 @@ public final class Daemon: Sendable {
             try await group.run()
         } catch {
             connectionPools.shutdown()
+            removeGeneratedHTTPToken()
             throw error
         }
         connectionPools.shutdown()
+        removeGeneratedHTTPToken()
     }
 
     /// Binds the backend and brings every stored and configured device up.

@@ -72,16 +72,7 @@ public final class Daemon: Sendable {
         self.environment = environment
         self.reloadConfiguration = reloadConfiguration
         var catalog = try DeviceCatalog.load(configuration: configuration, environment: environment)
-        // An existing database is locked first: "in use" is what a second daemon on it (by any path) must say.
-        try DatabaseLock.acquire(database: configuration.database, createIfMissing: false)
-        // The sockets are bound only in run(); one that cannot work must not leave a new database behind.
-        if SocketActivation.controlDescriptor(environment: environment) == nil {
-            try configuration.checkSocketPath()
-            if let problem = ControlServer.inUseProblem(path: configuration.socket) {
-                throw ConfigurationError(file: configuration.configFile, key: "socket", reason: problem)
-            }
-        }
-        try ListenAddress.checkAvailable(configuration)
+        try Self.checkBeforeAnyFile(configuration, environment: environment)
         let token = try Self.httpToken(configuration)
         self.httpToken = token
         Self.warnAboutHTTPAuth(configuration, logger: logger)

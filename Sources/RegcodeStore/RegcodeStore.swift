@@ -164,7 +164,10 @@ public final class RegcodeStore: Sendable {
             do {
                 pool = try Self.migratedCopy(of: source, from: userVersion)
             } catch {
-                throw RegcodeStoreError.cannotOpen(path: path, reason: "cannot read schema \(userVersion) through a migrated copy: \(Self.describe(error))")
+                throw RegcodeStoreError.cannotOpen(
+                    path: path,
+                    reason: "cannot read schema \(userVersion) through a migrated copy: \(Self.describe(error))"
+                )
             }
         } else {
             pool = source

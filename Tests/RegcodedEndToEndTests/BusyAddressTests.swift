@@ -13,7 +13,8 @@ final class BusyPort {
     let port: Int
 
     init() throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.fd = fd
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -23,8 +24,8 @@ final class BusyPort {
                 bind(fd, pointer, length) == 0 && listen(fd, 8) == 0 && getsockname(fd, pointer, &length) == 0
             }
         }
+        port = bound ? Int(UInt16(bigEndian: address.sin_port)) : 0
         try #require(bound, "cannot listen on 127.0.0.1: \(String(cString: strerror(errno)))")
-        port = Int(UInt16(bigEndian: address.sin_port))
     }
 
     deinit { close(fd) }

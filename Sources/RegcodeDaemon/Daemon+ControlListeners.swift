@@ -42,7 +42,7 @@ extension Daemon {
             let url = "http://\(host):\(port)/"
             logger.notice("console and HTTP API listening", metadata: ["http.url": "\(url)", "http.token_file": "\(token?.generatedFile ?? "")"])
             // Like the activation page: the address a person (or a test, with port 0) needs to know. A generated token
-            // goes with it, in the fragment (the browser never sends it; the console keeps it for the tab's session).
+            // goes with it, in the fragment (the browser never sends it; the console keeps it in sessionStorage).
             let fragment = token?.generatedFile != nil ? "#token=\(token?.value ?? "")" : ""
             CodePrinter.say("console: \(url)\(fragment)")
         }

@@ -170,6 +170,9 @@ public enum ConfigurationFile {
                 case "metrics": configuration.metrics = try optionalString(value, key)
                 case "http": configuration.http = try optionalString(value, key)
                 case "http_token_file": configuration.httpTokenFile = try optionalString(value, key)
+                case "http_auth":
+                    guard let auth = HTTPAuth(rawValue: try string(value, key)) else { throw fail(key, "must be token or none") }
+                    configuration.httpAuth = auth
                 case "print_codes": configuration.printCodes = try bool(value, key)
                 case "duration":
                     let length = try duration(value, key)

@@ -30,7 +30,7 @@ extension Daemon {
         }
         listeners.value.append(server.listenerCounters)
         guard let http = configuration.http, let address = HostPort.parse(http) else { return [.init(service: server)] }
-        var httpConfiguration = HTTPControlServer.Configuration(host: address.host, port: address.port, token: httpToken)
+        var httpConfiguration = HTTPControlServer.Configuration(host: address.host, port: address.port, token: httpToken?.value)
         httpConfiguration.inputLimits = serverConfiguration.inputLimits
         httpConfiguration.limits = listenerLimits(maxConnections: descriptorBudget.http)
         let logger = self.logger
@@ -38,12 +38,17 @@ extension Daemon {
         if let metrics = self.metrics {
             exposition = { metrics.exposition() }
         }
+        // Written before the listener starts, so a client that sees the console line finds the token.
+        let token = httpToken
+        if let token, let path = token.generatedFile { try token.write(to: path) }
         let onListening: @Sendable (Int) async -> Void = { port in
             let host = address.host.contains(":") ? "[\(address.host)]" : address.host
             let url = "http://\(host):\(port)/"
-            logger.notice("console and HTTP API listening", metadata: ["http.url": "\(url)"])
-            // Like the activation page: the address a person (or a test, with port 0) needs to know.
-            CodePrinter.say("console: \(url)")
+            logger.notice("console and HTTP API listening", metadata: ["http.url": "\(url)", "http.token_file": "\(token?.generatedFile ?? "")"])
+            // Like the activation page: the address a person (or a test, with port 0) needs to know. A generated token
+            // goes with it, in the fragment (the browser never sends it; the console keeps it in sessionStorage).
+            let fragment = token?.generatedFile != nil ? "#token=\(token?.value ?? "")" : ""
+            CodePrinter.say("console: \(url)\(fragment)")
         }
         let httpServer = HTTPControlServer(
             configuration: httpConfiguration,

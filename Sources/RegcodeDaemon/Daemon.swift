@@ -52,8 +52,8 @@ public final class Daemon: Sendable {
     let liveStats = LiveStats()
     /// Whether the emulator keeps its own schedule (``GeneratorHealthService`` samples it).
     let generatorHealth = GeneratorHealth()
-    /// The HTTP listener's bearer token, read at start-up; nil on loopback without one.
-    let httpToken: String?
+    /// The HTTP listener's bearer token, read or generated at start-up; nil without `http` or with `http_auth: none`.
+    let httpToken: HTTPToken?
     let metrics: RegcodeMetrics?
     /// How the open-file limit (raised to its hard limit at start) is shared between the listeners, the fleet's
     /// connections and the database.
@@ -82,11 +82,10 @@ public final class Daemon: Sendable {
         self.environment = environment
         self.reloadConfiguration = reloadConfiguration
         var catalog = try DeviceCatalog.load(configuration: configuration, environment: environment)
-        // The socket is bound only in run(); a path that cannot work must not leave a new database behind.
-        if SocketActivation.controlDescriptor(environment: environment) == nil {
-            try configuration.checkSocketPath()
-        }
-        self.httpToken = try Self.readHTTPToken(configuration)
+        try Self.checkBeforeAnyFile(configuration, environment: environment)
+        let token = try Self.httpToken(configuration)
+        self.httpToken = token
+        Self.warnAboutHTTPAuth(configuration, logger: logger)
         // Before the store opens: a second daemon on this file must not write a byte of it.
         try DatabaseLock.acquire(database: configuration.database)
         self.store = try Self.openStore(configuration, logger: logger)
@@ -219,9 +218,11 @@ public final class Daemon: Sendable {
             try await group.run()
         } catch {
             connectionPools.shutdown()
+            removeGeneratedHTTPToken()
             throw error
         }
         connectionPools.shutdown()
+        removeGeneratedHTTPToken()
     }
 
     /// Binds the backend and brings every stored and configured device up.

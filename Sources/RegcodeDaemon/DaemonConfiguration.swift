@@ -49,8 +49,11 @@ public struct DaemonConfiguration: Sendable {
     public var metrics: String?
     /// `HOST:PORT` of the HTTP control listener (JSON-RPC, server-sent events, web console); nil serves none.
     public var http: String?
-    /// A file holding the bearer token HTTP clients must send; required when `http` is not on loopback.
+    /// A file holding the bearer token HTTP clients must send; without one (and with ``httpAuth`` `token`) the daemon
+    /// generates a token at start into ``generatedHTTPTokenPath``.
     public var httpTokenFile: String?
+    /// Whether HTTP clients need the bearer token (`http_auth`); `none` serves loopback without one, on purpose.
+    public var httpAuth: HTTPAuth = .token
     public var logLevel: Logger.Level = .info
     public var retention = RetentionConfiguration()
     public var fleets: [FleetConfiguration] = [FleetConfiguration()]
@@ -204,21 +207,24 @@ public struct DaemonConfiguration: Sendable {
             guard let address = HostPort.parse(http) else {
                 throw ConfigurationError(file: configFile, key: "http", reason: "'\(http)' is not HOST:PORT")
             }
-            if !Self.isLoopback(address.host), httpTokenFile == nil {
-                throw ConfigurationError(
-                    file: configFile,
-                    key: "http",
-                    reason:
-                        "\(http) is reachable from other hosts: give a bearer token with http_token_file (--http-token-file) or the http-token credential, or listen on 127.0.0.1"
-                )
-            }
+            try validateHTTPAuth(http: http, host: address.host)
         }
     }
 
-    /// `127.0.0.1`, `::1`, `localhost`: addresses only this host reaches.
-    static func isLoopback(_ host: String) -> Bool {
-        let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        return host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    /// Off loopback (by the addresses the host resolves to, not by how its name looks) only with the operator's own
+    /// token file; `http_auth: none` never beside a token file.
+    private func validateHTTPAuth(http: String, host: String) throws(ConfigurationError) {
+        if httpAuth == .none, httpTokenFile != nil {
+            throw ConfigurationError(file: configFile, key: "http_auth", reason: "none turns the token off, but http_token_file gives one")
+        }
+        if httpTokenFile == nil, !ListenAddress.isLoopback(host: host) {
+            throw ConfigurationError(
+                file: configFile,
+                key: "http",
+                reason:
+                    "\(http) is reachable from other hosts: give a bearer token with http_token_file (--http-token-file) or the http-token credential, or listen on 127.0.0.1"
+            )
+        }
     }
 }
 

@@ -82,8 +82,15 @@ struct RegcodedCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Serve the control API over HTTP and the web console on HOST:PORT (e.g. 127.0.0.1:8081).")
     var http: String?
 
-    @Option(name: .long, help: "File with the bearer token HTTP clients must send (required off loopback).")
+    @Option(
+        name: .long,
+        help:
+            "File with the bearer token HTTP clients must send. Without one the daemon writes a new token at start to <socket>.http-token (mode 0600) and prints the console URL with it."
+    )
     var httpTokenFile: String?
+
+    @Option(name: .long, help: "token (default): HTTP clients send the bearer token; none: no token, loopback only, on purpose.")
+    var httpAuth: String?
 
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String?
@@ -191,6 +198,7 @@ struct RegcodedCommand: AsyncParsableCommand {
             metrics: metrics,
             http: http,
             httpTokenFile: httpTokenFile,
+            httpAuth: httpAuth,
             logLevel: logLevel,
             subscriberBuffer: subscriberBuffer,
             idleTimeout: idleTimeout,
@@ -296,6 +304,7 @@ struct FlagOverrides: Sendable {
     var metrics: String?
     var http: String?
     var httpTokenFile: String?
+    var httpAuth: String?
     var logLevel: String?
     var subscriberBuffer: Int?
     var idleTimeout: String?
@@ -338,6 +347,12 @@ struct FlagOverrides: Sendable {
         if let metrics { configuration.metrics = metrics }
         if let http { configuration.http = http }
         if let httpTokenFile { configuration.httpTokenFile = httpTokenFile }
+        if let httpAuth {
+            guard let auth = HTTPAuth(rawValue: httpAuth) else {
+                throw ConfigurationError(file: nil, key: "--http-auth", reason: "'\(httpAuth)' is not token or none")
+            }
+            configuration.httpAuth = auth
+        }
         if let printCodes { configuration.printCodes = printCodes }
         if let duration {
             let length = try Self.duration(duration, flag: "--duration")

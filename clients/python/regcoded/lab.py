@@ -192,7 +192,8 @@ class LabDaemon:
         with open(self.stdout_path, "r", encoding="utf-8", errors="replace") as out:
             match = CONSOLE_LINE.search(out.read())
         if match:
-            self.http_url = match.group(1)
+            # The fragment carries the generated token; the client reads it from the token file instead.
+            self.http_url = match.group(1).partition("#")[0].rstrip("/")
         return self.http_url is not None
 
     def output_tail(self, lines: int = 30) -> str:
@@ -208,9 +209,19 @@ class LabDaemon:
     def client(self) -> Regcoded:
         return Regcoded(socket=self.socket_path)
 
+    @property
+    def http_token_path(self) -> str:
+        """Where the daemon writes the token it generates for its HTTP listener: beside its socket."""
+        stem = self.socket_path[: -len(".sock")] if self.socket_path.endswith(".sock") else self.socket_path
+        return stem + ".http-token"
+
     def http_client(self, token: Optional[str] = None) -> Regcoded:
+        """A client of the HTTP listener, with `token` or else the token the daemon wrote beside its socket."""
         if self.http_url is None:
             raise RuntimeError("this regcoded has no HTTP listener (the binary does not support --http)")
+        if token is None and os.path.exists(self.http_token_path):
+            with open(self.http_token_path, "r", encoding="utf-8") as handle:
+                token = handle.read().strip() or None
         return Regcoded(url=self.http_url, token=token)
 
     def stop(self, timeout: float = 10) -> Optional[int]:

@@ -15,7 +15,7 @@ import Testing
     static func unconfigured(_ name: String) -> TestFleet.DeviceSpec {
         var settings = DeviceSettings(name: name, requestor: "REF30")
         settings.softwareStatement = "statement"
-        return DeviceSpec(settings: settings, deviceID: "id-\(name)", snapshot: DeviceSnapshot(), scenario: .idle, seed: 1)
+        return TestFleet.DeviceSpec(settings: settings, deviceID: "id-\(name)", snapshot: DeviceSnapshot(), scenario: .idle, seed: 1)
     }
 
     @Test func setRequestorIsAcceptedPastTheBoundAndTheQueuedCallsAreAnsweredInOrder() async throws {
@@ -37,8 +37,17 @@ import Testing
             // setRequestor releases the queue: never refused by the bound.
             try await fleet.send(.setRequestor(signingKeys: nil), to: "stb-1")
             #expect(await fleet.pendingWork(of: "stb-1") == 256)
-            let call = await backend.nextCall()
-            #expect(call.request == .configuration)
+            // A DCR device registers and fetches its token first.
+            var call = await backend.nextCall()
+            while call.request != .configuration {
+                switch call.request {
+                case .registerClient:
+                    backend.answer(call, .success(.registered(ClientCredentials(clientID: "client-1", clientSecret: "secret-1"))))
+                default:
+                    backend.answer(call, .success(.accessToken(token: "token-1", expiresIn: .seconds(3_600))))
+                }
+                call = await backend.nextCall()
+            }
             backend.answer(call, .success(.configuration(mvpds: [MVPD(id: "Cablevision", displayName: "Optimum")])))
             let answered = await sink.nextStep { step in step.events.contains { $0 == .setRequestorComplete(AccessEnabler.statusSuccess) } }
             let failed = answered.events.compactMap { event -> String? in

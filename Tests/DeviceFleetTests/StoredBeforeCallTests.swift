@@ -75,6 +75,8 @@ import Testing
             settings.softwareStatement = "statement"
             try await fleet.add(.init(settings: settings, deviceID: "id-1", snapshot: DeviceSnapshot(), scenario: .idle, seed: 1))
             try await fleet.send(.setRequestor(signingKeys: nil), to: "stb-1")
+            // The call's own step (the device now configuring) is stored first, then the registration goes out.
+            storage.commit()
             let registration = await witness.backend.nextCall()
             #expect(registration.request == .registerClient(softwareStatement: "statement"))
             witness.backend.answer(registration, .success(.registered(ClientCredentials(clientID: "client-1", clientSecret: "secret-1"))))

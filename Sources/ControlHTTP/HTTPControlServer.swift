@@ -2,6 +2,7 @@ import AsyncAlgorithms
 import ControlSocket
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import RegcodeSupport
@@ -25,6 +26,8 @@ public struct HTTPControlServer: Service {
         /// The largest `POST /rpc` body; the socket's line limit.
         public var maxBodySize = 1 << 20
         public var inputLimits = InputLimits()
+        /// Where `POST /rpc` bodies are parsed and answered: off the event loops, a bounded number at once.
+        public var inputWorkers = InputWorkers.shared
 
         public init(host: String, port: Int, token: String? = nil) {
             self.host = host
@@ -52,7 +55,12 @@ public struct HTTPControlServer: Service {
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) {
         self.configuration = configuration
-        self.dispatcher = RPCDispatcher(handler: handler, inputLimits: configuration.inputLimits, logger: logger)
+        self.dispatcher = RPCDispatcher(
+            handler: handler,
+            inputLimits: configuration.inputLimits,
+            workers: configuration.inputWorkers,
+            logger: logger
+        )
         self.metrics = metrics
         self.onListening = onListening
         self.logger = logger
@@ -64,6 +72,7 @@ public struct HTTPControlServer: Service {
         let onListening = self.onListening
         let app = Application(
             router: router,
+            server: Self.httpServer,
             configuration: .init(address: .hostname(self.configuration.host, port: port), serverName: "regcoded"),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
             logger: self.logger
@@ -76,6 +85,11 @@ public struct HTTPControlServer: Service {
         } onGracefulShutdown: {
             streams.closeAll()
         }
+    }
+
+    /// HTTP/1.1, with a body's parts from one read reaching `POST /rpc` as one, however finely it was chunked.
+    static var httpServer: HTTPServerBuilder {
+        .http1(configuration: HTTP1Channel.Configuration(additionalChannelHandlers: [RequestBodyCoalescer()]))
     }
 
     func makeRouter() -> Router<ControlRequestContext> {

@@ -49,7 +49,7 @@ SHAPES = {
     "many members": lambda: envelope(
         listing(95, lambda g: b"{" + b",".join(b'"k%d":%d' % (i, i) for i in range(1000)) + b"}")
     ),
-    "numbers": lambda: envelope(listing(90, lambda _: listing(1000, lambda i: b"-%d.25e-3" % (i * 7919 % 100000)))),
+    "numbers": lambda: envelope(listing(80, lambda _: listing(1000, lambda i: b"-%d.25e-3" % (i * 7919 % 100000)))),
     "escapes": lambda: envelope(listing(16, lambda _: b'"' + b"\\u00e9\\ud83d\\ude00\\n" * 3200 + b'"')),
     "long strings": lambda: envelope(listing(16, lambda _: b'"' + b"abcdefghij" * 6400 + b'"')),
 }

@@ -43,7 +43,8 @@ def chain(depth):
 
 
 # Each about 1 MB, within the depth (32), string (64 KiB), number (64), member and element (1,024) limits: the
-# shapes that were legal before the value limit, the first being the 969 KB line of 17,000 arrays 28 deep.
+# shapes that were legal before the value limit, the first being the 969 KB line of 17,000 arrays 28 deep; the
+# last is legal with it too.
 SHAPES = {
     "deep-wide arrays": lambda: envelope(listing(17, lambda _: listing(1000, lambda _: chain(26)))),
     "many members": lambda: envelope(
@@ -52,6 +53,10 @@ SHAPES = {
     "numbers": lambda: envelope(listing(80, lambda _: listing(1000, lambda i: b"-%d.25e-3" % (i * 7919 % 100000)))),
     "escapes": lambda: envelope(listing(16, lambda _: b'"' + b"\\u00e9\\ud83d\\ude00\\n" * 3200 + b'"')),
     "long strings": lambda: envelope(listing(16, lambda _: b'"' + b"abcdefghij" * 6400 + b'"')),
+    # Within every limit, the value limit included: as many arrays as it allows, the rest long strings.
+    "heaviest legal": lambda: envelope(
+        b"[" + listing(600, lambda _: chain(26)) + b"," + listing(14, lambda _: b'"' + b"abcdefghij" * 6400 + b'"') + b"]"
+    ),
 }
 
 

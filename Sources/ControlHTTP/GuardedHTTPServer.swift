@@ -27,10 +27,10 @@ public struct GuardedHTTP1Channel: ServerChildChannel {
 
 extension HTTPServerBuilder {
     /// HTTP/1.1 connections bounded by `listenerGuard` (see ``GuardedHTTP1Channel``).
-    public static func guarded(by listenerGuard: ListenerGuard) -> HTTPServerBuilder {
+    public static func guarded(by listenerGuard: ListenerGuard, configuration: HTTP1Channel.Configuration = .init()) -> HTTPServerBuilder {
         .init { responder in
             GuardedHTTP1Channel(
-                base: HTTP1Channel(responder: responder),
+                base: HTTP1Channel(responder: responder, configuration: configuration),
                 listenerGuard: listenerGuard
             )
         }

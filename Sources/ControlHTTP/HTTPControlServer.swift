@@ -2,6 +2,7 @@ import AsyncAlgorithms
 import ControlSocket
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import ListenerGuard
 import Logging
 import NIOCore
@@ -30,6 +31,8 @@ public struct HTTPControlServer: Service {
         /// timeout of a connection with no request in progress (an open event stream is a request in progress), and
         /// how long a request's head and body may take to arrive once begun.
         public var limits = ListenerLimits(maxConnections: 1024)
+        /// Where `POST /rpc` bodies are parsed and answered: off the event loops, a bounded number at once.
+        public var inputWorkers = InputWorkers.shared
 
         public init(host: String, port: Int, token: String? = nil) {
             self.host = host
@@ -59,7 +62,12 @@ public struct HTTPControlServer: Service {
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) {
         self.configuration = configuration
-        self.dispatcher = RPCDispatcher(handler: handler, inputLimits: configuration.inputLimits, logger: logger)
+        self.dispatcher = RPCDispatcher(
+            handler: handler,
+            inputLimits: configuration.inputLimits,
+            workers: configuration.inputWorkers,
+            logger: logger
+        )
         self.metrics = metrics
         self.onListening = onListening
         self.logger = logger
@@ -73,7 +81,7 @@ public struct HTTPControlServer: Service {
         let listenerGuard = self.listenerGuard
         let app = Application(
             router: router,
-            server: .guarded(by: listenerGuard),
+            server: .guarded(by: listenerGuard, configuration: Self.http1Configuration),
             configuration: .guarded(host: self.configuration.host, port: port, serverName: "regcoded", by: listenerGuard),
             onServerRunning: { channel in
                 try? await listenerGuard.install(on: channel)
@@ -89,6 +97,11 @@ public struct HTTPControlServer: Service {
         } onGracefulShutdown: {
             streams.closeAll()
         }
+    }
+
+    /// HTTP/1.1, with a body's parts from one read reaching `POST /rpc` as one, however finely it was chunked.
+    static var http1Configuration: HTTP1Channel.Configuration {
+        HTTP1Channel.Configuration(additionalChannelHandlers: [RequestBodyCoalescer()])
     }
 
     func makeRouter() -> Router<ControlRequestContext> {

@@ -15,13 +15,15 @@ struct ConnectionSession: Sendable {
     let activity: ConnectionActivity
     let maxLineLength: Int
     let inputLimits: InputLimits
+    let workers: InputWorkers
     let cutOffGracePeriod: Duration
     let logger: Logger
 
     /// Reads, decodes and answers requests one at a time.
     ///
-    /// This runs in the connection's own task, not on the NIO event loop: the pipeline only splits lines, so
-    /// however long one line takes to check and decode, other connections' I/O goes on. While this loop is busy
+    /// The pipeline only splits lines; each line is parsed and answered on the ``InputWorkers``, beside the event
+    /// loops (which also run this task when Swift concurrency runs on them, as in the daemon), so however long one
+    /// line takes to check and decode, other connections' I/O goes on. While this loop is busy
     /// (or waits for a peer to take its replies) unread lines queue in `inbound` up to its high watermark, and then
     /// the channel stops reading from the socket.
     func run(_ inbound: NIOAsyncChannelInboundStream<LineFrame>) async {
@@ -68,7 +70,8 @@ struct ConnectionSession: Sendable {
     }
 
     func process(_ line: ByteBuffer) async -> RPCDispatcher.Answer {
-        await RPCDispatcher(handler: self.handler, inputLimits: self.inputLimits, logger: self.logger).answer(line, peer: .unixSocket(self.peer))
+        await RPCDispatcher(handler: self.handler, inputLimits: self.inputLimits, workers: self.workers, logger: self.logger)
+            .answer(line, peer: .unixSocket(self.peer))
     }
 
     /// Streams one subscription until it ends; when the server ends it, says so and closes the connection.

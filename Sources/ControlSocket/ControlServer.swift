@@ -92,6 +92,8 @@ public final class ControlServer: Service, Sendable {
         public var cutOffGracePeriod: Duration = .seconds(2)
         /// Shape limits every request line must meet before it is parsed.
         public var inputLimits = InputLimits()
+        /// Where request lines are parsed and answered: off the event loops, a bounded number at once.
+        public var inputWorkers = InputWorkers.shared
         /// How many received lines one connection may have waiting to be answered before the server stops reading
         /// from it (plus at most one socket read's worth, 64 KiB, already in hand). Requests are handled one at a
         /// time, so a deeper queue buys a pipelining client nothing; it bounds a connection's input memory at about
@@ -334,6 +336,7 @@ public final class ControlServer: Service, Sendable {
             activity: connection.activity,
             maxLineLength: self.configuration.maxLineLength,
             inputLimits: self.configuration.inputLimits,
+            workers: self.configuration.inputWorkers,
             cutOffGracePeriod: self.configuration.cutOffGracePeriod,
             logger: logger
         )

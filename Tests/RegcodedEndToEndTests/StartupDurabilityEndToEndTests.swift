@@ -52,12 +52,18 @@ extension EndToEnd {
             )
             try #require(await daemon.waitForOutput("regcoded ready"), "\(daemon.text)")
             let lock = try EndToEnd.StorageFaultEndToEndTests.ExclusiveLock(database: database)
+            // What the first device may have stored before the lock: the backend may have gone that far, no further.
+            let registrations = Int(lock.value("SELECT count(*) FROM client_credentials")) ?? -1
+            let tokens = Int(lock.value("SELECT count(*) FROM access_tokens")) ?? -1
+            let codes = Int(lock.value("SELECT count(*) FROM codes")) ?? -1
             // Every device starts within the ramp; one that went on would ask for its token, configuration and code
             // within milliseconds of its registration.
             try await Task.sleep(for: .seconds(3))
-            #expect(Self.count(simState, "SELECT count(*) FROM access_token") == 0, "tokens were issued on unstored registrations")
-            #expect(Self.count(simState, "SELECT count(*) FROM code") == 0, "codes were issued on unstored steps")
-            #expect(try await Self.answeredPolls(sim) == 0)
+            #expect(registrations >= 0 && tokens >= 0 && codes >= 0)
+            #expect(Self.count(simState, "SELECT count(*) FROM access_token") <= registrations, "tokens were issued on unstored registrations")
+            #expect(Self.count(simState, "SELECT count(*) FROM code") <= tokens, "codes were issued on unstored steps")
+            let answered = try await Self.answeredPolls(sim)
+            #expect(codes > 0 || answered == 0, "polls were answered for unstored codes")
             lock.release()
             for _ in 0..<600 where Self.count(simState, "SELECT count(*) FROM code") < 4 && daemon.process.isRunning {
                 try await Task.sleep(for: .milliseconds(50))

@@ -135,6 +135,18 @@ extension EndToEnd {
                 }
             }
 
+            /// One value read through the connection that holds the lock (the daemon can write nothing meanwhile).
+            func value(_ sql: String) -> String {
+                input.fileHandleForWriting.write(Data("\(sql);\nSELECT 'end-of-value';\n".utf8))
+                var seen = Data()
+                while !String(decoding: seen, as: UTF8.self).contains("end-of-value") {
+                    let chunk = output.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    seen.append(chunk)
+                }
+                return String(decoding: seen, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
+            }
+
             func release() {
                 input.fileHandleForWriting.write(Data("COMMIT;\n.quit\n".utf8))
                 try? input.fileHandleForWriting.close()

@@ -23,18 +23,7 @@ extension SoakReport {
                 json.key("thresholds")
                 thresholds.write(to: &json)
             }
-            json.key("generated_at_ms")
-            json.int(generatedAtMs)
-            json.key("generated_at")
-            json.string(UTCText.iso(generatedAtMs))
-            json.key("since_ms")
-            json.optional(sinceMs)
-            json.key("events_loaded")
-            json.bool(eventsLoaded)
-            json.key("percentile_method")
-            json.string("nearest-rank")
-            json.key("generator")
-            writeGenerator(to: &json)
+            writeHeader(to: &json)
             json.key("fleet")
             json.object { json in
                 json.key("devices")
@@ -429,6 +418,22 @@ extension SoakReport {
         let known = outcomeKinds.filter { figures.outcomes[$0] != nil }
         let others = figures.outcomes.keys.filter { !outcomeKinds.contains($0) }.sorted { $0.rawValue < $1.rawValue }
         return (known + others).map { ($0, figures.outcomes[$0] ?? 0) }
+    }
+
+    /// The members before the figures: when, over what, how percentiles are taken, and the generator's health.
+    func writeHeader(to json: inout JSONWriter) {
+        json.key("generated_at_ms")
+        json.int(generatedAtMs)
+        json.key("generated_at")
+        json.string(UTCText.iso(generatedAtMs))
+        json.key("since_ms")
+        json.optional(sinceMs)
+        json.key("events_loaded")
+        json.bool(eventsLoaded)
+        json.key("percentile_method")
+        json.string("nearest-rank")
+        json.key("generator")
+        writeGenerator(to: &json)
     }
 
     /// `generator`: the bound and the windows in which the emulator fell behind its own schedule.

@@ -107,7 +107,8 @@ extension EndToEnd {
                 "regcoded",
                 [
                     "--database", directory.path("db.sqlite"), "--socket", socket, "--simulator-listen", "127.0.0.1:0",
-                    "--devices", "1", "--no-print-codes", "--http", "127.0.0.1:0", "--http-auth", "none", "--idle-timeout", "1s", "--read-timeout", "1s",
+                    "--devices", "1", "--no-print-codes", "--http", "127.0.0.1:0", "--http-auth", "none", "--idle-timeout", "1s", "--read-timeout",
+                    "1s",
                 ]
             )
             #expect(await daemon.waitForOutput("console: http://127.0.0.1:"), "\(daemon.text)")

@@ -127,24 +127,24 @@ extension EndToEnd {
                 try process.run()
                 input.fileHandleForWriting.write(Data("PRAGMA busy_timeout = 10000;\nBEGIN EXCLUSIVE;\nSELECT 'held';\n".utf8))
                 // The lock is ours once the CLI answers the statement after it.
+                _ = readOutput(until: "held")
+            }
+
+            /// What the CLI wrote up to and including `marker`.
+            private func readOutput(until marker: String) -> String {
                 var seen = Data()
-                while !String(decoding: seen, as: UTF8.self).contains("held") {
+                while !String(decoding: seen, as: UTF8.self).contains(marker) {
                     let chunk = output.fileHandleForReading.availableData
                     if chunk.isEmpty { break }
                     seen.append(chunk)
                 }
+                return String(decoding: seen, as: UTF8.self)
             }
 
             /// One value read through the connection that holds the lock (the daemon can write nothing meanwhile).
             func value(_ sql: String) -> String {
                 input.fileHandleForWriting.write(Data("\(sql);\nSELECT 'end-of-value';\n".utf8))
-                var seen = Data()
-                while !String(decoding: seen, as: UTF8.self).contains("end-of-value") {
-                    let chunk = output.fileHandleForReading.availableData
-                    if chunk.isEmpty { break }
-                    seen.append(chunk)
-                }
-                return String(decoding: seen, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
+                return readOutput(until: "end-of-value").split(separator: "\n").first.map(String.init) ?? ""
             }
 
             func release() {

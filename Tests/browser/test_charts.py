@@ -41,7 +41,7 @@ def main_thread_gaps(driver, seconds):
 
 
 def test_the_charts_move_while_a_fleet_polls(regcoded, driver, screenshots):
-    open_console(driver, regcoded.url)
+    open_console(driver, regcoded.console_url)
     for index in range(4):
         regcoded.rpc("devices.add", {"device": f"chart-{index}", "scenario": "login"})
     # Polls every 3 s: the polls chart draws a line off its floor, and its series moves on second by second.
@@ -74,7 +74,7 @@ def test_the_page_stays_responsive_at_two_thousand_devices(large_fleet, driver, 
 
 
 def check_responsive(large_fleet, driver, screenshots):
-    open_console(driver, large_fleet.url)
+    open_console(driver, large_fleet.console_url)
     wait(driver, lambda d: d.find_element(By.ID, "daemon-devices").text.startswith("2000 devices"), 120, "the 2,000 devices never showed")
     wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "tr[data-device]")) == 2000, 120, "the table never held 2,000 rows")
     # Once every device has its code (the start-up burst of a debug daemon takes both cores), the fleet polls on.
@@ -92,7 +92,7 @@ def check_responsive(large_fleet, driver, screenshots):
 
 
 def test_a_rows_poll_figures_follow_its_polls(regcoded, driver):
-    open_console(driver, regcoded.url)
+    open_console(driver, regcoded.console_url)
     regcoded.rpc("devices.add", {"device": "rows-poll", "scenario": "login"})
     status = lambda d: d.find_element(By.CSS_SELECTOR, 'tr[data-device="rows-poll"] [data-field="http-status"]').text
     wait(driver, lambda d: "poll" in status(d), message="the row never showed a poll")

@@ -169,6 +169,7 @@ public enum ConfigurationFile {
                 case "metrics": configuration.metrics = try optionalString(value, key)
                 case "http": configuration.http = try optionalString(value, key)
                 case "http_token_file": configuration.httpTokenFile = try optionalString(value, key)
+                case "http_max_event_streams": configuration.httpMaxEventStreams = try int(value, key, range: 1...1_000_000)
                 case "print_codes": configuration.printCodes = try bool(value, key)
                 case "max_concurrent_requests": configuration.maxConcurrentRequests = try int(value, key, range: 1...100_000)
                 case "fleet_loops": configuration.fleetLoops = try int(value, key, range: 1...64)

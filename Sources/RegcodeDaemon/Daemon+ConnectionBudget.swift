@@ -1,3 +1,4 @@
+import ControlHTTP
 import KeepAliveHTTP
 import Logging
 
@@ -39,5 +40,19 @@ extension Daemon {
         } else {
             logger.debug("open-file limit", metadata: metadata)
         }
+    }
+
+    /// The HTTP listener's event streams, capped by `http_max_event_streams` or else by the descriptors (after
+    /// ``makeConnectionPools(_:loops:embeddedCA:logger:)`` raised their limit); nil without `http`.
+    static func eventStreams(_ configuration: DaemonConfiguration) -> OpenStreams? {
+        guard configuration.http != nil else { return nil }
+        let limit = configuration.httpMaxEventStreams ?? defaultMaxEventStreams(openFileLimit: OpenFileLimit.raiseToHardLimit().after)
+        return OpenStreams(limit: limit)
+    }
+
+    /// Half the descriptors the open-file limit reserves beside the fleets' connections: each stream holds one, and the
+    /// rest stay for the database, the control socket's clients and the other HTTP requests.
+    static func defaultMaxEventStreams(openFileLimit: Int) -> Int {
+        max(1, OpenFileLimit.reserve(forLimit: openFileLimit) / 2)
     }
 }

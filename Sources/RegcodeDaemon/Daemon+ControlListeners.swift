@@ -29,6 +29,7 @@ extension Daemon {
         guard let http = configuration.http, let address = HostPort.parse(http) else { return [.init(service: server)] }
         var httpConfiguration = HTTPControlServer.Configuration(host: address.host, port: address.port, token: httpToken)
         httpConfiguration.inputLimits = serverConfiguration.inputLimits
+        if let eventStreams { httpConfiguration.maxEventStreams = eventStreams.limit }
         let logger = self.logger
         var exposition: (@Sendable () -> String)?
         if let metrics = self.metrics {
@@ -44,6 +45,7 @@ extension Daemon {
         let httpServer = HTTPControlServer(
             configuration: httpConfiguration,
             handler: handler,
+            streams: eventStreams,
             metrics: exposition,
             logger: logger,
             onListening: onListening

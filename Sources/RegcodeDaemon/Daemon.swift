@@ -52,6 +52,8 @@ public final class Daemon: Sendable {
     /// The HTTP listener's bearer token, read at start-up; nil on loopback without one.
     let httpToken: String?
     let metrics: RegcodeMetrics?
+    /// The HTTP listener's event streams, capped and counted (nil without `http`).
+    let eventStreams: OpenStreams?
     /// Signs the SAML answers of every emulated TV Provider (Apple single sign-on).
     let tvProviderIdentityProvider: TVProviderIdentityProvider
 
@@ -103,6 +105,7 @@ public final class Daemon: Sendable {
         // Each fleet partition and its plain-HTTP connections share one event loop (see `Fleet.init`).
         let fleetLoops = Self.fleetLoops(count: configuration.fleetLoops)
         self.connectionPools = try Self.makeConnectionPools(configuration, loops: fleetLoops, embeddedCA: simulator?.caFile, logger: logger)
+        self.eventStreams = Self.eventStreams(configuration)
         let backend = self.backend
         self.fleet = PartitionedFleet(
             clock: SystemDeviceClock(),
@@ -174,6 +177,7 @@ public final class Daemon: Sendable {
                         address: address,
                         fleet: fleet,
                         broadcaster: broadcaster,
+                        eventStreams: eventStreams,
                         pipeline: pipeline,
                         transport: connectionPools.statistics,
                         logger: logger

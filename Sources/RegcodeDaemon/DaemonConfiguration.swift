@@ -50,6 +50,10 @@ public struct DaemonConfiguration: Sendable {
     public var http: String?
     /// A file holding the bearer token HTTP clients must send; required when `http` is not on loopback.
     public var httpTokenFile: String?
+    /// The most event streams (`GET /events`) the HTTP listener serves at once (`http_max_event_streams`); nil: a
+    /// share of the descriptors the open-file limit reserves beside the fleets' connections (see
+    /// ``Daemon/defaultMaxEventStreams(openFileLimit:)``).
+    public var httpMaxEventStreams: Int?
     public var logLevel: Logger.Level = .info
     public var retention = RetentionConfiguration()
     public var fleets: [FleetConfiguration] = [FleetConfiguration()]

@@ -84,6 +84,13 @@ struct RegcodedCommand: AsyncParsableCommand {
     @Option(name: .long, help: "File with the bearer token HTTP clients must send (required off loopback).")
     var httpTokenFile: String?
 
+    @Option(
+        name: .long,
+        help:
+            "Most event streams (GET /events) served at once; more get 503 with Retry-After (default: half the descriptors the open-file limit reserves beside the fleets' connections)."
+    )
+    var httpMaxEventStreams: Int?
+
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String?
 
@@ -164,6 +171,7 @@ struct RegcodedCommand: AsyncParsableCommand {
             metrics: metrics,
             http: http,
             httpTokenFile: httpTokenFile,
+            httpMaxEventStreams: httpMaxEventStreams,
             logLevel: logLevel,
             subscriberBuffer: subscriberBuffer,
             printCodes: printCodes,
@@ -261,6 +269,7 @@ struct FlagOverrides: Sendable {
     var metrics: String?
     var http: String?
     var httpTokenFile: String?
+    var httpMaxEventStreams: Int?
     var logLevel: String?
     var subscriberBuffer: Int?
     var printCodes: Bool?
@@ -306,6 +315,12 @@ struct FlagOverrides: Sendable {
             case .success(let value): configuration.shard = value
             case .failure(let problem): throw ConfigurationError(file: nil, key: "--shard", reason: problem.reason)
             }
+        }
+        if let httpMaxEventStreams {
+            guard (1...1_000_000).contains(httpMaxEventStreams) else {
+                throw ConfigurationError(file: nil, key: "--http-max-event-streams", reason: "\(httpMaxEventStreams) is outside 1…1000000")
+            }
+            configuration.httpMaxEventStreams = httpMaxEventStreams
         }
         if let subscriberBuffer {
             guard (16...1_000_000).contains(subscriberBuffer) else {

@@ -1,0 +1,101 @@
+import AsyncAlgorithms
+import ControlSocket
+import Hummingbird
+import Logging
+import NIOCore
+import RegcodeSupport
+
+/// One `GET /events` response: a subscription's events as server-sent events, with keep-alive comments, until the
+/// client leaves or the server ends the stream.
+///
+/// Events go out as the frames their publisher encoded once for every stream; events already waiting when the
+/// client takes one are gathered into one write. A client that stops reading is treated as a socket subscriber is:
+/// its subscription's bounded buffer fills, it is cut off (counted with the broadcaster's cut-offs), and if it has
+/// not taken its `cutoff` event within the grace period, its connection is closed.
+struct EventStream: Sendable {
+    let subscription: Subscription
+    let slot: OpenStreams.Slot
+    let channel: any Channel
+    let keepAliveInterval: Duration
+    let cutOffGracePeriod: Duration
+    let logger: Logger
+
+    /// The most bytes of waiting events gathered into one write.
+    static let maxBatchBytes = 64 * 1024
+
+    private enum Chunk: Sendable {
+        /// The frames of one or more events.
+        case frames(ByteBuffer)
+        case keepAlive
+        case cutOff(reason: String, lastSeq: Int64?)
+    }
+
+    func write(to writer: inout any ResponseBodyWriter) async throws {
+        guard self.slot.attach(self.subscription) else { return }
+        defer { self.slot.release() }
+        // One writer, several producers: the channel hands chunks over one at a time, so a client that reads
+        // slowly holds the producer back and the subscription's own buffer (and its cut-off rule) does the rest.
+        let chunks = AsyncChannel<Chunk>()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await self.produce(into: chunks) }
+            group.addTask {
+                while true {
+                    try await Task.sleep(for: self.keepAliveInterval)
+                    await chunks.send(.keepAlive)
+                }
+            }
+            group.addTask { try await self.disconnectIfStalled(chunks) }
+            defer {
+                self.subscription.cancel()
+                group.cancelAll()
+            }
+            try await writer.write(ServerSentEvents.retry(milliseconds: 1000))
+            for await chunk in chunks {
+                switch chunk {
+                case .frames(let frames):
+                    try await writer.write(frames)
+                case .keepAlive:
+                    try await writer.write(ServerSentEvents.keepAlive)
+                case .cutOff(let reason, let lastSeq):
+                    let data: JSONValue = ["reason": .string(reason), "lastSeq": lastSeq.map { .int($0) } ?? .null]
+                    try await writer.write(ServerSentEvents.event(name: "cutoff", data: data, id: nil))
+                }
+            }
+            try await writer.finish(nil)
+        }
+    }
+
+    /// Hands the subscription's frames to the writer, gathering those already waiting, then its cut-off if any.
+    private func produce(into chunks: AsyncChannel<Chunk>) async {
+        var lastSeq = self.subscription.since
+        var pending = ByteBuffer()
+        let end = await self.subscription.streamEventFrames { frame, seq, more in
+            if let seq { lastSeq = seq }
+            if pending.readableBytes == 0 && !more {
+                // The common case when the client keeps up: the publisher's bytes, not a copy.
+                await chunks.send(.frames(frame))
+                return
+            }
+            pending.writeImmutableBuffer(frame)
+            if !more || pending.readableBytes >= Self.maxBatchBytes {
+                await chunks.send(.frames(pending))
+                pending = ByteBuffer()
+            }
+        }
+        if pending.readableBytes > 0 { await chunks.send(.frames(pending)) }
+        if case .cutOff(let reason) = end {
+            self.logger.info("Event stream ended by the server", metadata: ["control.reason": "\(reason)"])
+            await chunks.send(.cutOff(reason: reason, lastSeq: lastSeq))
+        }
+        chunks.finish()
+    }
+
+    /// A writer stuck on a client that does not read never gets to its cut-off: close the connection for it.
+    private func disconnectIfStalled(_ chunks: AsyncChannel<Chunk>) async throws {
+        guard await self.subscription.waitUntilCutOff() else { return }
+        try await Task.sleep(for: self.cutOffGracePeriod)
+        self.logger.info("Disconnecting an event stream that stopped reading")
+        chunks.finish()
+        self.channel.close(promise: nil)
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A plain loopback TCP client for `GET /events`: many of them stream at once (the test client has one connection),
+/// and one can connect, ask, and never read.
+final class EventStreamClient: @unchecked Sendable {
+    let fd: CInt
+    private(set) var received: [UInt8] = []
+
+    /// - Parameter receiveBuffer: A small kernel receive buffer, so a client that never reads stalls the server soon.
+    init(port: Int, receiveBuffer: Int? = nil) throws {
+        let fd = socket(AF_INET, CInt(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        if var size = receiveBuffer.map(CInt.init) {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<CInt>.size))
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            throw POSIXError(.init(rawValue: code) ?? .EIO)
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        self.fd = fd
+    }
+
+    func close() {
+        Glibc.close(self.fd)
+    }
+
+    /// Sends `GET path` as an `EventSource` does.
+    func get(_ path: String) throws {
+        let bytes = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n".utf8)
+        let sent = bytes.withUnsafeBytes { Glibc.send(self.fd, $0.baseAddress, $0.count, CInt(MSG_NOSIGNAL)) }
+        guard sent == bytes.count else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+    }
+
+    /// What arrived so far, as text (chunked framing included: a chunk holds whole events).
+    var text: String { String(decoding: self.received, as: UTF8.self) }
+
+    /// The `id:` of every event received so far, in order.
+    var eventIDs: [Int64] {
+        self.text.split(separator: "\n").compactMap { line in line.hasPrefix("id: ") ? Int64(line.dropFirst(4)) : nil }
+    }
+
+    /// Reads until `done` holds or the server closes the connection; false if neither happened within `attempts`
+    /// waits of 10 ms with nothing to read.
+    func read(attempts: Int = 3000, until done: (EventStreamClient) -> Bool) async throws -> Bool {
+        var idle = 0
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while !done(self) {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(self.fd, $0.baseAddress, $0.count) }
+            if count > 0 {
+                self.received += chunk[..<count]
+                idle = 0
+            } else if count == 0 || errno == ECONNRESET {
+                return true
+            } else if errno == EAGAIN || errno == EWOULDBLOCK {
+                idle += 1
+                if idle >= attempts { return false }
+                try await Task.sleep(for: .milliseconds(10))
+            } else {
+                throw POSIXError(.init(rawValue: errno) ?? .EIO)
+            }
+        }
+        return true
+    }
+
+    /// Reads everything until the server closes the connection; false if it did not within `attempts` idle waits.
+    func readUntilClosed(attempts: Int = 3000) async throws -> Bool {
+        try await self.read(attempts: attempts) { _ in false }
+    }
+}

@@ -308,6 +308,7 @@ let package = Package(
                 "ControlHTTP",
                 "ControlSocket",
                 "RegcodeSupport",
+                "RegcodeTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Logging
 import NIOCore
 import RegcodeSupport
+import RegcodeTestSupport
 import Testing
 
 @testable import ControlHTTP

@@ -18,6 +18,19 @@ import Testing
         #expect(OpenFileLimit.connectionBudget(forLimit: 20_000, embeddedSimulator: true) == 9_488)
     }
 
+    @Test func eventStreamsTakeHalfTheReserveUnlessConfigured() throws {
+        #expect(Daemon.defaultMaxEventStreams(openFileLimit: 1024) == 128)
+        #expect(Daemon.defaultMaxEventStreams(openFileLimit: 20_000) == 512)
+        #expect(Daemon.defaultMaxEventStreams(openFileLimit: 524_288) == 512)
+        #expect(Daemon.defaultMaxEventStreams(openFileLimit: 3) == 1)
+        var configuration = try ConfigurationFile.parse("http: 127.0.0.1:0\nhttp_max_event_streams: 7\n", file: "x.yaml")
+        #expect(configuration.httpMaxEventStreams == 7)
+        #expect(Daemon.eventStreams(configuration)?.limit == 7)
+        configuration.http = nil
+        #expect(Daemon.eventStreams(configuration) == nil)
+        #expect(throws: (any Error).self) { try ConfigurationFile.parse("http_max_event_streams: 0\n", file: "x.yaml") }
+    }
+
     @Test func theSoftLimitIsRaisedToTheHardOne() throws {
         let raised = OpenFileLimit.raiseToHardLimit()
         var limits = rlimit()

@@ -6,12 +6,12 @@ import Glibc
 
 /// A plain loopback TCP client for `GET /events`: many of them stream at once (the test client has one connection),
 /// and one can connect, ask, and never read.
-final class EventStreamClient: @unchecked Sendable {
-    let fd: CInt
-    private(set) var received: [UInt8] = []
+public final class EventStreamClient: @unchecked Sendable {
+    public let fd: CInt
+    public private(set) var received: [UInt8] = []
 
     /// - Parameter receiveBuffer: A small kernel receive buffer, so a client that never reads stalls the server soon.
-    init(port: Int, receiveBuffer: Int? = nil) throws {
+    public init(port: Int, receiveBuffer: Int? = nil) throws {
         let fd = socket(AF_INET, CInt(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         if var size = receiveBuffer.map(CInt.init) {
@@ -33,28 +33,30 @@ final class EventStreamClient: @unchecked Sendable {
         self.fd = fd
     }
 
-    func close() {
+    public func close() {
         Glibc.close(self.fd)
     }
 
-    /// Sends `GET path` as an `EventSource` does.
-    func get(_ path: String) throws {
-        let bytes = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n".utf8)
+    /// Sends `GET path` as an `EventSource` does, with `headers` besides.
+    public func get(_ path: String, headers: [String: String] = [:]) throws {
+        var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) { request += "\(name): \(value)\r\n" }
+        let bytes = Array((request + "\r\n").utf8)
         let sent = bytes.withUnsafeBytes { Glibc.send(self.fd, $0.baseAddress, $0.count, CInt(MSG_NOSIGNAL)) }
         guard sent == bytes.count else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
     }
 
     /// What arrived so far, as text (chunked framing included: a chunk holds whole events).
-    var text: String { String(decoding: self.received, as: UTF8.self) }
+    public var text: String { String(decoding: self.received, as: UTF8.self) }
 
     /// The `id:` of every event received so far, in order.
-    var eventIDs: [Int64] {
+    public var eventIDs: [Int64] {
         self.text.split(separator: "\n").compactMap { line in line.hasPrefix("id: ") ? Int64(line.dropFirst(4)) : nil }
     }
 
     /// Reads until `done` holds or the server closes the connection; false if neither happened within `attempts`
     /// waits of 10 ms with nothing to read.
-    func read(attempts: Int = 3000, until done: (EventStreamClient) -> Bool) async throws -> Bool {
+    public func read(attempts: Int = 3000, until done: (EventStreamClient) -> Bool) async throws -> Bool {
         var idle = 0
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while !done(self) {
@@ -76,7 +78,7 @@ final class EventStreamClient: @unchecked Sendable {
     }
 
     /// Reads everything until the server closes the connection; false if it did not within `attempts` idle waits.
-    func readUntilClosed(attempts: Int = 3000) async throws -> Bool {
+    public func readUntilClosed(attempts: Int = 3000) async throws -> Bool {
         try await self.read(attempts: attempts) { _ in false }
     }
 }

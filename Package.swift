@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
@@ -117,10 +118,23 @@ let package = Package(
             dependencies: [.product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: swiftSettings
         ),
+        // What bounds every listener: a connection cap from the descriptor budget, accept back-off, idle and read
+        // timeouts, and a log that rate-limits its own repeats.
+        .target(
+            name: "ListenerGuard",
+            dependencies: [
+                "RegcodeSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The Adobe Pass backend simulator (Hummingbird 2), embeddable in-process.
         .target(
             name: "PassSimulator",
             dependencies: [
+                "ListenerGuard",
                 "RegcodeSupport",
                 "EventLoopExecutor",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -160,6 +174,7 @@ let package = Package(
         .target(
             name: "ControlSocket",
             dependencies: [
+                "ListenerGuard",
                 "RegcodeSupport",
                 "EventLoopExecutor",
                 "RegcodeEngine",
@@ -177,12 +192,17 @@ let package = Package(
             name: "ControlHTTP",
             dependencies: [
                 "ControlSocket",
+                "ListenerGuard",
                 "RegcodeSupport",
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                // The HTTP request parts, for the body coalescer in the pipeline.
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             resources: [.embedInCode("Console/index.html")],
@@ -219,6 +239,9 @@ let package = Package(
                 "RegcodeStore",
                 "ControlSocket",
                 "ControlHTTP",
+                // Thresholds in the configuration.
+                "SoakReport",
+                "ListenerGuard",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -239,6 +262,9 @@ let package = Package(
                 "RegcodeSupport",
                 "RegcodeDaemon",
                 "RegcodeEngine",
+                // The report and verdict at the end of a timed run.
+                "SoakReport",
+                "SoakReportStore",
                 // The in-process backend of a configuration that names none.
                 "PassSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -256,9 +282,23 @@ let package = Package(
                 "ControlSocket",
                 "RegcodeStore",
                 "SoakReport",
+                "SoakReportStore",
                 .product(name: "Logging", package: "swift-log"),
                 "RegcodeEngine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Soak reports read from state databases (one per shard): what `regcodectl report` and the end of a
+        // timed `regcoded --duration` run report on.
+        .target(
+            name: "SoakReportStore",
+            dependencies: [
+                "AccessEnablerAPI",
+                "SoakReport",
+                "RegcodeStore",
+                "RegcodeRecords",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -295,6 +335,7 @@ let package = Package(
             dependencies: [
                 "RegcodeSupport",
                 "ControlSocket",
+                "EventLoopExecutor",
                 .product(name: "Logging", package: "swift-log"),
                 "RegcodeEngine",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -314,6 +355,9 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -469,7 +513,24 @@ let package = Package(
         ),
         .testTarget(
             name: "RegcodeSupportTests",
-            dependencies: ["RegcodeSupport", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "RegcodeSupport",
+                "RegcodeTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ListenerGuardTests",
+            dependencies: [
+                "ListenerGuard",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
     ],

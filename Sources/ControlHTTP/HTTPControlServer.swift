@@ -1,6 +1,8 @@
 import ControlSocket
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
+import ListenerGuard
 import Logging
 import NIOCore
 import RegcodeSupport
@@ -28,6 +30,12 @@ public struct HTTPControlServer: Service {
         /// The largest `POST /rpc` body; the socket's line limit.
         public var maxBodySize = 1 << 20
         public var inputLimits = InputLimits()
+        /// Connections held at once (past it, a new one is accepted and closed at once, and counted), the idle
+        /// timeout of a connection with no request in progress (an open event stream is a request in progress), and
+        /// how long a request's head and body may take to arrive once begun.
+        public var limits = ListenerLimits(maxConnections: 1024)
+        /// Where `POST /rpc` bodies are parsed and answered: off the event loops, a bounded number at once.
+        public var inputWorkers = InputWorkers.shared
 
         public init(host: String, port: Int, token: String? = nil) {
             self.host = host
@@ -44,6 +52,8 @@ public struct HTTPControlServer: Service {
     /// Open event streams: capped, counted, and ended together at graceful shutdown (an idle stream would otherwise
     /// hold it up).
     public let streams: OpenStreams
+    /// The listener's cap, counts and timeouts.
+    public let listenerGuard: ListenerGuard
 
     /// - Parameters:
     ///   - streams: Where open event streams are counted against their limit; by default a new one with
@@ -60,20 +70,31 @@ public struct HTTPControlServer: Service {
     ) {
         self.configuration = configuration
         self.streams = streams ?? OpenStreams(limit: configuration.maxEventStreams)
-        self.dispatcher = RPCDispatcher(handler: handler, inputLimits: configuration.inputLimits, logger: logger)
+        self.dispatcher = RPCDispatcher(
+            handler: handler,
+            inputLimits: configuration.inputLimits,
+            workers: configuration.inputWorkers,
+            logger: logger
+        )
         self.metrics = metrics
         self.onListening = onListening
         self.logger = logger
+        self.listenerGuard = ListenerGuard(name: "http", limits: configuration.limits, logger: logger)
     }
 
     public func run() async throws {
         let router = self.makeRouter()
         let port = self.configuration.port
         let onListening = self.onListening
+        let listenerGuard = self.listenerGuard
         let app = Application(
             router: router,
-            configuration: .init(address: .hostname(self.configuration.host, port: port), serverName: "regcoded"),
-            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? port) },
+            server: .guarded(by: listenerGuard, configuration: Self.http1Configuration),
+            configuration: .guarded(host: self.configuration.host, port: port, serverName: "regcoded", by: listenerGuard),
+            onServerRunning: { channel in
+                try? await listenerGuard.install(on: channel)
+                await onListening(channel.localAddress?.port ?? port)
+            },
             logger: self.logger
         )
         let streams = self.streams
@@ -84,6 +105,11 @@ public struct HTTPControlServer: Service {
         } onGracefulShutdown: {
             streams.closeAll()
         }
+    }
+
+    /// HTTP/1.1, with a body's parts from one read reaching `POST /rpc` as one, however finely it was chunked.
+    static var http1Configuration: HTTP1Channel.Configuration {
+        HTTP1Channel.Configuration(additionalChannelHandlers: [RequestBodyCoalescer()])
     }
 
     func makeRouter() -> Router<ControlRequestContext> {

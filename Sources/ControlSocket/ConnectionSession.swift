@@ -1,4 +1,5 @@
 import EventLoopExecutor
+import ListenerGuard
 import Logging
 import NIOCore
 import RegcodeEngine
@@ -10,21 +11,27 @@ struct ConnectionSession: Sendable {
     let writer: LineWriter
     let peer: PeerCredentials
     let handler: any ControlHandler
+    /// Held while a call is answered and while a subscription runs: the connection is busy, not idle.
+    let activity: ConnectionActivity
     let maxLineLength: Int
     let inputLimits: InputLimits
+    let workers: InputWorkers
     let cutOffGracePeriod: Duration
     let logger: Logger
 
     /// Reads, decodes and answers requests one at a time.
     ///
-    /// This runs in the connection's own task, not on the NIO event loop: the pipeline only splits lines, so
-    /// however long one line takes to check and decode, other connections' I/O goes on. While this loop is busy
+    /// The pipeline only splits lines; each line is parsed and answered on the ``InputWorkers``, beside the event
+    /// loops (which also run this task when Swift concurrency runs on them, as in the daemon), so however long one
+    /// line takes to check and decode, other connections' I/O goes on. While this loop is busy
     /// (or waits for a peer to take its replies) unread lines queue in `inbound` up to its high watermark, and then
     /// the channel stops reading from the socket.
     func run(_ inbound: NIOAsyncChannelInboundStream<LineFrame>) async {
         await withDiscardingTaskGroup { group in
             do {
                 for try await frame in inbound {
+                    self.activity.hold()
+                    defer { self.activity.release() }
                     switch frame {
                     case .tooLong(let byteCount):
                         self.logger.debug("Discarded an over-long control line", metadata: ["control.line.bytes": "\(byteCount)"])
@@ -46,7 +53,11 @@ struct ConnectionSession: Sendable {
                             }
                             // On the connection's loop an event costs one hand-over between threads (publisher to
                             // loop) instead of three: the write completes and resumes the task in place.
-                            group.addTask(executorPreference: EventLoopTaskExecutor(self.channel.eventLoop)) { await self.stream(subscription) }
+                            self.activity.hold()
+                            group.addTask(executorPreference: EventLoopTaskExecutor(self.channel.eventLoop)) {
+                                defer { self.activity.release() }
+                                await self.stream(subscription)
+                            }
                         }
                     }
                 }
@@ -59,7 +70,8 @@ struct ConnectionSession: Sendable {
     }
 
     func process(_ line: ByteBuffer) async -> RPCDispatcher.Answer {
-        await RPCDispatcher(handler: self.handler, inputLimits: self.inputLimits, logger: self.logger).answer(line, peer: .unixSocket(self.peer))
+        await RPCDispatcher(handler: self.handler, inputLimits: self.inputLimits, workers: self.workers, logger: self.logger)
+            .answer(line, peer: .unixSocket(self.peer))
     }
 
     /// Streams one subscription until it ends; when the server ends it, says so and closes the connection.

@@ -1,3 +1,4 @@
+import ListenerGuard
 import Logging
 import NIOCore
 import NIOPosix
@@ -91,14 +92,20 @@ public final class ControlServer: Service, Sendable {
         public var cutOffGracePeriod: Duration = .seconds(2)
         /// Shape limits every request line must meet before it is parsed.
         public var inputLimits = InputLimits()
+        /// Where request lines are parsed and answered: off the event loops, a bounded number at once.
+        public var inputWorkers = InputWorkers.shared
         /// How many received lines one connection may have waiting to be answered before the server stops reading
         /// from it (plus at most one socket read's worth, 64 KiB, already in hand). Requests are handled one at a
         /// time, so a deeper queue buys a pipelining client nothing; it bounds a connection's input memory at about
         /// this many lines of ``maxLineLength``. Default 64.
         public var maxPendingRequests = 64
-        /// `listen()` backlog of a socket the server creates: the system's `SOMAXCONN` (the kernel caps it at
-        /// `net.core.somaxconn` in any case), so a burst of clients connecting at once is not refused.
-        public var backlog: CInt = SOMAXCONN
+        /// `listen()` backlog of a socket the server creates: the system's maximum (`net.core.somaxconn`), so a burst
+        /// of clients connecting at once is not refused.
+        public var backlog: CInt = ListenBacklog.system
+        /// How many connections the server holds (past it, a new one is accepted and closed at once, and counted), how
+        /// long a connection with no subscription and no call in progress may stay silent, and how long a line may
+        /// take to arrive once begun. A subscriber that only reads events is never idled out.
+        public var limits = ListenerLimits(maxConnections: 1024)
 
         public init(listener: Listener, group: gid_t? = nil) {
             self.listener = listener
@@ -134,6 +141,7 @@ public final class ControlServer: Service, Sendable {
     private let logger: Logger
     private let onListening: @Sendable () async -> Void
     private let state = Mutex(State())
+    private let listenerGuard: ListenerGuard
 
     /// - Parameters:
     ///   - onListening: Called once the socket accepts connections (e.g. to send systemd `READY=1`).
@@ -149,6 +157,7 @@ public final class ControlServer: Service, Sendable {
         self.eventLoopGroup = eventLoopGroup
         self.logger = logger
         self.onListening = onListening
+        self.listenerGuard = ListenerGuard(name: "control", limits: configuration.limits, logger: logger)
     }
 
     /// A server that creates its socket file at `socketPath`.
@@ -170,6 +179,9 @@ public final class ControlServer: Service, Sendable {
     public var connectionCount: Int {
         self.state.withLock { $0.connections.count }
     }
+
+    /// The listener's cap and counts: open, accepted, refused over the cap, closed by a timeout.
+    public var listenerCounters: ListenerCounters { self.listenerGuard.counters }
 
     /// Listens and serves until graceful shutdown (or cancellation, which closes connections at once).
     public func run() async throws {
@@ -208,9 +220,9 @@ public final class ControlServer: Service, Sendable {
         let serverChannel: NIOAsyncChannel<AcceptedConnection, Never>
         do {
             serverChannel = try await ServerBootstrap(group: self.eventLoopGroup)
-                .serverChannelInitializer { [logger] channel in
+                .serverChannelInitializer { [listenerGuard = self.listenerGuard] channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(AcceptErrorHandler(logger: logger))
+                        try channel.pipeline.syncOperations.addHandlers(listenerGuard.serverHandlers())
                     }
                 }
                 .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
@@ -279,13 +291,17 @@ public final class ControlServer: Service, Sendable {
         let asyncConfiguration = NIOAsyncChannel<LineFrame, Never>.Configuration(
             backPressureStrategy: .init(lowWatermark: pending / 2, highWatermark: pending)
         )
+        let listenerGuard = self.listenerGuard
         return PeerCredentials.of(channel)
             .map { Optional($0) }
             .recover { _ in nil }
             .flatMapThrowing { peer in
-                try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineFrameDecoder(maxLineLength: maxLineLength)))
+                let activity = ConnectionActivity()
+                let pipeline = channel.pipeline.syncOperations
+                try pipeline.addHandler(ReadDeadlineHandler(framing: .lines, listener: listenerGuard, activity: activity))
+                try pipeline.addHandler(ByteToMessageHandler(LineFrameDecoder(maxLineLength: maxLineLength)))
                 let wrapped = try NIOAsyncChannel<LineFrame, Never>(wrappingChannelSynchronously: channel, configuration: asyncConfiguration)
-                return AcceptedConnection(channel: wrapped, peer: peer)
+                return AcceptedConnection(channel: wrapped, peer: peer, activity: activity)
             }
     }
 
@@ -317,8 +333,10 @@ public final class ControlServer: Service, Sendable {
             writer: writer,
             peer: peer,
             handler: self.handler,
+            activity: connection.activity,
             maxLineLength: self.configuration.maxLineLength,
             inputLimits: self.configuration.inputLimits,
+            workers: self.configuration.inputWorkers,
             cutOffGracePeriod: self.configuration.cutOffGracePeriod,
             logger: logger
         )
@@ -359,22 +377,8 @@ public final class ControlServer: Service, Sendable {
 struct AcceptedConnection: Sendable {
     let channel: NIOAsyncChannel<LineFrame, Never>
     let peer: PeerCredentials?
-}
-
-/// Keeps accept errors (EMFILE and friends, which NIO reports without closing the listener) away from the async
-/// accept sequence, which would otherwise end on the first one and take the whole server down.
-private final class AcceptErrorHandler: ChannelInboundHandler {
-    typealias InboundIn = any Channel
-
-    private let logger: Logger
-
-    init(logger: Logger) {
-        self.logger = logger
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        self.logger.info("Accepting a control connection failed", metadata: ["error": "\(error)"])
-    }
+    /// Calls in progress and subscriptions, which keep a quiet connection open.
+    let activity: ConnectionActivity
 }
 
 /// Writes whole lines and waits until the kernel has them.

@@ -10,6 +10,7 @@ extension RPCError {
             case .maxNumberLength: "a number literal longer than \(value) characters"
             case .maxObjectMembers: "an object with more than \(value) members"
             case .maxArrayElements: "an array with more than \(value) elements"
+            case .maxValues: "more than \(value) values"
             }
         return RPCError(
             code: -32600,

@@ -21,6 +21,9 @@ struct LineFrameDecoder: ByteToMessageDecoder {
     private var scannedBytes = 0
     /// Set while skipping the rest of an over-long line; counts what was skipped.
     private var discardedBytes: Int?
+    /// Bytes searched for a newline since the decoder was made: each received byte once, however the bytes are split
+    /// into reads (what the framing tests check).
+    private(set) var searchedBytes = 0
 
     init(maxLineLength: Int) {
         precondition(maxLineLength > 0, "the line limit must be positive")
@@ -58,18 +61,22 @@ struct LineFrameDecoder: ByteToMessageDecoder {
         if let discarded = self.discardedBytes {
             let view = buffer.readableBytesView
             guard let end = view.firstIndex(of: newline) else {
+                self.searchedBytes += view.count
                 self.discardedBytes = discarded + view.count
                 buffer.moveReaderIndex(forwardBy: view.count)
                 return nil
             }
             let skipped = end - view.startIndex + 1
+            self.searchedBytes += skipped
             buffer.moveReaderIndex(forwardBy: skipped)
             self.discardedBytes = nil
             return .tooLong(byteCount: discarded + skipped)
         }
 
         let view = buffer.readableBytesView
-        guard let end = view[(view.startIndex + self.scannedBytes)...].firstIndex(of: newline) else {
+        let searchFrom = view.startIndex + self.scannedBytes
+        guard let end = view[searchFrom...].firstIndex(of: newline) else {
+            self.searchedBytes += view.endIndex - searchFrom
             self.scannedBytes = view.count
             // `+ 1` leaves room for a `\r` that the next read may show to precede the newline.
             if view.count > self.maxLineLength + 1 {
@@ -79,6 +86,7 @@ struct LineFrameDecoder: ByteToMessageDecoder {
             }
             return nil
         }
+        self.searchedBytes += end - searchFrom + 1
         self.scannedBytes = 0
         let length = end - view.startIndex
         var line = buffer.readSlice(length: length)!

@@ -7,6 +7,7 @@ import RegcodeSupport
 public struct RPCDispatcher: Sendable {
     let handler: any ControlHandler
     let inputLimits: InputLimits
+    let workers: InputWorkers
     let logger: Logger
 
     /// What a request comes to.
@@ -19,11 +20,20 @@ public struct RPCDispatcher: Sendable {
         case subscribed(reply: JSONValue?, Subscription)
     }
 
-    public init(handler: any ControlHandler, inputLimits: InputLimits = InputLimits(), logger: Logger) {
+    /// - Parameter workers: Where requests are parsed and answered, off the event loops.
+    public init(handler: any ControlHandler, inputLimits: InputLimits = InputLimits(), workers: InputWorkers = .shared, logger: Logger) {
         self.handler = handler
         self.inputLimits = inputLimits
+        self.workers = workers
         self.logger = logger
     }
+
+    /// The answer to a request that found every turn of the ``InputWorkers`` taken and too many waiting.
+    static let busy = RPCError(
+        code: 1004,
+        message: "busy: too many control requests are being read; retry shortly",
+        data: ["reason": "busy", "retryable": true]
+    )
 
     /// Starts a subscription for a transport that takes its parameters elsewhere (HTTP's `GET /events` query).
     public func subscribe(params: JSONValue?, peer: ControlPeer) async throws(RPCError) -> Subscription {
@@ -35,6 +45,15 @@ public struct RPCDispatcher: Sendable {
     /// - Parameter allowSubscribe: false where the transport streams events elsewhere (HTTP's `GET /events`): `subscribe`
     ///   is then answered with an error that says where to go.
     public func answer(_ request: ByteBuffer, peer: ControlPeer, allowSubscribe: Bool = true) async -> Answer {
+        let answer = await self.workers.run { await self.answerHere(request, peer: peer, allowSubscribe: allowSubscribe) }
+        guard let answer else {
+            self.logger.debug("Refused a control request: the input workers are busy")
+            return .reply(RPCMessage.error(id: .null, Self.busy))
+        }
+        return answer
+    }
+
+    private func answerHere(_ request: ByteBuffer, peer: ControlPeer, allowSubscribe: Bool) async -> Answer {
         if request.readableBytesView.allSatisfy({
             $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n")
         }) {

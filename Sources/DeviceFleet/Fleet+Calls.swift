@@ -7,12 +7,31 @@ extension Fleet {
         // A stopping fleet makes no new calls (an answer delivered while stopping may ask for a
         // follow-up, e.g. the token after a registration); only calls already made are awaited.
         guard !stopping else { return }
+        // What the device did before (its registration, its code, its last poll's answer) is stored before the call
+        // that follows it goes out, so a kill never leaves the backend with work the database lacks and the device
+        // moved on from. Nothing waits in the steady state: a poll's step was stored long before the next poll.
+        let parked = sink.whenStored(device: call.device) { [weak self] in
+            guard let self else { return }
+            Task { await self.sendParked(call) }
+        }
+        if parked {
+            callsAwaitingStorage += 1
+            return
+        }
         if activeCalls < maxConcurrentRequests && held == nil {
             start(call)
         } else {
             if held != nil { holdTotals.deferredCalls += 1 }
             waitingCalls.append(call)
         }
+    }
+
+    /// The steps a parked call waited for are stored: it goes out, unless its device was removed or replaced meanwhile
+    /// (or the fleet is stopping, which makes no new calls).
+    private func sendParked(_ call: PendingCall) {
+        callsAwaitingStorage -= 1
+        guard let index = members.index(forKey: call.device), members.values[index].incarnation == call.incarnation else { return }
+        enqueueCall(call)
     }
 
     func start(_ call: PendingCall) {

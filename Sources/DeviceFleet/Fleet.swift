@@ -78,7 +78,8 @@ public actor Fleet<C: DeviceClock>: Service {
     let logger: Logger
     let maxConcurrentRequests: Int
     /// AccessEnabler calls a device may have waiting (queued for `setRequestor` or behind its
-    /// request in flight) before ``send(_:to:)`` refuses more with ``FleetError/busy(device:pending:)``.
+    /// request in flight) before ``send(_:to:app:)`` refuses more with ``FleetError/busy(device:pending:)``; the calls
+    /// that release a device's queue are never refused (``DeviceEngine/refuses(_:bound:)``).
     let maxPendingPerDevice: Int
     /// How long after its deadline a timer may fire, so timers due close together fire in one wake.
     let timerSlack: Duration
@@ -94,6 +95,8 @@ public actor Fleet<C: DeviceClock>: Service {
     var loopTimersRunning = false
     var waitingCalls = Deque<PendingCall>()
     var activeCalls = 0
+    /// Calls waiting for their device's earlier steps to be stored (see `enqueueCall`).
+    var callsAwaitingStorage = 0
     var stopping = false
     /// Set while the fleet takes no new work (see ``hold(reason:)``).
     var held: Hold?
@@ -195,23 +198,32 @@ public actor Fleet<C: DeviceClock>: Service {
         return true
     }
 
-    /// Applies an AccessEnabler call to one app of a device (`nil`: its first app).
+    /// Applies an AccessEnabler call to one app of a device (`nil`: its first app). A call the device's bound on
+    /// waiting work refuses (see ``DeviceEngine/refuses(_:bound:)``) throws ``FleetError/busy(device:pending:)`` and
+    /// is reported on the device's event stream as `queue.callRefused`, so an app watching events sees it too.
     public func send(_ command: DeviceCommand, to device: String, app appID: String? = nil) throws(FleetError) {
         guard !stopping else { throw .stopped }
-        let (app, pending) = try appAndPendingWork(appID, of: device)
+        let (app, waiting) = try appAndRefusal(of: command, appID, of: device)
         if let held { throw .held(held.reason) }
-        if pending >= maxPendingPerDevice {
-            throw .busy(device: device, pending: pending)
+        if let waiting {
+            process(device, app: app, [.emit(.callRefused(command.name, waiting: waiting, limit: maxPendingPerDevice))])
+            throw .busy(device: device, pending: waiting)
         }
         apply(command, to: device, app: app)
     }
 
-    /// A function of its own so that no copy of the member outlives it: `apply` changes the engine next, and a
-    /// live copy would make that change copy every engine of the device.
-    private func appAndPendingWork(_ appID: String?, of device: String) throws(FleetError) -> (app: Int, pending: Int) {
+    /// The app's index, and the calls it has waiting when its bound refuses `command` (else nil). A function of its
+    /// own so that no copy of the member outlives it: `apply` changes the engine next, and a live copy would make that
+    /// change copy every engine of the device.
+    private func appAndRefusal(
+        of command: DeviceCommand,
+        _ appID: String?,
+        of device: String
+    ) throws(FleetError) -> (app: Int, waiting: Int?) {
         guard let member = members[device] else { throw .unknownDevice(device) }
         let app = try appIndex(appID, of: member, device: device)
-        return (app, member.apps[app].engine.pendingWork)
+        let engine = member.apps[app].engine
+        return (app, engine.refuses(command, bound: maxPendingPerDevice) ? engine.waitingCalls : nil)
     }
 
     func appIndex(_ appID: String?, of member: Member, device: String) throws(FleetError) -> Int {
@@ -271,8 +283,11 @@ public actor Fleet<C: DeviceClock>: Service {
 
     public var count: Int { members.count }
 
-    /// Backend calls running or waiting for a slot.
-    public var requestsOutstanding: Int { activeCalls + waitingCalls.count }
+    /// Backend calls running or waiting for a slot (or for their device's earlier steps to be stored).
+    public var requestsOutstanding: Int { activeCalls + waitingCalls.count + callsAwaitingStorage }
+
+    /// Backend calls waiting because `maxConcurrentRequests` are in flight (not because the fleet is held).
+    public var callsWaitingForSlot: Int { activeCalls >= maxConcurrentRequests ? waitingCalls.count : 0 }
 
     // MARK: Service
 
@@ -373,10 +388,11 @@ public actor Fleet<C: DeviceClock>: Service {
         var step = DeviceStep(device: name, app: appID, isFirstApp: app == 0, epochMs: clock.epochMillisecondsNow)
         var reactions: [DeviceCommand] = []
         var pick: TVProviderChoice?
+        var calls: [PendingCall] = []
         for action in actions {
             switch action {
             case .send(let id, let request, let context):
-                enqueueCall(PendingCall(device: name, app: app, incarnation: incarnation, id: id, request: request, context: context))
+                calls.append(PendingCall(device: name, app: app, incarnation: incarnation, id: id, request: request, context: context))
             case .schedule(let timer, let deadline):
                 schedule(TimerKey(device: name, app: app, kind: .engine(timer)), at: deadline)
             case .cancel(let timer):
@@ -410,6 +426,8 @@ public actor Fleet<C: DeviceClock>: Service {
             step.tokens = tokens
         }
         if !step.isEmpty { sink.record(step) }
+        // After the step that led to them is recorded: a call waits for it to be stored (see `enqueueCall`).
+        for call in calls { enqueueCall(call) }
         for command in reactions where !stopping {
             apply(command, to: name, app: app)
         }

@@ -182,6 +182,11 @@ public final class PartitionedFleet<C: DeviceClock>: Service, Sendable {
         get async { await sum { await $0.requestsOutstanding } }
     }
 
+    /// Backend calls waiting for a slot because every partition's `maxConcurrentRequests` are in flight.
+    public var callsWaitingForSlot: Int {
+        get async { await sum { await $0.callsWaitingForSlot } }
+    }
+
     /// How many devices are in each phase.
     public func phaseCounts() async -> [DevicePhase: Int] {
         await phaseCounts { await $0.phaseCounts() }

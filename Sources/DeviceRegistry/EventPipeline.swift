@@ -73,7 +73,7 @@ package final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
 
     private struct Barrier {
         var target: UInt64
-        var continuation: CheckedContinuation<Void, Never>
+        var resume: @Sendable () -> Void
     }
 
     private let state = Mutex(State())
@@ -147,7 +147,7 @@ package final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
             defer { state.barriers = [] }
             return state.barriers
         }
-        for barrier in waiting { barrier.continuation.resume() }
+        for barrier in waiting { barrier.resume() }
     }
 
     /// Returns once every step `device` recorded before this call is stored (at once when none waits): a device's
@@ -161,10 +161,24 @@ package final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
                     state.lastStep[device] = nil
                     return false
                 }
-                state.barriers.append(Barrier(target: target, continuation: continuation))
+                state.barriers.append(Barrier(target: target, resume: { continuation.resume() }))
                 return true
             }
             if !parked { continuation.resume() }
+        }
+    }
+
+    /// The fleet's wait before a device's next backend call (see ``FleetSink/whenStored(device:_:)``): whether steps
+    /// `device` recorded are not stored yet; if so, `stored` runs once they are, or once the pipeline has stopped.
+    /// Steps of other devices do not delay it.
+    package func whenStored(device: String, _ stored: @escaping @Sendable () -> Void) -> Bool {
+        state.withLock { state in
+            guard let target = state.lastStep[device], target > state.committed, !state.finished else {
+                state.lastStep[device] = nil
+                return false
+            }
+            state.barriers.append(Barrier(target: target, resume: stored))
+            return true
         }
     }
 
@@ -273,7 +287,7 @@ package final class EventPipeline<C: Clock<Duration>>: FleetSink, Service {
             let holdingChanged = Self.updateHolding(&state, limits: limits)
             return (recovered != nil ? state.health : holdingChanged, recovered, released)
         }
-        for barrier in released { barrier.continuation.resume() }
+        for barrier in released { barrier.resume() }
         if let recovered {
             logger.notice(
                 "device steps stored again",

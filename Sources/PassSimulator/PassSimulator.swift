@@ -1,4 +1,5 @@
 import Hummingbird
+import ListenerGuard
 import Logging
 import Synchronization
 
@@ -16,6 +17,8 @@ public final class PassSimulator: Sendable {
     let faults: FaultInjector
     let mediaTokens = MediaTokenIssuer()
     let connections = ConnectionCounters()
+    /// The listener's cap, counts and timeouts; shared by every application built from this simulator.
+    let listener: ListenerGuard
     /// Carries state changes to the state file; `nil` without ``SimulatorConfiguration/statePath``.
     let journal: StateJournal?
     private let stateLoad = Mutex<Task<Void, any Error>?>(nil)
@@ -26,6 +29,12 @@ public final class PassSimulator: Sendable {
         self.configuration = configuration
         self.state = SharedSimulatorState(configuration: configuration)
         self.logger = logger
+        let limits = ListenerLimits(
+            maxConnections: configuration.maxConnections ?? DescriptorLimit.soleListenerCap(forLimit: DescriptorLimit.current),
+            idleTimeout: configuration.idleTimeout,
+            readTimeout: configuration.readTimeout
+        )
+        self.listener = ListenerGuard(name: "simulator", limits: limits, logger: logger)
         self.journal = configuration.statePath == nil ? nil : StateJournal(logger: logger)
         self.throttle =
             configuration.throttleEnabled
@@ -94,6 +103,7 @@ public final class PassSimulator: Sendable {
         var stats = self.faults.stats
         stats.connections = self.connections.snapshot
         stats.peers = self.connections.peers.snapshot
+        stats.listener = ListenerStats(self.listener.counters.snapshot)
         return stats
     }
 
@@ -108,9 +118,10 @@ public final class PassSimulator: Sendable {
     ) -> some ApplicationProtocol {
         var application = Application(
             router: self.makeRouter(),
-            server: .simulator(tls: self.configuration.tls, counters: self.connections),
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port)),
-            onServerRunning: { channel in
+            server: .simulator(tls: self.configuration.tls, counters: self.connections, listener: self.listener),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port), backlog: Int(self.listener.limits.backlog)),
+            onServerRunning: { [listener = self.listener] channel in
+                try? await listener.install(on: channel)
                 await onServerRunning(channel.localAddress?.port ?? port)
             },
             logger: self.logger
@@ -179,7 +190,9 @@ public final class PassSimulator: Sendable {
         let v1 = V1Routes(state: self.state, configuration: self.configuration, faults: self.faults, mediaTokens: self.mediaTokens)
         v1.registerBrowser(on: router.group())
 
-        AdminRoutes(state: self.state, faults: self.faults, connections: self.connections).register(on: router.group("/_sim"))
+        AdminRoutes(state: self.state, faults: self.faults, connections: self.connections, listener: self.listener.counters).register(
+            on: router.group("/_sim")
+        )
         SSOAdminRoutes(state: self.state).register(on: router.group("/_sim"))
         EntitlementAdminRoutes(state: self.state).register(on: router.group("/_sim"))
         ActivationPages(state: self.state, configuration: self.configuration).register(on: router.group())

@@ -230,6 +230,13 @@ public struct SimulatorConfiguration: Sendable {
     public var clock: SimulatorClock = .system
     /// Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN, optionally mutual TLS) instead of plain HTTP/1.1; `nil`: plain.
     public var tls: SimulatorTLS?
+    /// Connections the listener holds at once; past it a new one is accepted, closed at once and counted
+    /// (`listener.refused` in `/_sim/stats`). nil: the open-file limit less a quarter of it (at most 1024) kept back.
+    public var maxConnections: Int?
+    /// A connection with no request in progress is closed after this long without traffic; nil never.
+    public var idleTimeout: Duration? = .seconds(60)
+    /// An HTTP/1.1 request's head and body must arrive whole within this long of its first byte; nil never.
+    public var readTimeout: Duration? = .seconds(10)
 
     /// SSO settings of requestor × MVPD integrations, by service provider then MVPD; a pair missing here has the
     /// defaults (enabled, every SSO method on, the simulator's profile TTL). Replaceable at runtime through

@@ -4,6 +4,7 @@ import KeepAliveHTTP
 import Logging
 import RegcodeEngine
 import RegcodeSupport
+import SoakReport
 import Yams
 
 /// Reads the YAML configuration file. Unknown keys are errors (a typo must not silently fall
@@ -170,10 +171,31 @@ public enum ConfigurationFile {
                 case "http": configuration.http = try optionalString(value, key)
                 case "http_token_file": configuration.httpTokenFile = try optionalString(value, key)
                 case "http_max_event_streams": configuration.httpMaxEventStreams = try int(value, key, range: 1...1_000_000)
+                case "http_auth":
+                    guard let auth = HTTPAuth(rawValue: try string(value, key)) else { throw fail(key, "must be token or none") }
+                    configuration.httpAuth = auth
                 case "print_codes": configuration.printCodes = try bool(value, key)
+                case "duration":
+                    let length = try duration(value, key)
+                    guard length > .zero else { throw fail(key, "must be longer than 0") }
+                    configuration.runLength = length
+                case "thresholds":
+                    guard let sequence = value.sequence else { throw fail(key, "expected a list of expressions such as 'http_429_rate<0.01'") }
+                    configuration.thresholds = []
+                    for (index, item) in sequence.enumerated() {
+                        let path = "\(key)[\(index)]"
+                        let expression = try string(item, path)
+                        do {
+                            configuration.thresholds.append(try Threshold(parsing: expression))
+                        } catch {
+                            throw fail(path, error.description)
+                        }
+                    }
                 case "max_concurrent_requests": configuration.maxConcurrentRequests = try int(value, key, range: 1...100_000)
                 case "fleet_loops": configuration.fleetLoops = try int(value, key, range: 1...64)
                 case "subscriber_buffer": configuration.subscriberBuffer = try int(value, key, range: 16...1_000_000)
+                case "idle_timeout": configuration.idleTimeout = try optionalDuration(value, key)
+                case "read_timeout": configuration.readTimeout = try optionalDuration(value, key)
                 case "timer_slack":
                     let slack = try duration(value, key)
                     guard slack <= .seconds(1) else { throw fail(key, "must be at most 1s (it is added to every poll's lateness)") }

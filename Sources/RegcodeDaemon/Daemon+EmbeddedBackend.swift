@@ -25,7 +25,8 @@ extension Daemon {
         let context = EmbeddedBackendContext(
             configuration: configuration,
             tvProviderPublicKeyPEM: identityProvider.publicKeyPEM,
-            signingKeys: signingKeys
+            signingKeys: signingKeys,
+            maxConnections: DescriptorBudget(limit: OpenFileLimit.raised.after, configuration: configuration).simulator
         )
         return try factory(context)
     }

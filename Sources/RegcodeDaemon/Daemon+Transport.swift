@@ -37,10 +37,8 @@ extension Daemon {
         logger: Logger
     ) throws(ConfigurationError) -> ConnectionPools {
         let tls = try tlsContext(configuration, embeddedCA: embeddedCA)
-        let openFiles = OpenFileLimit.raiseToHardLimit()
-        let connectionBudget = ConnectionBudget(
-            limit: OpenFileLimit.connectionBudget(forLimit: openFiles.after, embeddedSimulator: configuration.usesEmbeddedSimulator)
-        )
+        let openFiles = OpenFileLimit.raised
+        let connectionBudget = ConnectionBudget(limit: DescriptorBudget(limit: openFiles.after, configuration: configuration).fleet)
         let pools = ConnectionPools(
             commonConnections: max(8, configuration.maxConcurrentRequests),
             // A refused connection (or a silent TLS port) fails fast and backs off.

@@ -6,6 +6,7 @@ import DeviceFleet
 import DeviceRegistry
 import Foundation
 import KeepAliveHTTP
+import ListenerGuard
 import Logging
 import NIOCore
 import NIOPosix
@@ -49,11 +50,20 @@ public final class Daemon: Sendable {
     let simulator: (any EmbeddedBackend)?
     /// Live per-fleet figures and each device's last outcome, for `fleets.stats`, `devices.list` and the console.
     let liveStats = LiveStats()
-    /// The HTTP listener's bearer token, read at start-up; nil on loopback without one.
-    let httpToken: String?
+    /// Whether the emulator keeps its own schedule (``GeneratorHealthService`` samples it).
+    let generatorHealth = GeneratorHealth()
+    /// The HTTP listener's bearer token, read or generated at start-up; nil without `http` or with `http_auth: none`.
+    let httpToken: HTTPToken?
     let metrics: RegcodeMetrics?
     /// The HTTP listener's event streams, capped and counted (nil without `http`).
     let eventStreams: OpenStreams?
+    /// How the open-file limit (raised to its hard limit at start) is shared between the listeners, the fleet's
+    /// connections and the database.
+    var descriptorBudget: DescriptorBudget {
+        DescriptorBudget(limit: OpenFileLimit.raised.after, configuration: configuration)
+    }
+    /// The running listeners' caps and counts, for `daemon.status` and the metrics.
+    let listeners = SharedValue<[ListenerCounters]>([])
     /// Signs the SAML answers of every emulated TV Provider (Apple single sign-on).
     let tvProviderIdentityProvider: TVProviderIdentityProvider
 
@@ -74,11 +84,10 @@ public final class Daemon: Sendable {
         self.environment = environment
         self.reloadConfiguration = reloadConfiguration
         var catalog = try DeviceCatalog.load(configuration: configuration, environment: environment)
-        // The socket is bound only in run(); a path that cannot work must not leave a new database behind.
-        if SocketActivation.controlDescriptor(environment: environment) == nil {
-            try configuration.checkSocketPath()
-        }
-        self.httpToken = try Self.readHTTPToken(configuration)
+        try Self.checkBeforeAnyFile(configuration, environment: environment)
+        let token = try Self.httpToken(configuration)
+        self.httpToken = token
+        Self.warnAboutHTTPAuth(configuration, logger: logger)
         // Before the store opens: a second daemon on this file must not write a byte of it.
         try DatabaseLock.acquire(database: configuration.database)
         self.store = try Self.openStore(configuration, logger: logger)
@@ -169,7 +178,17 @@ public final class Daemon: Sendable {
         services.append(.init(service: RetentionService(store: store, retention: configuration.retention, logger: logger)))
         services.append(.init(service: CheckpointService(store: store, logger: logger)))
         services.append(.init(service: ReloadService(daemon: self)))
+        if TerminalOutput.wantsStatusLine(environment: environment) {
+            services.append(.init(service: ProgressService(output: CodePrinter.output, fleet: fleet, liveStats: liveStats, startedAt: startedAt)))
+        }
+        services.append(
+            .init(
+                service: GeneratorHealthService(health: generatorHealth, liveStats: liveStats, fleet: fleet, pipeline: pipeline, logger: logger)
+            )
+        )
         if let metrics, let address = configuration.metrics.flatMap(HostPort.parse) {
+            let listenerGuard = ListenerGuard(name: "metrics", limits: listenerLimits(maxConnections: descriptorBudget.metrics), logger: logger)
+            listeners.value.append(listenerGuard.counters)
             services.append(
                 .init(
                     service: MetricsService(
@@ -180,9 +199,17 @@ public final class Daemon: Sendable {
                         eventStreams: eventStreams,
                         pipeline: pipeline,
                         transport: connectionPools.statistics,
+                        generatorHealth: generatorHealth,
+                        listeners: listeners,
+                        listenerGuard: listenerGuard,
                         logger: logger
                     )
                 )
+            )
+        }
+        if let length = configuration.runLength {
+            services.append(
+                .init(service: RunLengthService(length: length, logger: logger), successTerminationBehavior: .gracefullyShutdownGroup)
             )
         }
         // Last: shut down first, so STOPPING=1 goes out before anything else stops.
@@ -195,9 +222,11 @@ public final class Daemon: Sendable {
             try await group.run()
         } catch {
             connectionPools.shutdown()
+            removeGeneratedHTTPToken()
             throw error
         }
         connectionPools.shutdown()
+        removeGeneratedHTTPToken()
     }
 
     /// Binds the backend and brings every stored and configured device up.

@@ -5,6 +5,7 @@ import Logging
 import RegcodeEngine
 import RegcodeStore
 import RegcodeSupport
+import SoakReport
 
 /// A configuration problem: which file, which key, and why.
 public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
@@ -48,17 +49,25 @@ public struct DaemonConfiguration: Sendable {
     public var metrics: String?
     /// `HOST:PORT` of the HTTP control listener (JSON-RPC, server-sent events, web console); nil serves none.
     public var http: String?
-    /// A file holding the bearer token HTTP clients must send; required when `http` is not on loopback.
+    /// A file holding the bearer token HTTP clients must send; without one (and with ``httpAuth`` `token`) the daemon
+    /// generates a token at start into ``generatedHTTPTokenPath``.
     public var httpTokenFile: String?
     /// The most event streams (`GET /events`) the HTTP listener serves at once (`http_max_event_streams`); nil: a
     /// share of the descriptors the open-file limit reserves beside the fleets' connections (see
     /// ``Daemon/defaultMaxEventStreams(openFileLimit:)``).
     public var httpMaxEventStreams: Int?
+    /// Whether HTTP clients need the bearer token (`http_auth`); `none` serves loopback without one, on purpose.
+    public var httpAuth: HTTPAuth = .token
     public var logLevel: Logger.Level = .info
     public var retention = RetentionConfiguration()
     public var fleets: [FleetConfiguration] = [FleetConfiguration()]
     /// Print the activation URL and every code on standard output.
     public var printCodes: Bool?
+    /// How long the run lasts (`duration`, `--duration`): then the daemon stops gracefully and reports; nil runs
+    /// until stopped.
+    public var runLength: Duration?
+    /// What the run must meet (`thresholds`, `--threshold`), checked on the run's report when it stops.
+    public var thresholds: [Threshold] = []
     public var maxConcurrentRequests = 256
     /// How long after its deadline a device timer may fire, so timers due close together share one wake-up
     /// (`timer_slack`; 0 fires each at its deadline). Planned and sent times are both recorded.
@@ -68,6 +77,12 @@ public struct DaemonConfiguration: Sendable {
     public var fleetLoops: Int?
     /// Live events buffered per subscriber before it is cut off.
     public var subscriberBuffer = 4096
+    /// A control or HTTP connection with nothing in progress (no call, no subscription or event stream) is closed
+    /// after this long without traffic (`idle_timeout`; nil never).
+    public var idleTimeout: Duration? = .seconds(60)
+    /// A control line, or an HTTP request's head and body, must arrive whole within this long of its first byte
+    /// (`read_timeout`; nil never).
+    public var readTimeout: Duration? = .seconds(10)
     /// The addresses (CIDR ranges, single addresses) of `bind` and `forwarded-for` fleets that name none of their own;
     /// nil: the mode's default.
     public var clientAddresses: String?
@@ -86,8 +101,9 @@ public struct DaemonConfiguration: Sendable {
 
     public var usesEmbeddedSimulator: Bool { backend == nil }
 
-    /// Whether codes are printed: as configured, else when the backend is the embedded simulator.
-    public var printsCodes: Bool { printCodes ?? usesEmbeddedSimulator }
+    /// Whether codes are printed: as configured, else always — with `--backend` too, since a person at the terminal
+    /// needs the code whichever backend issued it (the systemd and Kubernetes configurations turn it off).
+    public var printsCodes: Bool { printCodes ?? true }
 
     /// Whether the backend runs on this host (the embedded simulator, or a URL on loopback).
     public var backendIsLocal: Bool {
@@ -195,21 +211,24 @@ public struct DaemonConfiguration: Sendable {
             guard let address = HostPort.parse(http) else {
                 throw ConfigurationError(file: configFile, key: "http", reason: "'\(http)' is not HOST:PORT")
             }
-            if !Self.isLoopback(address.host), httpTokenFile == nil {
-                throw ConfigurationError(
-                    file: configFile,
-                    key: "http",
-                    reason:
-                        "\(http) is reachable from other hosts: give a bearer token with http_token_file (--http-token-file) or the http-token credential, or listen on 127.0.0.1"
-                )
-            }
+            try validateHTTPAuth(http: http, host: address.host)
         }
     }
 
-    /// `127.0.0.1`, `::1`, `localhost`: addresses only this host reaches.
-    static func isLoopback(_ host: String) -> Bool {
-        let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        return host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    /// Off loopback (by the addresses the host resolves to, not by how its name looks) only with the operator's own
+    /// token file; `http_auth: none` never beside a token file.
+    private func validateHTTPAuth(http: String, host: String) throws(ConfigurationError) {
+        if httpAuth == .none, httpTokenFile != nil {
+            throw ConfigurationError(file: configFile, key: "http_auth", reason: "none turns the token off, but http_token_file gives one")
+        }
+        if httpTokenFile == nil, !ListenAddress.isLoopback(host: host) {
+            throw ConfigurationError(
+                file: configFile,
+                key: "http",
+                reason:
+                    "\(http) is reachable from other hosts: give a bearer token with http_token_file (--http-token-file) or the http-token credential, or listen on 127.0.0.1"
+            )
+        }
     }
 }
 

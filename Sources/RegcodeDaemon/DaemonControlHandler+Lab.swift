@@ -45,7 +45,25 @@ extension DaemonControlHandler {
         ]
     }
 
-    func fleetsStats() async -> JSONValue {
+    /// `devices.polled`: the devices that polled after `since` (ms), so a console's rows follow the polls between
+    /// two full lists; `now` is the next call's `since`.
+    func devicesPolled(since: Int64) -> JSONValue {
+        // A poll is stored (and noted) after it was sent: `now` a little in the past catches one sent just before.
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let devices = daemon.liveStats.polled(after: since).sorted { $0.device < $1.device }.map { polled -> JSONValue in
+            [
+                "device": .string(polled.device),
+                "code": .string(polled.note.code),
+                "newPolls": .int(Int64(polled.note.polls(after: since))),
+                "lastPoll": .int(polled.note.lastPollMs),
+                "lastHttpStatus": polled.note.httpStatus.map { .int(Int64($0)) } ?? .null,
+                "lastOutcome": polled.outcome?.jsonValue ?? .null,
+            ]
+        }
+        return ["now": .int(now), "devices": .array(devices)]
+    }
+
+    func fleetsStats(series: Bool = false) async -> JSONValue {
         let daemon = self.daemon
         let byFleet = await daemon.fleet.phaseCounts { name in daemon.fleetName(of: name) ?? LiveStats.noFleet }
         let counters = daemon.liveStats.counters()
@@ -67,12 +85,14 @@ extension DaemonControlHandler {
             figures["name"] = .string(name)
             figures["devices"] = .int(Int64(phases.values.reduce(0, +)))
             figures["states"] = .object(states)
+            if series { figures["series"] = LiveStats.series(counters[name], nowSecond: nowSecond) }
             fleets.append(.object(figures))
             if let fleetCounters = counters[name] { total.merge(fleetCounters) }
         }
         var totals = LiveStats.figures(total, nowSecond: nowSecond)
         totals["devices"] = .int(totalStates.values.reduce(0, +))
         totals["states"] = .object(totalStates.mapValues(JSONValue.int))
+        if series { totals["series"] = LiveStats.series(total, nowSecond: nowSecond) }
         return ["windowSeconds": .int(Int64(LiveStats.windowSeconds)), "fleets": .array(fleets), "totals": .object(totals)]
     }
 

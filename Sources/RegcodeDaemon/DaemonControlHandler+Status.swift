@@ -3,6 +3,7 @@ import DeviceFleet
 import DeviceRegistry
 import Foundation
 import KeepAliveHTTP
+import ListenerGuard
 import RegcodeSupport
 
 /// `daemon.status`: version, uptime, devices by state, storage health, the wire, the activation URL and the shard.
@@ -36,7 +37,24 @@ extension DaemonControlHandler {
             // "K/N" when this daemon runs one slice of the fleets (--shard), null when it runs them all.
             "shard": daemon.configuration.shard.map { .string($0.description) } ?? .null,
             "transport": Self.transportStatus(daemon.transportStatus, statistics: daemon.connectionPools.statistics.counts),
+            // Whether the emulator keeps its own schedule: figures from a time it did not measure the emulator.
+            "generator": daemon.generatorHealth.snapshot.status,
+            "listeners": Self.listenerStatus(daemon.listeners.value),
         ]
+    }
+
+    /// `daemon.status`'s `listeners` member: by listener (`control`, `http`, `metrics`), its cap, the connections open
+    /// now, and those refused over the cap or closed by a timeout since start.
+    static func listenerStatus(_ listeners: [ListenerCounters]) -> JSONValue {
+        var members: [String: JSONValue] = [:]
+        for listener in listeners {
+            let counts = listener.snapshot
+            members[listener.name] = [
+                "cap": .int(Int64(counts.cap)), "open": .int(Int64(counts.open)), "accepted": .int(Int64(counts.accepted)),
+                "refused": .int(Int64(counts.refused)), "timedOut": .int(Int64(counts.timedOut)),
+            ]
+        }
+        return .object(members)
     }
 
     /// `daemon.status`'s `transport` member: the wire, the connections it opened, and TLS trouble.

@@ -41,6 +41,8 @@ public struct EmbeddedBackendContext: Sendable {
     public let tvProviderPublicKeyPEM: String
     /// The legacy v1 key pairs the fleets sign with (secret by public key): the backend must know them.
     public let signingKeys: [String: String]
+    /// Connections its listener may hold: the fleet's share of the descriptor budget and a few visitors.
+    public let maxConnections: Int
 }
 
 /// Builds the embedded backend, once, after the database lock is held (what it writes beside the database is then

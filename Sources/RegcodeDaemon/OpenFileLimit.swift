@@ -9,14 +9,18 @@ import Darwin
 /// The process's open-file limit (`RLIMIT_NOFILE`) and the share of it that backend connections may use.
 enum OpenFileLimit {
     /// Descriptors kept out of the connection budget, for what else the daemon opens: the database and its log
-    /// (once per reader), the control socket and its clients, the HTTP API, and the runtime's own reads of `/proc`.
+    /// (once per reader), the control socket and its clients (capped within it), the metrics listener, and the
+    /// runtime's own reads of `/proc`. See ``DescriptorBudget``.
     static func reserve(forLimit limit: Int) -> Int { min(1024, limit / 4) }
 
-    /// How many backend connections may be open at once under `limit`. With the embedded simulator each connection
-    /// holds two of the process's descriptors, the client's end and the simulator's.
+    /// How many backend connections may be open at once under `limit` without an HTTP listener. With the embedded
+    /// simulator each connection holds two of the process's descriptors, the client's end and the simulator's.
     static func connectionBudget(forLimit limit: Int, embeddedSimulator: Bool = false) -> Int {
-        max(1, (limit - reserve(forLimit: limit)) / (embeddedSimulator ? 2 : 1))
+        DescriptorBudget(limit: limit, embeddedSimulator: embeddedSimulator).fleet
     }
+
+    /// The limits before and after ``raiseToHardLimit()``, raised once, when first asked for (at start).
+    static let raised = raiseToHardLimit()
 
     /// Raises the soft limit to the hard one, as systemd expects of a service that needs many descriptors (its
     /// default soft limit of 1024 protects `select(2)` users; NIO uses epoll). Returns the soft limit before and

@@ -40,6 +40,12 @@ struct RPCParams {
         return int
     }
 
+    func optionalBool(_ key: String) throws(RPCError) -> Bool? {
+        guard let value = object[key], value != .null else { return nil }
+        guard let bool = value.boolValue else { throw .invalidParams("'\(key)' must be true or false", data: ["member": .string(key)]) }
+        return bool
+    }
+
     func optionalStrings(_ key: String) throws(RPCError) -> [String]? {
         guard let value = object[key], value != .null else { return nil }
         guard let array = value.arrayValue else { throw .invalidParams("'\(key)' must be an array of strings", data: ["member": .string(key)]) }

@@ -7,6 +7,7 @@ import DeviceRegistry
 import Foundation
 import Hummingbird
 import KeepAliveHTTP
+import ListenerGuard
 import Logging
 import Metrics
 import Prometheus
@@ -46,6 +47,9 @@ final class RegcodeMetrics: Sendable {
     private let totalsSeen = Mutex((failedWrites: 0, deferredPolls: 0))
     /// The transport's totals as last sampled, so its counters take the increase.
     private let transportSeen = Mutex<TransportStatistics.Counts?>(nil)
+    private let generatorSeen = Mutex<[GeneratorHealthTracker.Reason: Int64]>([:])
+    /// Each listener's totals as last sampled, so its counters take the increase.
+    private let listenersSeen = Mutex<[String: (refused: Int, timedOut: Int)]>([:])
     /// When each device showed its current code, to measure time to authenticate.
     private let codeShownAt = Mutex<[String: Int64]>([:])
 
@@ -199,6 +203,44 @@ final class RegcodeMetrics: Sendable {
         }
     }
 
+    /// `regcoded_generator_behind` (1 while the emulator is behind its own schedule) and
+    /// `regcoded_generator_behind_seconds_total{reason}`.
+    func sample(generator: GeneratorHealthTracker) {
+        CoreMetrics.Gauge(label: "regcoded_generator_behind", dimensions: common, factory: factory).record(generator.isBehind ? 1 : 0)
+        let increases = generatorSeen.withLock { seen -> [(GeneratorHealthTracker.Reason, Int64)] in
+            defer { seen = generator.behindMs }
+            return GeneratorHealthTracker.Reason.allCases.map { ($0, (generator.behindMs[$0] ?? 0) - (seen[$0] ?? 0)) }
+        }
+        for (reason, milliseconds) in increases where milliseconds > 0 {
+            CoreMetrics.FloatingPointCounter(
+                label: "regcoded_generator_behind_seconds_total",
+                dimensions: common + [("reason", reason.rawValue)],
+                factory: factory
+            )
+            .increment(by: Double(milliseconds) / 1000)
+        }
+    }
+
+    /// Samples each listener: connections open and its cap (`regcoded_listener_connections`,
+    /// `regcoded_listener_connections_max`), and the connections refused over the cap or closed by a timeout
+    /// (`regcoded_listener_refused_total`, `regcoded_listener_timed_out_total`), labelled `listener`.
+    func sample(listeners: [ListenerCounters]) {
+        for listener in listeners {
+            let counts = listener.snapshot
+            let dimensions = common + [("listener", listener.name)]
+            CoreMetrics.Gauge(label: "regcoded_listener_connections", dimensions: dimensions, factory: factory).record(counts.open)
+            CoreMetrics.Gauge(label: "regcoded_listener_connections_max", dimensions: dimensions, factory: factory).record(counts.cap)
+            let previous = listenersSeen.withLock { seen in
+                defer { seen[listener.name] = (counts.refused, counts.timedOut) }
+                return seen[listener.name] ?? (0, 0)
+            }
+            let refused = CoreMetrics.Counter(label: "regcoded_listener_refused_total", dimensions: dimensions, factory: factory)
+            if counts.refused > previous.refused { refused.increment(by: counts.refused - previous.refused) }
+            let timedOut = CoreMetrics.Counter(label: "regcoded_listener_timed_out_total", dimensions: dimensions, factory: factory)
+            if counts.timedOut > previous.timedOut { timedOut.increment(by: counts.timedOut - previous.timedOut) }
+        }
+    }
+
     /// The Prometheus text exposition.
     func exposition() -> String {
         registry?.emitToString() ?? ""
@@ -215,6 +257,11 @@ struct MetricsService: Service {
     let eventStreams: OpenStreams?
     let pipeline: EventPipeline<ContinuousClock>
     let transport: TransportStatistics
+    let generatorHealth: GeneratorHealth
+    /// Every listener's counts, sampled with the rest.
+    let listeners: SharedValue<[ListenerCounters]>
+    /// This listener's cap, counts and timeouts.
+    let listenerGuard: ListenerGuard
     let logger: Logger
 
     func run() async throws {
@@ -228,10 +275,14 @@ struct MetricsService: Service {
             )
         }
         let logger = self.logger
+        let listenerGuard = self.listenerGuard
+        let listeners = self.listeners
         let app = Application(
             router: router,
-            configuration: .init(address: .hostname(address.host, port: address.port), serverName: "regcoded"),
+            server: .guarded(by: listenerGuard),
+            configuration: .guarded(host: address.host, port: address.port, serverName: "regcoded", by: listenerGuard),
             onServerRunning: { channel in
+                try? await listenerGuard.install(on: channel)
                 // Port 0 picks a free port: say which, so a scraper (or a test) can find it.
                 let port = channel.localAddress?.port ?? address.port
                 logger.notice("metrics listening", metadata: ["metrics.url": "http://\(address.host):\(port)/metrics"])
@@ -253,6 +304,8 @@ struct MetricsService: Service {
                     }
                     metrics.sample(storage: pipeline.health, holds: await fleet.holdTotals)
                     metrics.sample(transport: transport.counts)
+                    metrics.sample(generator: generatorHealth.snapshot)
+                    metrics.sample(listeners: listeners.value)
                     do {
                         try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(1)) }
                     } catch {

@@ -28,6 +28,9 @@ public enum DeviceEvent: Sendable, Equatable {
     case navigateToUrl(String)
     /// A single sign-on diagnostic (`sso.…`): not an AccessEnabler callback.
     case sso(SSODiagnosticEvent)
+    /// `queue.callRefused`, a diagnostic: the device already had `waiting` calls waiting (the bound is `limit`), so
+    /// this call was refused and makes no callback; the caller also got the error. Not an AccessEnabler callback.
+    case callRefused(DeviceCommand.Name, waiting: Int, limit: Int)
 
     /// An advanced-status callback.
     public static func status(
@@ -55,13 +58,14 @@ public enum DeviceEvent: Sendable, Equatable {
         case .presentTvProviderDialog: .presentTvProviderDialog
         case .dismissTvProviderDialog: .dismissTvProviderDialog
         case .navigateToUrl: .navigateToUrl
-        case .sso: nil
+        case .sso, .callRefused: nil
         }
     }
 
     /// The callback's (or diagnostic's) name on the wire.
     public var name: String {
         if case .sso(let diagnostic) = self { return diagnostic.name }
+        if case .callRefused = self { return "queue.callRefused" }
         return callback?.rawValue ?? ""
     }
 
@@ -96,6 +100,8 @@ public enum DeviceEvent: Sendable, Equatable {
             ["url": .string(url)]
         case .sso(let diagnostic):
             diagnostic.args
+        case .callRefused(let call, let waiting, let limit):
+            ["call": .string(call.rawValue), "waiting": .int(Int64(waiting)), "limit": .int(Int64(limit))]
         }
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 extension RegcodeStore {
@@ -111,6 +112,25 @@ extension RegcodeStore {
         PRAGMA user_version = 5;
         """,
     ]
+
+    /// A copy of an older database (`source`, at `version`) migrated to ``schemaVersion``, for reading it with this
+    /// build's queries while the file itself stays untouched. The copy is a temporary file, removed as soon as it is
+    /// open (the one connection keeps it), so a large soak database never has to fit in memory.
+    static func migratedCopy(of source: DatabaseQueue, from version: Int32) throws -> DatabaseQueue {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("regcoded-report-\(UUID().uuidString).sqlite").path
+        var configuration = Configuration()
+        configuration.label = "regcoded.store.migrated-copy"
+        // A scratch copy: no journal file beside it, and nothing to recover after a crash.
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA journal_mode = MEMORY") }
+        let copy = try DatabaseQueue(path: path, configuration: configuration)
+        defer { unlink(path) }
+        try source.backup(to: copy)
+        try copy.inTransaction {
+            _ = try migrate($0, from: version)
+            return .commit
+        }
+        return copy
+    }
 
     /// The oldest schema version this build can migrate from.
     static let oldestMigratableVersion: Int32 = 1

@@ -130,8 +130,9 @@ public final class RegcodeStore: Sendable {
     }
 
     /// Opens an existing database for reading only (reports): nothing is created, migrated or
-    /// written, and SQLite refuses any write. The file must carry this build's schema version or an
-    /// older one this build can migrate (see ``fileSchemaVersion``).
+    /// written in it, and SQLite refuses any write. The file must carry this build's schema version or an
+    /// older one this build can migrate (see ``fileSchemaVersion``); an older file is read through a migrated
+    /// copy (``migratedCopy(of:from:)``), so every query sees the current schema.
     /// - Throws: ``RegcodeStoreError`` naming the path and the reason.
     public init(readingOnly path: String, logger: Logger) throws {
         self.path = path
@@ -142,13 +143,14 @@ public final class RegcodeStore: Sendable {
         configuration.label = "regcoded.store.readonly"
         configuration.readonly = true
         configuration.busyMode = .timeout(5)
+        let source: DatabaseQueue
         do {
-            pool = try DatabaseQueue(path: path, configuration: configuration)
+            source = try DatabaseQueue(path: path, configuration: configuration)
         } catch {
             throw RegcodeStoreError.cannotOpen(path: path, reason: Self.describe(error))
         }
         checkpointer = nil
-        let (userVersion, applicationID) = try pool.read { db in
+        let (userVersion, applicationID) = try source.read { db in
             (try Int32.fetchOne(db, sql: "PRAGMA user_version") ?? 0, try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0)
         }
         guard applicationID == Self.applicationID else {
@@ -158,6 +160,18 @@ public final class RegcodeStore: Sendable {
             throw RegcodeStoreError.unsupportedSchemaVersion(path: path, found: userVersion, supported: Self.schemaVersion)
         }
         fileSchemaVersion = userVersion
+        if userVersion < Self.schemaVersion {
+            do {
+                pool = try Self.migratedCopy(of: source, from: userVersion)
+            } catch {
+                throw RegcodeStoreError.cannotOpen(
+                    path: path,
+                    reason: "cannot read schema \(userVersion) through a migrated copy: \(Self.describe(error))"
+                )
+            }
+        } else {
+            pool = source
+        }
     }
 
     /// Copies what the write-ahead log holds into the database file, on a connection of its own when the

@@ -5,7 +5,7 @@
 public struct InputLimits: Sendable, Hashable {
     /// Which limit a document broke; the raw value is the property's name, as error answers quote it.
     public enum Limit: String, Sendable {
-        case maxDepth, maxStringLength, maxNumberLength, maxObjectMembers, maxArrayElements
+        case maxDepth, maxStringLength, maxNumberLength, maxObjectMembers, maxArrayElements, maxValues
     }
 
     /// The deepest nesting of arrays and objects; the outermost container is level 1. Default 32.
@@ -18,6 +18,12 @@ public struct InputLimits: Sendable, Hashable {
     public var maxObjectMembers = 1024
     /// The most elements in one array. Default 1024.
     public var maxArrayElements = 1024
+    /// The most values in one document: scalars, arrays and objects, the document itself included (an object's
+    /// keys are not counted). Default 16,384.
+    ///
+    /// This is what keeps the cost of a document within the line limit linear with a small constant: the depth and
+    /// per-container limits alone admit a 1 MB line of half a million nested arrays, each its own allocation.
+    public var maxValues = 16 << 10
 
     public init() {}
 
@@ -30,6 +36,7 @@ public struct InputLimits: Sendable, Hashable {
         limits.maxNumberLength = .max
         limits.maxObjectMembers = .max
         limits.maxArrayElements = .max
+        limits.maxValues = .max
         return limits
     }()
 }

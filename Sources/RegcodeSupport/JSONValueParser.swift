@@ -48,19 +48,58 @@ public struct JSONValueParser {
     /// that breaks it; a value JSON allows but `JSONValue` cannot hold (a number beyond `Double`, an unpaired
     /// surrogate escape) only once the whole document has been read, so that a later grammar error wins.
     public static func parse(_ bytes: some Collection<UInt8>, limits: InputLimits, numbers: Numbers = .asWritten) throws(Failure) -> JSONValue {
+        var work = Work()
+        return try parse(bytes, limits: limits, numbers: numbers, work: &work)
+    }
+
+    /// What one parse did, counted as it went: the bytes it read, the values it made and the values it moved into
+    /// their containers. Each is at most the input's length, whatever its shape, which is what keeps the cost of
+    /// a document linear in its size; tests and benchmarks read it to show that.
+    public struct Work: Sendable, Equatable {
+        /// Bytes read, up to where the parse stopped (each once).
+        public var bytes = 0
+        /// Values finished: scalars, arrays and objects.
+        public var values = 0
+        /// Values moved from the parser's stacks into the array or object that holds them (each once).
+        public var moves = 0
+
+        public init() {}
+
+        /// Everything counted: at most three units per byte of input.
+        public var total: Int { bytes + values + moves }
+    }
+
+    /// ``parse(_:limits:numbers:)``, also saying what it did, whether it succeeded or not.
+    public static func parse(
+        _ bytes: some Collection<UInt8>,
+        limits: InputLimits,
+        numbers: Numbers = .asWritten,
+        work: inout Work
+    ) throws(Failure) -> JSONValue {
         // Typed throws do not pass through the buffer closures, hence the `Result`.
+        var counted = Work()
         let result =
             bytes.withContiguousStorageIfAvailable { buffer in
-                Result { () throws(Failure) -> JSONValue in try parseDocument(UnsafeRawBufferPointer(buffer), limits, numbers) }
+                Result { () throws(Failure) -> JSONValue in try parseDocument(UnsafeRawBufferPointer(buffer), limits, numbers, &counted) }
             }
             ?? Array(bytes).withUnsafeBytes { buffer in
-                Result { () throws(Failure) -> JSONValue in try parseDocument(buffer, limits, numbers) }
+                Result { () throws(Failure) -> JSONValue in try parseDocument(buffer, limits, numbers, &counted) }
             }
+        work = counted
         return try result.get()
     }
 
-    private static func parseDocument(_ buffer: UnsafeRawBufferPointer, _ limits: InputLimits, _ numbers: Numbers) throws(Failure) -> JSONValue {
+    private static func parseDocument(
+        _ buffer: UnsafeRawBufferPointer,
+        _ limits: InputLimits,
+        _ numbers: Numbers,
+        _ work: inout Work
+    ) throws(Failure) -> JSONValue {
         var parser = JSONValueParser(bytes: buffer, limits: limits, numbers: numbers)
+        defer {
+            work = parser.work
+            work.bytes = min(parser.index, buffer.count)
+        }
         let value = try parser.run()
         if let unrepresentable = parser.stringFailure ?? parser.numberFailure { throw unrepresentable }
         return value
@@ -81,15 +120,16 @@ public struct JSONValueParser {
         case end
     }
 
-    /// One open container.
+    /// One open container. Its elements (and an object's keys) wait on the parser's shared stacks until it closes,
+    /// so each value is moved once into a container built at its final size: no container grows while it is read,
+    /// and an open container costs no allocation of its own.
     private struct Frame {
         var isObject: Bool
+        /// Where its values begin on `values` (and its keys on `keys`).
+        var valueStart: Int
+        var keyStart: Int
         /// Elements or members so far, counted when each begins.
         var count = 0
-        var elements: [JSONValue] = []
-        var members: [String: JSONValue] = [:]
-        /// The key of the member whose value comes next.
-        var key = ""
     }
 
     let bytes: UnsafeRawBufferPointer
@@ -97,7 +137,17 @@ public struct JSONValueParser {
     let numbers: Numbers
     var index = 0
     private var frames: [Frame] = []
+    /// The finished values of every open container, innermost last.
+    private var values: [JSONValue] = []
+    /// The keys of the open objects' members, innermost last; a member's value is on `values`.
+    private var keys: [String] = []
+    /// A string with escapes as UTF-8 while it is read, reused from string to string.
+    var scratch: [UInt8] = []
+    /// Values begun so far, the one being read included: the count ``InputLimits/maxValues`` bounds.
+    private var valuesBegun = 0
     private var result: JSONValue = .null
+    /// What this parse has done so far.
+    var work = Work()
     /// The first string JSON allows but Swift cannot hold (an unpaired surrogate): reported after the grammar,
     /// and before any number, as Foundation's reader did.
     var stringFailure: Failure?
@@ -137,7 +187,7 @@ public struct JSONValueParser {
                     expect = close()
                 } else if byte == UInt8(ascii: "\"") {
                     try countElement()
-                    frames[frames.count - 1].key = try string()
+                    keys.append(try string())
                     expect = .colon
                 } else {
                     throw unexpected(byte, wanted: "a string key")
@@ -168,10 +218,12 @@ public struct JSONValueParser {
 
     /// Reads the value starting with `byte`, or opens its container; what may follow.
     private mutating func value(_ byte: UInt8) throws(Failure) -> Expect {
+        guard valuesBegun < limits.maxValues else { throw .limit(.maxValues, value: limits.maxValues, offset: index) }
+        valuesBegun += 1
         switch byte {
         case UInt8(ascii: "{"), UInt8(ascii: "["):
             guard frames.count < limits.maxDepth else { throw .limit(.maxDepth, value: limits.maxDepth, offset: index) }
-            frames.append(Frame(isObject: byte == UInt8(ascii: "{")))
+            frames.append(Frame(isObject: byte == UInt8(ascii: "{"), valueStart: values.count, keyStart: keys.count))
             index += 1
             return byte == UInt8(ascii: "{") ? .keyOrClose : .valueOrClose
         case UInt8(ascii: "\""):
@@ -194,23 +246,36 @@ public struct JSONValueParser {
 
     /// Hands a finished value to its container, or makes it the document's.
     private mutating func complete(_ value: JSONValue) -> Expect {
+        work.values += 1
         guard !frames.isEmpty else {
             result = value
             return .end
         }
-        let top = frames.count - 1
-        if frames[top].isObject {
-            frames[top].members[frames[top].key] = value
-        } else {
-            frames[top].elements.append(value)
-        }
+        values.append(value)
         return .commaOrClose
     }
 
+    /// Builds the innermost container from its values (and keys), at its final size.
     private mutating func close() -> Expect {
         index += 1
         let frame = frames.removeLast()
-        return complete(frame.isObject ? .object(frame.members) : .array(frame.elements))
+        let count = values.count - frame.valueStart
+        work.moves += count
+        guard count > 0 else { return complete(frame.isObject ? .object([:]) : .array([])) }
+        let container: JSONValue
+        if frame.isObject {
+            var members = [String: JSONValue](minimumCapacity: count)
+            // In order, so that of duplicate keys the last value stays.
+            for offset in 0..<count {
+                members[keys[frame.keyStart + offset]] = values[frame.valueStart + offset]
+            }
+            keys.removeSubrange(frame.keyStart...)
+            container = .object(members)
+        } else {
+            container = .array(Array(values[frame.valueStart...]))
+        }
+        values.removeSubrange(frame.valueStart...)
+        return complete(container)
     }
 
     /// Counts one more element of the innermost container against its limit.

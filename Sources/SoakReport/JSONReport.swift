@@ -12,9 +12,17 @@ extension SoakReport {
     /// without a code, 429s and 5xx by stage with polls as the stage `poll`, the timeline and the
     /// trouble windows) and `fleets` (every figure per fleet) are always there, as are each device's
     /// `fleet` and `trouble`; `throttled_429` of the poll figures still counts poll 429s only.
-    public func json(pretty: Bool = true) -> String {
+    ///
+    /// With `thresholds`, `thresholds` (each with its value and result) and `passed` come first.
+    public func json(pretty: Bool = true, thresholds: [ThresholdResult]? = nil) -> String {
         var json = JSONWriter(layout: pretty ? .indented(2) : .compact)
         json.object { json in
+            if let thresholds {
+                json.key("passed")
+                json.bool(thresholds.allPassed)
+                json.key("thresholds")
+                thresholds.write(to: &json)
+            }
             json.key("generated_at_ms")
             json.int(generatedAtMs)
             json.key("generated_at")
@@ -25,6 +33,8 @@ extension SoakReport {
             json.bool(eventsLoaded)
             json.key("percentile_method")
             json.string("nearest-rank")
+            json.key("generator")
+            writeGenerator(to: &json)
             json.key("fleet")
             json.object { json in
                 json.key("devices")
@@ -419,5 +429,36 @@ extension SoakReport {
         let known = outcomeKinds.filter { figures.outcomes[$0] != nil }
         let others = figures.outcomes.keys.filter { !outcomeKinds.contains($0) }.sorted { $0.rawValue < $1.rawValue }
         return (known + others).map { ($0, figures.outcomes[$0] ?? 0) }
+    }
+
+    /// `generator`: the bound and the windows in which the emulator fell behind its own schedule.
+    func writeGenerator(to json: inout JSONWriter) {
+        json.object { json in
+            json.key("lateness_bound_ms")
+            json.int(Self.generatorLatenessBoundMs)
+            json.key("behind")
+            json.bool(!generatorWindows.isEmpty)
+            json.key("windows")
+            json.array { json in
+                for window in generatorWindows {
+                    json.object { json in
+                        json.key("label")
+                        json.string(window.label)
+                        json.key("start_ms")
+                        json.int(window.startMs)
+                        json.key("end_ms")
+                        json.int(window.endMs)
+                        json.key("polls")
+                        json.int(Int64(window.polls))
+                        json.key("late_polls")
+                        json.int(Int64(window.latePolls))
+                        json.key("lateness_p99_ms")
+                        json.int(window.latenessP99Ms)
+                        json.key("worst_lateness_ms")
+                        json.int(window.worstLatenessMs)
+                    }
+                }
+            }
+        }
     }
 }

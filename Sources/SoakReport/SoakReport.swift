@@ -33,6 +33,9 @@ public struct SoakReport: Sendable, Equatable {
     /// Logins by kind (regular, TempPass, degraded, single sign-on); nil when the login log was not read
     /// (a database older than the log).
     public var logins: LoginFigures?
+    /// Where the emulator fell behind its own poll schedule (see ``generatorLatenessBoundMs``); empty when it
+    /// kept up. Said first, before any figure about the backend.
+    public var generatorWindows: [GeneratorWindow] = []
 
     /// Computes the report.
     /// - Parameters:
@@ -109,6 +112,7 @@ public struct SoakReport: Sendable, Equatable {
                 .map(\.element)
         }
         self.series = series
+        generatorWindows = Self.generatorWindows(lateness: series.lateness, bucketMs: trouble.bucketMs)
         fleets = assembly.fleetReports(devices: devices, polls: polls, series: series, trouble: troubleByFleet)
     }
 

@@ -18,7 +18,7 @@ extension SoakReport {
     func summarySection() -> String {
         let sentences = headline
         let t = trouble.figures
-        let bad = !t.neverGotCode.isEmpty || t.failed > 0
+        let bad = !t.neverGotCode.isEmpty || t.failed > 0 || !generatorWindows.isEmpty
         var html = "<section class=\"summary\(bad ? " bad" : " good")\" id=\"summary\">\n<h2>\(bad ? "What went wrong" : "No trouble")</h2>\n"
         html += "<p class=\"lead\">\(HTML.escape(sentences[0]))</p>\n"
         if sentences.count > 1 {

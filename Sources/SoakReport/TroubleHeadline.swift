@@ -5,6 +5,7 @@ extension SoakReport {
     public var headline: [String] {
         let t = trouble.figures
         var sentences: [String] = []
+        if let generator = generatorSentence { sentences.append(generator) }
         if !t.neverGotCode.isEmpty {
             let stops = t.stops.map { "\($0.devices.count) stopped at \($0.phrase)" }
             sentences.append("\(t.neverGotCode.count) of \(t.devices) devices never got a code: \(stops.joined(separator: ", ")).")

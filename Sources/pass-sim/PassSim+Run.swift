@@ -43,6 +43,9 @@ extension PassSim {
     func simulatorConfiguration(logger: Logger) throws -> SimulatorConfiguration {
         var configuration = SimulatorConfiguration()
         configuration.codeTTL = self.codeTtl.duration
+        configuration.maxConnections = self.maxConnections.map { max(1, $0) }
+        configuration.idleTimeout = self.idleTimeout.value > 0 ? self.idleTimeout.duration : nil
+        configuration.readTimeout = self.readTimeout.value > 0 ? self.readTimeout.duration : nil
         configuration.autoApproveAfter = self.autoApproveAfter?.duration
         configuration.throttleEnabled = !self.noThrottle
         for key in self.signingKeys {

@@ -243,6 +243,30 @@ struct PassSim: AsyncParsableCommand {
     @Flag(name: .long, help: "Offer only HTTP/1.1 over TLS, not HTTP/2.")
     var noHttp2 = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Connections held at once; past it a new one is accepted, closed at once and counted (default: the open-file limit less a quarter, at most 1024, kept back).",
+            valueName: "count"
+        )
+    )
+    var maxConnections: Int?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Close a connection with no request in progress after this long without traffic (0: never).", valueName: "seconds")
+    )
+    var idleTimeout: Seconds = Seconds(60)
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Close a connection whose HTTP/1.1 request head and body have not arrived this long after they began (0: never).",
+            valueName: "seconds"
+        )
+    )
+    var readTimeout: Seconds = Seconds(10)
+
     @Option(name: .long, help: ArgumentHelp("Complete every code automatically this many seconds after it was issued.", valueName: "seconds"))
     var autoApproveAfter: Seconds?
 

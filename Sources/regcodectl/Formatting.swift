@@ -61,7 +61,7 @@ enum EventLine {
         return date.formatted(
             Date.ISO8601FormatStyle(timeZone: .gmt).year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: false).timeSeparator(
                 .colon
-            )
+            ).timeZone(separator: .omitted)
         )
     }
 }

@@ -30,6 +30,9 @@ struct EmbeddedSimulator: EmbeddedBackend {
         // Beside the database, so a restarted daemon finds the same client, token and code.
         simulatorConfiguration.statePath = configuration.simulatorStatePath
         simulatorConfiguration.tls = tls?.server
+        simulatorConfiguration.maxConnections = context.maxConnections
+        simulatorConfiguration.idleTimeout = configuration.idleTimeout
+        simulatorConfiguration.readTimeout = configuration.readTimeout
         // It trusts the TV Provider's identity provider for every Apple-mapped MVPD.
         simulatorConfiguration.samlTrust.defaultKeyPEM = context.tvProviderPublicKeyPEM
         simulatorConfiguration.statementKey = key.key

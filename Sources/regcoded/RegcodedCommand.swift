@@ -8,6 +8,7 @@ import NIOPosix
 import RegcodeDaemon
 import RegcodeEngine
 import RegcodeSupport
+import SoakReport
 
 /// `regcoded`: emulates AccessEnabler devices doing the second-screen login.
 @main
@@ -81,7 +82,11 @@ struct RegcodedCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Serve the control API over HTTP and the web console on HOST:PORT (e.g. 127.0.0.1:8081).")
     var http: String?
 
-    @Option(name: .long, help: "File with the bearer token HTTP clients must send (required off loopback).")
+    @Option(
+        name: .long,
+        help:
+            "File with the bearer token HTTP clients must send. Without one the daemon writes a new token at start to <socket>.http-token (mode 0600) and prints the console URL with it."
+    )
     var httpTokenFile: String?
 
     @Option(
@@ -90,6 +95,8 @@ struct RegcodedCommand: AsyncParsableCommand {
             "Most event streams (GET /events) served at once; more get 503 with Retry-After (default: half the descriptors the open-file limit reserves beside the fleets' connections)."
     )
     var httpMaxEventStreams: Int?
+    @Option(name: .long, help: "token (default): HTTP clients send the bearer token; none: no token, loopback only, on purpose.")
+    var httpAuth: String?
 
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String?
@@ -97,8 +104,34 @@ struct RegcodedCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Live events buffered per subscriber before a slow one is cut off (default 4096).")
     var subscriberBuffer: Int?
 
+    @Option(
+        name: .long,
+        help:
+            "Close a control or HTTP connection with no call, subscription or event stream in progress after this long without traffic (default 60s; off: never)."
+    )
+    var idleTimeout: String?
+
+    @Option(
+        name: .long,
+        help:
+            "Close a connection whose control line, or HTTP request head and body, has not arrived whole this long after it began (default 10s; off: never)."
+    )
+    var readTimeout: String?
+
     @Flag(name: .long, inversion: .prefixedNo, help: "Print the activation URL and each code on standard output.")
     var printCodes: Bool?
+
+    @Option(name: .long, help: "Run this long (30m, 2h, 1h30m), then stop gracefully and print the run's report.")
+    var duration: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A threshold the run must meet, as in `regcodectl report --check` (repeatable): checked on the run's report when it stops; exit 99 when one fails.",
+            valueName: "expression"
+        )
+    )
+    var threshold: [String] = []
 
     @Option(
         name: .long,
@@ -172,9 +205,14 @@ struct RegcodedCommand: AsyncParsableCommand {
             http: http,
             httpTokenFile: httpTokenFile,
             httpMaxEventStreams: httpMaxEventStreams,
+            httpAuth: httpAuth,
             logLevel: logLevel,
             subscriberBuffer: subscriberBuffer,
+            idleTimeout: idleTimeout,
+            readTimeout: readTimeout,
             printCodes: printCodes,
+            duration: duration,
+            thresholds: threshold,
             clientAddress: clientAddress,
             clientAddresses: clientAddresses,
             forwardedFor: forwardedFor,
@@ -237,11 +275,15 @@ struct RegcodedCommand: AsyncParsableCommand {
             printError("regcoded: \(error)")
             throw ExitCode(1)
         }
+        let startedMs = Int64((Date().timeIntervalSince1970 * 1000).rounded())
         do {
             try await daemon.run()
         } catch {
             printError("regcoded: \(error)")
             throw ExitCode(1)
+        }
+        if configuration.runLength != nil || !configuration.thresholds.isEmpty {
+            try await RunReport.print(configuration: configuration, sinceMs: startedMs)
         }
     }
 
@@ -270,9 +312,14 @@ struct FlagOverrides: Sendable {
     var http: String?
     var httpTokenFile: String?
     var httpMaxEventStreams: Int?
+    var httpAuth: String?
     var logLevel: String?
     var subscriberBuffer: Int?
+    var idleTimeout: String?
+    var readTimeout: String?
     var printCodes: Bool?
+    var duration: String?
+    var thresholds: [String] = []
     var clientAddress: String?
     var clientAddresses: String?
     /// The flag `--client-address` replaced; refused with a message naming it.
@@ -308,7 +355,29 @@ struct FlagOverrides: Sendable {
         if let metrics { configuration.metrics = metrics }
         if let http { configuration.http = http }
         if let httpTokenFile { configuration.httpTokenFile = httpTokenFile }
+        if let httpAuth {
+            guard let auth = HTTPAuth(rawValue: httpAuth) else {
+                throw ConfigurationError(file: nil, key: "--http-auth", reason: "'\(httpAuth)' is not token or none")
+            }
+            configuration.httpAuth = auth
+        }
         if let printCodes { configuration.printCodes = printCodes }
+        if let duration {
+            let length = try Self.duration(duration, flag: "--duration")
+            guard length > .zero else { throw ConfigurationError(file: nil, key: "--duration", reason: "must be longer than 0") }
+            configuration.runLength = length
+        }
+        if !thresholds.isEmpty {
+            // The flags replace the file's list, as every flag replaces its key.
+            configuration.thresholds = []
+            for expression in thresholds {
+                do {
+                    configuration.thresholds.append(try Threshold(parsing: expression))
+                } catch {
+                    throw ConfigurationError(file: nil, key: "--threshold", reason: error.description)
+                }
+            }
+        }
         try applyTLSFlags(to: &configuration.tls)
         if let shard {
             switch Shard.parse(shard) {
@@ -328,6 +397,8 @@ struct FlagOverrides: Sendable {
             }
             configuration.subscriberBuffer = subscriberBuffer
         }
+        if let idleTimeout { configuration.idleTimeout = try Self.optionalDuration(idleTimeout, flag: "--idle-timeout") }
+        if let readTimeout { configuration.readTimeout = try Self.optionalDuration(readTimeout, flag: "--read-timeout") }
         if let logLevel {
             guard let level = Logger.Level(rawValue: logLevel.lowercased()) else {
                 throw ConfigurationError(
@@ -432,5 +503,11 @@ struct FlagOverrides: Sendable {
         } catch {
             throw ConfigurationError(file: nil, key: flag, reason: error.description)
         }
+    }
+
+    /// A duration, or nil for `off` (also `never`, `none`).
+    static func optionalDuration(_ text: String, flag: String) throws(ConfigurationError) -> Duration? {
+        if ["off", "never", "none"].contains(text.lowercased()) { return nil }
+        return try duration(text, flag: flag)
     }
 }

@@ -127,7 +127,7 @@ import Testing
             await #expect(throws: FleetError.busy(device: "stb-1", pending: 8)) {
                 try await fleet.send(.checkAuthentication, to: "stb-1")
             }
-            // setRequestor itself is accepted only below the bound as well; the queue never grew.
+            // The refused call did not join the queue (CallBoundTests: setRequestor is never refused by the bound).
             #expect(await fleet.pendingWork(of: "stb-1") == 8)
         }
     }

@@ -182,16 +182,15 @@ import Glibc
         }
     }
 
-    /// A second process holding the lock (here `flock(1)`) is named by the PID in the lock file.
+    /// A second process holding the lock (here `flock(1)` on the database file) is named with its PID and command.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/flock")))
     func lockHeldElsewhereNamesTheHolder() async throws {
         let scratch = try Scratch()
         let database = scratch.file("state.sqlite")
-        let lockPath = DatabaseLock.path(forDatabase: database)
-        try "4242\n".write(toFile: lockPath, atomically: false, encoding: .utf8)
+        #expect(FileManager.default.createFile(atPath: database, contents: nil))
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
-        holder.arguments = [lockPath, "sh", "-c", "echo locked; exec sleep 2"]
+        holder.arguments = [database, "sh", "-c", "echo locked; exec sleep 2"]
         let output = Pipe()
         holder.standardOutput = output
         try holder.run()
@@ -203,8 +202,10 @@ import Glibc
 
         let error = #expect(throws: ConfigurationError.self) { try DatabaseLock.acquire(database: database) }
         #expect(error?.key == "database")
-        #expect(error?.reason == "\(database) is in use by regcoded (pid 4242)")
-        #expect(!FileManager.default.fileExists(atPath: database))
+        #expect(error?.reason == "\(database) is in use by flock (pid \(holder.processIdentifier))")
+        // Nothing written: the file is still the empty one, alone in its directory.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path) == ["state.sqlite"])
+        #expect((try FileManager.default.attributesOfItem(atPath: database)[.size] as? Int) == 0)
     }
 
     @Test func lockRecordsThisProcessAndIsReentrantWithinIt() throws {
@@ -212,7 +213,34 @@ import Glibc
         let database = scratch.file("state.sqlite")
         try DatabaseLock.acquire(database: database)
         try DatabaseLock.acquire(database: database)
-        let text = try String(contentsOfFile: DatabaseLock.path(forDatabase: database), encoding: .utf8)
-        #expect(text == "\(getpid())\n")
+        // The same file by another name is the same lock, already held here.
+        let link = scratch.file("link.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: database)
+        #expect(try DatabaseLock.acquire(database: link))
+        var info = stat()
+        #expect(stat(database, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o600)
+        let holder = DatabaseLock.holder(of: DatabaseLock.FileIdentity(info))
+        #expect(holder?.pid == getpid())
+    }
+
+    /// Before the listeners are checked, only an existing database is locked: a missing one is not created.
+    @Test func lockOfAMissingDatabaseCreatesNothingUntilAsked() throws {
+        let scratch = try Scratch()
+        let database = scratch.file("state.sqlite")
+        #expect(try DatabaseLock.acquire(database: database, createIfMissing: false) == false)
+        #expect(!FileManager.default.fileExists(atPath: database))
+    }
+
+    /// `/proc/locks` lines: a flock on the device and inode asked about names its PID; others do not.
+    @Test func procLocksLinesAreMatchedByDeviceAndInode() {
+        var info = stat()
+        info.st_dev = (0xfe << 8) | 0x01
+        info.st_ino = 16_238_349
+        let identity = DatabaseLock.FileIdentity(info)
+        #expect(DatabaseLock.lockHolder(line: "1: FLOCK  ADVISORY  WRITE 19272 fe:01:16238349 0 EOF", identity: identity) == 19272)
+        #expect(DatabaseLock.lockHolder(line: "2: FLOCK  ADVISORY  WRITE 19273 fe:00:16238349 0 EOF", identity: identity) == nil)
+        #expect(DatabaseLock.lockHolder(line: "3: POSIX  ADVISORY  WRITE 17422 fe:01:16238349 0 EOF", identity: identity) == nil)
+        #expect(DatabaseLock.lockHolder(line: "4: FLOCK  ADVISORY  WRITE 17423 fe:01:5581026 0 EOF", identity: identity) == nil)
     }
 }

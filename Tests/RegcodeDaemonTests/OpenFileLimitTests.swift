@@ -31,6 +31,26 @@ import Testing
         #expect(throws: (any Error).self) { try ConfigurationFile.parse("http_max_event_streams: 0\n", file: "x.yaml") }
     }
 
+    @Test func everyListenerTheFleetAndTheDatabaseFitInTheLimit() {
+        for limit in [64, 100, 256, 400, 1024, 4096, 20_000, 65_536, 524_288] {
+            for (http, metrics, embedded) in [(false, false, false), (true, true, false), (true, true, true), (false, false, true)] {
+                let budget = DescriptorBudget(limit: limit, http: http, metrics: metrics, embeddedSimulator: embedded)
+                // The reserve keeps the control socket's and metrics listener's connections and the simulator's
+                // visitors, with at least half of it left for the database, the listening sockets and the runtime.
+                #expect(budget.control + budget.metrics + budget.simulatorVisitors <= budget.reserve / 2 + 3, "\(budget)")
+                let fleetDescriptors = budget.fleet * (embedded ? 2 : 1)
+                #expect(budget.reserve + budget.http + fleetDescriptors <= limit, "\(budget)")
+                #expect(budget.control >= 2 && (!http || budget.http >= 8) && (!metrics || budget.metrics >= 1))
+            }
+        }
+        // At the limit systemd units set, with the console on: 4,096 HTTP connections (event streams) and 256 on the socket.
+        let units = DescriptorBudget(limit: 65_536, http: true, metrics: true)
+        #expect(units.http == 4_096)
+        #expect(units.control == 256)
+        #expect(units.metrics == 16)
+        #expect(units.fleet == 65_536 - 1_024 - 4_096)
+    }
+
     @Test func theSoftLimitIsRaisedToTheHardOne() throws {
         let raised = OpenFileLimit.raiseToHardLimit()
         var limits = rlimit()

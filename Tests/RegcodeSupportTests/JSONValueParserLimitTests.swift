@@ -69,6 +69,16 @@ import Testing
         #expect(Self.failure("[1,2,3,]", limit) == .limit(.maxArrayElements, value: 3, offset: 7))
     }
 
+    @Test func valueCountAtTheLimitIsReadAndOneMoreIsRefusedWhereItBegins() throws {
+        let limit: (inout InputLimits) -> Void = { $0.maxValues = 5 }
+        // The document, its three elements and the object's value: 5 values; keys are not values.
+        #expect(try Self.parse(#"[1,{"a":"x"},[]]"#, limit) == [1, ["a": "x"], []])
+        #expect(Self.failure(#"[1,{"a":"x"},[],2]"#, limit) == .limit(.maxValues, value: 5, offset: 16))
+        #expect(Self.failure("[[[[[[]]]]]]", limit) == .limit(.maxValues, value: 5, offset: 5))
+        #expect(InputLimits().maxValues == 16_384)
+        #expect(InputLimits.nestingOnly.maxValues == .max)
+    }
+
     @Test func withoutLimitsOnlyNestingIsBounded() throws {
         let long = String(repeating: "x", count: 200_000)
         let many = "[" + Array(repeating: "1", count: 5_000).joined(separator: ",") + "]"

@@ -333,6 +333,11 @@ extension EndToEnd {
             let watch = try ChildProcess("regcodectl", ["watch", "--socket", lab.socket, "--since", "0", "--count", "6"])
             #expect(await watch.waitForExit() == 0)
             #expect(watch.text.contains("stb-1 status REGCODE [success]"))
+            // Times are UTC and say so, the expiry as the README shows it.
+            #expect(
+                watch.text.range(of: #"REGCODE \[success\] \w+ \(expires \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)"#, options: .regularExpression) != nil,
+                "\(watch.text)"
+            )
             #expect(watch.text.contains("#1 "))
             let devices = try ChildProcess("regcodectl", ["devices", "--socket", lab.socket])
             #expect(await devices.waitForExit() == 0)

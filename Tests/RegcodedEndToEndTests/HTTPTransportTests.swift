@@ -30,7 +30,16 @@ extension EndToEnd {
             return (daemon, url)
         }
 
+        /// The console URL's address and the token in its fragment (the daemon's generated one), if any.
+        static func split(_ url: String) -> (base: String, token: String?) {
+            guard let mark = url.range(of: "#token=") else { return (url, nil) }
+            return (String(url[..<mark.lowerBound]), String(url[mark.upperBound...]))
+        }
+
+        /// POSTs `body` to `/rpc` with `token`, or with the token of the console URL's fragment when none is given.
         static func post(_ url: String, _ body: String, token: String? = nil) async throws -> (Int, JSONValue?) {
+            let (url, printed) = split(url)
+            let token = token ?? printed
             var request = URLRequest(url: URL(string: url + "rpc")!)
             request.httpMethod = "POST"
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")

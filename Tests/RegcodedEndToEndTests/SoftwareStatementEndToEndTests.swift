@@ -20,6 +20,9 @@ extension EndToEnd {
                 var events = client.notifications.makeAsyncIterator()
                 #expect(await DaemonEndToEndTests.nextEvent(&events, where: DaemonEndToEndTests.isAuthenticated) != nil, "\(lab.daemon.text)")
             }
+            // With --backend too, the person at the terminal reads the code and the login.
+            #expect(lab.daemon.text.contains("regcoded: stb-1: code "), "\(lab.daemon.text)")
+            #expect(await lab.daemon.waitForOutput("regcoded: stb-1: authenticated"), "\(lab.daemon.text)")
         }
 
         @Test func withoutAStatementTheUnsignedLabStatementIsRefused() async throws {

@@ -14,7 +14,7 @@ import FoundationXML
     ]
     static let distributionKeys: Set<String> = ["count", "min", "p50", "p95", "p99", "max", "mean"]
     static let topLevelKeys: Set<String> = [
-        "generated_at_ms", "generated_at", "since_ms", "events_loaded", "percentile_method", "fleet", "devices", "trouble", "fleets",
+        "generator", "generated_at_ms", "generated_at", "since_ms", "events_loaded", "percentile_method", "fleet", "devices", "trouble", "fleets",
     ]
 
     private func parse(_ report: SoakReport) throws -> [String: Any] {

@@ -41,6 +41,8 @@ class Daemon:
         self.lines = lines
         self.log = log
         self.token = None
+        # The URL as printed: with the generated token in its fragment, the console needs no prompt.
+        self.console_url = url
         self._ids = 0
         # Loopback only: never through a proxy from the environment.
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -123,10 +125,15 @@ def start_daemon(extra_args=(), token=None):
         log.close()
         stderr = open(os.path.join(workdir, "regcoded.stderr")).read()
         pytest.fail(f"regcoded printed no console URL (exit {process.returncode}).\nstdout: {seen}\nstderr: {stderr[-4000:]}")
+    # The daemon prints the token it generated in the URL's fragment (`…/#token=…`), as the console takes it.
+    console_url = url
+    url, _, fragment = url.partition("#")
+    printed = fragment[len("token="):] if fragment.startswith("token=") else None
     if not url.endswith("/"):
         url += "/"
     daemon = Daemon(process, url, workdir, lines, log)
-    daemon.token = token
+    daemon.token = token or printed
+    daemon.console_url = console_url if printed else url
     # Devices can be added once the daemon is past its start.
     deadline = time.monotonic() + START_DEADLINE_S
     while daemon.rpc("daemon.status").get("starting"):

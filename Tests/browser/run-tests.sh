@@ -6,7 +6,8 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 
-PIP_ROOT_USER_ACTION=ignore python3 -m pip install -q --disable-pip-version-check selenium pytest
+. "$root/Tests/test-venv.sh"
+"$python" -m pip install -q selenium pytest
 
 if [ -z "${REGCODED_BIN:-}" ]; then
     REGCODED_BIN="$(cd "$root" && swift build --show-bin-path)/regcoded"
@@ -24,4 +25,4 @@ export TMPDIR
 export PYTHONDONTWRITEBYTECODE=1  # leave no __pycache__ in the source tree
 
 cd "$here"
-exec python3 -m pytest -p no:cacheprovider -q "$@" .
+exec "$python" -m pytest -p no:cacheprovider -q "$@" .

@@ -12,3 +12,6 @@ fi
 for version in 1.28.0 1.37.0; do
     "$venv/bin/kubernetes-validate" --strict --kubernetes-version "$version" "$here"/*.yaml
 done
+# What the schemas cannot see: image, binaries, user, probes and the backend Service agree with each other
+# and with the Containerfile.
+"$venv/bin/python" "$here/consistency.py"

@@ -1,4 +1,5 @@
 import Hummingbird
+import ListenerGuard
 import Logging
 
 #if canImport(FoundationEssentials)
@@ -15,6 +16,8 @@ struct AdminRoutes: Sendable {
     let state: SharedSimulatorState
     let faults: FaultInjector
     let connections: ConnectionCounters
+    /// The listener's cap and counts, when the routes serve a listener that has one.
+    var listener: ListenerCounters? = nil
 
     private struct ApproveRequest: Decodable {
         let code: String
@@ -292,12 +295,14 @@ struct AdminRoutes: Sendable {
         var stats = self.faults.stats
         stats.connections = self.connections.snapshot
         stats.peers = self.connections.peers.snapshot
+        if let listener { stats.listener = ListenerStats(listener.snapshot) }
         return try JSONBody.response(.ok, stats)
     }
 
     @Sendable func resetStats(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         self.faults.resetStats()
         self.connections.reset()
+        self.listener?.resetTotals()
         return Response(status: .noContent)
     }
 

@@ -1,4 +1,5 @@
 import Hummingbird
+import ListenerGuard
 import Logging
 import Synchronization
 
@@ -20,6 +21,8 @@ public struct SimulatorStats: Sendable, Equatable, Codable {
     public var connections: ConnectionStats
     /// The clients' addresses as the simulator saw them.
     public var peers = PeerStats()
+    /// The listener's cap and what it turned away or timed out.
+    public var listener = ListenerStats()
 
     static var empty: SimulatorStats {
         SimulatorStats(
@@ -28,6 +31,34 @@ public struct SimulatorStats: Sendable, Equatable, Codable {
             faultsByClass: [:],
             connections: ConnectionStats()
         )
+    }
+}
+
+/// The listener's connection cap and counts; `listener` in `GET /_sim/stats`. `open` is now; the others count since
+/// start (or the last `DELETE /_sim/stats`).
+public struct ListenerStats: Sendable, Equatable, Codable {
+    /// Connections held at once, at most.
+    public var cap: Int
+    public var open: Int
+    /// Connections accepted past the cap and closed at once.
+    public var refused: Int
+    /// Connections closed for idling, or for sending a request too slowly.
+    public var timedOut: Int
+
+    public init(cap: Int = 0, open: Int = 0, refused: Int = 0, timedOut: Int = 0) {
+        self.cap = cap
+        self.open = open
+        self.refused = refused
+        self.timedOut = timedOut
+    }
+
+    init(_ snapshot: ListenerCounters.Snapshot) {
+        self.init(cap: snapshot.cap, open: snapshot.open, refused: snapshot.refused, timedOut: snapshot.timedOut)
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case cap, open, refused
+        case timedOut = "timed_out"
     }
 }
 

@@ -1,10 +1,12 @@
 import HummingbirdCore
+import ListenerGuard
 import Logging
 import NIOCore
 import NIOSSL
 
 /// A server child channel that counts each accepted connection in ``ConnectionCounters`` by wire, and for TLS
-/// also its completed handshake by ALPN protocol; otherwise it is its base channel.
+/// also its completed handshake by ALPN protocol, and gives an HTTP/1.1 connection its listener's read deadline;
+/// otherwise it is its base channel.
 struct ConnectionCountingChannel<Base: ServerChildChannel>: ServerChildChannel {
     typealias Value = Base.Value
 
@@ -17,21 +19,26 @@ struct ConnectionCountingChannel<Base: ServerChildChannel>: ServerChildChannel {
     let base: Base
     let wire: Wire
     let counters: ConnectionCounters
+    var listener: ListenerGuard?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         self.counters.peers.accepted(from: channel.remoteAddress)
         switch self.wire {
         case .plain:
             self.counters.acceptedPlain()
-            return self.base.setup(channel: channel, logger: logger)
+            return self.base.setup(channel: channel, logger: logger).flatMapThrowing { [listener] value in
+                try listener?.addHTTPReadDeadline(to: channel)
+                return value
+            }
         case .tls:
             self.counters.acceptedTLS()
             // The base adds the TLS handler; the counter goes right after it. This runs before the channel is
             // registered, so no handshake can have completed yet.
-            return self.base.setup(channel: channel, logger: logger).flatMapThrowing { [counters] value in
+            return self.base.setup(channel: channel, logger: logger).flatMapThrowing { [counters, listener] value in
                 let pipeline = channel.pipeline.syncOperations
                 let tls = try pipeline.handler(type: NIOSSLServerHandler.self)
                 try pipeline.addHandler(TLSHandshakeCounter(counters: counters), position: .after(tls))
+                try listener?.addHTTPReadDeadline(to: channel)
                 return value
             }
         }

@@ -9,6 +9,7 @@ extension ControlMethodTable {
             ("sso.tokenShared", "Single sign-on: an app used a token another app stored."),
             ("sso.tokenIgnored", "Single sign-on: a stored token was ignored (bound to another device id or client)."),
             ("sso.tokenWiped", "Single sign-on: the storage sanitizer wiped tokens."),
+            ("queue.callRefused", "A call refused because the device already had as many calls waiting as its bound allows."),
         ]
 
     /// The errors every method may answer, by OpenRPC name.

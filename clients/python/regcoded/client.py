@@ -8,7 +8,7 @@ import socket as _socket
 import threading
 import time
 import urllib.parse
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from .framing import SSEParser, decode_line, encode_line
 
@@ -218,8 +218,22 @@ class _SocketEventStream:
 # MARK: HTTP
 
 
+def split_console_url(url: str, token: Optional[str] = None) -> Tuple[str, Optional[str]]:
+    """The address and the token of a console URL as the daemon prints it (`http://127.0.0.1:PORT/#token=...`).
+
+    An explicit `token` wins over the one in the fragment; a URL without a fragment is returned as it is.
+    """
+    base, _, fragment = url.partition("#")
+    for part in fragment.split("&"):
+        name, _, value = part.partition("=")
+        if name == "token" and value and token is None:
+            token = urllib.parse.unquote(value)
+    return base, token
+
+
 class _HTTPEndpoint:
     def __init__(self, url: str, token: Optional[str]) -> None:
+        url, token = split_console_url(url, token)
         parsed = urllib.parse.urlsplit(url)
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise ValueError("url must look like http://127.0.0.1:PORT, got %r" % url)
@@ -254,8 +268,9 @@ class _HTTPEndpoint:
         text = body.decode("utf-8", "replace").strip()
         if status == 401:
             return RegcodedConnectionError(
-                "%s answered 401 Unauthorized: pass Regcoded(url=..., token=...) with the contents of the "
-                "daemon's --http-token-file" % self.url
+                "%s answered 401 Unauthorized: pass Regcoded(url=...) the console URL the daemon printed "
+                "(it ends in #token=...), or token=... with the contents of its token file (--http-token-file, "
+                "else <socket>.http-token beside its socket)" % self.url
             )
         return RegcodedConnectionError("%s answered HTTP %d %s: %s" % (self.url, status, reason, text[:500]))
 
@@ -467,7 +482,7 @@ class Regcoded:
     def __init__(self, socket: Optional[str] = None, url: Optional[str] = None, token: Optional[str] = None) -> None:
         if socket is not None and url is not None:
             raise ValueError("pass socket= or url=, not both")
-        self.url = url.rstrip("/") if url is not None else None
+        self.url = split_console_url(url)[0].rstrip("/") if url is not None else None
         self.socket_path = None if url is not None else (socket if socket is not None else DEFAULT_SOCKET)
         self._http = _HTTPEndpoint(url, token) if url is not None else None
         self._ids = itertools.count(1)

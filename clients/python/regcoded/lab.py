@@ -1,5 +1,6 @@
 """Lab helpers: a regcoded process for a test, a scripted device, and the embedded simulator."""
 
+import errno
 import json
 import os
 import re
@@ -11,7 +12,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .client import Event, Regcoded, RegcodedConnectionError, RegcodedError
 
@@ -45,13 +46,73 @@ def _is_error(event: Event) -> bool:
 # MARK: The daemon process
 
 
+def locate_binary(explicit: Optional[str] = None) -> Tuple[Optional[str], List[str]]:
+    """The regcoded binary and every place looked at, in order: `explicit`, else $REGCODED_BIN, else
+    `regcoded` on PATH, else the newest `.build/{debug,release}/regcoded` of a Swift package above the
+    working directory or above this package's own files (an editable or source-tree install).
+
+    A relative path (`.build/debug/regcoded`) is tried against the working directory and then each
+    directory above it, so it works from anywhere inside the repository."""
+    tried: List[str] = []
+    for origin, candidate in (("--regcoded-bin", explicit), ("$REGCODED_BIN", os.environ.get("REGCODED_BIN"))):
+        if not candidate:
+            continue
+        if os.sep not in candidate:
+            found = shutil.which(candidate)
+            tried.append("%s=%s on PATH" % (origin, candidate))
+            if found:
+                return found, tried
+            continue
+        for base in [""] if os.path.isabs(candidate) else _ancestors(os.getcwd()):
+            path = os.path.join(base, candidate) if base else candidate
+            tried.append("%s: %s" % (origin, os.path.abspath(path)))
+            if _is_executable(path):
+                return os.path.abspath(path), tried
+        # An explicit choice that does not exist is an error, not a reason to run some other build.
+        return None, tried
+    tried.append("regcoded on PATH (%s)" % os.environ.get("PATH", ""))
+    found = shutil.which("regcoded")
+    if found:
+        return found, tried
+    builds: List[str] = []
+    seen = set()
+    for start in (os.getcwd(), os.path.dirname(os.path.abspath(__file__))):
+        for directory in _ancestors(start):
+            if directory in seen or not os.path.isfile(os.path.join(directory, "Package.swift")):
+                continue
+            seen.add(directory)
+            for configuration in ("debug", "release"):
+                path = os.path.join(directory, ".build", configuration, "regcoded")
+                tried.append(path)
+                if _is_executable(path):
+                    builds.append(path)
+    if builds:
+        return max(builds, key=os.path.getmtime), tried
+    return None, tried
+
+
 def find_binary(explicit: Optional[str] = None) -> Optional[str]:
-    """The regcoded binary: `explicit`, else $REGCODED_BIN, else `regcoded` on PATH."""
-    for candidate in (explicit, os.environ.get("REGCODED_BIN")):
-        if candidate:
-            # A relative path (.build/debug/regcoded) is relative to where pytest runs, not the daemon's directory.
-            return os.path.abspath(candidate) if os.sep in candidate else (shutil.which(candidate) or candidate)
-    return shutil.which("regcoded")
+    """The regcoded binary as `locate_binary` finds it, or None."""
+    return locate_binary(explicit)[0]
+
+
+def missing_binary_message(tried: List[str]) -> str:
+    """What to say when no binary was found: every place looked at, and how to make one."""
+    return ("no regcoded binary found; looked at:\n  " + "\n  ".join(tried) +
+            "\nbuild it (swift build --product regcoded), or set REGCODED_BIN or --regcoded-bin to its path")
+
+
+def _ancestors(directory: str) -> List[str]:
+    directory = os.path.abspath(directory)
+    result = [directory]
+    while os.path.dirname(directory) != directory:
+        directory = os.path.dirname(directory)
+        result.append(directory)
+    return result
+
+
+def _is_executable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
 
 
 _HELP_CACHE: Dict[str, str] = {}
@@ -70,6 +131,8 @@ class LabDaemon:
     def __init__(self, binary: str, directory: str, http: Optional[bool] = None,
                  extra_args: Optional[List[str]] = None) -> None:
         binary = os.path.abspath(binary) if os.sep in binary else (shutil.which(binary) or binary)
+        if not _is_executable(binary):
+            raise FileNotFoundError(errno.ENOENT, missing_binary_message([binary]), binary)
         self.binary = binary
         self.directory = str(directory)
         self.database = os.path.join(self.directory, "regcoded.sqlite")
@@ -129,7 +192,8 @@ class LabDaemon:
         with open(self.stdout_path, "r", encoding="utf-8", errors="replace") as out:
             match = CONSOLE_LINE.search(out.read())
         if match:
-            self.http_url = match.group(1)
+            # The fragment carries the generated token; the client reads it from the token file instead.
+            self.http_url = match.group(1).partition("#")[0].rstrip("/")
         return self.http_url is not None
 
     def output_tail(self, lines: int = 30) -> str:
@@ -145,9 +209,19 @@ class LabDaemon:
     def client(self) -> Regcoded:
         return Regcoded(socket=self.socket_path)
 
+    @property
+    def http_token_path(self) -> str:
+        """Where the daemon writes the token it generates for its HTTP listener: beside its socket."""
+        stem = self.socket_path[: -len(".sock")] if self.socket_path.endswith(".sock") else self.socket_path
+        return stem + ".http-token"
+
     def http_client(self, token: Optional[str] = None) -> Regcoded:
+        """A client of the HTTP listener, with `token` or else the token the daemon wrote beside its socket."""
         if self.http_url is None:
             raise RuntimeError("this regcoded has no HTTP listener (the binary does not support --http)")
+        if token is None and os.path.exists(self.http_token_path):
+            with open(self.http_token_path, "r", encoding="utf-8") as handle:
+                token = handle.read().strip() or None
         return Regcoded(url=self.http_url, token=token)
 
     def stop(self, timeout: float = 10) -> Optional[int]:

@@ -12,7 +12,7 @@ from typing import Iterator
 import pytest
 
 from .client import Regcoded
-from .lab import Device, LabDaemon, Simulator, find_binary
+from .lab import Device, LabDaemon, Simulator, locate_binary, missing_binary_message
 
 
 def pytest_addoption(parser: "pytest.Parser") -> None:
@@ -21,20 +21,16 @@ def pytest_addoption(parser: "pytest.Parser") -> None:
         "--regcoded-bin",
         action="store",
         default=None,
-        help="regcoded binary for the regcoded fixtures (default: $REGCODED_BIN, else regcoded on PATH).",
+        help="regcoded binary for the regcoded fixtures (default: $REGCODED_BIN, else regcoded on PATH, else the .build/debug or .build/release of the Swift package above the working directory).",
     )
     parser.addini("regcoded_bin", "regcoded binary for the regcoded fixtures.", default="")
 
 
 def _binary(config: "pytest.Config") -> str:
     explicit = config.getoption("regcoded_bin") or config.getini("regcoded_bin") or None
-    binary = find_binary(explicit)
+    binary, tried = locate_binary(explicit)
     if binary is None:
-        pytest.fail(
-            "no regcoded binary: set REGCODED_BIN (e.g. REGCODED_BIN=.build/debug/regcoded), pass "
-            "--regcoded-bin, or put regcoded on PATH",
-            pytrace=False,
-        )
+        pytest.fail(missing_binary_message(tried), pytrace=False)
     return binary
 
 

@@ -1,5 +1,6 @@
 """Against a real regcoded (REGCODED_BIN): the lab fixtures, event delivery, errors and both transports."""
 
+import os
 import threading
 import time
 
@@ -183,3 +184,13 @@ def test_wait_authenticated_raises_with_the_failure_event(device):
     assert raised.value.event["name"] == "setAuthenticationStatus"
     assert raised.value.event["args"]["status"] == 0
     assert raised.value.event["args"]["errorCode"] in str(raised.value)
+
+
+def test_http_needs_the_token_the_daemon_wrote_beside_its_socket(regcoded_daemon):
+    _needs_http(regcoded_daemon)
+    assert os.stat(regcoded_daemon.http_token_path).st_mode & 0o777 == 0o600
+    with Regcoded(url=regcoded_daemon.http_url) as bare:
+        with pytest.raises(RegcodedConnectionError, match="401"):
+            bare.call("daemon.status")
+    with regcoded_daemon.http_client() as client:
+        assert "version" in client.status()

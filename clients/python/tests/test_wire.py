@@ -186,6 +186,19 @@ def test_http_call_and_errors():
         fake.close()
 
 
+def test_the_printed_console_url_carries_its_token():
+    fake = FakeHTTPDaemon(token="s3cret")
+    try:
+        with Regcoded(url=fake.url + "/#token=s3cret") as client:
+            assert client.call("echo", {"ok": True}) == {"ok": True}
+            assert "s3cret" not in repr(client)
+        with Regcoded(url=fake.url + "/#token=s3cret", token="wrong") as client:
+            with pytest.raises(RegcodedConnectionError, match="401"):
+                client.call("echo")
+    finally:
+        fake.close()
+
+
 def test_http_token_is_sent_and_401_says_what_to_do():
     fake = FakeHTTPDaemon(token="s3cret")
     try:

@@ -1,21 +1,21 @@
 import SoakReport
 
 /// What `report` reads from one or more state databases (one per shard), ready for ``SoakReport``.
-struct ReportLogs {
-    var polls: [PollRecord] = []
-    var events: [StatusEventRecord] = []
+public struct ReportLogs: Sendable {
+    public var polls: [PollRecord] = []
+    public var events: [StatusEventRecord] = []
     /// nil when a database has no request log (schema version 1): the report then leaves request
     /// figures out for every shard rather than counting some.
-    var requests: [RequestRecord]? = []
-    var devices: [DeviceRecord] = []
+    public var requests: [RequestRecord]? = []
+    public var devices: [DeviceRecord] = []
     /// nil when a database has no login log (schema version before 5): logins are then left out.
-    var logins: [LoginRecord]? = []
+    public var logins: [LoginRecord]? = []
     /// The databases each device was read from.
     private var sources: [String: [String]] = [:]
 
-    init() {}
+    public init() {}
 
-    init(polls: [PollRecord], events: [StatusEventRecord], requests: [RequestRecord]?, devices: [DeviceRecord], logins: [LoginRecord]? = []) {
+    public init(polls: [PollRecord], events: [StatusEventRecord], requests: [RequestRecord]?, devices: [DeviceRecord], logins: [LoginRecord]? = []) {
         self.polls = polls
         self.events = events
         self.requests = requests
@@ -24,7 +24,7 @@ struct ReportLogs {
     }
 
     /// Adds one database's logs: the union, since shards run disjoint devices.
-    mutating func append(_ other: ReportLogs, from path: String) {
+    public mutating func append(_ other: ReportLogs, from path: String) {
         polls += other.polls
         events += other.events
         if let theirs = other.requests { requests? += theirs } else { requests = nil }
@@ -36,7 +36,22 @@ struct ReportLogs {
     }
 
     /// Devices found in more than one database (a shard started twice on copies, say), by name.
-    var devicesInSeveralDatabases: [(String, [String])] {
+    public var devicesInSeveralDatabases: [(String, [String])] {
         sources.filter { $0.value.count > 1 }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+}
+
+extension SoakReport {
+    /// The report over `logs`, made at `nowMs`.
+    public init(logs: ReportLogs, generatedAtMs nowMs: Int64, sinceMs: Int64?) {
+        self.init(
+            polls: logs.polls,
+            statusEvents: logs.events,
+            requests: logs.requests,
+            devices: logs.devices,
+            logins: logs.logins,
+            generatedAtMs: nowMs,
+            sinceMs: sinceMs
+        )
     }
 }

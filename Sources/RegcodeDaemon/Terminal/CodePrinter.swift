@@ -7,8 +7,11 @@ import Synchronization
 
 /// Human-readable lines on standard output: the activation page and each code.
 enum CodePrinter {
+    /// Standard output, shared with the terminal's status line (``ProgressService``).
+    static let output = TerminalOutput()
+
     static func say(_ line: String) {
-        FileHandle.standardOutput.write(Data(("regcoded: " + line + "\n").utf8))
+        output.line("regcoded: " + line)
     }
 
     /// A code a restarted daemon goes on polling (it is not announced again as a new `REGCODE`).

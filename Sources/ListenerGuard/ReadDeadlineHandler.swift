@@ -1,0 +1,206 @@
+import NIOCore
+import NIOHTTP1
+
+/// First in a connection's pipeline, on its raw bytes: closes a connection whose request (a control line, or an HTTP
+/// head and body) began and did not arrive whole within the read timeout, and, for control lines, a connection that
+/// stayed silent both ways past the idle timeout with nothing holding it open (see ``ConnectionActivity``).
+///
+/// The read timeout counts only while the server wants input: a connection the server stopped reading (its own
+/// back-pressure) is not the peer's fault. HTTP connections idle out in Hummingbird's own handler; they learn that a
+/// request arrived whole from an ``HTTPRequestEndHandler`` behind the HTTP decoder.
+public final class ReadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    public typealias InboundIn = ByteBuffer
+    public typealias InboundOut = ByteBuffer
+    public typealias OutboundIn = NIOAny
+    public typealias OutboundOut = NIOAny
+
+    /// How the handler knows a request is whole.
+    public enum Framing: Sendable {
+        /// A newline ends it.
+        case lines
+        /// An ``HTTPRequestEndHandler`` says so.
+        case httpRequests
+    }
+
+    /// Why a connection was closed.
+    enum Expiry: String {
+        case read
+        case idle
+
+        var message: String {
+            switch self {
+            case .read: "closed a connection that sent a request too slowly"
+            case .idle: "closed an idle connection"
+            }
+        }
+    }
+
+    private let framing: Framing
+    private let readTimeout: TimeAmount?
+    private let idleTimeout: TimeAmount?
+    private let activity: ConnectionActivity?
+    private let listener: ListenerGuard
+    /// When the request now arriving began; nil between requests.
+    private var partialSince: NIODeadline?
+    private var lastTraffic = NIODeadline.uptimeNanoseconds(0)
+    /// The server asked for input and has not had it yet.
+    private var wantsInput = false
+    /// When input last arrived (and the server's demand with it was met).
+    private var lastInput = NIODeadline.uptimeNanoseconds(0)
+    private var timer: (deadline: NIODeadline, task: Scheduled<Void>)?
+
+    /// - Parameters:
+    ///   - activity: For `.lines`, what keeps a quiet connection open; without it the idle timeout is not applied.
+    public init(framing: Framing, listener: ListenerGuard, activity: ConnectionActivity? = nil) {
+        self.framing = framing
+        self.listener = listener
+        self.readTimeout = listener.limits.readTimeout.map { TimeAmount($0) }
+        self.idleTimeout = framing == .httpRequests || activity != nil ? listener.limits.idleTimeout.map { TimeAmount($0) } : nil
+        self.activity = activity
+    }
+
+    public func handlerAdded(context: ChannelHandlerContext) {
+        self.lastTraffic = context.eventLoop.now
+        self.arm(context)
+    }
+
+    public func handlerRemoved(context: ChannelHandlerContext) {
+        self.timer?.task.cancel()
+        self.timer = nil
+    }
+
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let bytes = self.unwrapInboundIn(data).readableBytesView
+        let now = context.eventLoop.now
+        self.lastTraffic = now
+        self.lastInput = now
+        self.wantsInput = false
+        switch self.framing {
+        case .lines:
+            if let newline = bytes.lastIndex(of: UInt8(ascii: "\n")) {
+                // Whatever follows the last newline is a line that began just now.
+                self.partialSince = newline == bytes.index(before: bytes.endIndex) ? nil : now
+            } else if !bytes.isEmpty, self.partialSince == nil {
+                self.partialSince = now
+            }
+        case .httpRequests:
+            if !bytes.isEmpty, self.partialSince == nil { self.partialSince = now }
+        }
+        self.arm(context)
+        context.fireChannelRead(data)
+    }
+
+    public func read(context: ChannelHandlerContext) {
+        if !self.wantsInput, let since = self.partialSince {
+            // The time the server held back (asked for nothing since the last input) is not counted against the peer.
+            self.partialSince = since + (context.eventLoop.now - self.lastInput)
+        }
+        self.wantsInput = true
+        context.read()
+    }
+
+    public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        self.lastTraffic = context.eventLoop.now
+        context.write(data, promise: promise)
+    }
+
+    /// HTTP requests whose response has not ended: a connection answering one (an event stream) is not idle.
+    private var requestsInProgress = 0
+
+    /// An HTTP request's head arrived.
+    func requestBegan() {
+        self.requestsInProgress += 1
+    }
+
+    /// The HTTP request now arriving is whole.
+    func requestCompleted() {
+        self.partialSince = nil
+    }
+
+    /// A response ended.
+    func responseEnded() {
+        self.requestsInProgress = max(0, self.requestsInProgress - 1)
+    }
+
+    private func expiry(at now: NIODeadline) -> (Expiry?, next: NIODeadline?) {
+        var next: NIODeadline?
+        if let since = self.partialSince, let readTimeout {
+            let due = since + readTimeout
+            if due <= now, self.wantsInput { return (.read, nil) }
+            next = due <= now ? now + readTimeout : due
+        }
+        if self.partialSince == nil, let idleTimeout {
+            let due = self.lastTraffic + idleTimeout
+            if due <= now, self.activity?.isHeld != true, self.requestsInProgress == 0 { return (.idle, nil) }
+            let candidate = due <= now ? now + idleTimeout : due
+            next = next.map { min($0, candidate) } ?? candidate
+        }
+        return (nil, next)
+    }
+
+    private func arm(_ context: ChannelHandlerContext) {
+        guard let next = self.expiry(at: context.eventLoop.now).next else { return }
+        if let timer, timer.deadline <= next { return }
+        self.timer?.task.cancel()
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let task = context.eventLoop.scheduleTask(deadline: next) {
+            let (handler, context) = loopBound.value
+            handler.fire(context)
+        }
+        self.timer = (next, task)
+    }
+
+    private func fire(_ context: ChannelHandlerContext) {
+        self.timer = nil
+        let (expired, _) = self.expiry(at: context.eventLoop.now)
+        guard let expired else {
+            self.arm(context)
+            return
+        }
+        self.listener.timedOut(expired)
+        context.close(promise: nil)
+    }
+}
+
+/// Behind the HTTP/1.1 decoder: tells the connection's ``ReadDeadlineHandler`` when a request began, when it has
+/// arrived whole, and when its response ended.
+public final class HTTPRequestEndHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    public typealias InboundIn = HTTPServerRequestPart
+    public typealias InboundOut = HTTPServerRequestPart
+    public typealias OutboundIn = HTTPServerResponsePart
+    public typealias OutboundOut = HTTPServerResponsePart
+
+    private let deadline: ReadDeadlineHandler
+
+    init(deadline: ReadDeadlineHandler) {
+        self.deadline = deadline
+    }
+
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch self.unwrapInboundIn(data) {
+        case .head: self.deadline.requestBegan()
+        case .body: break
+        case .end: self.deadline.requestCompleted()
+        }
+        context.fireChannelRead(data)
+    }
+
+    public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = self.unwrapOutboundIn(data) { self.deadline.responseEnded() }
+        context.write(data, promise: promise)
+    }
+}
+
+extension ListenerGuard {
+    /// Adds the read deadline and the idle timeout to an HTTP/1.1 connection whose pipeline is set up (a
+    /// ``ReadDeadlineHandler`` first, an ``HTTPRequestEndHandler`` right after the HTTP decoder). A pipeline without
+    /// that decoder (HTTP/2) is left as it is: it idles out in the HTTP/2 handler.
+    public func addHTTPReadDeadline(to channel: any Channel) throws {
+        guard self.limits.readTimeout != nil || self.limits.idleTimeout != nil else { return }
+        let pipeline = channel.pipeline.syncOperations
+        guard let decoder = try? pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self) else { return }
+        let deadline = ReadDeadlineHandler(framing: .httpRequests, listener: self)
+        try pipeline.addHandler(deadline, position: .first)
+        try pipeline.addHandler(HTTPRequestEndHandler(deadline: deadline), position: .after(decoder))
+    }
+}

@@ -1,0 +1,14 @@
+#!/bin/sh
+# Every suite, as CI runs them: the formatting check, the Swift tests, the Python client's tests and the web
+# console's browser tests (both against the regcoded just built), and the Kubernetes manifests. Python tools
+# go into a private virtual environment (Tests/test-venv.sh), never the system's Python.
+# Needs: Swift 6, libsqlite3-dev, sqlite3, systemd's tools, curl, python3-venv, chromium, chromium-driver.
+set -eu
+cd "$(dirname "$0")/.."
+swift format lint --strict --recursive --configuration .swift-format Sources Tests Package.swift
+swift test
+REGCODED_BIN="$(swift build --show-bin-path)/regcoded"
+export REGCODED_BIN
+sh clients/python/run-tests.sh
+sh Tests/browser/run-tests.sh
+sh deploy/kubernetes/check.sh

@@ -42,17 +42,12 @@ extension Daemon {
         }
     }
 
-    /// The HTTP listener's event streams, capped by `http_max_event_streams` or else by the descriptors (after
-    /// ``makeConnectionPools(_:loops:embeddedCA:logger:)`` raised their limit); nil without `http`.
-    static func eventStreams(_ configuration: DaemonConfiguration) -> OpenStreams? {
+    /// The HTTP listener's event streams, capped by `http_max_event_streams` or else by the HTTP listener's share of
+    /// the descriptors (``DescriptorBudget/eventStreams``), and never beyond that listener's connection cap; nil
+    /// without `http`.
+    static func eventStreams(_ configuration: DaemonConfiguration, budget: DescriptorBudget) -> OpenStreams? {
         guard configuration.http != nil else { return nil }
-        let limit = configuration.httpMaxEventStreams ?? defaultMaxEventStreams(openFileLimit: OpenFileLimit.raiseToHardLimit().after)
-        return OpenStreams(limit: limit)
-    }
-
-    /// Half the descriptors the open-file limit reserves beside the fleets' connections: each stream holds one, and the
-    /// rest stay for the database, the control socket's clients and the other HTTP requests.
-    static func defaultMaxEventStreams(openFileLimit: Int) -> Int {
-        max(1, OpenFileLimit.reserve(forLimit: openFileLimit) / 2)
+        let limit = configuration.httpMaxEventStreams.map { min($0, budget.http) } ?? budget.eventStreams
+        return OpenStreams(limit: max(1, limit))
     }
 }

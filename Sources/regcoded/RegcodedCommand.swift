@@ -92,7 +92,7 @@ struct RegcodedCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help:
-            "Most event streams (GET /events) served at once; more get 503 with Retry-After (default: half the descriptors the open-file limit reserves beside the fleets' connections)."
+            "Most event streams (GET /events) served at once; more get 503 with Retry-After (default: seven eighths of the HTTP listener's share of the open-file limit, up to 3,584)."
     )
     var httpMaxEventStreams: Int?
     @Option(name: .long, help: "token (default): HTTP clients send the bearer token; none: no token, loopback only, on purpose.")

@@ -64,7 +64,7 @@ import Testing
         let server = HTTPControlServer(configuration: configuration, handler: handler, logger: Logger(label: "test"))
         let app = Application(
             router: server.makeRouter(),
-            server: HTTPControlServer.httpServer,
+            server: .http1(configuration: HTTPControlServer.http1Configuration),
             configuration: .init(address: .hostname("127.0.0.1", port: 0))
         )
         let params = "[" + Array(repeating: #"{"k":"\u00e9\ud83d\ude00","n":[1,2]}"#, count: 100).joined(separator: ",") + "]"

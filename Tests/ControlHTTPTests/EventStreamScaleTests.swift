@@ -14,6 +14,8 @@ import Testing
 @Suite struct EventStreamScaleTests {
     func server(_ handler: FakeControlHandler, configure: (inout HTTPControlServer.Configuration) -> Void = { _ in }) -> HTTPControlServer {
         var configuration = HTTPControlServer.Configuration(host: "127.0.0.1", port: 0)
+        // A closed client is found by the next write: keep-alives this often end the test server promptly.
+        configuration.keepAliveInterval = .milliseconds(100)
         configure(&configuration)
         return HTTPControlServer(configuration: configuration, handler: handler, logger: Logger(label: "test"))
     }

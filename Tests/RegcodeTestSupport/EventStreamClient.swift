@@ -33,9 +33,14 @@ public final class EventStreamClient: @unchecked Sendable {
         self.fd = fd
     }
 
+    /// Closes the socket once; later calls do nothing (a second `close` could close a descriptor the process reused).
     public func close() {
+        guard !self.closed else { return }
+        self.closed = true
         Glibc.close(self.fd)
     }
+
+    private var closed = false
 
     /// Sends `GET path` as an `EventSource` does, with `headers` besides.
     public func get(_ path: String, headers: [String: String] = [:]) throws {
@@ -50,9 +55,25 @@ public final class EventStreamClient: @unchecked Sendable {
     public var text: String { String(decoding: self.received, as: UTF8.self) }
 
     /// The `id:` of every event received so far, in order.
+    ///
+    /// Parsed as bytes, line by line, and only once per line: `String` treats `\r\n` (the chunked framing's line end)
+    /// as one character, and a stream of many megabytes re-read after every chunk made reading quadratic.
     public var eventIDs: [Int64] {
-        self.text.split(separator: "\n").compactMap { line in line.hasPrefix("id: ") ? Int64(line.dropFirst(4)) : nil }
+        let prefix = Array("id: ".utf8)
+        while let newline = self.received[self.scanned...].firstIndex(of: UInt8(ascii: "\n")) {
+            var line = self.received[self.scanned..<newline]
+            self.scanned = newline + 1
+            if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
+            guard line.starts(with: prefix), let id = Int64(String(decoding: line.dropFirst(prefix.count), as: UTF8.self)) else {
+                continue
+            }
+            self.parsedIDs.append(id)
+        }
+        return self.parsedIDs
     }
+
+    private var scanned = 0
+    private var parsedIDs: [Int64] = []
 
     /// Reads until `done` holds or the server closes the connection; false if neither happened within `attempts`
     /// waits of 10 ms with nothing to read.

@@ -36,8 +36,12 @@ struct EventStream: Sendable {
         // One writer, several producers: the channel hands chunks over one at a time, so a client that reads
         // slowly holds the producer back and the subscription's own buffer (and its cut-off rule) does the rest.
         let chunks = AsyncChannel<Chunk>()
+        let departed = self.channel.eventLoop.makePromise(of: Void.self)
+        let watcher = ClientDepartureHandler(departed: departed)
+        try? await self.channel.pipeline.addHandler(watcher, position: .first).get()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await self.produce(into: chunks) }
+            group.addTask { await self.endWhenTheClientLeaves(departed.futureResult, chunks) }
             group.addTask {
                 while true {
                     try await Task.sleep(for: self.keepAliveInterval)
@@ -47,6 +51,9 @@ struct EventStream: Sendable {
             group.addTask { try await self.disconnectIfStalled(chunks) }
             defer {
                 self.subscription.cancel()
+                // Ends the departure watch too: awaiting a future is not cancellable.
+                departed.succeed()
+                self.channel.pipeline.removeHandler(watcher, promise: nil)
                 group.cancelAll()
             }
             try await writer.write(ServerSentEvents.retry(milliseconds: 1000))
@@ -88,6 +95,15 @@ struct EventStream: Sendable {
             await chunks.send(.cutOff(reason: reason, lastSeq: lastSeq))
         }
         chunks.finish()
+    }
+
+    /// A client that left ends its stream at once, freeing its place under the limit and its subscription.
+    private func endWhenTheClientLeaves(_ departure: EventLoopFuture<Void>, _ chunks: AsyncChannel<Chunk>) async {
+        try? await departure.get()
+        guard self.channel.isActive else { return chunks.finish() }
+        self.logger.debug("Event stream client left")
+        chunks.finish()
+        self.channel.close(promise: nil)
     }
 
     /// A writer stuck on a client that does not read never gets to its cut-off: close the connection for it.

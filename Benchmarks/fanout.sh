@@ -78,7 +78,11 @@ for _ in $(seq 100); do [ -S "$work/s.sock" ] && break; sleep 0.1; done
 
 echo "fleet              $devices devices, cycle scenario, getAuthorization every 1 s (2 events each) → target $rate events/s"
 extra=()
-if [ -n "$http_port" ]; then extra+=(--http "127.0.0.1:$http_port" --sse "$sse"); fi
+if [ -n "$http_port" ]; then
+    extra+=(--http "127.0.0.1:$http_port" --sse "$sse")
+    # A daemon that needs a token on loopback generates it beside the socket before its listener starts.
+    if [ -f "$work/s.http-token" ]; then extra+=(--token-file "$work/s.http-token"); fi
+fi
 if [ "$pollers" -gt 0 ]; then
     echo "pollers            $pollers devices polling a pending code every $poll_interval s"
     extra+=(--pollers pollers- --poller-count "$pollers" --poll-interval "$poll_interval"

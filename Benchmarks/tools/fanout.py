@@ -30,6 +30,7 @@ parser.add_argument("--target", type=float, default=1000, help="events/s the fle
 parser.add_argument("--warmup-timeout", type=float, default=120)
 parser.add_argument("--daemon-pid", type=int, help="sample this process's CPU time over the window")
 parser.add_argument("--http", help="HOST:PORT of the daemon's HTTP listener (for --sse and the /rpc probe)")
+parser.add_argument("--token-file", help="the daemon's HTTP bearer token (its generated <socket>.http-token), if it needs one")
 parser.add_argument("--sse", type=int, default=0, help="event streams to open at GET /events")
 parser.add_argument("--sse-timed", type=int, default=5, help="of them, how many parse every event for its delay")
 parser.add_argument("--pollers", default="", help="device-name prefix of the polling fleet to report")
@@ -162,7 +163,8 @@ class EventStream(Subscriber):
         self.timed = timed
         host, port = args.http.rsplit(":", 1)
         self.sock = socket.create_connection((host, int(port)))
-        self.sock.sendall(f"GET /events HTTP/1.1\r\nHost: {args.http}\r\nAccept: text/event-stream\r\n\r\n".encode())
+        head = "".join(f"{name}: {value}\r\n" for name, value in authorization.items())
+        self.sock.sendall(f"GET /events HTTP/1.1\r\nHost: {args.http}\r\nAccept: text/event-stream\r\n{head}\r\n".encode())
         self.buffer = b""
         self.tail = b""
         self.delays = []
@@ -203,6 +205,8 @@ def pct(values, q):
     return values[max(0, -(-len(values) * q // 100) - 1)] if values else float("nan")
 
 
+token = open(args.token_file).read().strip() if args.token_file else None
+authorization = {"Authorization": f"Bearer {token}"} if token else {}
 subscribers = [Subscriber(i) for i in range(args.subscribers)]
 streams = [EventStream(i, i < args.sse_timed) for i in range(args.sse)]
 selector = selectors.DefaultSelector()
@@ -219,7 +223,7 @@ def probe_rpc():
     """`POST /rpc daemon.status` every 2 s while the window lasts: how long a control call waits."""
     body = b'{"jsonrpc":"2.0","id":1,"method":"daemon.status"}'
     while not probing.wait(2):
-        request = urllib.request.Request(f"http://{args.http}/rpc", data=body, headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(f"http://{args.http}/rpc", data=body, headers={"Content-Type": "application/json", **authorization})
         began = time.monotonic()
         try:
             urllib.request.urlopen(request, timeout=30).read()

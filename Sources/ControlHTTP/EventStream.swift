@@ -1,5 +1,6 @@
 import AsyncAlgorithms
 import ControlSocket
+import EventLoopExecutor
 import Hummingbird
 import Logging
 import NIOCore
@@ -17,6 +18,8 @@ struct EventStream: Sendable {
     let slot: OpenStreams.Slot
     let channel: any Channel
     let keepAliveInterval: Duration
+    /// The least time between two writes of events: what arrives meanwhile waits in the subscription's buffer.
+    let writeInterval: Duration
     let cutOffGracePeriod: Duration
     let logger: Logger
 
@@ -31,6 +34,14 @@ struct EventStream: Sendable {
     }
 
     func write(to writer: inout any ResponseBodyWriter) async throws {
+        // The stream's tasks run on its connection's loop (the listener's low-priority one, see `ControlHTTPLoop`), not
+        // on the runtime's shared threads, which carry the fleet's work too.
+        try await withTaskExecutorPreference(EventLoopTaskExecutor(self.channel.eventLoop)) {
+            try await self.writeHere(to: &writer)
+        }
+    }
+
+    private func writeHere(to writer: inout any ResponseBodyWriter) async throws {
         guard self.slot.attach(self.subscription) else { return }
         defer { self.slot.release() }
         // One writer, several producers: the channel hands chunks over one at a time, so a client that reads
@@ -79,14 +90,16 @@ struct EventStream: Sendable {
         let end = await self.subscription.streamEventFrames { frame, seq, more in
             if let seq { lastSeq = seq }
             if pending.readableBytes == 0 && !more {
-                // The common case when the client keeps up: the publisher's bytes, not a copy.
+                // A lone event: the publisher's bytes, not a copy.
                 await chunks.send(.frames(frame))
+                await self.pace()
                 return
             }
             pending.writeImmutableBuffer(frame)
             if !more || pending.readableBytes >= Self.maxBatchBytes {
                 await chunks.send(.frames(pending))
                 pending = ByteBuffer()
+                if !more { await self.pace() }
             }
         }
         if pending.readableBytes > 0 { await chunks.send(.frames(pending)) }
@@ -104,6 +117,16 @@ struct EventStream: Sendable {
         self.logger.debug("Event stream client left")
         chunks.finish()
         self.channel.close(promise: nil)
+    }
+
+    /// Waits ``writeInterval`` after a write, so that a busy stream takes its events in batches.
+    ///
+    /// Without it every event woke every stream: a publisher with 1,000 streams resumed 1,000 waiting tasks per event,
+    /// and the streams' tasks and writes took the cores the fleet's polls need. Waiting here, a stream is asleep when
+    /// most events are published (publishing then only appends to its buffer, bounded by the cut-off rule), and wakes
+    /// at most once per interval to write what gathered: its wake-ups and writes no longer grow with the event rate.
+    private func pace() async {
+        try? await Task.sleep(for: self.writeInterval)
     }
 
     /// A writer stuck on a client that does not read never gets to its cut-off: close the connection for it.

@@ -21,6 +21,9 @@ public struct HTTPControlServer: Service {
         public var token: String?
         /// A comment line on an idle event stream this often.
         public var keepAliveInterval: Duration = .seconds(15)
+        /// The least time between two writes of events to one stream (events meanwhile go out together): bounds each
+        /// stream's wake-ups and writes whatever the event rate, at the cost of that much delay.
+        public var eventWriteInterval: Duration = .milliseconds(50)
         /// How long a cut-off event stream may take to receive its `cutoff` event before the stream is dropped.
         public var cutOffGracePeriod: Duration = .seconds(2)
         /// The most event streams served at once; a stream asked for beyond it gets 503 with `Retry-After`.
@@ -95,6 +98,7 @@ public struct HTTPControlServer: Service {
                 try? await listenerGuard.install(on: channel)
                 await onListening(channel.localAddress?.port ?? port)
             },
+            eventLoopGroupProvider: .shared(ControlHTTPLoop.group),
             logger: self.logger
         )
         let streams = self.streams
@@ -216,6 +220,7 @@ public struct HTTPControlServer: Service {
             slot: slot,
             channel: context.channel,
             keepAliveInterval: self.configuration.keepAliveInterval,
+            writeInterval: self.configuration.eventWriteInterval,
             cutOffGracePeriod: self.configuration.cutOffGracePeriod,
             logger: logger
         )

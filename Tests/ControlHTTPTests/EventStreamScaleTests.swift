@@ -16,6 +16,8 @@ import Testing
         var configuration = HTTPControlServer.Configuration(host: "127.0.0.1", port: 0)
         // A closed client is found by the next write: keep-alives this often end the test server promptly.
         configuration.keepAliveInterval = .milliseconds(100)
+        // Events written as they come: the tests count events, not batches.
+        configuration.eventWriteInterval = .milliseconds(1)
         configure(&configuration)
         return HTTPControlServer(configuration: configuration, handler: handler, logger: Logger(label: "test"))
     }
@@ -51,6 +53,11 @@ import Testing
         }
         // One encoding per event for all 20 streams (per-stream encoding made it 600).
         #expect(tally.encodings == eventCount)
+    }
+
+    @Test func theListenersLoopRunsBelowTheFleetsPriority() async throws {
+        let niceness = try #require(try await ControlHTTPLoop.currentNiceness())
+        #expect(niceness >= ControlHTTPLoop.niceness)
     }
 
     @Test func aStreamBeyondTheLimitGets503WithRetryAfterAndIsCounted() async throws {

@@ -192,6 +192,7 @@ let package = Package(
             name: "ControlHTTP",
             dependencies: [
                 "ControlSocket",
+                "EventLoopExecutor",
                 "ListenerGuard",
                 "RegcodeSupport",
                 .product(name: "AsyncAlgorithms", package: "swift-async-algorithms"),
@@ -201,6 +202,8 @@ let package = Package(
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                // The listener's own low-priority event loop.
+                .product(name: "NIOPosix", package: "swift-nio"),
                 // The HTTP request parts, for the body coalescer in the pipeline.
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -349,6 +352,7 @@ let package = Package(
                 "ControlHTTP",
                 "ControlSocket",
                 "RegcodeSupport",
+                "RegcodeTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

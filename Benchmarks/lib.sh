@@ -139,7 +139,7 @@ bench_config_head() {
         echo "tls:"
         echo "  ca_file: $BENCH_TLS_DIR/ca.pem"
     fi
-    echo "log_level: warning"
+    echo "log_level: ${LOG_LEVEL:-warning}"
     echo "print_codes: false"
     if [ -n "${EXTRA_YAML:-}" ]; then printf '%s\n' "$EXTRA_YAML"; fi
     echo "fleets:"

@@ -6,10 +6,13 @@ import NIOCore
 struct ControlRequestContext: RequestContext, RemoteAddressRequestContext {
     var coreContext: CoreRequestContextStorage
     let remoteAddress: SocketAddress?
+    /// The connection, so an event stream whose client stopped reading can be closed, as the socket does.
+    let channel: any Channel
 
     init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.remoteAddress = source.channel.remoteAddress
+        self.channel = source.channel
     }
 
     /// The client's address for logs and ``ControlPeer/http(remoteAddress:)``.

@@ -1,4 +1,3 @@
-import AsyncAlgorithms
 import ControlSocket
 import HTTPTypes
 import Hummingbird
@@ -22,8 +21,15 @@ public struct HTTPControlServer: Service {
         public var token: String?
         /// A comment line on an idle event stream this often.
         public var keepAliveInterval: Duration = .seconds(15)
+        /// The least time between two writes of events to one stream (events meanwhile go out together): bounds each
+        /// stream's wake-ups and writes whatever the event rate, at the cost of that much delay.
+        public var eventWriteInterval: Duration = .milliseconds(50)
         /// How long a cut-off event stream may take to receive its `cutoff` event before the stream is dropped.
         public var cutOffGracePeriod: Duration = .seconds(2)
+        /// The most event streams served at once; a stream asked for beyond it gets 503 with `Retry-After`.
+        public var maxEventStreams = 256
+        /// The `Retry-After` of a refused event stream, in seconds.
+        public var refusedStreamRetryAfter = 5
         /// The largest `POST /rpc` body; the socket's line limit.
         public var maxBodySize = 1 << 20
         public var inputLimits = InputLimits()
@@ -46,22 +52,27 @@ public struct HTTPControlServer: Service {
     let metrics: (@Sendable () -> String)?
     let onListening: @Sendable (Int) async -> Void
     let logger: Logger
-    /// Open event streams, ended together at graceful shutdown (an idle stream would otherwise hold it up).
-    let streams = OpenStreams()
+    /// Open event streams: capped, counted, and ended together at graceful shutdown (an idle stream would otherwise
+    /// hold it up).
+    public let streams: OpenStreams
     /// The listener's cap, counts and timeouts.
     public let listenerGuard: ListenerGuard
 
     /// - Parameters:
+    ///   - streams: Where open event streams are counted against their limit; by default a new one with
+    ///     ``Configuration/maxEventStreams``.
     ///   - metrics: The Prometheus exposition to serve at `/metrics`; nil serves none.
     ///   - onListening: Called with the bound port once the listener accepts connections.
     public init(
         configuration: Configuration,
         handler: any ControlHandler,
+        streams: OpenStreams? = nil,
         metrics: (@Sendable () -> String)? = nil,
         logger: Logger,
         onListening: @escaping @Sendable (Int) async -> Void = { _ in }
     ) {
         self.configuration = configuration
+        self.streams = streams ?? OpenStreams(limit: configuration.maxEventStreams)
         self.dispatcher = RPCDispatcher(
             handler: handler,
             inputLimits: configuration.inputLimits,
@@ -87,6 +98,7 @@ public struct HTTPControlServer: Service {
                 try? await listenerGuard.install(on: channel)
                 await onListening(channel.localAddress?.port ?? port)
             },
+            eventLoopGroupProvider: .shared(ControlHTTPLoop.group),
             logger: self.logger
         )
         let streams = self.streams
@@ -181,17 +193,18 @@ public struct HTTPControlServer: Service {
 
     // MARK: GET /events
 
-    private enum Chunk: Sendable {
-        case event(JSONValue, Int64?)
-        case keepAlive
-        case cutOff(reason: String, lastSeq: Int64?)
-    }
-
     func events(_ request: Request, context: ControlRequestContext) async throws -> Response {
-        let params: JSONValue
+        // A slot first: a stream beyond the limit costs neither a subscription nor a replay query.
+        let slot: OpenStreams.Slot
+        do {
+            slot = try self.streams.reserve()
+        } catch {
+            context.logger.debug("Event stream refused", metadata: ["http.client": "\(context.remoteDescription)", "reason": "\(error)"])
+            return self.refusedStream(error)
+        }
         let subscription: Subscription
         do throws(RPCError) {
-            params = try EventStreamQuery.params(
+            let params = try EventStreamQuery.params(
                 query: request.uri.queryParameters.map { ($0.key, $0.value) },
                 lastEventID: request.headers[HTTPField.Name("Last-Event-ID")!]
             )
@@ -199,71 +212,34 @@ public struct HTTPControlServer: Service {
         } catch {
             return Self.json(.badRequest, RPCMessage.error(id: .null, error))
         }
-        let keepAliveInterval = self.configuration.keepAliveInterval
-        let streams = self.streams
-        let grace = self.configuration.cutOffGracePeriod
         var logger = context.logger
         logger[metadataKey: "http.client"] = "\(context.remoteDescription)"
         logger.debug("Event stream opened")
-        let body = ResponseBody { [logger] writer in
-            // One writer, several producers: the channel hands chunks over one at a time, so a client that reads
-            // slowly holds the producer back and the subscription's own buffer (and its cut-off rule) does the rest.
-            let chunks = AsyncChannel<Chunk>()
-            guard let token = streams.open(subscription) else { return }
-            defer { streams.close(token) }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    var lastSeq = subscription.since
-                    let end = await subscription.stream { params, seq in
-                        await chunks.send(.event(params, seq))
-                        if let seq { lastSeq = seq }
-                    }
-                    if case .cutOff(let reason) = end {
-                        logger.info("Event stream ended by the server", metadata: ["control.reason": "\(reason)"])
-                        await chunks.send(.cutOff(reason: reason, lastSeq: lastSeq))
-                    }
-                    chunks.finish()
-                }
-                group.addTask {
-                    while true {
-                        try await Task.sleep(for: keepAliveInterval)
-                        await chunks.send(.keepAlive)
-                    }
-                }
-                group.addTask {
-                    // A client that stopped reading never takes its cutoff event: end the response for it.
-                    guard await subscription.waitUntilCutOff() else { return }
-                    try await Task.sleep(for: grace)
-                    chunks.finish()
-                }
-                defer {
-                    subscription.cancel()
-                    group.cancelAll()
-                }
-                try await writer.write(ServerSentEvents.retry(milliseconds: 1000))
-                for await chunk in chunks {
-                    switch chunk {
-                    case .event(let params, let seq):
-                        try await writer.write(ServerSentEvents.event(name: "event", data: params, id: seq))
-                    case .keepAlive:
-                        try await writer.write(ServerSentEvents.keepAlive)
-                    case .cutOff(let reason, let lastSeq):
-                        try await writer.write(
-                            ServerSentEvents.event(
-                                name: "cutoff",
-                                data: ["reason": .string(reason), "lastSeq": lastSeq.map { .int($0) } ?? .null],
-                                id: nil
-                            )
-                        )
-                    }
-                }
-                try await writer.finish(nil)
-            }
-        }
+        let stream = EventStream(
+            subscription: subscription,
+            slot: slot,
+            channel: context.channel,
+            keepAliveInterval: self.configuration.keepAliveInterval,
+            writeInterval: self.configuration.eventWriteInterval,
+            cutOffGracePeriod: self.configuration.cutOffGracePeriod,
+            logger: logger
+        )
         return Response(
             status: .ok,
             headers: [.contentType: "text/event-stream", .cacheControl: "no-store", HTTPField.Name("X-Accel-Buffering")!: "no"],
-            body: body
+            body: ResponseBody { writer in try await stream.write(to: &writer) }
         )
+    }
+
+    /// 503 with `Retry-After`: the limit of open streams is reached (or the listener is shutting down).
+    private func refusedStream(_ refusal: OpenStreams.Refusal) -> Response {
+        let message =
+            switch refusal {
+            case .full: "the HTTP listener already serves its maximum of \(self.streams.limit) event streams; retry later"
+            case .closing: "the HTTP listener is shutting down"
+            }
+        var response = Self.json(.serviceUnavailable, RPCMessage.error(id: .null, .unavailable(message)))
+        response.headers[.retryAfter] = "\(self.configuration.refusedStreamRetryAfter)"
+        return response
     }
 }

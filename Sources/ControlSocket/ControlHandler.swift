@@ -72,7 +72,7 @@ public struct Subscription: Sendable {
             live: live,
             replay: replay,
             since: since,
-            sequenceNumber: { $0.params["seq"]?.intValue },
+            sequenceNumber: { $0.seq },
             notification: { $0 }
         )
     }
@@ -98,39 +98,6 @@ public struct Subscription: Sendable {
     }
 }
 
-/// An `event` notification on its way to subscribers.
-///
-/// ``init(params:)`` encodes the whole JSON-RPC line once, where it is published: every socket subscriber then
-/// writes the same bytes (with ten subscribers, encoding each event per subscriber took a fifth of the daemon's CPU
-/// in the fan-out benchmark, on the threads that then had to send it).
-public struct EventNotification: Sendable {
-    /// The notification's `params`: what filters look at and what other transports encode.
-    public let params: JSONValue
-    /// The line, when the publisher encoded it; nil when each subscriber encodes `params`.
-    private let encoded: ByteBuffer?
-
-    /// Encodes the notification's line now.
-    public init(params: JSONValue) {
-        self.params = params
-        self.encoded = Self.encode(params, allocator: ByteBufferAllocator())
-    }
-
-    /// Leaves the encoding to the transport: for a notification with one consumer (a replay).
-    public init(unencoded params: JSONValue) {
-        self.params = params
-        self.encoded = nil
-    }
-
-    /// `{"jsonrpc":"2.0","method":"event","params":…}` and a newline: the publisher's bytes, or encoded now.
-    func line(allocator: ByteBufferAllocator) -> ByteBuffer {
-        self.encoded ?? Self.encode(self.params, allocator: allocator)
-    }
-
-    private static func encode(_ params: JSONValue, allocator: ByteBufferAllocator) -> ByteBuffer {
-        JSONLine.encode(RPCMessage.notification(method: "event", params: params), allocator: allocator)
-    }
-}
-
 /// How a subscription's stream ended, as far as the connection is concerned.
 public enum NotificationStreamEnd: Sendable, Equatable {
     /// The server ended it (slow consumer, failed replay, shutdown); the client should be told and disconnected.
@@ -145,10 +112,12 @@ extension Subscription {
     /// The sequence number the client already had when it subscribed, if any.
     public var since: Int64? { self.source.since }
 
-    /// Sends replayed then live events through `emit` (notification params, seq) until the stream ends: for a transport
-    /// other than the socket (HTTP's server-sent events). A throwing `emit` ends the stream with `writeFailed`.
-    public func stream(_ emit: (JSONValue, Int64?) async throws -> Void) async -> NotificationStreamEnd {
-        await self.source.run { notification, seq, _ in try await emit(notification.params, seq) }
+    /// Sends replayed then live events through `emit` as server-sent events (frame, seq, more) until the stream ends:
+    /// for HTTP's event stream. A live event's frame is the one its publisher encoded, shared by every stream; `more`
+    /// says another live event is already waiting, so a transport may gather them into one write. A throwing `emit`
+    /// ends the stream with `writeFailed`.
+    public func streamEventFrames(_ emit: (ByteBuffer, Int64?, _ more: Bool) async throws -> Void) async -> NotificationStreamEnd {
+        await self.source.run { notification, seq, more in try await emit(notification.eventStreamFrame(id: seq), seq, more) }
     }
 
     /// Returns when the live part ends; true if it was cut off for falling behind.

@@ -170,6 +170,7 @@ public enum ConfigurationFile {
                 case "metrics": configuration.metrics = try optionalString(value, key)
                 case "http": configuration.http = try optionalString(value, key)
                 case "http_token_file": configuration.httpTokenFile = try optionalString(value, key)
+                case "http_max_event_streams": configuration.httpMaxEventStreams = try int(value, key, range: 1...1_000_000)
                 case "http_auth":
                     guard let auth = HTTPAuth(rawValue: try string(value, key)) else { throw fail(key, "must be token or none") }
                     configuration.httpAuth = auth

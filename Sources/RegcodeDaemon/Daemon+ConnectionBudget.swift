@@ -1,3 +1,4 @@
+import ControlHTTP
 import KeepAliveHTTP
 import Logging
 
@@ -39,5 +40,14 @@ extension Daemon {
         } else {
             logger.debug("open-file limit", metadata: metadata)
         }
+    }
+
+    /// The HTTP listener's event streams, capped by `http_max_event_streams` or else by the HTTP listener's share of
+    /// the descriptors (``DescriptorBudget/eventStreams``), and never beyond that listener's connection cap; nil
+    /// without `http`.
+    static func eventStreams(_ configuration: DaemonConfiguration, budget: DescriptorBudget) -> OpenStreams? {
+        guard configuration.http != nil else { return nil }
+        let limit = configuration.httpMaxEventStreams.map { min($0, budget.http) } ?? budget.eventStreams
+        return OpenStreams(limit: max(1, limit))
     }
 }

@@ -32,6 +32,7 @@ extension Daemon {
         guard let http = configuration.http, let address = HostPort.parse(http) else { return [.init(service: server)] }
         var httpConfiguration = HTTPControlServer.Configuration(host: address.host, port: address.port, token: httpToken?.value)
         httpConfiguration.inputLimits = serverConfiguration.inputLimits
+        if let eventStreams { httpConfiguration.maxEventStreams = eventStreams.limit }
         httpConfiguration.limits = listenerLimits(maxConnections: descriptorBudget.http)
         let logger = self.logger
         var exposition: (@Sendable () -> String)?
@@ -53,6 +54,7 @@ extension Daemon {
         let httpServer = HTTPControlServer(
             configuration: httpConfiguration,
             handler: handler,
+            streams: eventStreams,
             metrics: exposition,
             logger: logger,
             onListening: onListening

@@ -55,6 +55,8 @@ public final class Daemon: Sendable {
     /// The HTTP listener's bearer token, read or generated at start-up; nil without `http` or with `http_auth: none`.
     let httpToken: HTTPToken?
     let metrics: RegcodeMetrics?
+    /// The HTTP listener's event streams, capped and counted (nil without `http`).
+    let eventStreams: OpenStreams?
     /// How the open-file limit (raised to its hard limit at start) is shared between the listeners, the fleet's
     /// connections and the database.
     var descriptorBudget: DescriptorBudget {
@@ -112,6 +114,7 @@ public final class Daemon: Sendable {
         // Each fleet partition and its plain-HTTP connections share one event loop (see `Fleet.init`).
         let fleetLoops = Self.fleetLoops(count: configuration.fleetLoops)
         self.connectionPools = try Self.makeConnectionPools(configuration, loops: fleetLoops, embeddedCA: simulator?.caFile, logger: logger)
+        self.eventStreams = Self.eventStreams(configuration, budget: DescriptorBudget(limit: OpenFileLimit.raised.after, configuration: configuration))
         let backend = self.backend
         self.fleet = PartitionedFleet(
             clock: SystemDeviceClock(),
@@ -193,6 +196,7 @@ public final class Daemon: Sendable {
                         address: address,
                         fleet: fleet,
                         broadcaster: broadcaster,
+                        eventStreams: eventStreams,
                         pipeline: pipeline,
                         transport: connectionPools.statistics,
                         generatorHealth: generatorHealth,

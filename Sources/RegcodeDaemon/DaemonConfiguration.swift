@@ -52,6 +52,9 @@ public struct DaemonConfiguration: Sendable {
     /// A file holding the bearer token HTTP clients must send; without one (and with ``httpAuth`` `token`) the daemon
     /// generates a token at start into ``generatedHTTPTokenPath``.
     public var httpTokenFile: String?
+    /// The most event streams (`GET /events`) the HTTP listener serves at once (`http_max_event_streams`), within the
+    /// HTTP listener's connection cap; nil: most of that cap (see ``DescriptorBudget/eventStreams``).
+    public var httpMaxEventStreams: Int?
     /// Whether HTTP clients need the bearer token (`http_auth`); `none` serves loopback without one, on purpose.
     public var httpAuth: HTTPAuth = .token
     public var logLevel: Logger.Level = .info

@@ -23,6 +23,10 @@ extension DaemonControlHandler {
             "lastSeq": .int(lastSeq),
             "subscribers": .int(Int64(daemon.broadcaster.subscriberCount)),
             "cutOffSubscribers": .int(Int64(daemon.broadcaster.cutOffCount)),
+            // The HTTP listener's `GET /events` streams (each also one of `subscribers`); null without `http`.
+            "eventStreams": daemon.eventStreams.map { streams in
+                ["open": .int(Int64(streams.openCount)), "limit": .int(Int64(streams.limit)), "refused": .int(Int64(streams.refusedCount))]
+            } ?? .null,
             "requestsOutstanding": .int(Int64(await daemon.fleet.requestsOutstanding)),
             "storage": Self.storageStatus(daemon.pipeline.health, holds: await daemon.fleet.holdTotals),
             "database": .string(daemon.configuration.database),

@@ -13,6 +13,9 @@ struct DescriptorBudget: Sendable, Equatable {
     let control: Int
     /// The `--http` listener's cap; 0 without it.
     let http: Int
+    /// The event streams (`GET /events`) the HTTP listener serves at once unless `http_max_event_streams` says
+    /// otherwise: its share less an eighth (at least 4) kept for `POST /rpc` and the console's pages; 0 without it.
+    var eventStreams: Int { self.http == 0 ? 0 : max(1, self.http - max(4, self.http / 8)) }
     /// The `--metrics` listener's cap; 0 without it.
     let metrics: Int
     /// Connections the embedded simulator holds besides the fleet's (people on its activation page); 0 without it.

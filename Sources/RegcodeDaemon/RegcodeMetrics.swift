@@ -36,6 +36,9 @@ final class RegcodeMetrics: Sendable {
     private let subscribers: CoreMetrics.Gauge
     private let cutOffSubscribers: CoreMetrics.Counter
     private let cutOffSeen = Mutex(0)
+    private let eventStreams: CoreMetrics.Gauge
+    private let refusedEventStreams: CoreMetrics.Counter
+    private let refusedEventStreamsSeen = Mutex(0)
     private let storageFailing: CoreMetrics.Gauge
     private let storageBacklog: CoreMetrics.Gauge
     private let fleetHeld: CoreMetrics.Gauge
@@ -78,6 +81,8 @@ final class RegcodeMetrics: Sendable {
         codesExpired = CoreMetrics.Counter(label: "regcoded_codes_expired_total", dimensions: common, factory: factory)
         subscribers = CoreMetrics.Gauge(label: "regcoded_subscribers", dimensions: common, factory: factory)
         cutOffSubscribers = CoreMetrics.Counter(label: "regcoded_subscribers_cut_off_total", dimensions: common, factory: factory)
+        eventStreams = CoreMetrics.Gauge(label: "regcoded_event_streams", dimensions: common, factory: factory)
+        refusedEventStreams = CoreMetrics.Counter(label: "regcoded_event_streams_refused_total", dimensions: common, factory: factory)
         storageFailing = CoreMetrics.Gauge(label: "regcoded_storage_failing", dimensions: common, factory: factory)
         storageBacklog = CoreMetrics.Gauge(label: "regcoded_storage_backlog_steps", dimensions: common, factory: factory)
         fleetHeld = CoreMetrics.Gauge(label: "regcoded_fleet_held", dimensions: common, factory: factory)
@@ -140,6 +145,16 @@ final class RegcodeMetrics: Sendable {
             return max(0, cutOffCount - seen)
         }
         if increase > 0 { cutOffSubscribers.increment(by: increase) }
+    }
+
+    /// Samples the HTTP listener's event streams: open now, and refused at the limit (the counter takes the increase).
+    func sample(openEventStreams: Int, refusedEventStreams refused: Int) {
+        eventStreams.record(openEventStreams)
+        let increase = refusedEventStreamsSeen.withLock { seen -> Int in
+            defer { seen = max(seen, refused) }
+            return max(0, refused - seen)
+        }
+        if increase > 0 { refusedEventStreams.increment(by: increase) }
     }
 
     /// Samples the storage health and what holds deferred (counters take the increase of the totals).
@@ -238,6 +253,8 @@ struct MetricsService: Service {
     let address: HostPort
     let fleet: PartitionedFleet<SystemDeviceClock>
     let broadcaster: EventBroadcaster<EventNotification>
+    /// The HTTP listener's event streams; nil without `http`.
+    let eventStreams: OpenStreams?
     let pipeline: EventPipeline<ContinuousClock>
     let transport: TransportStatistics
     let generatorHealth: GeneratorHealth
@@ -282,6 +299,9 @@ struct MetricsService: Service {
                         subscriberCount: broadcaster.subscriberCount,
                         cutOffCount: broadcaster.cutOffCount
                     )
+                    if let eventStreams {
+                        metrics.sample(openEventStreams: eventStreams.openCount, refusedEventStreams: eventStreams.refusedCount)
+                    }
                     metrics.sample(storage: pipeline.health, holds: await fleet.holdTotals)
                     metrics.sample(transport: transport.counts)
                     metrics.sample(generator: generatorHealth.snapshot)

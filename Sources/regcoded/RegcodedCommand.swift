@@ -89,6 +89,12 @@ struct RegcodedCommand: AsyncParsableCommand {
     )
     var httpTokenFile: String?
 
+    @Option(
+        name: .long,
+        help:
+            "Most event streams (GET /events) served at once; more get 503 with Retry-After (default: seven eighths of the HTTP listener's share of the open-file limit, up to 3,584)."
+    )
+    var httpMaxEventStreams: Int?
     @Option(name: .long, help: "token (default): HTTP clients send the bearer token; none: no token, loopback only, on purpose.")
     var httpAuth: String?
 
@@ -198,6 +204,7 @@ struct RegcodedCommand: AsyncParsableCommand {
             metrics: metrics,
             http: http,
             httpTokenFile: httpTokenFile,
+            httpMaxEventStreams: httpMaxEventStreams,
             httpAuth: httpAuth,
             logLevel: logLevel,
             subscriberBuffer: subscriberBuffer,
@@ -304,6 +311,7 @@ struct FlagOverrides: Sendable {
     var metrics: String?
     var http: String?
     var httpTokenFile: String?
+    var httpMaxEventStreams: Int?
     var httpAuth: String?
     var logLevel: String?
     var subscriberBuffer: Int?
@@ -376,6 +384,12 @@ struct FlagOverrides: Sendable {
             case .success(let value): configuration.shard = value
             case .failure(let problem): throw ConfigurationError(file: nil, key: "--shard", reason: problem.reason)
             }
+        }
+        if let httpMaxEventStreams {
+            guard (1...1_000_000).contains(httpMaxEventStreams) else {
+                throw ConfigurationError(file: nil, key: "--http-max-event-streams", reason: "\(httpMaxEventStreams) is outside 1…1000000")
+            }
+            configuration.httpMaxEventStreams = httpMaxEventStreams
         }
         if let subscriberBuffer {
             guard (16...1_000_000).contains(subscriberBuffer) else {

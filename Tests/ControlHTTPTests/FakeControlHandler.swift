@@ -4,10 +4,15 @@ import Synchronization
 
 /// A handler with a few methods and an event log, to drive the HTTP transport without a daemon.
 final class FakeControlHandler: ControlHandler, Sendable {
-    let broadcaster = EventBroadcaster<JSONValue>(bufferSize: 64)
+    /// Events encoded once where they are published, as the daemon's are.
+    let broadcaster: EventBroadcaster<EventNotification>
     private let state = Mutex<(calls: [String], stored: [JSONValue], peers: [ControlPeer])>(([], [], []))
     /// Tests waiting for a call to be recorded (no polling: a busy machine must not make a test give up early).
     private let waiters = Mutex<[(name: String, continuation: CheckedContinuation<Void, Never>)]>([])
+
+    init(bufferSize: Int = 64) {
+        self.broadcaster = EventBroadcaster(bufferSize: bufferSize)
+    }
 
     var calls: [String] { state.withLock { $0.calls } }
 
@@ -35,14 +40,15 @@ final class FakeControlHandler: ControlHandler, Sendable {
     }
     var peers: [ControlPeer] { state.withLock { $0.peers } }
 
-    /// Stores then publishes an event, as the daemon does.
-    func emit(device: String, name: String) {
+    /// Stores then publishes an event, as the daemon does; `padding` characters of arguments make it that much larger.
+    func emit(device: String, name: String, padding: Int = 0) {
+        let args: JSONValue = padding > 0 ? ["padding": .string(String(repeating: "x", count: padding))] : [:]
         let event = state.withLock { state -> JSONValue in
-            let event: JSONValue = ["seq": .int(Int64(state.stored.count + 1)), "device": .string(device), "name": .string(name), "args": [:]]
+            let event: JSONValue = ["seq": .int(Int64(state.stored.count + 1)), "device": .string(device), "name": .string(name), "args": args]
             state.stored.append(event)
             return event
         }
-        broadcaster.publish(event)
+        broadcaster.publish(EventNotification(params: event))
     }
 
     func handle(method: String, params: JSONValue?, peer: ControlPeer) async throws(RPCError) -> JSONValue {
@@ -59,7 +65,7 @@ final class FakeControlHandler: ControlHandler, Sendable {
         let since = params?["since"]?.intValue
         let devices = params?["devices"]?.arrayValue?.compactMap(\.stringValue)
         let live = broadcaster.subscribe { event in
-            guard let devices, let device = event["device"]?.stringValue else { return true }
+            guard let devices, let device = event.params["device"]?.stringValue else { return true }
             return devices.contains(device)
         }
         // Recorded once the live part is registered: events emitted from then on reach it.
@@ -75,6 +81,7 @@ final class FakeControlHandler: ControlHandler, Sendable {
     /// Stored events for a replay; says when the stream has taken the last one.
     struct Replay: AsyncSequence, Sendable {
         typealias Failure = Never
+        typealias Element = EventNotification
         let events: [JSONValue]
         let done: @Sendable () -> Void
 
@@ -82,12 +89,12 @@ final class FakeControlHandler: ControlHandler, Sendable {
             typealias Failure = Never
             var rest: ArraySlice<JSONValue>
             let done: @Sendable () -> Void
-            mutating func next() async -> JSONValue? {
+            mutating func next() async -> EventNotification? {
                 guard let event = rest.popFirst() else {
                     done()
                     return nil
                 }
-                return event
+                return EventNotification(unencoded: event)
             }
         }
 

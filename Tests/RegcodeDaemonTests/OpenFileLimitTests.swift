@@ -18,6 +18,26 @@ import Testing
         #expect(OpenFileLimit.connectionBudget(forLimit: 20_000, embeddedSimulator: true) == 9_488)
     }
 
+    @Test func eventStreamsTakeMostOfTheHTTPListenersShareUnlessConfigured() throws {
+        #expect(DescriptorBudget(limit: 1024, http: true).eventStreams == 112)
+        #expect(DescriptorBudget(limit: 20_000, http: true).eventStreams == 2_188)
+        #expect(DescriptorBudget(limit: 524_288, http: true).eventStreams == 3_584)
+        #expect(DescriptorBudget(limit: 64, http: true).eventStreams == 4)
+        #expect(DescriptorBudget(limit: 20_000, http: false).eventStreams == 0)
+        let budget = DescriptorBudget(limit: 20_000, http: true)
+        var configuration = try ConfigurationFile.parse("http: 127.0.0.1:0\n", file: "x.yaml")
+        #expect(Daemon.eventStreams(configuration, budget: budget)?.limit == 2_188)
+        configuration = try ConfigurationFile.parse("http: 127.0.0.1:0\nhttp_max_event_streams: 7\n", file: "x.yaml")
+        #expect(configuration.httpMaxEventStreams == 7)
+        #expect(Daemon.eventStreams(configuration, budget: budget)?.limit == 7)
+        // Never past the listener's connection cap: the streams beyond it could not connect anyway.
+        configuration.httpMaxEventStreams = 100_000
+        #expect(Daemon.eventStreams(configuration, budget: budget)?.limit == budget.http)
+        configuration.http = nil
+        #expect(Daemon.eventStreams(configuration, budget: budget) == nil)
+        #expect(throws: (any Error).self) { try ConfigurationFile.parse("http_max_event_streams: 0\n", file: "x.yaml") }
+    }
+
     @Test func everyListenerTheFleetAndTheDatabaseFitInTheLimit() {
         for limit in [64, 100, 256, 400, 1024, 4096, 20_000, 65_536, 524_288] {
             for (http, metrics, embedded) in [(false, false, false), (true, true, false), (true, true, true), (false, false, true)] {

@@ -19,6 +19,8 @@ import Darwin
 /// (closing any descriptor of the file would drop SQLite's own locks in this process); the kernel drops the lock when
 /// the daemon dies, so nothing stale ever blocks a restart. The holder is named from `/proc/locks`.
 ///
+/// Older versions' lock file is honoured too (see ``olderVersionsLockPath(forDatabase:)``).
+///
 /// The database must live on a local file system: over NFS, Linux emulates `flock` with the record locks SQLite uses.
 enum DatabaseLock {
     /// Device and inode of a database file.
@@ -66,9 +68,17 @@ enum DatabaseLock {
                 // descriptor open too (see the type's comment).
                 return .success(true)
             }
+            let olderVersionsLock: Int32?
+            switch acquireOlderVersionsLock(database: database) {
+            case .success(let lock): olderVersionsLock = lock
+            case .failure(let error):
+                close(fd)
+                return .failure(error)
+            }
             guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
                 let code = errno
                 close(fd)
+                if let olderVersionsLock { close(olderVersionsLock) }
                 guard code == EWOULDBLOCK else {
                     let reason = String(cString: strerror(code))
                     return .failure(ConfigurationError(file: nil, key: "database", reason: "cannot lock \(database): \(reason)"))

@@ -113,5 +113,49 @@ extension EndToEnd {
             }
             await Self.stop(first)
         }
+
+        /// An older version's daemon holds `<database>.lock` (an exclusive `flock` with its PID inside) and knows no
+        /// other lock: a new daemon is refused beside it, and while a new daemon runs, the older version's lock is
+        /// taken, so an older daemon cannot start beside it either. A database no older version used gets no such file.
+        @Test func theLockFileOfOlderVersionsIsHonouredBothWays() async throws {
+            let directory = try TemporaryDirectory()
+            let database = directory.path("regcoded.sqlite")
+            let lockFile = database + ".lock"
+            // The older daemon, as far as locking goes: `flock` holds the file while its shell (the same process, with
+            // `--no-fork`, so killing it drops the lock) writes its PID and waits.
+            let older = try ChildProcess(
+                "/usr/bin/flock",
+                ["--no-fork", "-x", lockFile, "sh", "-c", "echo $$ > \"$0\"; exec sleep 60", lockFile],
+                absolute: true
+            )
+            defer { older.signal(SIGKILL) }
+            var holder: String?
+            for _ in 0..<200 where holder == nil {
+                holder = (try? String(contentsOfFile: lockFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+                if holder?.isEmpty == true { holder = nil }
+                if holder == nil { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            let pid = try #require(holder)
+            #expect(pid == "\(older.pid)")
+            let refused = try ChildProcess("regcoded", SecondDaemonTests.daemonArguments(database: database, socket: directory.path("new.sock")))
+            #expect(await refused.waitForExit() == 2, "\(refused.text)")
+            #expect(refused.text.contains("is in use by regcoded (pid \(pid)), an older version holding \(lockFile)"), "\(refused.text)")
+            #expect(!FileManager.default.fileExists(atPath: directory.path("new.sock")))
+            older.signal(SIGKILL)
+            _ = await older.waitForExit()
+
+            // The older daemon gone, the new one starts and holds the file's lock: an older one would now be refused.
+            let first = try await Self.startFirst(in: directory)
+            let olderAgain = try Command.run("/usr/bin/flock", ["-n", "-x", lockFile, "true"])
+            #expect(olderAgain.status != 0, "an older version could lock \(lockFile) beside a running daemon")
+            await Self.stop(first)
+            #expect(try Command.run("/usr/bin/flock", ["-n", "-x", lockFile, "true"]).status == 0)
+
+            // A fresh database: no lock file of older versions is created.
+            let fresh = try TemporaryDirectory()
+            let second = try await Self.startFirst(in: fresh)
+            #expect(!FileManager.default.fileExists(atPath: fresh.path("regcoded.sqlite.lock")))
+            await Self.stop(second)
+        }
     }
 }

@@ -114,7 +114,10 @@ public final class Daemon: Sendable {
         // Each fleet partition and its plain-HTTP connections share one event loop (see `Fleet.init`).
         let fleetLoops = Self.fleetLoops(count: configuration.fleetLoops)
         self.connectionPools = try Self.makeConnectionPools(configuration, loops: fleetLoops, embeddedCA: simulator?.caFile, logger: logger)
-        self.eventStreams = Self.eventStreams(configuration, budget: DescriptorBudget(limit: OpenFileLimit.raised.after, configuration: configuration))
+        self.eventStreams = Self.eventStreams(
+            configuration,
+            budget: DescriptorBudget(limit: OpenFileLimit.raised.after, configuration: configuration)
+        )
         let backend = self.backend
         self.fleet = PartitionedFleet(
             clock: SystemDeviceClock(),

@@ -121,10 +121,14 @@ def epoch_ms(stamp):
 
 class Subscriber:
     def __init__(self, index):
-        self.index = index
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.connect(args.socket)
         self.sock.sendall(b'{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{}}\n')
+        self.reset_counts(index)
+
+    def reset_counts(self, index):
+        """What every kind of subscriber counts, from nothing."""
+        self.index = index
         self.buffer = b""
         self.delays = []
         self.seqs = 0
@@ -132,7 +136,6 @@ class Subscriber:
         self.last_seq = None
         self.cutoffs = 0
         self.subscribed = False
-
 
     def take(self, chunk, arrived_ms):
         *lines, self.buffer = (self.buffer + chunk).split(b"\n")
@@ -159,20 +162,13 @@ class EventStream(Subscriber):
     """`GET /events` over HTTP/1.1. A timed stream parses every event; the others count `id:` lines only."""
 
     def __init__(self, index, timed):
-        self.index = index
+        self.reset_counts(index)
         self.timed = timed
+        self.tail = b""
         host, port = args.http.rsplit(":", 1)
         self.sock = socket.create_connection((host, int(port)))
         head = "".join(f"{name}: {value}\r\n" for name, value in authorization.items())
         self.sock.sendall(f"GET /events HTTP/1.1\r\nHost: {args.http}\r\nAccept: text/event-stream\r\n{head}\r\n".encode())
-        self.buffer = b""
-        self.tail = b""
-        self.delays = []
-        self.seqs = 0
-        self.gaps = 0
-        self.last_seq = None
-        self.cutoffs = 0
-        self.subscribed = False
 
     def take(self, chunk, arrived_ms):
         if not self.subscribed:

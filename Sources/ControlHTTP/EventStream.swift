@@ -34,9 +34,10 @@ struct EventStream: Sendable {
     }
 
     func write(to writer: inout any ResponseBodyWriter) async throws {
-        // The stream's tasks run on its connection's loop (the listener's low-priority one, see `ControlHTTPLoop`), not
-        // on the runtime's shared threads, which carry the fleet's work too.
-        try await withTaskExecutorPreference(EventLoopTaskExecutor(self.channel.eventLoop)) {
+        // The stream's tasks (taking events, gathering frames) run on the streams' low-priority loop (see
+        // `EventStreamLoop`), not on the threads that carry the fleet's work and the listener's other requests; only
+        // the writes themselves go to the connection's loop.
+        try await withTaskExecutorPreference(EventLoopTaskExecutor(EventStreamLoop.group.next())) {
             try await self.writeHere(to: &writer)
         }
     }

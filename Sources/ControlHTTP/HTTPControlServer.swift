@@ -98,7 +98,6 @@ public struct HTTPControlServer: Service {
                 try? await listenerGuard.install(on: channel)
                 await onListening(channel.localAddress?.port ?? port)
             },
-            eventLoopGroupProvider: .shared(ControlHTTPLoop.group),
             logger: self.logger
         )
         let streams = self.streams

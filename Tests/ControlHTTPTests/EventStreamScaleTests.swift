@@ -55,9 +55,9 @@ import Testing
         #expect(tally.encodings == eventCount)
     }
 
-    @Test func theListenersLoopRunsBelowTheFleetsPriority() async throws {
-        let niceness = try #require(try await ControlHTTPLoop.currentNiceness())
-        #expect(niceness >= ControlHTTPLoop.niceness)
+    @Test func theStreamsLoopRunsBelowTheFleetsPriority() async throws {
+        let niceness = try #require(try await EventStreamLoop.currentNiceness())
+        #expect(niceness >= EventStreamLoop.niceness)
     }
 
     @Test func aStreamBeyondTheLimitGets503WithRetryAfterAndIsCounted() async throws {

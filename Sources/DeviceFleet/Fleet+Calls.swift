@@ -7,9 +7,10 @@ extension Fleet {
         // A stopping fleet makes no new calls (an answer delivered while stopping may ask for a
         // follow-up, e.g. the token after a registration); only calls already made are awaited.
         guard !stopping else { return }
-        // What the device did before (its registration, its code, its last poll's answer) is stored before the call
-        // that follows it goes out, so a kill never leaves the backend with work the database lacks and the device
-        // moved on from. Nothing waits in the steady state: a poll's step was stored long before the next poll.
+        // What the device did before (its registration, its code, its last poll's answer) and the call itself (its
+        // `RequestInFlight`) are stored before the call goes out. A kill then never leaves the backend with work the
+        // database lacks: an answer is stored with the records of what followed from it, or its request is found in
+        // flight at the next start and logged as interrupted.
         let parked = sink.whenStored(device: call.device) { [weak self] in
             guard let self else { return }
             Task { await self.sendParked(call) }
@@ -55,7 +56,7 @@ extension Fleet {
         if let index = members.index(forKey: call.device),
             let actions = Self.answer(call, result: result, timing: timing, member: &members.values[index])
         {
-            process(call.device, app: call.app, actions)
+            process(call.device, app: call.app, actions, answered: true)
         }
         while activeCalls < maxConcurrentRequests, held == nil, let next = waitingCalls.popFirst() {
             start(next)

@@ -375,7 +375,9 @@ public actor Fleet<C: DeviceClock>: Service {
         process(name, app: app, actions + handled)
     }
 
-    func process(_ name: String, app: Int = 0, _ actions: [DeviceAction<C.Instant>]) {
+    /// - Parameter answered: The actions are the engine's reaction to the answer of the app's request in flight, whose
+    ///   stored ``RequestInFlight`` the step removes.
+    func process(_ name: String, app: Int = 0, _ actions: [DeviceAction<C.Instant>], answered: Bool = false) {
         // Only what the loop reads is taken from the member, in place: a copy of the member (or of its app)
         // would share the apps' storage, and the next change to an engine (a reaction below) would then copy
         // every engine of the device; copying an engine is dozens of retains.
@@ -386,6 +388,7 @@ public actor Fleet<C: DeviceClock>: Service {
         let hasSSO = members.values[index].sso != nil
         let pickerAnswer = members.values[index].tvProvider?.pickerAnswer
         var step = DeviceStep(device: name, app: appID, isFirstApp: app == 0, epochMs: clock.epochMillisecondsNow)
+        step.answeredRequest = answered
         var reactions: [DeviceCommand] = []
         var pick: TVProviderChoice?
         var calls: [PendingCall] = []
@@ -393,6 +396,8 @@ public actor Fleet<C: DeviceClock>: Service {
             switch action {
             case .send(let id, let request, let context):
                 calls.append(PendingCall(device: name, app: app, incarnation: incarnation, id: id, request: request, context: context))
+            case .recordSent(let request):
+                step.sentRequest = request
             case .schedule(let timer, let deadline):
                 schedule(TimerKey(device: name, app: app, kind: .engine(timer)), at: deadline)
             case .cancel(let timer):
@@ -426,7 +431,8 @@ public actor Fleet<C: DeviceClock>: Service {
             step.tokens = tokens
         }
         if !step.isEmpty { sink.record(step) }
-        // After the step that led to them is recorded: a call waits for it to be stored (see `enqueueCall`).
+        // After the step that led to them, which holds the call's `RequestInFlight`, is recorded: a call waits for it
+        // to be stored (see `enqueueCall`).
         for call in calls { enqueueCall(call) }
         for command in reactions where !stopping {
             apply(command, to: name, app: app)

@@ -16,6 +16,8 @@ package struct StartReport: Sendable {
     /// Devices their fleet's `ramp` holds back (``DeviceRegistry/ramp()`` starts them).
     package var ramping = 0
     package var resumedCodes: [ResumedCode] = []
+    /// Requests the previous run left in flight, now logged as `interrupted`.
+    package var interrupted = RegcodeStore.InterruptedRequests()
 }
 
 extension DeviceRegistry {
@@ -25,10 +27,22 @@ extension DeviceRegistry {
     /// - Parameter nowEpochMs: when given, codes still valid at that time are listed in the report.
     package func start(nowEpochMs: Int64? = nil) async throws(DeviceRegistryError) -> StartReport {
         let stored: [StoredDevice]
+        let interrupted: RegcodeStore.InterruptedRequests
         do {
+            // Before any device sends again: what is left in flight is the previous run's.
+            interrupted = try await store.recordInterruptedRequests()
             stored = try await store.loadDevices()
         } catch {
             throw .store("\(error)")
+        }
+        if interrupted.total > 0 {
+            logger.notice(
+                "requests in flight when the daemon last stopped got no answer; logged as interrupted",
+                metadata: [
+                    "polls": "\(interrupted.polls)", "requests": "\(interrupted.requests)",
+                    "stages": "\(interrupted.byStage.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: ","))",
+                ]
+            )
         }
         addressPools.reserve(stored.compactMap(\.clientAddress))
         for device in stored where device.addedAtRuntime { setAddedFleet(device.fleet, of: device.name) }
@@ -38,6 +52,7 @@ extension DeviceRegistry {
         var changes: [DeviceChange<C>] = []
         changes.reserveCapacity(stored.count)
         var report = StartReport()
+        report.interrupted = interrupted
         let catalog = self.catalog
         do {
             try DeviceReconciler().plan(wanted: wantedDevices(catalog), stored: stored, running: [:], runtimeSettings: runtimeSettingsAndCycle) {

@@ -236,9 +236,15 @@ extension DeviceEngine {
         }
     }
 
+    /// The request goes out after its ``RequestInFlight`` record (the fleet stores it first).
     mutating func send(_ request: BackendRequest, purpose: Purpose, attempt: Int = 0) -> [Action] {
         let id = pipeline.start(purpose, attempt: attempt)
-        return [.send(id, request, context(for: request))]
+        var sent = RequestInFlight(stage: purpose.stage, endpoint: request.name, sentEpochMs: clock.epochMillisecondsNow)
+        if case .operation(.poll(let code, _, let planned), _) = purpose {
+            sent.pollCode = code
+            sent.plannedEpochMs = clock.epochMilliseconds(at: planned)
+        }
+        return [.recordSent(sent), .send(id, request, context(for: request))]
     }
 
     var requestContext: RequestContext {

@@ -225,6 +225,8 @@ public typealias RequestID = UInt64
 public enum DeviceAction<Instant: InstantProtocol & Sendable>: Sendable {
     /// Perform this backend call and feed the result back with the same id.
     case send(RequestID, BackendRequest, RequestContext)
+    /// Store the request about to be sent before it goes out (it comes just before its ``send(_:_:_:)``).
+    case recordSent(RequestInFlight)
     /// Arm (or re-arm) a timer.
     case schedule(DeviceTimer, at: Instant)
     case cancel(DeviceTimer)

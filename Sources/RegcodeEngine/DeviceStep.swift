@@ -16,6 +16,11 @@ public struct DeviceStep: Sendable {
     /// Backend requests other than polls (registration, token, configuration, session, …).
     public var requests: [RequestAttempt]
     public var events: [DeviceEvent]
+    /// The request the app sends after this step, stored before it goes out.
+    public var sentRequest: RequestInFlight?
+    /// Whether the app's request in flight was answered in this step: its ``RequestInFlight`` is removed with the
+    /// answer's records.
+    public var answeredRequest = false
     /// Wall-clock time of the step, milliseconds since the epoch.
     public var epochMs: Int64
 
@@ -42,7 +47,9 @@ public struct DeviceStep: Sendable {
         self.epochMs = epochMs
     }
 
-    public var isEmpty: Bool { snapshot == nil && tokens == nil && polls.isEmpty && requests.isEmpty && events.isEmpty }
+    public var isEmpty: Bool {
+        snapshot == nil && tokens == nil && polls.isEmpty && requests.isEmpty && events.isEmpty && sentRequest == nil && !answeredRequest
+    }
 
     /// The id of a device's app when none is configured.
     public static let defaultApp = "main"

@@ -31,10 +31,17 @@ public struct PollOutcome: RawRepresentable, Hashable, Sendable, Codable, Custom
     public static let clientError = PollOutcome(rawValue: "client-error")
     /// The answer arrived after the loop had stopped (cancel, expiry, new code).
     public static let abandoned = PollOutcome(rawValue: "abandoned")
+    /// No answer reached the device: the daemon was stopped (killed) with the poll in flight, and logged it at its
+    /// next start.
+    public static let interrupted = PollOutcome(rawValue: "interrupted")
+
+    /// Whether the client, not the backend, ended the attempt (`abandoned`, `interrupted`): not an error, and
+    /// not the end of the code's polling.
+    public var isClientSide: Bool { self == .abandoned || self == .interrupted }
 
     /// The outcomes this version records, in the order reports list them.
     public static let known: [PollOutcome] = [
         .pending, .authenticated, .throttled, .serverError, .transportError,
-        .malformed, .unauthorized, .codeInvalid, .clientError, .abandoned,
+        .malformed, .unauthorized, .codeInvalid, .clientError, .abandoned, .interrupted,
     ]
 }

@@ -27,9 +27,15 @@ public struct RequestOutcome: RawRepresentable, Hashable, Sendable, Codable, Cus
     public static let clientError = RequestOutcome(rawValue: "client-error")
     /// The answer arrived after the device had stopped waiting for it (shutdown, removal).
     public static let abandoned = RequestOutcome(rawValue: "abandoned")
+    /// No answer reached the device: the daemon was stopped (killed) with the request in flight, and logged it at
+    /// its next start.
+    public static let interrupted = RequestOutcome(rawValue: "interrupted")
+
+    /// Whether the client, not the backend, ended the attempt (`abandoned`, `interrupted`).
+    public var isClientSide: Bool { self == .abandoned || self == .interrupted }
 
     /// The outcomes this version records, in the order reports list them.
     public static let known: [RequestOutcome] = [
-        .ok, .throttled, .serverError, .transportError, .malformed, .unauthorized, .clientError, .abandoned,
+        .ok, .throttled, .serverError, .transportError, .malformed, .unauthorized, .clientError, .abandoned, .interrupted,
     ]
 }

@@ -53,8 +53,18 @@ extension RegcodeStore {
         let insertPoll: Statement
         let insertRequest: Statement
         let insertEvent: Statement
+        let deleteInFlight: Statement
+        let insertInFlight: Statement
 
         init(_ db: Database) throws {
+            deleteInFlight = try db.cachedStatement(sql: "DELETE FROM requests_in_flight WHERE device = ? AND app = ?")
+            // Only for a stored device: a removed one's request would break the batch on its foreign key.
+            insertInFlight = try db.cachedStatement(
+                sql: """
+                    INSERT OR REPLACE INTO requests_in_flight (device, app, stage, endpoint, code, planned_at, sent_at)
+                    SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM devices WHERE name = ?)
+                    """
+            )
             insertPoll = try db.cachedStatement(
                 sql: """
                     INSERT INTO poll_attempts (device, code, planned_at, sent_at, http_status, latency_ms, outcome, next_delay_ms)
@@ -71,7 +81,8 @@ extension RegcodeStore {
         }
     }
 
-    /// Stores one step: its snapshot (or app snapshot) and tokens, then its polls, requests and events.
+    /// Stores one step: its snapshot (or app snapshot) and tokens, then its polls, requests and events; the request it
+    /// answered leaves `requests_in_flight` and the one it sends next enters it.
     private static func write(
         _ step: DeviceStep,
         statements: LogStatements,
@@ -116,6 +127,15 @@ extension RegcodeStore {
             ])
         }
         applied.requests += step.requests.count
+        if step.answeredRequest {
+            try statements.deleteInFlight.execute(arguments: [step.device, step.app])
+        }
+        if let sent = step.sentRequest {
+            try statements.insertInFlight.execute(arguments: [
+                step.device, step.app, sent.stage.rawValue, sent.endpoint, sent.pollCode, sent.plannedEpochMs, sent.sentEpochMs,
+                step.device,
+            ])
+        }
         for event in step.events {
             try statements.insertEvent.execute(arguments: [step.device, step.epochMs, event.name, json.argsText(event.args), app])
             applied.stored.append(

@@ -111,6 +111,19 @@ extension RegcodeStore {
         CREATE INDEX logins_by_time ON logins(time);
         PRAGMA user_version = 5;
         """,
+        6: """
+        CREATE TABLE requests_in_flight (
+            device          TEXT NOT NULL REFERENCES devices(name) ON DELETE CASCADE,
+            app             TEXT NOT NULL,                      -- the app's id on the device (main: the default app)
+            stage           TEXT NOT NULL,                      -- as request_attempts.stage; poll for a poll
+            endpoint        TEXT NOT NULL,
+            code            TEXT,                               -- the polled code (polls only)
+            planned_at      INTEGER,                            -- when the poll was planned (polls only)
+            sent_at         INTEGER NOT NULL,
+            PRIMARY KEY (device, app)
+        );
+        PRAGMA user_version = 6;
+        """,
     ]
 
     /// A copy of an older database (`source`, at `version`) migrated to ``schemaVersion``, for reading it with this

@@ -19,7 +19,7 @@ import Darwin
 /// what `sqlite3 new.db < schema.sql` creates.
 public final class RegcodeStore: Sendable {
     /// The schema version (`PRAGMA user_version`) this build reads and writes.
-    public static let schemaVersion: Int32 = 5
+    public static let schemaVersion: Int32 = 6
     /// `PRAGMA application_id` of a regcoded database ('RGCD').
     public static let applicationID: Int32 = 0x5247_4344
 

@@ -2,10 +2,10 @@
 -- Times are milliseconds since the Unix epoch (UTC) unless a column says otherwise.
 
 -- application_id marks the file as a regcoded database ('RGCD'); user_version is the schema
--- version the store checks on open: it migrates older versions it knows in place (versions 1 to 4: see
+-- version the store checks on open: it migrates older versions it knows in place (versions 1 to 5: see
 -- RegcodeStore+Migration.swift) and refuses versions it does not know.
 PRAGMA application_id = 1380401988;
-PRAGMA user_version = 5;
+PRAGMA user_version = 6;
 
 -- One row per emulated device; identity is stable across restarts.
 CREATE TABLE devices (
@@ -116,6 +116,20 @@ CREATE TABLE request_attempts (
 );
 CREATE INDEX request_attempts_by_device ON request_attempts(device, sent_at);
 CREATE INDEX request_attempts_by_time ON request_attempts(sent_at);
+
+-- The backend request each device's app has in flight, written before the request is sent and deleted
+-- with the answer's records (write-ahead). A row found at start is a request whose answer the daemon
+-- never received (it was killed): it goes to poll_attempts or request_attempts as `interrupted`.
+CREATE TABLE requests_in_flight (
+    device          TEXT NOT NULL REFERENCES devices(name) ON DELETE CASCADE,
+    app             TEXT NOT NULL,                      -- the app's id on the device (main: the default app)
+    stage           TEXT NOT NULL,                      -- as request_attempts.stage; poll for a poll
+    endpoint        TEXT NOT NULL,
+    code            TEXT,                               -- the polled code (polls only)
+    planned_at      INTEGER,                            -- when the poll was planned (polls only)
+    sent_at         INTEGER NOT NULL,
+    PRIMARY KEY (device, app)
+);
 
 -- Callbacks delivered to socket subscribers; seq is gap-free and never reused (AUTOINCREMENT keeps
 -- it growing after pruning). Kept when a device is removed, like poll_attempts.

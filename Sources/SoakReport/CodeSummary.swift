@@ -3,10 +3,10 @@ public enum CodeFate: String, Sendable, Equatable, CaseIterable {
     /// A poll of the code answered `authenticated`.
     case authenticated
     /// The code expired, became invalid or was given up: a `REG410` event names it, or its last
-    /// poll chose no next poll (`next_delay_ms` null) without being `authenticated` or `abandoned`
+    /// poll chose no next poll (`next_delay_ms` null) without being `authenticated`, `abandoned` or `interrupted`
     /// (this includes `code-invalid` answers and polls whose next wait would pass the expiry).
     case expired
-    /// Polling stopped for another reason: the last answer came back `abandoned` (the loop had
+    /// Polling stopped for another reason: the last poll was `abandoned` (the loop had
     /// already stopped), or a later code of the same device started (cancel, replacement).
     case ended
     /// The last poll scheduled another one: still polling when the log ends.

@@ -56,9 +56,9 @@ struct FigureAccumulator {
         if let authenticatedAt {
             fate = .authenticated
             timeToAuthenticate.append(Double(authenticatedAt - first.sentMs))
-        } else if expiredByEvent || (last.nextDelayMs == nil && last.outcome != .abandoned) {
+        } else if expiredByEvent || (last.nextDelayMs == nil && !last.outcome.isClientSide) {
             fate = .expired
-        } else if last.outcome == .abandoned || !isLatestOfDevice {
+        } else if last.outcome.isClientSide || !isLatestOfDevice {
             fate = .ended
         } else {
             fate = .open

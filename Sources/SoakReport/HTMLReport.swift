@@ -175,7 +175,7 @@ extension SoakReport {
         let requestDefinitions =
             requestsLoaded
             ? """
-            <li>Requests by stage: every backend request other than a poll, each retry counted; 429s are throttled answers, 5xx server errors, client errors 4xx answers other than 429 (including 401), other malformed or abandoned answers; retried counts requests after which the same request was tried again.</li>
+            <li>Requests by stage: every backend request other than a poll, each retry counted; 429s are throttled answers, 5xx server errors, client errors 4xx answers other than 429 (including 401), other malformed, abandoned or interrupted (no answer: the daemon was killed with the request in flight); retried counts requests after which the same request was tried again.</li>
             <li>Failed onboardings: devices that never got a code (none polled, shown by a REGCODE status, answered by a session request or stored), with their latest failure status and latest request that did not succeed.</li>
             <li>Re-registrations: registration requests answered ok beyond each device's first. New codes: REGCODE status events beyond each device's first.</li>
 

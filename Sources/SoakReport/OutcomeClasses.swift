@@ -18,13 +18,13 @@ extension SoakReport {
     /// The engine's poll outcomes, in the order reports list them.
     public static let outcomeKinds = PollOutcome.known
 
-    /// Poll outcomes counted as errors in the trouble figures; `abandoned` and `code-invalid` are the
+    /// Poll outcomes counted as errors in the trouble figures; `abandoned`, `interrupted` and `code-invalid` are the
     /// client's or the code's doing, not the backend's.
     public static let errorPollOutcomes: Set<PollOutcome> = [
         .throttled, .serverError, .transportError, .malformed, .unauthorized, .clientError,
     ]
 
-    /// Request outcomes counted as errors in the trouble figures; `abandoned` is the client's doing.
+    /// Request outcomes counted as errors in the trouble figures; `abandoned` and `interrupted` are the client's doing.
     public static let errorRequestOutcomes: Set<RequestOutcome> = [
         .throttled, .serverError, .transportError, .malformed, .unauthorized, .clientError,
     ]
@@ -32,7 +32,7 @@ extension SoakReport {
 
 extension StageFigures {
     /// Counts one request's outcome in its column: `ok`, 429, 5xx, transport, 4xx (`client-error` and
-    /// `unauthorized`), or other (`malformed`, `abandoned`, and outcomes this build does not know).
+    /// `unauthorized`), or other (`malformed`, `abandoned`, `interrupted`, and outcomes this build does not know).
     mutating func count(_ outcome: RequestOutcome) {
         outcomes[outcome, default: 0] += 1
         switch outcome {

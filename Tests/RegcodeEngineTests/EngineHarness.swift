@@ -16,6 +16,9 @@ struct EngineHarness {
     var timers: [DeviceTimer: Instant] = [:]
     var outstanding: (id: RequestID, request: BackendRequest, context: RequestContext, sentAt: Instant)?
     var sent: [(request: BackendRequest, at: Instant)] = []
+    /// What the engine recorded of each request before sending it, in order.
+    var sentRecords: [RequestInFlight] = []
+    var unsentRecord: RequestInFlight?
     var persisted: [DeviceSnapshot] = []
 
     static let statement = "eyJhbGciOiJub25lIn0.eyJzb2Z0d2FyZV9pZCI6InRlc3QifQ.c2ln"
@@ -50,8 +53,15 @@ struct EngineHarness {
     mutating func apply(_ actions: [Engine.Action]) {
         for action in actions {
             switch action {
+            case .recordSent(let record):
+                precondition(unsentRecord == nil, "engine recorded a request it did not send")
+                unsentRecord = record
             case .send(let id, let request, let context):
                 precondition(outstanding == nil, "engine sent a second request while one was in flight")
+                // Every request is recorded just before it goes out (write-ahead), under its own name.
+                precondition(unsentRecord?.endpoint == request.name, "engine sent \(request.name) without recording it first")
+                sentRecords.append(unsentRecord!)
+                unsentRecord = nil
                 outstanding = (id, request, context, clock.now)
                 sent.append((request, clock.now))
             case .schedule(let timer, let instant):

@@ -9,7 +9,7 @@ import Testing
             (.pending, "pending"), (.authenticated, "authenticated"), (.throttled, "throttled"),
             (.serverError, "server-error"), (.transportError, "transport-error"), (.malformed, "malformed"),
             (.unauthorized, "unauthorized"), (.codeInvalid, "code-invalid"), (.clientError, "client-error"),
-            (.abandoned, "abandoned"),
+            (.abandoned, "abandoned"), (.interrupted, "interrupted"),
         ]
         for (outcome, text) in expected {
             #expect(outcome.rawValue == text)
@@ -23,6 +23,7 @@ import Testing
         let expected: [(RequestOutcome, String)] = [
             (.ok, "ok"), (.throttled, "throttled"), (.serverError, "server-error"), (.transportError, "transport-error"),
             (.malformed, "malformed"), (.unauthorized, "unauthorized"), (.clientError, "client-error"), (.abandoned, "abandoned"),
+            (.interrupted, "interrupted"),
         ]
         for (outcome, text) in expected {
             #expect(outcome.rawValue == text)

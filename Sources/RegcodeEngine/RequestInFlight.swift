@@ -1,0 +1,24 @@
+import RegcodeRecords
+
+/// A backend request as it goes out. The fleet stores it before the request is sent and removes it with the
+/// answer's records, in one transaction: a kill in between leaves it behind, and the next start logs it as
+/// `interrupted`. Every request the backend may have answered is then either answered in the database or known
+/// to have been cut off; the backend's answer to it never reached the device, so nothing was built on it.
+public struct RequestInFlight: Sendable, Equatable {
+    public var stage: RequestStage
+    /// The endpoint's short name (``BackendRequest/name``).
+    public var endpoint: String
+    public var sentEpochMs: Int64
+    /// The polled code (stage `poll` only).
+    public var pollCode: String?
+    /// When the poll was planned (stage `poll` only).
+    public var plannedEpochMs: Int64?
+
+    public init(stage: RequestStage, endpoint: String, sentEpochMs: Int64, pollCode: String? = nil, plannedEpochMs: Int64? = nil) {
+        self.stage = stage
+        self.endpoint = endpoint
+        self.sentEpochMs = sentEpochMs
+        self.pollCode = pollCode
+        self.plannedEpochMs = plannedEpochMs
+    }
+}

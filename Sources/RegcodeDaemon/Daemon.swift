@@ -108,7 +108,12 @@ public final class Daemon: Sendable {
             catalog.useEmbeddedStatement(statement)
         }
         self.broadcaster = EventBroadcaster(bufferSize: configuration.subscriberBuffer)
-        let (observers, metrics) = Self.stepObservers(configuration, activationURL: activationURL, liveStats: liveStats)
+        let (observers, metrics) = Self.stepObservers(
+            configuration,
+            activationURL: activationURL,
+            liveStats: liveStats,
+            hint: simulator == nil ? UnsignedStatementHint(catalog: catalog, logger: logger) : nil
+        )
         self.metrics = metrics
         self.pipeline = EventPipeline(store: store, broadcaster: broadcaster, observers: observers, clock: ContinuousClock(), logger: logger)
         // Each fleet partition and its plain-HTTP connections share one event loop (see `Fleet.init`).

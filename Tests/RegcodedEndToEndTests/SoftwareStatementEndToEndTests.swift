@@ -25,14 +25,21 @@ extension EndToEnd {
             #expect(await lab.daemon.waitForOutput("regcoded: stb-1: authenticated"), "\(lab.daemon.text)")
         }
 
+        /// The house smoke over HTTPS: a separately started pass-sim and no statement.
         @Test func withoutAStatementTheUnsignedLabStatementIsRefused() async throws {
-            let lab = try await Lab.start(simulatorArguments: ["--auto-approve-after", "1"], softwareStatement: false)
+            let lab = try await Lab.start(devices: 3, simulatorArguments: ["--auto-approve-after", "1"], wire: .httpsHTTP2, softwareStatement: false)
             try await ControlClient.withConnection(to: lab.socket) { client in
                 _ = try await client.call(method: "subscribe", params: ["since": 0])
                 var events = client.notifications.makeAsyncIterator()
                 #expect(await DaemonEndToEndTests.nextEvent(&events, where: Self.isRegistrationRefused) != nil, "\(lab.daemon.text)")
             }
             #expect(lab.simulator.text.contains("invalid_software_statement"), "\(lab.simulator.text)")
+            // One line says what to do, however many devices are refused.
+            let hint = "the backend refused the unsigned lab statement"
+            #expect(await lab.daemon.waitForOutput(hint), "\(lab.daemon.text)")
+            #expect(lab.daemon.text.components(separatedBy: hint).count == 2, "\(lab.daemon.text)")
+            #expect(lab.daemon.text.contains("pass-sim statement --statement-key"))
+            #expect(lab.daemon.text.contains("--accept-unsigned-statements"))
         }
 
         @Test func acceptingUnsignedStatementsKeepsAnOldSetUpWorkingAndSaysSo() async throws {

@@ -24,7 +24,8 @@ port=$(bench_free_port)
 bench_start_sim "$port" "$work/sim.log" --state "$work/sim-state.sqlite" --auto-approve-after "${APPROVE:-1s}"
 
 python3 Benchmarks/tools/start_kills.py --bin "$bin" --work "$work" --port "$port" --sim-state "$work/sim-state.sqlite" \
-    --devices "$devices" --kills "$kills" --max-delay "$max_delay" --interval "${INTERVAL:-3s}" --seed "${SEED:-38}" &
+    --devices "$devices" --kills "$kills" --max-delay "$max_delay" --interval "${INTERVAL:-3s}" --seed "${SEED:-38}" \
+    --expect-zero-used &
 driver=$!
 bench_child "$driver"
 wait "$driver"

@@ -16,7 +16,8 @@ after the exec, and after each kill compares what the backend issued with what t
 
 The backend issues each of them before regcoded can have it: one exchange per device can be in flight at a kill
 (the answer sent, not yet received and stored), so the raw shortfall is also given against that bound (devices with
-an exchange lost at that kill). Prints one line per kill with a shortfall and the totals; exit status 1 when
+an exchange lost at that kill). The accounting runs over the whole run, read once more 2 s after the last kill:
+pass-sim writes its state file a moment after it answers. Prints one line per kill with a shortfall and the totals; exit status 1 when
 --expect-zero-used is given and a used registration was not stored, an answer was neither stored nor in flight, or
 a kill lost more than one exchange per device.
 """
@@ -64,7 +65,9 @@ signal.signal(signal.SIGINT, stop_children)
 def rows(path, sql):
     if not os.path.exists(path):
         return []
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+    # Read-write, though only read: after a SIGKILL the WAL index may need rebuilding, which a read-only connection
+    # cannot do, and it then reads an older snapshot (commits the killed daemon made were missing).
+    db = sqlite3.connect(path, timeout=30)
     try:
         return db.execute(sql).fetchall()
     except sqlite3.OperationalError as error:
@@ -119,11 +122,23 @@ with open(os.path.join(work, "regcoded.yaml"), "w") as f:
     f.write(f"    software_statement_file: {os.path.join(work, 'software-statement')}\n")
     f.write(f"    poll:\n      interval: {args.interval}\n")
 
-previous = figures()
-totals = {"registrations": 0, "codes": 0, "polls": 0}
-issued = {"registrations": 0, "codes": 0, "polls": 0}
-interrupted = {"registrations": 0, "codes": 0, "polls": 0}
-unaccounted = {"registrations": 0, "codes": 0, "polls": 0}
+KINDS = (("registrations", "registrations", "issued"), ("codes", "codes", "issued"), ("polls", "answered polls", "answered"))
+
+
+def shortfall(now, base):
+    """Since `base`, per kind: issued, answers not stored, and of those none of whose requests is stored in flight.
+    Counted over the whole run, not per kill: pass-sim writes its state file a moment after it answers, so an answer
+    given before one kill may reach the file only after the next."""
+    result = {}
+    for kind, _, _ in KINDS:
+        issued = now[kind][0] - base[kind][0]
+        not_stored = max(0, issued - (now[kind][1] - base[kind][1]))
+        result[kind] = (issued, not_stored, max(0, not_stored - (now[kind][2] - base[kind][2])))
+    return result
+
+
+base = figures()
+previous = shortfall(base, base)
 worst_per_kill = 0
 bound_broken = 0
 for kill in range(1, args.kills + 1):
@@ -139,37 +154,30 @@ for kill in range(1, args.kills + 1):
     daemon.kill()
     daemon.wait()
     children.remove(daemon)
-    now = figures()
-    lost = {}
-    missing = {}
-    for kind in totals:
-        backend = now[kind][0] - previous[kind][0]
-        stored = now[kind][1] - previous[kind][1]
-        recorded = now[kind][2] - previous[kind][2]
-        issued[kind] += backend
-        lost[kind] = max(0, backend - stored)
-        totals[kind] += lost[kind]
-        # An answer not stored must have its request stored in flight: the kill came while it was on its way.
-        missing[kind] = max(0, lost[kind] - recorded)
-        interrupted[kind] += lost[kind] - missing[kind]
-        unaccounted[kind] += missing[kind]
+    now = shortfall(figures(), base)
+    lost = {kind: max(0, now[kind][1] - previous[kind][1]) for kind, _, _ in KINDS}
     exchanges = sum(lost.values())
     worst_per_kill = max(worst_per_kill, exchanges)
     if exchanges > args.devices:
         bound_broken += 1
-    if exchanges:
+    if exchanges or any(now[kind][2] for kind, _, _ in KINDS):
         print(f"kill {kill:3} at {delay * 1000:3.0f} ms: answers not stored: registrations {lost['registrations']}, "
-              f"codes {lost['codes']}, polls {lost['polls']}; of them with no request in flight "
-              f"{missing['registrations']}, {missing['codes']}, {missing['polls']}", flush=True)
+              f"codes {lost['codes']}, polls {lost['polls']}; so far with no request in flight "
+              f"{now['registrations'][2]}, {now['codes'][2]}, {now['polls'][2]}", flush=True)
     previous = now
 
-used_unstored = previous["used_unstored"]
+# pass-sim's state file catches up with its last answers.
+time.sleep(2)
+final_figures = figures()
+final = shortfall(final_figures, base)
+used_unstored = final_figures["used_unstored"]
+unaccounted = sum(final[kind][2] for kind, _, _ in KINDS)
 print(f"kills                      {args.kills} (0-{args.max_delay:g} s after exec, {args.devices} devices)")
-for kind, label, verb in (("registrations", "registrations", "issued"), ("codes", "codes", "issued"),
-                          ("polls", "answered polls", "answered")):
-    print(f"{label:26} {issued[kind]} {verb}, {totals[kind]} answers not stored: {interrupted[kind]} in flight at the kill "
-          f"(request stored, logged as interrupted), {unaccounted[kind]} unaccounted")
+for kind, label, verb in KINDS:
+    issued, not_stored, missing = final[kind]
+    print(f"{label:26} {issued} {verb}, {not_stored} answers not stored: {not_stored - missing} in flight at a kill "
+          f"(request stored, logged as interrupted), {missing} unaccounted")
 print(f"used registrations unstored {used_unstored} (clients given a token whose registration was not stored)")
 print(f"most lost at one kill      {worst_per_kill} (bound: one exchange in flight per device = {args.devices})")
-if args.expect_zero_used and (used_unstored or bound_broken or sum(unaccounted.values())):
+if args.expect_zero_used and (used_unstored or bound_broken or unaccounted):
     sys.exit(1)

@@ -32,15 +32,4 @@ public enum EventStreamLoop {
         #endif
         return group
     }()
-
-    /// The thread's nice value now (for tests), or nil where it cannot be read.
-    static func currentNiceness() async throws -> Int32? {
-        #if os(Linux)
-        return try await group.next().submit { () -> Int32 in
-            getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
-        }.get()
-        #else
-        return nil
-        #endif
-    }
 }

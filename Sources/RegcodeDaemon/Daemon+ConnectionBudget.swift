@@ -45,8 +45,14 @@ extension Daemon {
     /// The HTTP listener's event streams, capped by `http_max_event_streams` or else by the HTTP listener's share of
     /// the descriptors (``DescriptorBudget/eventStreams``), and never beyond that listener's connection cap; nil
     /// without `http`.
-    static func eventStreams(_ configuration: DaemonConfiguration, budget: DescriptorBudget) -> OpenStreams? {
+    static func eventStreams(_ configuration: DaemonConfiguration, budget: DescriptorBudget, logger: Logger) -> OpenStreams? {
         guard configuration.http != nil else { return nil }
+        if let configured = configuration.httpMaxEventStreams, configured > budget.http {
+            logger.warning(
+                "http_max_event_streams is more than the HTTP listener may hold; held to its connection cap",
+                metadata: ["http_max_event_streams": "\(configured)", "limit": "\(budget.http)"]
+            )
+        }
         let limit = configuration.httpMaxEventStreams.map { min($0, budget.http) } ?? budget.eventStreams
         return OpenStreams(limit: max(1, limit))
     }

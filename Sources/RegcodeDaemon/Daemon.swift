@@ -59,9 +59,7 @@ public final class Daemon: Sendable {
     let eventStreams: OpenStreams?
     /// How the open-file limit (raised to its hard limit at start) is shared between the listeners, the fleet's
     /// connections and the database.
-    var descriptorBudget: DescriptorBudget {
-        DescriptorBudget(limit: OpenFileLimit.raised.after, configuration: configuration)
-    }
+    let descriptorBudget: DescriptorBudget
     /// The running listeners' caps and counts, for `daemon.status` and the metrics.
     let listeners = SharedValue<[ListenerCounters]>([])
     /// Signs the SAML answers of every emulated TV Provider (Apple single sign-on).
@@ -119,10 +117,9 @@ public final class Daemon: Sendable {
         // Each fleet partition and its plain-HTTP connections share one event loop (see `Fleet.init`).
         let fleetLoops = Self.fleetLoops(count: configuration.fleetLoops)
         self.connectionPools = try Self.makeConnectionPools(configuration, loops: fleetLoops, embeddedCA: simulator?.caFile, logger: logger)
-        self.eventStreams = Self.eventStreams(
-            configuration,
-            budget: DescriptorBudget(limit: OpenFileLimit.raised.after, configuration: configuration)
-        )
+        let descriptorBudget = DescriptorBudget(limit: OpenFileLimit.raised.after, configuration: configuration)
+        self.descriptorBudget = descriptorBudget
+        self.eventStreams = Self.eventStreams(configuration, budget: descriptorBudget, logger: logger)
         let backend = self.backend
         self.fleet = PartitionedFleet(
             clock: SystemDeviceClock(),
@@ -157,6 +154,12 @@ public final class Daemon: Sendable {
             logger: logger
         )
     }
+
+    /// The longest a graceful stop may take: longer than the longest legitimate one (calls in flight end within the
+    /// 30 s request timeout, a failing database is retried for 60 s). A stop still running then is cut short, the
+    /// services left are cancelled and the daemon exits as after a kill, which loses nothing unseen (each backend
+    /// request is stored before it is sent), instead of hanging until systemd's own timeout or for ever.
+    static let maximumStopDuration: Duration = .seconds(120)
 
     /// Runs until SIGTERM or SIGINT, then stops gracefully: the socket closes, devices stop,
     /// calls in flight finish, the last steps are stored.
@@ -223,9 +226,9 @@ public final class Daemon: Sendable {
         // Last: shut down first, so STOPPING=1 goes out before anything else stops.
         services.append(.init(service: systemd))
 
-        let group = ServiceGroup(
-            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
-        )
+        var groupConfiguration = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        groupConfiguration.maximumGracefulShutdownDuration = Self.maximumStopDuration
+        let group = ServiceGroup(configuration: groupConfiguration)
         do {
             try await group.run()
         } catch {

@@ -25,16 +25,21 @@ import Testing
         #expect(DescriptorBudget(limit: 64, http: true).eventStreams == 4)
         #expect(DescriptorBudget(limit: 20_000, http: false).eventStreams == 0)
         let budget = DescriptorBudget(limit: 20_000, http: true)
+        let capture = InMemoryLogHandler()
+        let logger = Logger(label: "streams") { _ in capture }
         var configuration = try ConfigurationFile.parse("http: 127.0.0.1:0\n", file: "x.yaml")
-        #expect(Daemon.eventStreams(configuration, budget: budget)?.limit == 2_188)
+        #expect(Daemon.eventStreams(configuration, budget: budget, logger: logger)?.limit == 2_188)
         configuration = try ConfigurationFile.parse("http: 127.0.0.1:0\nhttp_max_event_streams: 7\n", file: "x.yaml")
         #expect(configuration.httpMaxEventStreams == 7)
-        #expect(Daemon.eventStreams(configuration, budget: budget)?.limit == 7)
-        // Never past the listener's connection cap: the streams beyond it could not connect anyway.
+        #expect(Daemon.eventStreams(configuration, budget: budget, logger: logger)?.limit == 7)
+        #expect(capture.entries.isEmpty)
+        // Never past the listener's connection cap: the streams beyond it could not connect anyway. Said at start.
         configuration.httpMaxEventStreams = 100_000
-        #expect(Daemon.eventStreams(configuration, budget: budget)?.limit == budget.http)
+        #expect(Daemon.eventStreams(configuration, budget: budget, logger: logger)?.limit == budget.http)
+        #expect(capture.entries.map(\.level) == [.warning])
+        #expect(capture.entries.first?.metadata["limit"] == "\(budget.http)")
         configuration.http = nil
-        #expect(Daemon.eventStreams(configuration, budget: budget) == nil)
+        #expect(Daemon.eventStreams(configuration, budget: budget, logger: logger) == nil)
         #expect(throws: (any Error).self) { try ConfigurationFile.parse("http_max_event_streams: 0\n", file: "x.yaml") }
     }
 

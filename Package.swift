@@ -337,6 +337,7 @@ let package = Package(
             name: "ControlSocketTests",
             dependencies: [
                 "RegcodeSupport",
+                "RegcodeTestSupport",
                 "ControlSocket",
                 "EventLoopExecutor",
                 .product(name: "Logging", package: "swift-log"),

@@ -13,7 +13,9 @@ extension Fleet {
         // flight at the next start and logged as interrupted.
         let parked = sink.whenStored(device: call.device) { [weak self] in
             guard let self else { return }
-            Task { await self.sendParked(call) }
+            // Straight onto the fleet's own loop, in the actor: every call parks for its own record, and a `Task` per
+            // call was a task and an executor hop per poll.
+            self.eventLoop.execute { self.assumeIsolated { $0.sendParked(call) } }
         }
         if parked {
             callsAwaitingStorage += 1

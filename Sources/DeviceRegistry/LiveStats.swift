@@ -178,7 +178,8 @@ package final class LiveStats: Sendable {
     package func record(_ steps: [DeviceStep]) {
         let resolve = resolver.withLock { $0?.resolve }
         state.withLock { state in
-            for step in steps {
+            // Most steps carry none of what is counted here: a request's record before it is sent, a snapshot.
+            for step in steps where !(step.polls.isEmpty && step.requests.isEmpty && step.events.isEmpty) {
                 let fleet: String
                 if let known = state.deviceFleets[step.device] {
                     fleet = known

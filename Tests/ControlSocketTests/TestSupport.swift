@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import RegcodeEngine
 import RegcodeSupport
+import RegcodeTestSupport
 import Synchronization
 import Testing
 
@@ -206,22 +207,7 @@ struct PosixClientSocket {
     let fd: CInt
 
     init(connectingTo path: String) throws {
-        let fd = socket(AF_UNIX, CInt(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: path.utf8.prefix(raw.count - 1))
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard result == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw POSIXError(.init(rawValue: code) ?? .EIO)
-        }
-        self.fd = fd
+        self.fd = try LoopbackConnect.unix(path: path)
     }
 
     func close() {

@@ -12,23 +12,7 @@ public final class EventStreamClient: @unchecked Sendable {
 
     /// - Parameter receiveBuffer: A small kernel receive buffer, so a client that never reads stalls the server soon.
     public init(port: Int, receiveBuffer: Int? = nil) throws {
-        let fd = socket(AF_INET, CInt(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        if var size = receiveBuffer.map(CInt.init) {
-            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<CInt>.size))
-        }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard result == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw POSIXError(.init(rawValue: code) ?? .EIO)
-        }
+        let fd = try LoopbackConnect.tcp(port: port, receiveBuffer: receiveBuffer)
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         self.fd = fd
     }

@@ -1,4 +1,5 @@
 import Foundation
+import RegcodeTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -14,19 +15,7 @@ final class FloodSockets: @unchecked Sendable {
     func connect(tcpPort port: Int, count: Int) -> Int {
         var opened = 0
         for _ in 0..<count {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard fd >= 0 else { break }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            guard result == 0 else {
-                close(fd)
-                break
-            }
+            guard let fd = try? LoopbackConnect.tcp(port: port) else { break }
             self.descriptors.append(fd)
             opened += 1
         }
@@ -38,18 +27,7 @@ final class FloodSockets: @unchecked Sendable {
     func connect(unixPath path: String, count: Int) -> Int {
         var opened = 0
         for _ in 0..<count {
-            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-            guard fd >= 0 else { break }
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
-            let result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            }
-            guard result == 0 else {
-                close(fd)
-                break
-            }
+            guard let fd = try? LoopbackConnect.unix(path: path) else { break }
             self.descriptors.append(fd)
             opened += 1
         }

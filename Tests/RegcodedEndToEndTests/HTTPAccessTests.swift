@@ -13,16 +13,8 @@ import FoundationNetworking
 /// Sends `request` to 127.0.0.1:`port` over a plain TCP connection and returns what arrived until `needle` was read
 /// (or the connection closed, or 10 s of silence); then closes.
 func tcpExchange(port: Int, request: String, until needle: String) throws -> String {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = try LoopbackConnect.tcp(port: port)
     defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    try #require(connected == 0, "cannot connect to 127.0.0.1:\(port)")
     var timeout = timeval(tv_sec: 10, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     let bytes = Array(request.utf8)

@@ -52,7 +52,11 @@ callgrind_window_ir() {
 }
 
 port=$(bench_free_port)
-under_callgrind pass-sim --listen "127.0.0.1:$port" --no-throttle --log-level error >"$work/sim.log" 2>&1 &
+# pass-sim registers only statements signed with its key (as bench_start_sim does).
+"$bin/pass-sim" statement --statement-key "$work/statement-key.pem" --software-id regcoded-bench \
+    >"$work/software-statement" 2>>"$work/sim.log"
+under_callgrind pass-sim --listen "127.0.0.1:$port" --statement-key "$work/statement-key.pem" --no-throttle \
+    --log-level error >"$work/sim.log" 2>&1 &
 sim=$!
 bench_child "$sim"
 bench_wait_sim "$port" "$sim" 60 "$work/valgrind.pass-sim.log"

@@ -170,7 +170,7 @@ bench_wait_codes() {
     local deadline=$(($(date +%s) + seconds))
     with_code=0
     while [ "$(date +%s)" -lt "$deadline" ]; do
-        kill -0 "$pid" 2>/dev/null || { echo "regcoded exited during onboarding" >&2; tail -20 "$@" >&2; exit 1; }
+        kill -0 "$pid" 2>/dev/null || { echo "regcoded exited during onboarding" >&2; tail -n 20 "$@" >&2; exit 1; }
         if [ -f "$db" ]; then
             with_code=$(bench_sql "$db" "SELECT count(*) FROM codes WHERE status = 'pending'" 2>/dev/null || echo 0)
             [ "$with_code" -ge "$devices" ] && return 0

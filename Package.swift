@@ -222,6 +222,7 @@ let package = Package(
                 "RegcodeEngine",
                 "RegcodeStore",
                 "RegcodeSupport",
+                .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -5,6 +5,10 @@ import NIOCore
 import NIOPosix
 import RegcodeEngine
 import ServiceLifecycle
+import Synchronization
+
+/// Numbers of the requests' stored records (``RequestInFlight/id``), one sequence for every fleet of the process.
+private let requestRecordNumbers = Atomic<UInt64>(0)
 
 /// Drives many device engines in one process, as a swift-service-lifecycle `Service`.
 ///
@@ -61,6 +65,8 @@ public actor Fleet<C: DeviceClock>: Service {
         var id: RequestID
         var request: BackendRequest
         var context: RequestContext
+        /// The ``RequestInFlight/id`` of the call's stored record.
+        var recordID: UInt64
     }
 
     /// What the actor asks of `run()`: child tasks to start.
@@ -375,9 +381,9 @@ public actor Fleet<C: DeviceClock>: Service {
         process(name, app: app, actions + handled)
     }
 
-    /// - Parameter answered: The actions are the engine's reaction to the answer of the app's request in flight, whose
-    ///   stored ``RequestInFlight`` the step removes.
-    func process(_ name: String, app: Int = 0, _ actions: [DeviceAction<C.Instant>], answered: Bool = false) {
+    /// - Parameter answered: The ``RequestInFlight/id`` of the request whose answer the actions react to: the step removes
+    ///   its record.
+    func process(_ name: String, app: Int = 0, _ actions: [DeviceAction<C.Instant>], answered: UInt64? = nil) {
         // Only what the loop reads is taken from the member, in place: a copy of the member (or of its app)
         // would share the apps' storage, and the next change to an engine (a reaction below) would then copy
         // every engine of the device; copying an engine is dozens of retains.
@@ -392,11 +398,16 @@ public actor Fleet<C: DeviceClock>: Service {
         var reactions: [DeviceCommand] = []
         var pick: TVProviderChoice?
         var calls: [PendingCall] = []
+        var recordID: UInt64 = 0
         for action in actions {
             switch action {
             case .send(let id, let request, let context):
-                calls.append(PendingCall(device: name, app: app, incarnation: incarnation, id: id, request: request, context: context))
-            case .recordSent(let request):
+                calls.append(
+                    PendingCall(device: name, app: app, incarnation: incarnation, id: id, request: request, context: context, recordID: recordID)
+                )
+            case .recordSent(var request):
+                recordID = requestRecordNumbers.add(1, ordering: .relaxed).newValue
+                request.id = recordID
                 step.sentRequest = request
             case .schedule(let timer, let deadline):
                 schedule(TimerKey(device: name, app: app, kind: .engine(timer)), at: deadline)

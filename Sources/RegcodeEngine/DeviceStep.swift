@@ -18,9 +18,8 @@ public struct DeviceStep: Sendable {
     public var events: [DeviceEvent]
     /// The request the app sends after this step, stored before it goes out.
     public var sentRequest: RequestInFlight?
-    /// Whether the app's request in flight was answered in this step: its ``RequestInFlight`` is removed with the
-    /// answer's records.
-    public var answeredRequest = false
+    /// The ``RequestInFlight/id`` of the request answered in this step: its record is removed with the answer's.
+    public var answeredRequest: UInt64?
     /// Wall-clock time of the step, milliseconds since the epoch.
     public var epochMs: Int64
 
@@ -48,7 +47,7 @@ public struct DeviceStep: Sendable {
     }
 
     public var isEmpty: Bool {
-        snapshot == nil && tokens == nil && polls.isEmpty && requests.isEmpty && events.isEmpty && sentRequest == nil && !answeredRequest
+        snapshot == nil && tokens == nil && polls.isEmpty && requests.isEmpty && events.isEmpty && sentRequest == nil && answeredRequest == nil
     }
 
     /// The id of a device's app when none is configured.

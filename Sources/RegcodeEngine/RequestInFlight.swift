@@ -5,6 +5,10 @@ import RegcodeRecords
 /// `interrupted`. Every request the backend may have answered is then either answered in the database or known
 /// to have been cut off; the backend's answer to it never reached the device, so nothing was built on it.
 public struct RequestInFlight: Sendable, Equatable {
+    /// The record's number, given by the fleet as it stores it (the engine leaves 0): increasing over the process, so
+    /// records are added at the end of their table and leave from its front, and the answer's step names the one it
+    /// settles.
+    public var id: UInt64
     public var stage: RequestStage
     /// The endpoint's short name (``BackendRequest/name``).
     public var endpoint: String
@@ -14,7 +18,15 @@ public struct RequestInFlight: Sendable, Equatable {
     /// When the poll was planned (stage `poll` only).
     public var plannedEpochMs: Int64?
 
-    public init(stage: RequestStage, endpoint: String, sentEpochMs: Int64, pollCode: String? = nil, plannedEpochMs: Int64? = nil) {
+    public init(
+        id: UInt64 = 0,
+        stage: RequestStage,
+        endpoint: String,
+        sentEpochMs: Int64,
+        pollCode: String? = nil,
+        plannedEpochMs: Int64? = nil
+    ) {
+        self.id = id
         self.stage = stage
         self.endpoint = endpoint
         self.sentEpochMs = sentEpochMs

@@ -57,12 +57,11 @@ extension RegcodeStore {
         let insertInFlight: Statement
 
         init(_ db: Database) throws {
-            deleteInFlight = try db.cachedStatement(sql: "DELETE FROM requests_in_flight WHERE device = ? AND app = ?")
-            // Only for a stored device: a removed one's request would break the batch on its foreign key.
+            deleteInFlight = try db.cachedStatement(sql: "DELETE FROM requests_in_flight WHERE id = ?")
             insertInFlight = try db.cachedStatement(
                 sql: """
-                    INSERT OR REPLACE INTO requests_in_flight (device, app, stage, endpoint, code, planned_at, sent_at)
-                    SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM devices WHERE name = ?)
+                    INSERT OR REPLACE INTO requests_in_flight (id, device, app, stage, endpoint, code, planned_at, sent_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """
             )
             insertPoll = try db.cachedStatement(
@@ -127,13 +126,13 @@ extension RegcodeStore {
             ])
         }
         applied.requests += step.requests.count
-        if step.answeredRequest {
-            try statements.deleteInFlight.execute(arguments: [step.device, step.app])
+        if let answered = step.answeredRequest {
+            try statements.deleteInFlight.execute(arguments: [Int64(bitPattern: answered)])
         }
         if let sent = step.sentRequest {
             try statements.insertInFlight.execute(arguments: [
-                step.device, step.app, sent.stage.rawValue, sent.endpoint, sent.pollCode, sent.plannedEpochMs, sent.sentEpochMs,
-                step.device,
+                Int64(bitPattern: sent.id), step.device, step.app, sent.stage.rawValue, sent.endpoint, sent.pollCode,
+                sent.plannedEpochMs, sent.sentEpochMs,
             ])
         }
         for event in step.events {

@@ -113,14 +113,14 @@ extension RegcodeStore {
         """,
         6: """
         CREATE TABLE requests_in_flight (
-            device          TEXT NOT NULL REFERENCES devices(name) ON DELETE CASCADE,
+            id              INTEGER PRIMARY KEY,                -- increasing: rows are added at the end and leave from the front
+            device          TEXT NOT NULL,                      -- no foreign key: a removed device's row is dropped at start
             app             TEXT NOT NULL,                      -- the app's id on the device (main: the default app)
             stage           TEXT NOT NULL,                      -- as request_attempts.stage; poll for a poll
             endpoint        TEXT NOT NULL,
             code            TEXT,                               -- the polled code (polls only)
             planned_at      INTEGER,                            -- when the poll was planned (polls only)
-            sent_at         INTEGER NOT NULL,
-            PRIMARY KEY (device, app)
+            sent_at         INTEGER NOT NULL
         );
         PRAGMA user_version = 6;
         """,

@@ -16,10 +16,12 @@ extension RegcodeStore {
 
     /// Moves every request left in `requests_in_flight` into the poll or request log as `interrupted`, in one
     /// transaction: the daemon stopped (was killed) after storing the request and before storing its answer, so the
-    /// answer never reached the device. Called at start, before any device sends; one daemon owns the file then.
+    /// answer never reached the device. Rows of devices no longer stored are dropped (their answers were dropped
+    /// with them). Called at start, before any device sends; one daemon owns the file then.
     public func recordInterruptedRequests() async throws -> InterruptedRequests {
         try await pool.write { db in
             var found = InterruptedRequests()
+            try db.execute(sql: "DELETE FROM requests_in_flight WHERE device NOT IN (SELECT name FROM devices)")
             for row in try Row.fetchAll(db, sql: "SELECT stage, count(*) AS n FROM requests_in_flight GROUP BY stage") {
                 let stage = RequestStage(rawValue: row["stage"])
                 let count: Int = row["n"]
@@ -31,7 +33,7 @@ extension RegcodeStore {
                 sql: """
                     INSERT INTO poll_attempts (device, code, planned_at, sent_at, http_status, latency_ms, outcome, next_delay_ms)
                     SELECT device, coalesce(code, ''), coalesce(planned_at, sent_at), sent_at, NULL, 0, ?, NULL
-                    FROM requests_in_flight WHERE stage = ? ORDER BY sent_at
+                    FROM requests_in_flight WHERE stage = ? ORDER BY id
                     """,
                 arguments: [PollOutcome.interrupted.rawValue, RequestStage.poll.rawValue]
             )
@@ -39,7 +41,7 @@ extension RegcodeStore {
                 sql: """
                     INSERT INTO request_attempts (device, stage, endpoint, sent_at, http_status, latency_ms, outcome, error_code, retry_delay_ms)
                     SELECT device, stage, endpoint, sent_at, NULL, 0, ?, NULL, NULL
-                    FROM requests_in_flight WHERE stage != ? ORDER BY sent_at
+                    FROM requests_in_flight WHERE stage != ? ORDER BY id
                     """,
                 arguments: [RequestOutcome.interrupted.rawValue, RequestStage.poll.rawValue]
             )

@@ -117,18 +117,18 @@ CREATE TABLE request_attempts (
 CREATE INDEX request_attempts_by_device ON request_attempts(device, sent_at);
 CREATE INDEX request_attempts_by_time ON request_attempts(sent_at);
 
--- The backend request each device's app has in flight, written before the request is sent and deleted
--- with the answer's records (write-ahead). A row found at start is a request whose answer the daemon
--- never received (it was killed): it goes to poll_attempts or request_attempts as `interrupted`.
+-- Backend requests in flight, each written before it is sent (or queued to be) and deleted with its
+-- answer's records (write-ahead). A row found at start is a request whose answer the daemon never
+-- received (it was killed): it goes to poll_attempts or request_attempts as `interrupted`.
 CREATE TABLE requests_in_flight (
-    device          TEXT NOT NULL REFERENCES devices(name) ON DELETE CASCADE,
+    id              INTEGER PRIMARY KEY,                -- increasing: rows are added at the end and leave from the front
+    device          TEXT NOT NULL,                      -- no foreign key: a removed device's row is dropped at start
     app             TEXT NOT NULL,                      -- the app's id on the device (main: the default app)
     stage           TEXT NOT NULL,                      -- as request_attempts.stage; poll for a poll
     endpoint        TEXT NOT NULL,
     code            TEXT,                               -- the polled code (polls only)
     planned_at      INTEGER,                            -- when the poll was planned (polls only)
-    sent_at         INTEGER NOT NULL,
-    PRIMARY KEY (device, app)
+    sent_at         INTEGER NOT NULL
 );
 
 -- Callbacks delivered to socket subscribers; seq is gap-free and never reused (AUTOINCREMENT keeps

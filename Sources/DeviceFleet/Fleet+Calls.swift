@@ -58,7 +58,7 @@ extension Fleet {
         if let index = members.index(forKey: call.device),
             let actions = Self.answer(call, result: result, timing: timing, member: &members.values[index])
         {
-            process(call.device, app: call.app, actions, answered: call.recordID)
+            process(call.device, app: call.app, actions, answered: call.recordID == 0 ? nil : call.recordID)
         }
         while activeCalls < maxConcurrentRequests, held == nil, let next = waitingCalls.popFirst() {
             start(next)

@@ -89,6 +89,8 @@ public actor Fleet<C: DeviceClock>: Service {
     let maxPendingPerDevice: Int
     /// How long after its deadline a timer may fire, so timers due close together fire in one wake.
     let timerSlack: Duration
+    /// Whether each call's ``RegcodeEngine/RequestInFlight`` is stored before it goes out.
+    let writeAhead: WriteAhead
 
     var members: [String: Member] = [:]
     var incarnations: UInt64 = 0
@@ -128,9 +130,11 @@ public actor Fleet<C: DeviceClock>: Service {
         maxConcurrentRequests: Int = 256,
         maxPendingPerDevice: Int = 256,
         timerSlack: Duration = .zero,
+        writeAhead: WriteAhead = .requests,
         logger: Logger
     ) {
         self.clock = clock
+        self.writeAhead = writeAhead
         self.eventLoop = eventLoop
         self.executor = executor
         self.sink = sink
@@ -406,6 +410,7 @@ public actor Fleet<C: DeviceClock>: Service {
                     PendingCall(device: name, app: app, incarnation: incarnation, id: id, request: request, context: context, recordID: recordID)
                 )
             case .recordSent(var request):
+                guard writeAhead == .requests else { continue }
                 recordID = requestRecordNumbers.add(1, ordering: .relaxed).newValue
                 request.id = recordID
                 step.sentRequest = request

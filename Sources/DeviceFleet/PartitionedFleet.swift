@@ -28,6 +28,7 @@ public final class PartitionedFleet<C: DeviceClock>: Service, Sendable {
         maxConcurrentRequests: Int = 256,
         maxPendingPerDevice: Int = 256,
         timerSlack: Duration = .zero,
+        writeAhead: WriteAhead = .requests,
         logger: Logger
     ) {
         precondition(!eventLoops.isEmpty, "a fleet needs an event loop")
@@ -42,6 +43,7 @@ public final class PartitionedFleet<C: DeviceClock>: Service, Sendable {
                 maxConcurrentRequests: EvenSplit.share(of: maxConcurrentRequests, part: index, count: eventLoops.count),
                 maxPendingPerDevice: maxPendingPerDevice,
                 timerSlack: timerSlack,
+                writeAhead: writeAhead,
                 logger: logger
             )
         }

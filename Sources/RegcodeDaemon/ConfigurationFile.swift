@@ -208,6 +208,7 @@ public enum ConfigurationFile {
                     case .failure(let problem): throw fail(key, problem.reason)
                     }
                 case "poll_index": configuration.pollIndex = try choice(value, key)
+                case "write_ahead": configuration.writeAhead = try choice(value, key)
                 case "http_version": configuration.tls.httpVersion = try choice(value, key)
                 case "tls": try readTLS(value, key: key, into: &configuration.tls)
                 case "log_level": configuration.logLevel = try choice(value, key, ignoringCase: true)

@@ -128,6 +128,7 @@ public final class Daemon: Sendable {
             sink: pipeline,
             maxConcurrentRequests: configuration.maxConcurrentRequests,
             timerSlack: configuration.timerSlack,
+            writeAhead: configuration.writeAhead,
             logger: logger
         )
         self.registry = DeviceRegistry(

@@ -1,3 +1,4 @@
+import DeviceFleet
 import DeviceRegistry
 import Foundation
 import KeepAliveHTTP
@@ -90,6 +91,9 @@ public struct DaemonConfiguration: Sendable {
     /// Whether the poll log keeps its index by device (`poll_index`); `none` trades slower per-device
     /// views for less CPU and disk writing per poll at large fleets.
     public var pollIndex: RegcodeStore.PollIndex = .device
+    /// Whether each backend request is stored before it is sent (`write_ahead`); `none` trades the accounting of
+    /// answers in flight at a kill for less CPU per poll at the largest fleets.
+    public var writeAhead: WriteAhead = .requests
     /// How `https://` backends are spoken to (`tls:` and `http_version`): trust, names, client certificate, versions.
     public var tls = TLSClientSettings()
 

@@ -37,6 +37,9 @@ import Testing
         /// Steps stored so far.
         var committed: Int { state.withLock { $0.committed } }
 
+        /// Every step recorded so far.
+        var recorded: [DeviceStep] { state.withLock { $0.recorded } }
+
         /// Stores every step recorded so far.
         func commit() {
             let released = state.withLock { state in
@@ -90,6 +93,61 @@ import Testing
             let seen = witness.seen.withLock { $0 }
             #expect(seen.count == 2)
             #expect(seen.last?.stored ?? 0 >= 1, "the token request went out before the registration was stored")
+            witness.backend.answer(token, .failure(.transport("test over")))
+        }
+    }
+
+    static func registeringDevice() -> TestFleet.DeviceSpec {
+        var settings = DeviceSettings(name: "stb-1", requestor: "REF30")
+        settings.softwareStatement = "statement"
+        return TestFleet.DeviceSpec(settings: settings, deviceID: "id-1", snapshot: DeviceSnapshot(), scenario: .idle, seed: 1)
+    }
+
+    /// Write-ahead: the registration's record is stored before the registration goes out, and the step with its
+    /// answer removes that record while it stores the token request's.
+    @Test func eachCallsRecordIsStoredBeforeItAndItsAnswerSettlesIt() async throws {
+        let clock = ManualClock()
+        let storage = SlowStorage()
+        let witness = Witness(storage: storage)
+        let fleet = TestFleet(clock: clock, executor: witness, sink: storage, logger: .quiet)
+        try await withRunningFleet(fleet) {
+            try await fleet.add(Self.registeringDevice())
+            try await fleet.send(.setRequestor(signingKeys: nil), to: "stb-1")
+            let record = try #require(storage.recorded.last?.sentRequest)
+            #expect(record.stage == .registration && record.endpoint == "register" && record.id > 0)
+            #expect(await fleet.requestsOutstanding == 1, "the registration waits for its record")
+            storage.commit()
+            let registration = await witness.backend.nextCall()
+            #expect(witness.seen.withLock { $0.first?.stored } == storage.recorded.count)
+            witness.backend.answer(registration, .success(.registered(ClientCredentials(clientID: "client-1", clientSecret: "secret-1"))))
+            let answered = await storage.steps.nextStep { $0.answeredRequest != nil }
+            #expect(answered.answeredRequest == record.id)
+            #expect(answered.requests.map(\.stage) == [.registration])
+            let next = try #require(answered.sentRequest)
+            #expect(next.stage == .token && next.id > record.id)
+            storage.commit()
+            let token = await witness.backend.nextCall()
+            witness.backend.answer(token, .failure(.transport("test over")))
+        }
+    }
+
+    /// `write_ahead: none`: no record, and a call waits only for the steps before it.
+    @Test func withoutWriteAheadNoCallIsRecorded() async throws {
+        let clock = ManualClock()
+        let storage = SlowStorage()
+        let witness = Witness(storage: storage)
+        let fleet = TestFleet(clock: clock, executor: witness, sink: storage, writeAhead: .none, logger: .quiet)
+        try await withRunningFleet(fleet) {
+            try await fleet.add(Self.registeringDevice())
+            try await fleet.send(.setRequestor(signingKeys: nil), to: "stb-1")
+            storage.commit()
+            let registration = await witness.backend.nextCall()
+            witness.backend.answer(registration, .success(.registered(ClientCredentials(clientID: "client-1", clientSecret: "secret-1"))))
+            let registered = await storage.steps.nextStep { $0.snapshot?.credentials != nil }
+            #expect(registered.answeredRequest == nil)
+            #expect(storage.recorded.allSatisfy { $0.sentRequest == nil && $0.answeredRequest == nil })
+            storage.commit()
+            let token = await witness.backend.nextCall()
             witness.backend.answer(token, .failure(.transport("test over")))
         }
     }

@@ -1,3 +1,4 @@
+import DeviceFleet
 import Foundation
 import RegcodeEngine
 import RegcodeStore
@@ -59,6 +60,7 @@ import Testing
         ("fleet_loops: 65\n", "fleet_loops", "outside"),
         ("poll_index: sometimes\n", "poll_index", "not one of device, none"),
         ("poll_index: NONE\n", "poll_index", "'NONE' is not one of device, none"),
+        ("write_ahead: polls\n", "write_ahead", "'polls' is not one of requests, none"),
         ("fleets:\n  - name: a\n    scenario: dance\n", "fleets[0].scenario", "'dance' is not one of"),
         ("fleets:\n  - name: a\n    poll:\n      preset: Turbo\n", "fleets[0].poll.preset", "'Turbo' is not one of"),
         ("fleets: [\n", "(syntax)", "parser"),
@@ -102,6 +104,11 @@ import Testing
         #expect(try ConfigurationFile.parse("log_level: info\n", file: "x.yaml").fleetLoops == nil)
         #expect(try ConfigurationFile.parse("fleet_loops: 1\n", file: "x.yaml").fleetLoops == 1)
         #expect(try ConfigurationFile.parse("fleet_loops: 64\n", file: "x.yaml").fleetLoops == 64)
+    }
+
+    @Test func writeAheadOfRequestsIsTheDefault() throws {
+        #expect(try ConfigurationFile.parse("log_level: info\n", file: "x.yaml").writeAhead == .requests)
+        #expect(try ConfigurationFile.parse("write_ahead: none\n", file: "x.yaml").writeAhead == WriteAhead.none)
     }
 
     @Test func pollIndexDefaultsToByDevice() throws {

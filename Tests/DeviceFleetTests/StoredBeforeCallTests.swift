@@ -68,16 +68,25 @@ import Testing
         }
     }
 
-    @Test func theTokenRequestWaitsUntilTheRegistrationIsStored() async throws {
-        let clock = ManualClock()
+    /// A running fleet on slow storage, with device `stb-1` (a software statement, not registered) asked to configure.
+    static func withConfiguringDevice(
+        writeAhead: WriteAhead = .requests,
+        _ body: (TestFleet, SlowStorage, Witness) async throws -> Void
+    ) async throws {
         let storage = SlowStorage()
         let witness = Witness(storage: storage)
-        let fleet = TestFleet(clock: clock, executor: witness, sink: storage, logger: .quiet)
+        let fleet = TestFleet(clock: ManualClock(), executor: witness, sink: storage, writeAhead: writeAhead, logger: .quiet)
         try await withRunningFleet(fleet) {
             var settings = DeviceSettings(name: "stb-1", requestor: "REF30")
             settings.softwareStatement = "statement"
             try await fleet.add(.init(settings: settings, deviceID: "id-1", snapshot: DeviceSnapshot(), scenario: .idle, seed: 1))
             try await fleet.send(.setRequestor(signingKeys: nil), to: "stb-1")
+            try await body(fleet, storage, witness)
+        }
+    }
+
+    @Test func theTokenRequestWaitsUntilTheRegistrationIsStored() async throws {
+        try await Self.withConfiguringDevice { fleet, storage, witness in
             // The call's own step (the device now configuring) is stored first, then the registration goes out.
             storage.commit()
             let registration = await witness.backend.nextCall()
@@ -97,22 +106,10 @@ import Testing
         }
     }
 
-    static func registeringDevice() -> TestFleet.DeviceSpec {
-        var settings = DeviceSettings(name: "stb-1", requestor: "REF30")
-        settings.softwareStatement = "statement"
-        return TestFleet.DeviceSpec(settings: settings, deviceID: "id-1", snapshot: DeviceSnapshot(), scenario: .idle, seed: 1)
-    }
-
     /// Write-ahead: the registration's record is stored before the registration goes out, and the step with its
     /// answer removes that record while it stores the token request's.
     @Test func eachCallsRecordIsStoredBeforeItAndItsAnswerSettlesIt() async throws {
-        let clock = ManualClock()
-        let storage = SlowStorage()
-        let witness = Witness(storage: storage)
-        let fleet = TestFleet(clock: clock, executor: witness, sink: storage, logger: .quiet)
-        try await withRunningFleet(fleet) {
-            try await fleet.add(Self.registeringDevice())
-            try await fleet.send(.setRequestor(signingKeys: nil), to: "stb-1")
+        try await Self.withConfiguringDevice { fleet, storage, witness in
             let record = try #require(storage.recorded.last?.sentRequest)
             #expect(record.stage == .registration && record.endpoint == "register" && record.id > 0)
             #expect(await fleet.requestsOutstanding == 1, "the registration waits for its record")
@@ -133,13 +130,7 @@ import Testing
 
     /// `write_ahead: none`: no record, and a call waits only for the steps before it.
     @Test func withoutWriteAheadNoCallIsRecorded() async throws {
-        let clock = ManualClock()
-        let storage = SlowStorage()
-        let witness = Witness(storage: storage)
-        let fleet = TestFleet(clock: clock, executor: witness, sink: storage, writeAhead: .none, logger: .quiet)
-        try await withRunningFleet(fleet) {
-            try await fleet.add(Self.registeringDevice())
-            try await fleet.send(.setRequestor(signingKeys: nil), to: "stb-1")
+        try await Self.withConfiguringDevice(writeAhead: .none) { _, storage, witness in
             storage.commit()
             let registration = await witness.backend.nextCall()
             witness.backend.answer(registration, .success(.registered(ClientCredentials(clientID: "client-1", clientSecret: "secret-1"))))

@@ -239,6 +239,8 @@ public final class Daemon: Sendable {
         }
         connectionPools.shutdown()
         removeGeneratedHTTPToken()
+        // The last line of a graceful stop: what comes after it (a timed run's report) is not the stop.
+        logger.notice("regcoded stopped: every service has ended and the last steps are stored")
     }
 
     /// Binds the backend and brings every stored and configured device up.

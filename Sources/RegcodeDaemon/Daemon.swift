@@ -182,6 +182,8 @@ public final class Daemon: Sendable {
             ready.continuation.yield(backend)
             ready.continuation.finish()
         }
+        // Between the two: the fleet's connections close after it stops and before the embedded simulator does.
+        services.append(.init(service: BackendConnectionsService(pools: connectionPools)))
         services.append(.init(service: fleet))
         // One handler, one method table, over the socket and HTTP alike.
         services += try controlListeners(handler: DaemonControlHandler(daemon: self))

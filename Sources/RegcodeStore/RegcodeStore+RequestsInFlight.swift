@@ -4,12 +4,12 @@ import RegcodeRecords
 extension RegcodeStore {
     /// Requests a previous run left in flight, logged at start.
     public struct InterruptedRequests: Sendable, Equatable {
-        public var polls = 0
-        public var requests = 0
         /// Requests by stage (polls under `poll`).
         public var byStage: [RequestStage: Int] = [:]
 
-        public var total: Int { polls + requests }
+        public var polls: Int { byStage[.poll, default: 0] }
+        public var requests: Int { total - polls }
+        public var total: Int { byStage.values.reduce(0, +) }
 
         public init() {}
     }
@@ -26,7 +26,6 @@ extension RegcodeStore {
                 let stage = RequestStage(rawValue: row["stage"])
                 let count: Int = row["n"]
                 found.byStage[stage] = count
-                if stage == .poll { found.polls += count } else { found.requests += count }
             }
             guard found.total > 0 else { return found }
             try db.execute(

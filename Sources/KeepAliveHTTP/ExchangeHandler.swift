@@ -33,7 +33,12 @@ final class ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var streamError: (any Error)?
     private var context: ChannelHandlerContext?
     /// Set once the pool has wrapped this connection (HTTP/1.1); the handler reports to the pool through it.
-    var connection: PooledConnection?
+    ///
+    /// Weak because the connection holds this handler (its ``PooledConnection/Wire``): a strong reference back made
+    /// a cycle that kept every closed connection, its channel and its buffers alive, about 2 KB a connection, which
+    /// under `client_address: bind` (a connection closed to make room for another address at nearly every poll) grew
+    /// the daemon without end. The pool holds the connection from connect to close, all the handler needs it for.
+    weak var connection: PooledConnection?
 
     init(origin: Origin) {
         self.origin = origin
@@ -187,12 +192,14 @@ final class ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler {
         state = .closed
         switch carrier {
         case .connection:
+            // Held here: once the pool lets go of it, the weak reference is gone.
+            let pool = connection?.pool
             if let connection { connection.pool.closed(connection) }
             if let exchange {
                 // A reused connection that closes before any answer most likely met the server's idle timeout
                 // with our request in flight: an idempotent request goes out once more on a new connection
                 // (RFC 9110 §9.2.2), anything else fails, since the server may have acted on it.
-                let retried = !answerStarted && completed > 0 && (connection?.pool.retry(exchange) ?? false)
+                let retried = !answerStarted && completed > 0 && (pool?.retry(exchange) ?? false)
                 if !retried { exchange.finish(.failure(.closedByServer)) }
             }
         case .stream(let connection, let pending, _):

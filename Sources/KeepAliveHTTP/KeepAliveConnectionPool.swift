@@ -90,7 +90,7 @@ public final class KeepAliveConnectionPool: Sendable {
     private let budget: ConnectionBudget?
     /// Required for an `https://` origin.
     private let tls: TLSClientContext?
-    private let statistics: TransportStatistics?
+    let statistics: TransportStatistics?
     private let state = Mutex(State())
 
     /// - Parameters:

@@ -35,6 +35,11 @@ final class PooledConnection: Sendable {
         case .http2: self.version = .http2
         }
         self.wire = NIOLoopBound(wire, eventLoop: channel.eventLoop)
+        pool.statistics?.connectionMade()
+    }
+
+    deinit {
+        pool.statistics?.connectionFreed()
     }
 
     var isAccepting: Bool { accepting.load(ordering: .relaxed) }

@@ -8,6 +8,7 @@ public final class TransportStatistics: Sendable {
     private let tlsHTTP1 = Atomic<Int>(0)
     private let tlsHTTP2 = Atomic<Int>(0)
     private let failedHandshakes = Atomic<Int>(0)
+    private let retained = Atomic<Int>(0)
 
     public init() {}
 
@@ -51,5 +52,18 @@ public final class TransportStatistics: Sendable {
 
     func handshakeFailed() {
         failedHandshakes.add(1, ordering: .relaxed)
+    }
+
+    /// Connections of the pools still held in memory: the open ones and those closing. Once every pool is shut down
+    /// and its closes are done it is 0; a count that grows while the open connections stay few is a leak (each
+    /// keeps its channel and buffers).
+    public var retainedConnections: Int { retained.load(ordering: .relaxed) }
+
+    func connectionMade() {
+        retained.add(1, ordering: .relaxed)
+    }
+
+    func connectionFreed() {
+        retained.subtract(1, ordering: .relaxed)
     }
 }

@@ -234,6 +234,11 @@ public final class ControlServer: Service, Sendable {
             self.state.withLock { $0.phase = .stopped }
             throw error
         }
+        // NIO calls listen() again on a socket it is handed, with a backlog of 128 whatever the channel options say
+        // (`ServerSocketChannel.init(socket:)`), and a burst of a few hundred clients connecting at once was refused
+        // with EAGAIN. Listening once more restores the backlog asked for (on a socket systemd passed too, whose own
+        // backlog NIO has replaced by then).
+        _ = listen(fd, self.configuration.backlog)
 
         let stopAtOnce = self.state.withLock { state in
             state.phase = .running(serverChannel.channel)

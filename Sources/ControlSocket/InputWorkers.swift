@@ -4,13 +4,17 @@ import NIOPosix
 import Synchronization
 
 /// Where control requests are read and answered: a few threads of their own, beside the event loops, with a bound
-/// on how many requests are in hand at once.
+/// on how many requests are read at once.
 ///
 /// The daemon runs Swift concurrency on its event loops, so a request parsed where it arrives holds up every
 /// connection on that loop (the fleet's polls among them) for as long as it takes. Here a large line costs its parser
-/// thread instead, and a flood of them waits its turn: at most ``maxRunning`` requests are parsed or dispatched at
-/// once, at most ``maxWaiting`` more wait for a turn in arrival order, and past that a request is refused at once
-/// with a retryable error rather than queued.
+/// thread instead, and a flood of them waits its turn: at most ``maxRunning`` requests are parsed at once, at most
+/// ``maxWaiting`` more wait for a turn in arrival order, and past that a request is refused at once with a retryable
+/// error rather than queued.
+///
+/// A turn covers the reading only. The method's answer runs on the same threads (``answer(_:)``) without a turn:
+/// an answer that waits (a reset waiting for a locked database) holds no thread while it waits, and must not hold a
+/// turn either, or a few such calls would leave `daemon.status` queued behind them.
 public final class InputWorkers: Sendable {
     /// The workers both control listeners share: `max(1, cores / 2)` threads (one on a 2-core machine, so the event
     /// loops keep a core whatever arrives), 16 requests at once, 1,024 waiting. Started on first use; lives as long
@@ -59,6 +63,12 @@ public final class InputWorkers: Sendable {
         guard await self.enter() else { return nil }
         defer { self.leave() }
         return await withTaskExecutorPreference(self.executor) { await body() }
+    }
+
+    /// Runs `body` on the workers' threads without taking a turn: a method's answer, which may wait (on storage, on
+    /// a device) but whose input was already read within a turn.
+    public func answer<Result: Sendable>(_ body: @Sendable () async -> Result) async -> Result {
+        await withTaskExecutorPreference(self.executor) { await body() }
     }
 
     /// Takes a turn, waiting for one if needed; false when too many wait already.

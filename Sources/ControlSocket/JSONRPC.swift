@@ -27,6 +27,18 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
     public static func wrongState(_ message: String, data: JSONValue? = nil) -> RPCError { RPCError(code: 1002, message: message, data: data) }
     public static func conflict(_ message: String, data: JSONValue? = nil) -> RPCError { RPCError(code: 1003, message: message, data: data) }
     public static func unavailable(_ message: String) -> RPCError { RPCError(code: 1004, message: message) }
+    /// The call needed the database and could not use it (locked by another process, disk full): nothing changed,
+    /// and the same call may succeed once storage recovers. `data.storage` says how storage fares when the daemon
+    /// knows (``ControlHandler``s add it).
+    public static func storageUnavailable(_ reason: String, storage: JSONValue? = nil) -> RPCError {
+        var data: [String: JSONValue] = ["reason": "storage", "retryable": true, "error": .string(reason)]
+        if let storage { data["storage"] = storage }
+        return RPCError(code: 1004, message: "storage unavailable: \(reason); retry once it recovers", data: .object(data))
+    }
+
+    /// Whether this is a ``storageUnavailable(_:storage:)`` answer.
+    public var isStorageUnavailable: Bool { code == 1004 && data?["reason"] == .string("storage") }
+
     /// The peer failed the `SO_PEERCRED` check; sent once, then the connection is closed.
     public static let permissionDenied = RPCError(code: 1005, message: "permission denied")
 

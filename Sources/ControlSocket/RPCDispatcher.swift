@@ -42,33 +42,54 @@ public struct RPCDispatcher: Sendable {
 
     /// Checks, decodes and answers one request.
     ///
+    /// The request is read within a turn of the ``InputWorkers`` (its cost bounded by the input limits); the method
+    /// answers after the turn is given back, so calls that wait (on a stalled database) never keep others from being
+    /// read and answered.
+    ///
     /// - Parameter allowSubscribe: false where the transport streams events elsewhere (HTTP's `GET /events`): `subscribe`
     ///   is then answered with an error that says where to go.
     public func answer(_ request: ByteBuffer, peer: ControlPeer, allowSubscribe: Bool = true) async -> Answer {
-        let answer = await self.workers.run { await self.answerHere(request, peer: peer, allowSubscribe: allowSubscribe) }
-        guard let answer else {
+        let read = await self.workers.run { self.read(request) }
+        switch read {
+        case nil:
             self.logger.debug("Refused a control request: the input workers are busy")
             return .reply(RPCMessage.error(id: .null, Self.busy))
+        case .blank?:
+            return .none
+        case .rejected(let reply)?:
+            return .reply(reply)
+        case .call(let call)?:
+            return await self.workers.answer { await self.dispatch(call, peer: peer, allowSubscribe: allowSubscribe) }
         }
-        return answer
     }
 
-    private func answerHere(_ request: ByteBuffer, peer: ControlPeer, allowSubscribe: Bool) async -> Answer {
+    /// What reading a request came to.
+    private enum Read: Sendable {
+        /// A blank line: nothing to answer.
+        case blank
+        /// Not a valid request: the error reply.
+        case rejected(JSONValue)
+        case call(RPCRequest)
+    }
+
+    private func read(_ request: ByteBuffer) -> Read {
         if request.readableBytesView.allSatisfy({
             $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n")
         }) {
-            return .none
+            return .blank
         }
-        let call: RPCRequest
         do {
-            call = try RPCRequest(line: request, limits: self.inputLimits)
+            return .call(try RPCRequest(line: request, limits: self.inputLimits))
         } catch {
             self.logger.debug(
                 "Rejected a control request",
                 metadata: ["rpc.error.code": "\(error.error.code)", "rpc.error": "\(error.error.message)"]
             )
-            return .reply(RPCMessage.error(id: error.id, error.error))
+            return .rejected(RPCMessage.error(id: error.id, error.error))
         }
+    }
+
+    private func dispatch(_ call: RPCRequest, peer: ControlPeer, allowSubscribe: Bool) async -> Answer {
         var logger = self.logger
         logger[metadataKey: "rpc.method"] = "\(call.method)"
         logger.trace("Control call")

@@ -44,7 +44,7 @@ extension DeviceRegistry {
         do {
             try await write(changes)
         } catch {
-            throw .store("\(error)")
+            throw .storeFailure(error)
         }
         for change in changes where change.addedFleet != nil { setAddedFleet(change.addedFleet, of: change.name) }
         let specs = changes.compactMap(\.start)
@@ -59,17 +59,17 @@ extension DeviceRegistry {
 
     /// The changes with every ``DeviceChange/Row/rebuild(_:)`` made from the stored row (read now, after the barrier).
     private func rebuilt(_ changes: [DeviceChange<C>]) async throws(DeviceRegistryError) -> [DeviceChange<C>] {
-        guard changes.contains(where: { if case .rebuild = $0.row { true } else { false } }) else { return changes }
-        let stored: [StoredDevice]
-        do {
-            stored = try await store.loadDevices()
-        } catch {
-            throw .store("\(error)")
-        }
         var changes = changes
         for index in changes.indices {
             guard case .rebuild(let build) = changes[index].row else { continue }
-            guard let row = stored.first(where: { $0.name == changes[index].name }) else {
+            // The device's own rows only: a reset of one device among tens of thousands reads one device.
+            let stored: StoredDevice?
+            do {
+                stored = try await store.loadDevice(named: changes[index].name)
+            } catch {
+                throw .storeFailure(error)
+            }
+            guard let row = stored else {
                 throw .inconsistent("device '\(changes[index].name)' has no stored record")
             }
             let (record, spec) = try build(row)

@@ -25,7 +25,7 @@ extension DeviceRegistry {
         do {
             summaries = try await store.deviceSummaries()
         } catch {
-            throw .store("\(error)")
+            throw .storeFailure(error)
         }
         let byName = Dictionary(summaries.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         var views: [DeviceView] = []
@@ -48,7 +48,7 @@ extension DeviceRegistry {
             summary = try await store.deviceSummary(named: name)
             deviceID = try await store.deviceID(named: name)
         } catch {
-            throw .store("\(error)")
+            throw .storeFailure(error)
         }
         return DeviceDetail(
             view: DeviceView(name: name, summary: summary, snapshot: snapshot, lastOutcome: liveStats.lastOutcome(of: name)),

@@ -27,7 +27,7 @@ extension DeviceRegistry {
         do {
             stored = try await store.loadDevices()
         } catch {
-            report.failure = .store("\(error)")
+            report.failure = .storeFailure(error)
             return report
         }
         let storedByName = Dictionary(stored.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })

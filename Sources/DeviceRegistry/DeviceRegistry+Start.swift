@@ -33,7 +33,7 @@ extension DeviceRegistry {
             interrupted = try await store.recordInterruptedRequests()
             stored = try await store.loadDevices()
         } catch {
-            throw .store("\(error)")
+            throw .storeFailure(error)
         }
         if interrupted.total > 0 {
             logger.notice(

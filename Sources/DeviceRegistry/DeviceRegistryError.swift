@@ -1,4 +1,5 @@
 import DeviceFleet
+import RegcodeStore
 
 /// Why the registry refused or could not finish a change.
 package enum DeviceRegistryError: Error, Sendable, CustomStringConvertible {
@@ -16,8 +17,11 @@ package enum DeviceRegistryError: Error, Sendable, CustomStringConvertible {
     case noVendor(String)
     /// The fleet refused (stopping, held, unknown app …).
     case fleet(FleetError)
-    /// The database failed.
+    /// The database failed in a way retrying will not mend.
     case store(String)
+    /// The database cannot be used now (locked by another process past the busy timeout, disk full, I/O error): the
+    /// change did not happen and may be retried once storage recovers.
+    case storageUnavailable(String)
     /// A state the registry's own logic rules out.
     case inconsistent(String)
 
@@ -31,7 +35,15 @@ package enum DeviceRegistryError: Error, Sendable, CustomStringConvertible {
         case .noVendor(let name): "device '\(name)' hosts one plain app: it has no vendor to reinstall"
         case .fleet(let error): "\(error)"
         case .store(let reason): "database: \(reason)"
+        case .storageUnavailable(let reason): "storage unavailable: \(reason)"
         case .inconsistent(let reason): reason
         }
+    }
+}
+
+extension DeviceRegistryError {
+    /// The error for a failed store call: ``storageUnavailable(_:)`` when storage may recover, else ``store(_:)``.
+    package static func storeFailure(_ error: any Error) -> Self {
+        RegcodeStore.isUnavailable(error) ? .storageUnavailable("\(error)") : .store("\(error)")
     }
 }

@@ -25,7 +25,7 @@ extension DaemonControlHandler {
         do {
             polls = try await daemon.store.recentPolls(of: name, limit: Int(limit))
         } catch {
-            throw .internalError("database: \(error)")
+            throw Self.storeError(error)
         }
         return [
             "device": .string(name),

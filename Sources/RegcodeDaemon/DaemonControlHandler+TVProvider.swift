@@ -86,7 +86,7 @@ extension DaemonControlHandler {
         } catch let error as FleetError {
             throw Self.rpcError(error)
         } catch {
-            throw .internalError("database: \(error)")
+            throw Self.storeError(error)
         }
         return ["device": .string(device), "accepted": true]
     }
@@ -101,7 +101,7 @@ extension DaemonControlHandler {
         do {
             try await daemon.store.saveTVProvider(state, device: device)
         } catch {
-            throw .internalError("database: \(error)")
+            throw Self.storeError(error)
         }
         return Self.tvProviderJSON(device, state)
     }

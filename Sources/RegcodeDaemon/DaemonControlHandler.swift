@@ -30,7 +30,14 @@ struct DaemonControlHandler: ControlHandler {
         }
         try entry.check(params)
         try checkStarted(entry)
-        return try await answer(self, params)
+        do throws(RPCError) {
+            return try await answer(self, params)
+        } catch let error where error.isStorageUnavailable {
+            // Said here once for every method: how storage fares now, so a caller can tell a passing lock from a full disk.
+            var data = error.data?.objectValue ?? [:]
+            data["storage"] = Self.storageStatus(daemon.pipeline.health, holds: await daemon.fleet.holdTotals)
+            throw RPCError(code: error.code, message: error.message, data: .object(data))
+        }
     }
 
     func subscribe(params: JSONValue?, peer: ControlPeer) async throws(RPCError) -> Subscription {
@@ -179,8 +186,13 @@ struct DaemonControlHandler: ControlHandler {
         do {
             return try await body(daemon.store)
         } catch {
-            throw .internalError("database: \(error)")
+            throw Self.storeError(error)
         }
+    }
+
+    /// The control answer to a failed store call: retryable when storage may recover, else internal.
+    static func storeError(_ error: any Error) -> RPCError {
+        RegcodeStore.isUnavailable(error) ? .storageUnavailable("\(error)") : .internalError("database: \(error)")
     }
 
     /// The control answer to a refused change of a device.
@@ -198,6 +210,7 @@ struct DaemonControlHandler: ControlHandler {
             )
         case .fleet(let error): rpcError(error)
         case .store(let reason): .internalError("database: \(reason)")
+        case .storageUnavailable(let reason): .storageUnavailable(reason)
         case .inconsistent(let reason): .internalError(reason)
         }
     }

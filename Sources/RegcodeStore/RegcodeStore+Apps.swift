@@ -5,14 +5,15 @@ import RegcodeEngine
 /// The apps of devices that host several, and their shared token storage (single sign-on).
 extension RegcodeStore {
     /// Apps per device, in position order.
-    static func loadApps(_ db: Database, json: JSONColumns) throws -> [String: [StoredApp]] {
+    static func loadApps(_ db: Database, json: JSONColumns, device only: String? = nil) throws -> [String: [StoredApp]] {
         var apps: [String: [StoredApp]] = [:]
         let rows = try Row.fetchCursor(
             db,
             sql: """
                 SELECT device, app, bundle_id, team_id, requestor, access_enabler, install_source, vendor_generation, snapshot
-                FROM apps ORDER BY device, position
-                """
+                FROM apps \(only == nil ? "" : "WHERE device = ?") ORDER BY device, position
+                """,
+            arguments: StatementArguments(only.map { [$0] } ?? [])
         )
         while let row = try rows.next() {
             let device: String = row["device"]
@@ -49,9 +50,9 @@ extension RegcodeStore {
             sql: """
                 SELECT device, position, domain, bound_device_id, requestor, mvpd, creator_app, creator_bundle, token_source,
                        format, user_id, not_after
-                FROM ae_tokens WHERE ?1 IS NULL OR device = ?1 ORDER BY device, position
+                FROM ae_tokens \(only == nil ? "" : "WHERE device = ?") ORDER BY device, position
                 """,
-            arguments: [only]
+            arguments: StatementArguments(only.map { [$0] } ?? [])
         )
         while let row = try rows.next() {
             let device: String = row["device"]

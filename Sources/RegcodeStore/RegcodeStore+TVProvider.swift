@@ -6,9 +6,13 @@ import RegcodeEngine
 extension RegcodeStore {
     static let defaultAccessRow = "*"
 
-    static func loadTVProviders(_ db: Database) throws -> [String: TVProviderDevice] {
+    static func loadTVProviders(_ db: Database, device only: String? = nil) throws -> [String: TVProviderDevice] {
         var devices: [String: TVProviderDevice] = [:]
-        let access = try Row.fetchCursor(db, sql: "SELECT device, app, access FROM tv_provider_access ORDER BY device, app")
+        let access = try Row.fetchCursor(
+            db,
+            sql: "SELECT device, app, access FROM tv_provider_access \(only == nil ? "" : "WHERE device = ?") ORDER BY device, app",
+            arguments: StatementArguments(only.map { [$0] } ?? [])
+        )
         while let row = try access.next() {
             let device: String = row["device"]
             guard let value = TVProviderAccess(rawValue: row["access"]) else {
@@ -21,7 +25,11 @@ extension RegcodeStore {
                 devices[device, default: TVProviderDevice()].access[app] = value
             }
         }
-        let accounts = try Row.fetchCursor(db, sql: "SELECT device, provider, user_id, household_id, zip, expires_at FROM tv_provider_accounts")
+        let accounts = try Row.fetchCursor(
+            db,
+            sql: "SELECT device, provider, user_id, household_id, zip, expires_at FROM tv_provider_accounts \(only == nil ? "" : "WHERE device = ?")",
+            arguments: StatementArguments(only.map { [$0] } ?? [])
+        )
         while let row = try accounts.next() {
             let device: String = row["device"]
             // An account without the '*' row belongs to no emulated TV Provider (not written that way).

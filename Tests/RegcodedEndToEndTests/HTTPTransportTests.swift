@@ -37,7 +37,7 @@ extension EndToEnd {
         }
 
         /// POSTs `body` to `/rpc` with `token`, or with the token of the console URL's fragment when none is given.
-        static func post(_ url: String, _ body: String, token: String? = nil) async throws -> (Int, JSONValue?) {
+        static func post(_ url: String, _ body: String, token: String? = nil, session: URLSession = .shared) async throws -> (Int, JSONValue?) {
             let (url, printed) = split(url)
             let token = token ?? printed
             var request = URLRequest(url: URL(string: url + "rpc")!)
@@ -45,7 +45,7 @@ extension EndToEnd {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
             request.httpBody = Data(body.utf8)
-            let (data, response) = try await URLSession.shared.data(for: request)
+            let (data, response) = try await session.data(for: request)
             return ((response as? HTTPURLResponse)?.statusCode ?? 0, try? JSONValueParser.parse(data, numbers: .integralAsInt))
         }
 

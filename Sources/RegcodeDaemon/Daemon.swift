@@ -303,13 +303,14 @@ public final class Daemon: Sendable {
         do {
             let configuration = try reloadConfiguration()
             try configuration.validate()
-            newCatalog = try DeviceCatalog.load(configuration: configuration, environment: environment)
-            newCatalog.identityProvider = tvProviderIdentityProvider
             newCatalog = try DeviceCatalog.load(
                 configuration: configuration,
                 environment: environment,
                 embeddedStatement: Self.embeddedStatement(key: embeddedStatementKey, configuration: configuration)
             )
+            // Set on the catalog the reload applies: devices it restarts, and devices added after it, answer the TV
+            // Provider's SAML request with it.
+            newCatalog.identityProvider = tvProviderIdentityProvider
             for (key, old, new) in [
                 ("database", self.configuration.database, configuration.database),
                 ("socket", self.configuration.socket, configuration.socket),

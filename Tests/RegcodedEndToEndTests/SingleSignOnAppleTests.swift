@@ -26,10 +26,13 @@ extension EndToEnd {
             let client: ControlClient
             var events: ControlClient.Notifications.Iterator
             static let device = "tv-1"
+            /// The device its calls go to.
+            var device = Self.device
 
             static func start(tvProvider: String, apps: String = "", wire: BackendWire) async throws -> Lab {
-                let files = try TemporaryDirectory()
-                let config = files.path("regcoded.yaml")
+                // Beside the database, so the file outlives this call (a SIGHUP reads it again).
+                let directory = try TemporaryDirectory()
+                let config = directory.path("regcoded.yaml")
                 try """
                 fleets:
                   - name: tv
@@ -41,7 +44,6 @@ extension EndToEnd {
                 """.write(toFile: config, atomically: true, encoding: .utf8)
                 // How a lab hands a separately started pass-sim the TV Provider's identity provider: the key regcoded
                 // keeps beside its database, made beforehand, and its public half given to pass-sim.
-                let directory = try TemporaryDirectory()
                 let publicKey = try provisionIdentityProvider(in: directory)
                 return try await Lab.start(
                     extraArguments: ["--config", config],
@@ -61,7 +63,7 @@ extension EndToEnd {
             }
 
             func call(_ method: String, _ extra: [String: JSONValue] = [:]) async throws -> JSONValue {
-                var params: [String: JSONValue] = ["device": .string(Self.device)]
+                var params: [String: JSONValue] = ["device": .string(device)]
                 for (key, value) in extra { params[key] = value }
                 return try await client.call(method: method, params: .object(params))
             }
@@ -348,6 +350,24 @@ extension EndToEnd {
                     try await tv.afterCall("vsa.pick", ["provider": "Spectrum"], until: ["displayProviderDialog"])
                         == ["dismissTvProviderDialog", "status(N004)", "displayProviderDialog"]
                 )
+            }
+        }
+
+        /// After a SIGHUP, a device added over the socket still answers the TV Provider's SAML request with the
+        /// daemon's identity provider (a reload once dropped it from the catalog it applied).
+        @Test func apple_afterReload_anAddedDeviceSignsInSilently() async throws {
+            try await Self.withTV("      provider: Comcast\n      user_id: alice\n      access: granted") { tv in
+                tv.lab.daemon.signal(SIGHUP)
+                #expect(await tv.lab.daemon.waitForOutput("configuration reloaded"), "\(tv.lab.daemon.text)")
+                _ = try await tv.client.call(method: "devices.add", params: ["device": "tv-2", "fleet": "tv"])
+                try await ControlClient.withConnection(to: tv.lab.socket) { client in
+                    _ = try await client.call(method: "subscribe", params: ["devices": ["tv-2"]])
+                    var added = TV(lab: tv.lab, client: client, events: client.notifications.makeAsyncIterator(), device: "tv-2")
+                    #expect(try await added.afterCall("setRequestor", until: Self.complete) == ["setRequestorComplete(1)"])
+                    #expect(try await added.afterCall("checkAuthentication", until: Self.authStatus) == ["setAuthenticationStatus(1)"])
+                    #expect(try await added.partnerRequests() == 1)
+                }
+                #expect(!tv.lab.daemon.text.contains("no identity provider"), "\(tv.lab.daemon.text)")
             }
         }
     }

@@ -165,6 +165,8 @@ let package = Package(
                 "RegcodeEngine",
                 "RegcodeRecords",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's own memory figures (`sqlite3_memory_used`), which GRDB does not wrap.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.embedInCode("schema.sql")],

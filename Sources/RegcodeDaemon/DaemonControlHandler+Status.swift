@@ -4,6 +4,7 @@ import DeviceRegistry
 import Foundation
 import KeepAliveHTTP
 import ListenerGuard
+import RegcodeStore
 import RegcodeSupport
 
 /// `daemon.status`: version, uptime, devices by state, storage health, the wire, the activation URL and the shard.
@@ -94,6 +95,8 @@ extension DaemonControlHandler {
             "deferredPolls": .int(Int64(holds.deferredPolls)),
             "deferredTimers": .int(Int64(holds.deferredTimers)),
             "deferredCalls": .int(Int64(holds.deferredCalls)),
+            // SQLite's caches fill as the database grows, up to their bound: memory a soak accounts for apart.
+            "sqliteMemoryBytes": .int(Int64(RegcodeStore.sqliteMemoryBytes)),
         ]
     }
 }

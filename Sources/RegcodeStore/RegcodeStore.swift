@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Logging
 import RegcodeEngine
 
@@ -351,4 +352,27 @@ public final class RegcodeStore: Sendable {
         }
         return String(describing: error)
     }
+}
+
+extension RegcodeStore {
+    /// Whether `error` says the database cannot be written or read now but may be later: another process holds its
+    /// lock (past the busy timeout), the disk is full, an I/O error, the file cannot be opened or is read-only. The
+    /// control layer answers such a failure with a retryable error rather than an internal one.
+    public static func isUnavailable(_ error: any Error) -> Bool {
+        guard let error = error as? DatabaseError else { return false }
+        switch error.resultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_FULL, .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_READONLY, .SQLITE_PROTOCOL,
+            .SQLITE_NOMEM, .SQLITE_INTERRUPT:
+            return true
+        default:
+            return false
+        }
+    }
+}
+
+extension RegcodeStore {
+    /// The memory SQLite holds in this process now, in bytes: its page caches (up to `cache_size`, 2 MB by default,
+    /// per connection), statements and schema. It grows while the caches fill as the database grows, then stays: a
+    /// soak that watches the process's memory subtracts it to see what the rest does.
+    public static var sqliteMemoryBytes: Int { Int(sqlite3_memory_used()) }
 }

@@ -5,6 +5,8 @@
 # Needs: Swift 6, libsqlite3-dev, sqlite3, systemd's tools, curl, python3-venv, chromium, chromium-driver.
 set -eu
 cd "$(dirname "$0")/.."
+# Before anything is built: what is missing, and the one line that installs it.
+sh Tests/prerequisites.sh
 swift format lint --strict --recursive --configuration .swift-format Sources Tests Package.swift
 swift test
 REGCODED_BIN="$(swift build --show-bin-path)/regcoded"

@@ -20,11 +20,8 @@ check() {
         venv)
             venv=${REGCODED_TEST_VENV:-${TMPDIR:-/tmp}/regcoded-test-venv}
             [ -x "$venv/bin/python" ] && return 0
-            if command -v python3 >/dev/null 2>&1; then
-                probe=$(mktemp -d)
-                python3 -m venv "$probe/venv" >/dev/null 2>&1 && { rm -rf "$probe"; return 0; }
-                rm -rf "$probe"
-            fi
+            # What `python3 -m venv` needs and Debian ships apart, in python3-venv (venv says so when it is missing).
+            command -v python3 >/dev/null 2>&1 && python3 -c "import ensurepip" >/dev/null 2>&1 && return 0
             ;;
     esac
     case " $missing_packages " in *" $package "*) ;; *) missing_packages="${missing_packages:+$missing_packages }$package" ;; esac

@@ -184,7 +184,6 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
@@ -218,6 +217,7 @@ let package = Package(
         .target(
             name: "DeviceRegistry",
             dependencies: [
+                "RegcodeRecords",
                 "AccessEnablerAPI",
                 "ControlSocket",
                 "DeviceFleet",
@@ -234,6 +234,7 @@ let package = Package(
         .target(
             name: "RegcodeDaemon",
             dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
                 "AccessEnablerAPI",
                 "DeviceRegistry",
                 "RegcodeSupport",
@@ -275,6 +276,7 @@ let package = Package(
                 "PassSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -303,7 +305,6 @@ let package = Package(
                 "AccessEnablerAPI",
                 "SoakReport",
                 "RegcodeStore",
-                "RegcodeRecords",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -328,7 +329,7 @@ let package = Package(
         .testTarget(
             name: "RegcodeStoreTests",
             dependencies: [
-                "AccessEnablerAPI", "RegcodeStore", "RegcodeEngine", "RegcodeRecords", "RegcodeSupport", "RegcodeTestSupport",
+                "RegcodeStore", "RegcodeEngine", "RegcodeRecords", "RegcodeSupport", "RegcodeTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log"),
             ],
@@ -386,7 +387,7 @@ let package = Package(
         .testTarget(
             name: "DeviceRegistryTests",
             dependencies: [
-                "ControlSocket", "DeviceFleet", "DeviceRegistry", "RegcodeEngine", "RegcodeStore", "RegcodeSupport", "RegcodeTestSupport",
+                "ControlSocket", "DeviceFleet", "DeviceRegistry", "RegcodeEngine", "RegcodeStore", "RegcodeTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -433,7 +434,7 @@ let package = Package(
         .testTarget(
             name: "RegcodeEngineTests",
             // AdobePassClient: the entitlement-variant tests feed Adobe's sample bodies through the client's parser.
-            dependencies: ["AccessEnablerAPI", "AdobePassClient", "RegcodeEngine", "RegcodeSupport", "RegcodeTestSupport"],
+            dependencies: ["AccessEnablerAPI", "AdobePassClient", "RegcodeEngine", "RegcodeRecords", "RegcodeSupport", "RegcodeTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -462,7 +463,6 @@ let package = Package(
         .testTarget(
             name: "AdobePassClientTests",
             dependencies: [
-                "RegcodeSupport",
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 "AdobePassClient",
                 .product(name: "Logging", package: "swift-log"),
@@ -495,7 +495,6 @@ let package = Package(
                 "AdobePassClient",
                 "PassSimulator",
                 "RegcodeEngine",
-                .product(name: "Hummingbird", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -533,7 +532,6 @@ let package = Package(
             dependencies: [
                 "ListenerGuard",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "InMemoryLogging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

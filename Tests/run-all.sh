@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 # Before anything is built: what is missing, and the one line that installs it.
 sh Tests/prerequisites.sh
 swift format lint --strict --recursive --configuration .swift-format Sources Tests Package.swift
+# Package.swift and the import lines agree, both ways.
+python3 Tests/check-imports.py
 swift test
 REGCODED_BIN="$(swift build --show-bin-path)/regcoded"
 export REGCODED_BIN

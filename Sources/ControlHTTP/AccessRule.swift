@@ -7,7 +7,8 @@ import Hummingbird
 ///
 /// - With a token (required when the listener is not on loopback): every request must carry `Authorization: Bearer
 ///   <token>` (or `access_token=<token>` in the query, for the browser's `EventSource`, which cannot send headers).
-///   A missing or wrong token gets `401` with an empty body and nothing else. The console page itself (`GET /`) is
+///   A missing or wrong token gets `401` with an empty body and nothing else, and the connection is closed
+///   without reading the request's body (``AccessGate``). The console page itself (`GET /`) is
 ///   static and holds no data, so it loads without a token unless a wrong one is presented; it then asks for one.
 /// - Without a token (loopback only): requests must name a loopback `Host`, so a web page on another site cannot
 ///   reach the API through the browser by rebinding a DNS name to 127.0.0.1.
@@ -60,33 +61,5 @@ struct AccessRule: Sendable {
         let parts = lowered.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count == 4 && parts[0] == "127"
             && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) && Int($0).map { $0 < 256 } == true }
-    }
-}
-
-/// Applies ``AccessRule`` before any route runs.
-struct AccessMiddleware: RouterMiddleware {
-    typealias Context = ControlRequestContext
-    let rule: AccessRule
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let verdict = self.rule.verdict(
-            path: request.uri.path,
-            authorization: request.headers[.authorization],
-            queryToken: request.uri.queryParameters["access_token"].map(String.init),
-            host: request.head.authority
-        )
-        switch verdict {
-        case .allowed:
-            return try await next(request, context)
-        case .unauthorized:
-            context.logger.info("Refused an HTTP control request: missing or wrong token", metadata: ["http.client": "\(context.remoteDescription)"])
-            return Response(status: .unauthorized, headers: [.wwwAuthenticate: "Bearer realm=\"regcoded\""])
-        case .forbiddenHost:
-            context.logger.info(
-                "Refused an HTTP control request naming a host that is not loopback",
-                metadata: ["http.client": "\(context.remoteDescription)"]
-            )
-            return Response(status: .forbidden)
-        }
     }
 }

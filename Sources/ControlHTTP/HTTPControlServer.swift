@@ -57,6 +57,8 @@ public struct HTTPControlServer: Service {
     public let streams: OpenStreams
     /// The listener's cap, counts and timeouts.
     public let listenerGuard: ListenerGuard
+    /// Where refused requests are logged: a flood of them costs a line per interval.
+    let accessLog: RepeatLimitedLog<ContinuousClock>
 
     /// - Parameters:
     ///   - streams: Where open event streams are counted against their limit; by default a new one with
@@ -83,23 +85,11 @@ public struct HTTPControlServer: Service {
         self.onListening = onListening
         self.logger = logger
         self.listenerGuard = ListenerGuard(name: "http", limits: configuration.limits, logger: logger)
+        self.accessLog = RepeatLimitedLog(logger: logger)
     }
 
     public func run() async throws {
-        let router = self.makeRouter()
-        let port = self.configuration.port
-        let onListening = self.onListening
-        let listenerGuard = self.listenerGuard
-        let app = Application(
-            router: router,
-            server: .guarded(by: listenerGuard, configuration: Self.http1Configuration),
-            configuration: .guarded(host: self.configuration.host, port: port, serverName: "regcoded", by: listenerGuard),
-            onServerRunning: { channel in
-                try? await listenerGuard.install(on: channel)
-                await onListening(channel.localAddress?.port ?? port)
-            },
-            logger: self.logger
-        )
+        let app = self.makeApplication()
         let streams = self.streams
         try await withGracefulShutdownHandler {
             // `run()`, not `runService()`: the latter is a service group of its own that stops on SIGTERM by itself,
@@ -110,14 +100,38 @@ public struct HTTPControlServer: Service {
         }
     }
 
-    /// HTTP/1.1, with a body's parts from one read reaching `POST /rpc` as one, however finely it was chunked.
-    static var http1Configuration: HTTP1Channel.Configuration {
-        HTTP1Channel.Configuration(additionalChannelHandlers: [RequestBodyCoalescer()])
+    /// The listener as ``run()`` serves it (tests serve it the same way).
+    func makeApplication() -> some ApplicationProtocol {
+        let port = self.configuration.port
+        let onListening = self.onListening
+        let listenerGuard = self.listenerGuard
+        return Application(
+            router: self.makeRouter(),
+            server: self.serverBuilder(),
+            configuration: .guarded(host: self.configuration.host, port: port, serverName: "regcoded", by: listenerGuard),
+            onServerRunning: { channel in
+                try? await listenerGuard.install(on: channel)
+                await onListening(channel.localAddress?.port ?? port)
+            },
+            logger: self.logger
+        )
+    }
+
+    /// The listener's connections: HTTP/1.1 within the ``ListenerGuard``, each request's head checked against the
+    /// ``AccessRule`` before its body is read, and a body's parts from one read reaching `POST /rpc` as one, however
+    /// finely it was chunked.
+    private func serverBuilder() -> HTTPServerBuilder {
+        .guarded(by: self.listenerGuard, configuration: self.http1Configuration)
+    }
+
+    private var http1Configuration: HTTP1Channel.Configuration {
+        let rule = AccessRule(token: self.configuration.token)
+        let log = self.accessLog
+        return HTTP1Channel.Configuration(additionalChannelHandlers: [AccessGate(rule: rule, log: log), RequestBodyCoalescer()])
     }
 
     func makeRouter() -> Router<ControlRequestContext> {
         let router = Router(context: ControlRequestContext.self)
-        router.add(middleware: AccessMiddleware(rule: AccessRule(token: self.configuration.token)))
         router.get("/") { _, _ -> Response in
             Response(
                 status: .ok,
@@ -165,6 +179,14 @@ public struct HTTPControlServer: Service {
         let body: ByteBuffer
         do {
             body = try await request.collectBody(upTo: self.configuration.maxBodySize)
+        } catch let refusal as RequestBodyCoalescer.TooFinelyChunked {
+            let error = RPCError(
+                code: -32600,
+                message:
+                    "body refused unread: \(refusal.parts) parts for \(refusal.bytes) bytes (at most \(RequestBodyCoalescer.freeParts) parts and one more per \(RequestBodyCoalescer.bytesPerPart) bytes)",
+                data: ["limit": .int(Int64(RequestBodyCoalescer.bytesPerPart)), "inputLimit": "bytesPerPart"]
+            )
+            return Self.json(.badRequest, RPCMessage.error(id: .null, error))
         } catch {
             return Self.json(.contentTooLarge, RPCMessage.error(id: .null, .lineTooLong(limit: self.configuration.maxBodySize)))
         }

@@ -1,5 +1,11 @@
 import NIOCore
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// What the line decoder produces.
 enum LineFrame: Sendable, Equatable {
     /// One line without its `\n` (and without a `\r` before it).
@@ -57,38 +63,36 @@ struct LineFrameDecoder: ByteToMessageDecoder {
 
     /// The next complete frame in `buffer`, consuming it; nil when more bytes are needed.
     mutating func nextFrame(_ buffer: inout ByteBuffer) -> LineFrame? {
-        let newline = UInt8(ascii: "\n")
+        let available = buffer.readableBytes
         if let discarded = self.discardedBytes {
-            let view = buffer.readableBytesView
-            guard let end = view.firstIndex(of: newline) else {
-                self.searchedBytes += view.count
-                self.discardedBytes = discarded + view.count
-                buffer.moveReaderIndex(forwardBy: view.count)
+            guard let end = Self.firstNewline(in: buffer, from: 0) else {
+                self.searchedBytes += available
+                self.discardedBytes = discarded + available
+                buffer.moveReaderIndex(forwardBy: available)
                 return nil
             }
-            let skipped = end - view.startIndex + 1
+            let skipped = end + 1
             self.searchedBytes += skipped
             buffer.moveReaderIndex(forwardBy: skipped)
             self.discardedBytes = nil
             return .tooLong(byteCount: discarded + skipped)
         }
 
-        let view = buffer.readableBytesView
-        let searchFrom = view.startIndex + self.scannedBytes
-        guard let end = view[searchFrom...].firstIndex(of: newline) else {
-            self.searchedBytes += view.endIndex - searchFrom
-            self.scannedBytes = view.count
+        let searchFrom = self.scannedBytes
+        guard let end = Self.firstNewline(in: buffer, from: searchFrom) else {
+            self.searchedBytes += available - searchFrom
+            self.scannedBytes = available
             // `+ 1` leaves room for a `\r` that the next read may show to precede the newline.
-            if view.count > self.maxLineLength + 1 {
-                self.discardedBytes = view.count
+            if available > self.maxLineLength + 1 {
+                self.discardedBytes = available
                 self.scannedBytes = 0
-                buffer.moveReaderIndex(forwardBy: view.count)
+                buffer.moveReaderIndex(forwardBy: available)
             }
             return nil
         }
         self.searchedBytes += end - searchFrom + 1
         self.scannedBytes = 0
-        let length = end - view.startIndex
+        let length = end
         var line = buffer.readSlice(length: length)!
         buffer.moveReaderIndex(forwardBy: 1)
         Self.dropCarriageReturn(&line)
@@ -96,6 +100,19 @@ struct LineFrameDecoder: ByteToMessageDecoder {
             return .tooLong(byteCount: length + 1)
         }
         return .line(line)
+    }
+
+    /// The offset from the reader index of the first `\n` at or after `offset` readable bytes.
+    ///
+    /// `memchr` rather than `firstIndex(of:)`: the generic search costs tens of nanoseconds a byte where it is not
+    /// specialised (debug builds), which made framing the most expensive part of a refused line; `memchr` costs a
+    /// fraction of a nanosecond a byte in every build.
+    static func firstNewline(in buffer: ByteBuffer, from offset: Int) -> Int? {
+        buffer.withUnsafeReadableBytes { bytes in
+            guard offset < bytes.count, let base = bytes.baseAddress else { return nil }
+            guard let found = memchr(base + offset, Int32(UInt8(ascii: "\n")), bytes.count - offset) else { return nil }
+            return UnsafeRawPointer(found) - base
+        }
     }
 
     private static func dropCarriageReturn(_ line: inout ByteBuffer) {

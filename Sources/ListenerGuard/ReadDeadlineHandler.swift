@@ -1,6 +1,12 @@
 import NIOCore
 import NIOHTTP1
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// First in a connection's pipeline, on its raw bytes: closes a connection whose request (a control line, or an HTTP
 /// head and body) began and did not arrive whole within the read timeout, and, for control lines, a connection that
 /// stayed silent both ways past the idle timeout with nothing holding it open (see ``ConnectionActivity``).
@@ -60,7 +66,15 @@ public final class ReadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
     }
 
     public func handlerAdded(context: ChannelHandlerContext) {
-        self.lastTraffic = context.eventLoop.now
+        let now = context.eventLoop.now
+        self.lastTraffic = now
+        self.lastInput = now
+        if self.framing == .httpRequests {
+            // A new connection owes its first request (and, on TLS, its handshake) within the read timeout, not the
+            // idle timeout: otherwise connections that never send a head, or never finish a handshake, fill the
+            // listener's cap for the idle timeout each, without ever presenting a token.
+            self.partialSince = now
+        }
         self.arm(context)
     }
 
@@ -70,24 +84,37 @@ public final class ReadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let bytes = self.unwrapInboundIn(data).readableBytesView
+        let bytes = self.unwrapInboundIn(data)
         let now = context.eventLoop.now
         self.lastTraffic = now
         self.lastInput = now
         self.wantsInput = false
         switch self.framing {
         case .lines:
-            if let newline = bytes.lastIndex(of: UInt8(ascii: "\n")) {
+            if bytes.readableBytes == 0 {
+                break
+            } else if bytes.getInteger(at: bytes.writerIndex - 1, as: UInt8.self) == UInt8(ascii: "\n") {
+                self.partialSince = nil
+            } else if Self.containsNewline(bytes) {
                 // Whatever follows the last newline is a line that began just now.
-                self.partialSince = newline == bytes.index(before: bytes.endIndex) ? nil : now
-            } else if !bytes.isEmpty, self.partialSince == nil {
+                self.partialSince = now
+            } else if self.partialSince == nil {
                 self.partialSince = now
             }
         case .httpRequests:
-            if !bytes.isEmpty, self.partialSince == nil { self.partialSince = now }
+            if bytes.readableBytes > 0, self.partialSince == nil { self.partialSince = now }
         }
         self.arm(context)
         context.fireChannelRead(data)
+    }
+
+    /// `memchr`, not a generic search: this runs over every byte received, and the generic search costs tens of
+    /// nanoseconds a byte where it is not specialised (debug builds).
+    private static func containsNewline(_ bytes: ByteBuffer) -> Bool {
+        bytes.withUnsafeReadableBytes { raw in
+            guard let base = raw.baseAddress else { return false }
+            return memchr(base, Int32(UInt8(ascii: "\n")), raw.count) != nil
+        }
     }
 
     public func read(context: ChannelHandlerContext) {
@@ -102,6 +129,13 @@ public final class ReadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
     public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         self.lastTraffic = context.eventLoop.now
         context.write(data, promise: promise)
+    }
+
+    public func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        // Hummingbird ends a `Connection: close` exchange by closing its output and waiting for the peer to close:
+        // a peer that keeps sending (a body nobody reads) would hold the connection half-closed, unread and so
+        // untimed, for as long as it likes. Nothing more is read from a connection whose output is closed.
+        context.close(mode: self.framing == .httpRequests && mode == .output ? .all : mode, promise: promise)
     }
 
     /// HTTP requests whose response has not ended: a connection answering one (an event stream) is not idle.
@@ -202,5 +236,28 @@ extension ListenerGuard {
         let deadline = ReadDeadlineHandler(framing: .httpRequests, listener: self)
         try pipeline.addHandler(deadline, position: .first)
         try pipeline.addHandler(HTTPRequestEndHandler(deadline: deadline), position: .after(decoder))
+    }
+
+    /// Adds the read deadline to a TLS connection whose HTTP version ALPN settles (its HTTP handlers come only after
+    /// the handshake): from its first byte, the handshake and first request must arrive within the read timeout, so a
+    /// handshake left half-done is closed then. Once the handshake is done, ``settleTLSReadDeadline(in:)`` ties it to
+    /// the negotiated protocol.
+    public func addTLSReadDeadline(to channel: any Channel) throws {
+        guard self.limits.readTimeout != nil || self.limits.idleTimeout != nil else { return }
+        try channel.pipeline.syncOperations.addHandler(ReadDeadlineHandler(framing: .httpRequests, listener: self), position: .first)
+    }
+
+    /// After a TLS handshake, with the negotiated protocol's handlers in place: HTTP/1.1's requests now end the
+    /// deadline added by ``addTLSReadDeadline(to:)``, as on a plain connection; HTTP/2 (which idles out in its own
+    /// handler, and whose requests are streams of their own) drops it.
+    public func settleTLSReadDeadline(in pipeline: ChannelPipeline.SynchronousOperations) {
+        guard let deadline = try? pipeline.handler(type: ReadDeadlineHandler.self) else { return }
+        guard let decoder = try? pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self) else {
+            pipeline.removeHandler(deadline, promise: nil)
+            return
+        }
+        if (try? pipeline.handler(type: HTTPRequestEndHandler.self)) == nil {
+            try? pipeline.addHandler(HTTPRequestEndHandler(deadline: deadline), position: .after(decoder))
+        }
     }
 }

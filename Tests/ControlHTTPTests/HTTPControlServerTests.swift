@@ -16,7 +16,7 @@ import Testing
         var configuration = HTTPControlServer.Configuration(host: "127.0.0.1", port: 0, token: token)
         configuration.maxBodySize = 4096
         let server = HTTPControlServer(configuration: configuration, handler: handler, logger: Logger(label: "test"))
-        return Application(router: server.makeRouter())
+        return server.makeApplication()
     }
 
     @Test func rpcAnswersAsTheSocketDoes() async throws {
@@ -84,21 +84,25 @@ import Testing
         let handler = FakeControlHandler()
         let token = "s3cr3t-token-0123456789"
         try await application(handler, token: token).test(.live) { client in
-            let call = ByteBuffer(string: #"{"jsonrpc":"2.0","id":1,"method":"echo","params":[1]}"#)
+            let port = try #require(client.port)
+            let call = #"{"jsonrpc":"2.0","id":1,"method":"echo","params":[1]}"#
             for authorization in ["Bearer wrong-token-0123456789", "Bearer ", "Basic \(token)", nil] {
-                var headers = Self.json
-                if let authorization { headers[.authorization] = authorization }
-                try await client.execute(uri: "/rpc", method: .post, headers: headers, body: call) { response in
-                    #expect(response.status == .unauthorized, "\(authorization ?? "none")")
-                    #expect(response.body.readableBytes == 0)
-                    #expect(response.headers[.wwwAuthenticate]?.hasPrefix("Bearer") == true)
-                }
-                try await client.execute(uri: "/events?since=0", method: .get, headers: headers) { #expect($0.status == .unauthorized) }
+                let header = authorization.map { "Authorization: \($0)\r\n" } ?? ""
+                let rpc = try await RawHTTP.exchange(
+                    "POST /rpc HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\(header)Content-Length: \(call.utf8.count)\r\n\r\n\(call)",
+                    port: port
+                )
+                #expect(rpc.hasPrefix("HTTP/1.1 401"), "\(authorization ?? "none")")
+                #expect(rpc.hasSuffix("\r\n\r\n"), "an empty body")
+                #expect(rpc.lowercased().contains("www-authenticate: bearer"))
+                let events = try await RawHTTP.exchange("GET /events?since=0 HTTP/1.1\r\nHost: 127.0.0.1\r\n\(header)\r\n", port: port)
+                #expect(events.hasPrefix("HTTP/1.1 401"))
             }
-            try await client.execute(uri: "/events?since=0&access_token=wrong", method: .get) { #expect($0.status == .unauthorized) }
+            let query = try await RawHTTP.exchange("GET /events?since=0&access_token=wrong HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", port: port)
+            #expect(query.hasPrefix("HTTP/1.1 401"))
             var headers = Self.json
             headers[.authorization] = "Bearer \(token)"
-            try await client.execute(uri: "/rpc", method: .post, headers: headers, body: call) { response in
+            try await client.execute(uri: "/rpc", method: .post, headers: headers, body: ByteBuffer(string: call)) { response in
                 #expect(response.status == .ok)
                 #expect(String(buffer: response.body).contains(#""result":[1]"#))
             }

@@ -113,6 +113,71 @@ import Glibc
         #expect(!channel.isActive)
         #expect(listener.counters.snapshot.timedOut == 1)
     }
+
+    static func httpChannel(_ listener: ListenerGuard) throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(HTTPRequestDecoder()))
+        try listener.addHTTPReadDeadline(to: channel)
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        channel.read()
+        return channel
+    }
+
+    @Test func aNewHTTPConnectionOwesItsFirstRequestWithinTheReadTimeoutNotTheIdleTimeout() throws {
+        let listener = Self.listener(idle: .seconds(60), read: .seconds(10))
+        let silent = try Self.httpChannel(listener)
+        let served = try Self.httpChannel(listener)
+        try served.writeInbound(ByteBuffer(string: "GET / HTTP/1.1\r\nHost: a\r\n\r\n"))
+        silent.embeddedEventLoop.advanceTime(by: .milliseconds(9_999))
+        served.embeddedEventLoop.advanceTime(by: .seconds(59))
+        #expect(silent.isActive)
+        silent.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(!silent.isActive)
+        // A request that arrived whole is the server's to answer: the connection is not timed meanwhile.
+        served.embeddedEventLoop.advanceTime(by: .seconds(3_600))
+        #expect(served.isActive)
+        #expect(listener.counters.snapshot.timedOut == 1)
+    }
+
+    @Test func closingTheOutputOfAnHTTPConnectionClosesItInFull() throws {
+        let listener = Self.listener(idle: nil, read: .seconds(10))
+        let channel = try Self.httpChannel(listener)
+        try channel.writeInbound(ByteBuffer(string: "POST /rpc HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\nConnection: close\r\n\r\n{"))
+        try channel.close(mode: .output).wait()
+        #expect(!channel.isActive)
+    }
+
+    @Test func aTLSConnectionsDeadlineCoversItsHandshakeAndThenFollowsTheNegotiatedProtocol() throws {
+        let listener = Self.listener(idle: nil, read: .seconds(10))
+        // Before the handshake: no HTTP handler yet, and a handshake that stalls is cut at the read timeout.
+        let stalled = EmbeddedChannel()
+        try listener.addTLSReadDeadline(to: stalled)
+        try stalled.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        stalled.read()
+        try stalled.writeInbound(ByteBuffer(bytes: [0x16, 0x03, 0x01]))
+        stalled.read()
+        stalled.embeddedEventLoop.advanceTime(by: .seconds(10))
+        #expect(!stalled.isActive)
+
+        // HTTP/2 idles out in its own handler: the deadline leaves.
+        let h2 = EmbeddedChannel()
+        try listener.addTLSReadDeadline(to: h2)
+        listener.settleTLSReadDeadline(in: h2.pipeline.syncOperations)
+        #expect((try? h2.pipeline.syncOperations.handler(type: ReadDeadlineHandler.self)) == nil)
+
+        // HTTP/1.1: its requests end the deadline, as on a plain connection.
+        let h1 = EmbeddedChannel()
+        try listener.addTLSReadDeadline(to: h1)
+        try h1.pipeline.syncOperations.addHandler(ByteToMessageHandler(HTTPRequestDecoder()))
+        listener.settleTLSReadDeadline(in: h1.pipeline.syncOperations)
+        try h1.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        h1.read()
+        try h1.writeInbound(ByteBuffer(string: "GET / HTTP/1.1\r\nHost: a\r\n\r\n"))
+        h1.read()
+        h1.embeddedEventLoop.advanceTime(by: .seconds(3_600))
+        #expect(h1.isActive)
+        #expect(listener.counters.snapshot.timedOut == 1)
+    }
 }
 
 /// The cap on a listening channel: past it a connection is closed at once and counted, never handed on.

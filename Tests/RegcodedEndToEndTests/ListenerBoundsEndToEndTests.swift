@@ -171,5 +171,33 @@ extension EndToEnd {
             #expect((stats["listener"]?["refused"]?.intValue ?? 0) >= 500 - 40)
             #expect((stats["listener"]?["timed_out"]?.intValue ?? 0) >= 20)
         }
+
+        /// pass-sim on each wire: connections that send nothing, half a request head, a head and part of its body, or
+        /// (over TLS) half a handshake are closed at the read timeout, long before the idle timeout, and counted.
+        @Test(arguments: BackendWire.allCases)
+        func passSimClosesSlowHeadsBodiesAndHandshakesAtTheReadTimeout(wire: BackendWire) async throws {
+            let sim = try await PassSimProcess.start(["--idle-timeout", "600", "--read-timeout", "1"], wire: wire)
+            let simPort = try #require(port(after: "127.0.0.1:", in: sim.url))
+            let slow = FloodSockets()
+            slow.connect(tcpPort: simPort, count: 30)
+            #expect(slow.count == 30)
+            if wire.usesTLS {
+                // A handshake record that announces 64 bytes and brings 2, and one that never ends its ClientHello.
+                slow.send("\u{16}\u{03}\u{01}\u{00}\u{40}\u{01}\u{00}", to: 10..<20)
+                slow.send("\u{16}\u{03}", to: 20..<30)
+            } else {
+                slow.send("GET /_sim/stats HTTP/1.1\r\nHost: 127.0.0.1\r\nAcc", to: 10..<20)
+                slow.send(
+                    "POST /_sim/approve HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{",
+                    to: 20..<30
+                )
+            }
+            #expect(await slow.waitUntilClosed(30, timeout: .seconds(20)) == 30, "every slow connection closed at the read timeout")
+
+            let (status, body) = try await sim.request("/_sim/stats")
+            #expect(status == 200)
+            let stats = try JSONValueParser.parse(body, numbers: .integralAsInt)
+            #expect((stats["listener"]?["timed_out"]?.intValue ?? 0) >= 30)
+        }
     }
 }

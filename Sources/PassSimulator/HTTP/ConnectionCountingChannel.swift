@@ -2,6 +2,7 @@ import HummingbirdCore
 import ListenerGuard
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOSSL
 
 /// A server child channel that counts each accepted connection in ``ConnectionCounters`` by wire, and for TLS
@@ -37,8 +38,13 @@ struct ConnectionCountingChannel<Base: ServerChildChannel>: ServerChildChannel {
             return self.base.setup(channel: channel, logger: logger).flatMapThrowing { [counters, listener] value in
                 let pipeline = channel.pipeline.syncOperations
                 let tls = try pipeline.handler(type: NIOSSLServerHandler.self)
-                try pipeline.addHandler(TLSHandshakeCounter(counters: counters), position: .after(tls))
-                try listener?.addHTTPReadDeadline(to: channel)
+                try pipeline.addHandler(TLSHandshakeCounter(counters: counters, listener: listener), position: .after(tls))
+                if (try? pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)) != nil {
+                    try listener?.addHTTPReadDeadline(to: channel)
+                } else {
+                    // HTTP/2 or HTTP/1.1 by ALPN: no HTTP handlers until the handshake is done.
+                    try listener?.addTLSReadDeadline(to: channel)
+                }
                 return value
             }
         }

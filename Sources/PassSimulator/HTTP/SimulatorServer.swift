@@ -14,7 +14,8 @@ extension HTTPServerBuilder {
     /// the server starts; a bad file stops the start with a ``SimulatorTLSError``.
     static func simulator(tls: SimulatorTLS?, counters: ConnectionCounters, listener: ListenerGuard? = nil) -> HTTPServerBuilder {
         // HTTP/1.1 idles out in the listener's own handler (counted); a connection that settles its protocol by ALPN
-        // (HTTP/2, or HTTP/1.1 after the handshake) in Hummingbird's.
+        // (HTTP/2, or HTTP/1.1 after the handshake) also in Hummingbird's. Every connection owes its handshake and
+        // first request within the listener's read timeout (see `TLSHandshakeCounter`).
         let http1 = HTTP1Channel.Configuration()
         let negotiated = HTTP1Channel.Configuration(idleTimeout: listener?.limits.idleTimeout.map { TimeAmount($0) })
         guard let tls else {

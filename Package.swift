@@ -134,6 +134,7 @@ let package = Package(
         .target(
             name: "PassSimulator",
             dependencies: [
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 "ListenerGuard",
                 "RegcodeSupport",
                 "EventLoopExecutor",
@@ -354,6 +355,7 @@ let package = Package(
         .testTarget(
             name: "ControlHTTPTests",
             dependencies: [
+                "ListenerGuard",
                 "ControlHTTP",
                 "ControlSocket",
                 "RegcodeSupport",

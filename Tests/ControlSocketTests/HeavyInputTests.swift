@@ -147,8 +147,79 @@ struct HeavyInputTests {
         }
     }
 
+    /// Holds the workers' turns for as long as the test likes.
+    final class Gate: Sendable {
+        let entered = Mutex(0)
+        let release = Mutex<[CheckedContinuation<Void, Never>]>([])
+
+        func pass() async {
+            await withCheckedContinuation { continuation in
+                self.release.withLock { $0.append(continuation) }
+                self.entered.withLock { $0 += 1 }
+            }
+        }
+
+        func open() {
+            let waiting = self.release.withLock { list in
+                let taken = list
+                list = []
+                return taken
+            }
+            for continuation in waiting { continuation.resume() }
+        }
+    }
+
     @Test func aFloodQueuesUpToItsBoundAndIsThenRefusedNotGrown() async throws {
         let workers = InputWorkers(threads: 1, maxRunning: 1, maxWaiting: 1)
+        let gate = Gate()
+        // Reading a request is what takes a turn; a gate stands in for a long read.
+        async let first = workers.run {
+            await gate.pass()
+            return 1
+        }
+        // The first holds the one turn...
+        #expect(try await eventually { gate.entered.withLock { $0 } == 1 })
+        async let second = workers.run {
+            await gate.pass()
+            return 2
+        }
+        // ...the second waits for it...
+        #expect(try await eventually { workers.counts.waiting == 1 })
+        // ...and the third finds the queue full: refused at once, without running.
+        let third = await workers.run { 3 }
+        #expect(third == nil)
+        #expect(workers.counts.refused == 1)
+        gate.open()
+        // The waiter gets the turn the first leaves.
+        #expect(try await eventually { gate.entered.withLock { $0 } == 2 })
+        gate.open()
+        #expect(await first == 1)
+        #expect(await second == 2)
+        #expect(workers.counts.admitted == 2)
+        try await workers.shutdown()
+    }
+
+    @Test func aFullQueueIsAnsweredBusyAndRetryable() async throws {
+        let workers = InputWorkers(threads: 1, maxRunning: 1, maxWaiting: 0)
+        let gate = Gate()
+        let dispatcher = RPCDispatcher(handler: GateHandler(), workers: workers, logger: Logger(label: "test"))
+        async let holder = workers.run { await gate.pass() }
+        #expect(try await eventually { gate.entered.withLock { $0 } == 1 })
+        let line = ByteBuffer(string: #"{"jsonrpc":"2.0","id":3,"method":"hold","params":[3]}"#)
+        guard case .reply(let reply) = await dispatcher.answer(line, peer: .http(remoteAddress: "test")) else {
+            Issue.record("no reply")
+            return
+        }
+        #expect(reply["error"]?["code"] == 1004)
+        #expect(reply["error"]?["data"]?["retryable"] == true)
+        gate.open()
+        _ = await holder
+        try await workers.shutdown()
+    }
+
+    /// A method that waits (a reset on a locked database) holds no turn: calls behind it are read and answered.
+    @Test func aCallWaitingInItsHandlerHoldsNoTurn() async throws {
+        let workers = InputWorkers(threads: 1, maxRunning: 1, maxWaiting: 0)
         let handler = GateHandler()
         let dispatcher = RPCDispatcher(handler: handler, workers: workers, logger: Logger(label: "test"))
         func call(_ id: Int) async -> JSONValue? {
@@ -157,19 +228,11 @@ struct HeavyInputTests {
             return reply
         }
         async let first = call(1)
-        // The first holds the one turn...
         #expect(try await eventually { handler.entered.withLock { $0 } == 1 })
+        // With one turn and no room to wait, the second would be refused if the first still held its turn.
         async let second = call(2)
-        // ...the second waits for it...
-        #expect(try await eventually { workers.counts.waiting == 1 })
-        // ...and the third finds the queue full: refused at once, retryable, without reaching the handler.
-        let third = await call(3)
-        #expect(third?["error"]?["code"] == 1004)
-        #expect(third?["error"]?["data"]?["retryable"] == true)
-        #expect(workers.counts.refused == 1)
-        handler.releaseAll()
-        // The waiter gets the turn the first leaves.
         #expect(try await eventually { handler.entered.withLock { $0 } == 2 })
+        #expect(workers.counts.refused == 0)
         handler.releaseAll()
         #expect(await first?["result"] == [1])
         #expect(await second?["result"] == [2])

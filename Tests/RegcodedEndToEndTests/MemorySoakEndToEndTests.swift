@@ -5,10 +5,11 @@ import Testing
 
 /// Three real daemons on the shipped defaults against separately started pass-sims for three minutes: 500 polling
 /// devices with the loopback default `client_address` (`bind`), 500 with `host`, and a cycle fleet (log in, hold,
-/// authorize, log out). After a minute's warm-up none of them may grow its anonymous memory by more than a few
-/// hundred KB beyond what SQLite's page caches take as the database grows (bounded by `cache_size`, and reported by
+/// authorize, log out). After a minute's warm-up none of them may grow its anonymous memory by 1 MB or more beyond
+/// what SQLite's page caches take as the database grows (bounded by `cache_size`, and reported by
 /// `daemon.status`): a per-poll leak shows as megabytes within the window (a closed backend connection once stayed
-/// alive, about 2 KB a poll under `bind`).
+/// alive, about 2 KB a poll under `bind`: 24 MB in the window). The bound leaves room for the allocator's steps on a
+/// machine busy with other work (a few hundred KB, seen while builds ran beside the test).
 extension EndToEnd {
     @Suite(.serialized, .timeLimit(.minutes(6))) struct MemorySoakEndToEndTests {
         /// A daemon's anonymous memory (RssAnon), in KB; nil once it has exited.
@@ -132,7 +133,7 @@ extension EndToEnd {
                 print("\(daemon.name): anonymous memory outside SQLite \(Int(growth)) KB over the last two minutes; \(polls) polls in all")
                 #expect(polls > 0, "\(daemon.name) polled")
                 #expect(
-                    growth < 400,
+                    growth < 1024,
                     "\(daemon.name): anonymous memory outside SQLite grew \(Int(growth)) KB in the last two minutes (\(series.map { Int($0.kb) }))"
                 )
                 daemon.daemon.signal(SIGTERM)

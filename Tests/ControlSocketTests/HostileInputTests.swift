@@ -247,7 +247,7 @@ struct HostileInputTests {
                         }
                     }
                     // Let the server fill its output and stop reading before anything is read here.
-                    #expect(try await eventually { handler.receivedMethods.count >= 100 })
+                    #expect(try await eventually(timeout: .seconds(120)) { handler.receivedMethods.count >= 100 })
                     var ids: [JSONValue] = []
                     for _ in 0..<total {
                         let reply = try #require(try await connection.readJSON())

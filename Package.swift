@@ -401,6 +401,8 @@ let package = Package(
                 "AccessEnablerAPI", "DeviceFleet", "DeviceRegistry", "RegcodeDaemon", "RegcodeEngine", "RegcodeRecords", "RegcodeStore",
                 "RegcodeSupport",
                 "ControlSocket", "RegcodeTestSupport", "KeepAliveHTTP",
+                // The control harness's fleet runs on NIO's event loops.
+                .product(name: "NIOPosix", package: "swift-nio"),
                 // The web console's page, whose calls are checked against the control methods.
                 "ControlHTTP",
                 // Daemons are built as the executable builds them, with its embedded simulator.

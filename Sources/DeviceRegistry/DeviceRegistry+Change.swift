@@ -52,7 +52,7 @@ extension DeviceRegistry {
             if !specs.isEmpty { try await addToFleet(fleet, specs) }
         } catch {
             await rollBack(changes, after: error)
-            throw .fleet(error)
+            throw DeviceRegistryError(error)
         }
         for change in changes where change.forgetStats { liveStats.forget(change.name) }
     }

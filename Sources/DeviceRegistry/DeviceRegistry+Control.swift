@@ -97,14 +97,14 @@ extension DeviceRegistry {
         guard let settings = await fleet.settings(of: name), let running = await fleet.apps(of: name) else {
             throw .unknownDevice(name)
         }
-        guard running.contains(where: { $0.id == appID }) else { throw .fleet(.unknownApp(device: name, app: appID)) }
+        guard running.contains(where: { $0.id == appID }) else { throw .unknownApp(device: name, app: appID) }
         guard running.first?.identity != nil else { throw .noVendor(name) }
         // The storage as the running device has it: newer than the store until the pipeline catches up.
         let tokens: [SharedToken]
         do {
             tokens = try await fleet.tokens(of: name)
         } catch {
-            throw .fleet(error)
+            throw DeviceRegistryError(error)
         }
         let report = SharedValue<ReinstallReport?>(nil)
         let rebuild: @Sendable (StoredDevice) throws(DeviceRegistryError) -> (StoredDevice, Spec) = { [self] stored throws(DeviceRegistryError) in

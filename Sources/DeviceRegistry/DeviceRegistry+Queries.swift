@@ -57,13 +57,4 @@ extension DeviceRegistry {
             snapshot: snapshot
         )
     }
-
-    /// Applies an AccessEnabler call to one app of a device (nil: its first).
-    package nonisolated func send(_ command: DeviceCommand, to device: String, app: String? = nil) async throws(DeviceRegistryError) {
-        do {
-            try await fleet.send(command, to: device, app: app)
-        } catch {
-            throw .fleet(error)
-        }
-    }
 }

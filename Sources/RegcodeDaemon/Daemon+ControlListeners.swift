@@ -7,7 +7,7 @@ import ServiceLifecycle
 extension Daemon {
     /// The control socket (the path, or the descriptor systemd passed) and, with `http`, the HTTP listener with the
     /// console: both answer through `handler`.
-    func controlListeners(handler: DaemonControlHandler) throws -> [ServiceGroupConfiguration.ServiceConfiguration] {
+    func controlListeners(handler: ControlMethodsHandler) throws -> [ServiceGroupConfiguration.ServiceConfiguration] {
         let listener: ControlServer.Listener
         if let fd = SocketActivation.controlDescriptor(environment: environment) {
             SocketActivation.clearEnvironment()

@@ -186,12 +186,12 @@ public final class Daemon: Sendable {
         services.append(.init(service: BackendConnectionsService(pools: connectionPools)))
         services.append(.init(service: fleet))
         // One handler, one method table, over the socket and HTTP alike.
-        services += try controlListeners(handler: DaemonControlHandler(daemon: self))
+        services += try controlListeners(handler: ControlMethodsHandler(context: controlContext))
         liveStats.setFleetResolver { [weak registry] device in registry?.fleetName(of: device) }
-        services.append(.init(service: Starter(daemon: self, backendURLs: ready.stream)))
+        services.append(.init(service: Starter(backendURLs: ready.stream) { [self] url in try await start(backendURL: url) }))
         services.append(.init(service: RetentionService(store: store, retention: configuration.retention, logger: logger)))
         services.append(.init(service: CheckpointService(store: store, logger: logger)))
-        services.append(.init(service: ReloadService(daemon: self)))
+        services.append(.init(service: ReloadService { [self] in await reload() }))
         if TerminalOutput.wantsStatusLine(environment: environment) {
             services.append(.init(service: ProgressService(output: CodePrinter.output, fleet: fleet, liveStats: liveStats, startedAt: startedAt)))
         }

@@ -3,12 +3,13 @@ import UnixSignals
 
 /// Reloads the configuration on SIGHUP.
 struct ReloadService: Service {
-    let daemon: Daemon
+    /// Reads the configuration again and applies what changed.
+    let reload: @Sendable () async -> Void
 
     func run() async throws {
         let signals = await UnixSignalsSequence(trapping: .sighup)
         for await _ in signals.cancelOnGracefulShutdown() {
-            await daemon.reload()
+            await reload()
         }
     }
 }

@@ -14,24 +14,15 @@ import Testing
     static let table = ControlMethods.table
     static let peer = ControlPeer.unixSocket(PeerCredentials(pid: getpid(), uid: getuid(), gid: getgid()))
 
-    /// A handler on a daemon that never runs (its devices are never brought up unless `up`).
-    static func withHandler(up: Bool = false, _ body: (DaemonControlHandler) async throws -> Void) async throws {
-        let directory = "/tmp/rcm-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        var configuration = DaemonConfiguration()
-        configuration.database = "\(directory)/state.sqlite"
-        configuration.socket = "\(directory)/regcoded.sock"
-        var logger = Logger(label: "control-method-table-test")
-        logger.logLevel = .critical
-        let daemon = try Daemon.asRegcoded(configuration: configuration, logger: logger)
-        // Never run, so its connections are shut down here (run() does it otherwise).
-        defer { daemon.connectionPools.shutdown() }
-        daemon.devicesUp.value = up
-        try await body(DaemonControlHandler(daemon: daemon))
+    /// A handler on a registry whose devices are never brought up unless `up` (none are configured).
+    static func withHandler(up: Bool = false, _ body: (ControlMethodsHandler) async throws -> Void) async throws {
+        let harness = try ControlHarness()
+        defer { try? FileManager.default.removeItem(atPath: harness.directory) }
+        harness.registry.devicesUp.value = up
+        try await body(harness.handler)
     }
 
-    static func error(_ handler: DaemonControlHandler, _ method: String, _ params: JSONValue?) async -> RPCError? {
+    static func error(_ handler: ControlMethodsHandler, _ method: String, _ params: JSONValue?) async -> RPCError? {
         do {
             _ = try await handler.handle(method: method, params: params, peer: peer)
             return nil
@@ -41,7 +32,7 @@ import Testing
     }
 
     /// What calling `method` (through `subscribe` for the one that streams) answers as an error.
-    static func error(_ handler: DaemonControlHandler, _ method: ControlMethod, _ params: JSONValue?) async -> RPCError? {
+    static func error(_ handler: ControlMethodsHandler, _ method: ControlMethod, _ params: JSONValue?) async -> RPCError? {
         guard case .subscription = method.handler else { return await error(handler, method.name, params) }
         do {
             try await handler.subscribe(params: params, peer: peer).cancel()
@@ -154,7 +145,7 @@ import Testing
                 if method.parameters.contains(where: \.required) { continue }
                 // Nothing to get wrong: the method itself answers (here: not before the devices exist).
                 let answer = await Self.error(handler, method, nil)
-                #expect(answer == nil || answer == DaemonControlHandler.starting, "\(method.name)")
+                #expect(answer == nil || answer == ControlMethodsHandler.starting, "\(method.name)")
             }
         }
     }

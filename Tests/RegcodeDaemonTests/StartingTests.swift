@@ -1,6 +1,5 @@
 import ControlSocket
 import Foundation
-import Logging
 import RegcodeSupport
 import Testing
 
@@ -10,23 +9,16 @@ import Testing
 /// "starting" error, not "unknown device"; `daemon.status` says it is starting.
 @Suite struct StartingTests {
     @Test func callsBeforeTheDevicesExistAreAnsweredStarting() async throws {
-        let directory = "/tmp/rcs-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        var configuration = DaemonConfiguration()
-        configuration.database = "\(directory)/state.sqlite"
-        configuration.socket = "\(directory)/regcoded.sock"
-        var logger = Logger(label: "starting-test")
-        logger.logLevel = .critical
-        let daemon = try Daemon.asRegcoded(configuration: configuration, logger: logger)
-        let handler = DaemonControlHandler(daemon: daemon)
+        let harness = try ControlHarness()
+        defer { try? FileManager.default.removeItem(atPath: harness.directory) }
+        let handler = harness.handler
         let peer = ControlPeer.unixSocket(PeerCredentials(pid: getpid(), uid: getuid(), gid: getgid()))
 
         for (method, params) in [("checkAuthentication", ["device": "stb-1"]), ("devices.list", [:]), ("devices.get", ["device": "stb-1"])]
             as [(String, JSONValue)]
         {
             let error = await #expect(throws: RPCError.self) { try await handler.handle(method: method, params: params, peer: peer) }
-            #expect(error == DaemonControlHandler.starting, "\(method)")
+            #expect(error == ControlMethodsHandler.starting, "\(method)")
             #expect(error?.code == 1004)
             #expect(error?.data?["retryable"] == true)
         }
@@ -35,13 +27,11 @@ import Testing
         #expect(status["storage"]?["state"] == "ok")
 
         // Once up, a device that is not there is unknown, as it really is.
-        daemon.devicesUp.value = true
+        harness.registry.devicesUp.value = true
         let unknown = await #expect(throws: RPCError.self) {
             try await handler.handle(method: "checkAuthentication", params: ["device": "stb-9"], peer: peer)
         }
         #expect(unknown?.code == 1001)
         #expect(try await handler.handle(method: "daemon.status", params: nil, peer: peer)["starting"] == false)
-        // Never run, so its connections are shut down here (run() does it otherwise).
-        daemon.connectionPools.shutdown()
     }
 }

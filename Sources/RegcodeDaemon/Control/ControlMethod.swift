@@ -10,9 +10,9 @@ struct ControlMethod: Sendable {
     /// What answers a call.
     enum Handler: Sendable {
         /// A call with one answer.
-        case call(@Sendable (DaemonControlHandler, RPCParams) async throws(RPCError) -> JSONValue)
+        case call(@Sendable (ControlMethodsHandler, RPCParams) async throws(RPCError) -> JSONValue)
         /// `subscribe`: an answer, then events on the same connection (the socket's transport streams them).
-        case subscription(@Sendable (DaemonControlHandler, RPCParams) async throws(RPCError) -> Subscription)
+        case subscription(@Sendable (ControlMethodsHandler, RPCParams) async throws(RPCError) -> Subscription)
     }
 
     let name: String
@@ -33,7 +33,7 @@ struct ControlMethod: Sendable {
         result: String,
         tag: String? = nil,
         answeredWhileStarting: Bool = false,
-        _ call: @escaping @Sendable (DaemonControlHandler, RPCParams) async throws(RPCError) -> JSONValue
+        _ call: @escaping @Sendable (ControlMethodsHandler, RPCParams) async throws(RPCError) -> JSONValue
     ) {
         self.init(
             name,

@@ -155,7 +155,7 @@ extension ControlMethod {
     }
 }
 
-extension DaemonControlHandler {
+extension ControlMethodsHandler {
     /// Sends the call to the device's app and answers with the state it is in; unknown devices and apps answer 1001
     /// and -32602 before the call's own parameters are read.
     func sendAccessEnablerCall(
@@ -166,17 +166,17 @@ extension DaemonControlHandler {
         let app = try params.optionalString("app")
         let settings: DeviceSettings
         do {
-            settings = try await daemon.fleet.settings(of: device, app: app)
+            settings = try await context.devices.settings(of: device, app: app)
         } catch {
             throw Self.rpcError(error)
         }
         let command = try command(params, settings)
         do {
-            try await daemon.registry.send(command, to: device, app: app)
+            try await context.devices.call(command, device: device, app: app)
         } catch {
             throw Self.rpcError(error)
         }
-        let phase = await daemon.fleet.snapshot(of: device, app: app)?.phase
+        let phase = await context.devices.phase(of: device, app: app)
         var answer: [String: JSONValue] = ["device": .string(device), "accepted": true, "state": phase.map { .string($0.rawValue) } ?? .null]
         if let app { answer["app"] = .string(app) }
         return .object(answer)

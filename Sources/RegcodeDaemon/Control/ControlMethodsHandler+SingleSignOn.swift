@@ -1,13 +1,18 @@
 import ControlSocket
-import DeviceFleet
+import DeviceRegistry
 import RegcodeEngine
 import RegcodeSupport
 
 /// The single sign-on methods: a device's apps, why an app is (not) signed in, and what its storage
 /// holds (metadata only: token values never leave the daemon).
-extension DaemonControlHandler {
+extension ControlMethodsHandler {
     func appsList(_ device: String) async throws(RPCError) -> JSONValue {
-        guard let apps = await daemon.fleet.apps(of: device) else { throw .unknownDevice(device) }
+        let apps: [AppStatus]
+        do {
+            apps = try await context.devices.apps(of: device)
+        } catch {
+            throw Self.rpcError(error)
+        }
         return [
             "device": .string(device),
             "apps": .array(
@@ -36,7 +41,7 @@ extension DaemonControlHandler {
     func explain(_ device: String, app: String?) async throws(RPCError) -> JSONValue {
         let explanation: SSOExplanation?
         do {
-            explanation = try await daemon.fleet.explain(device: device, app: app)
+            explanation = try await context.devices.explain(device: device, app: app)
         } catch {
             throw Self.rpcError(error)
         }
@@ -75,7 +80,7 @@ extension DaemonControlHandler {
         }
         let tokens: [SharedToken]
         do {
-            tokens = try await daemon.fleet.tokens(of: device)
+            tokens = try await context.devices.tokens(of: device)
         } catch {
             throw Self.rpcError(error)
         }

@@ -1,19 +1,15 @@
-import AccessEnablerAPI
 import ControlSocket
-import DeviceFleet
 import DeviceRegistry
 import Foundation
-import KeepAliveHTTP
-import NIOPosix
 import RegcodeEngine
-import RegcodeStore
 import RegcodeSupport
 
 /// The daemon's answers on the control socket and the HTTP listener: every call goes through
 /// ``ControlMethods/table``, which names the method, checks its parameters and answers it. AccessEnabler calls keep
 /// their names and take `device`; the callbacks they cause arrive as `event` notifications.
-struct DaemonControlHandler: ControlHandler {
-    let daemon: Daemon
+struct ControlMethodsHandler: ControlHandler {
+    /// The devices (through their registry alone), the event log and the status sources.
+    let context: ControlContext
 
     /// The answer to a call that needs the devices before they exist: retry shortly.
     static let starting = RPCError(
@@ -35,7 +31,7 @@ struct DaemonControlHandler: ControlHandler {
         } catch let error where error.isStorageUnavailable {
             // Said here once for every method: how storage fares now, so a caller can tell a passing lock from a full disk.
             var data = error.data?.objectValue ?? [:]
-            data["storage"] = Self.storageStatus(daemon.pipeline.health, holds: await daemon.fleet.holdTotals)
+            data["storage"] = await context.storageStatus()
             throw RPCError(code: error.code, message: error.message, data: .object(data))
         }
     }
@@ -52,7 +48,7 @@ struct DaemonControlHandler: ControlHandler {
 
     /// Before the devices exist "unknown device" would be a lie; say why and that it passes.
     private func checkStarted(_ method: ControlMethod) throws(RPCError) {
-        if !daemon.devicesUp.value, !method.answeredWhileStarting { throw Self.starting }
+        if !context.devices.devicesUp.value, !method.answeredWhileStarting { throw Self.starting }
     }
 
     // MARK: Devices
@@ -60,21 +56,22 @@ struct DaemonControlHandler: ControlHandler {
     func devicesList() async throws(RPCError) -> JSONValue {
         let views: [DeviceView]
         do {
-            views = try await daemon.registry.summaries()
+            views = try await context.devices.summaries()
         } catch {
             throw Self.rpcError(error)
         }
         return [
-            "devices": .array(views.map { Self.summaryJSON(name: $0.name, summary: $0.summary, snapshot: $0.snapshot, lastOutcome: $0.lastOutcome) })
+            "devices": .array(views.map(Self.summaryJSON))
         ]
     }
 
-    static func summaryJSON(name: String, summary: DeviceSummary?, snapshot: DeviceSnapshot?, lastOutcome: LastOutcome?) -> JSONValue {
+    static func summaryJSON(_ view: DeviceView) -> JSONValue {
+        let (summary, snapshot) = (view.summary, view.snapshot)
         let code = snapshot?.code
         return [
-            "device": .string(name),
+            "device": .string(view.name),
             "fleet": summary?.fleet.map(JSONValue.string) ?? .null,
-            "lastOutcome": lastOutcome?.jsonValue ?? .null,
+            "lastOutcome": view.lastOutcome?.jsonValue ?? .null,
             "state": .string((snapshot?.phase ?? summary?.state ?? .new).rawValue),
             "code": code.map { .string($0.code) } ?? .null,
             "expires": code.map { .int($0.expiresEpochMs) } ?? .null,
@@ -88,13 +85,12 @@ struct DaemonControlHandler: ControlHandler {
     func deviceDetail(_ name: String) async throws(RPCError) -> JSONValue {
         let found: DeviceDetail
         do {
-            found = try await daemon.registry.detail(name)
+            found = try await context.devices.detail(name)
         } catch {
             throw Self.rpcError(error)
         }
         let (deviceID, settings, snapshot) = (found.deviceID, found.settings, found.snapshot)
-        var detail =
-            Self.summaryJSON(name: name, summary: found.view.summary, snapshot: snapshot, lastOutcome: found.view.lastOutcome).objectValue ?? [:]
+        var detail = Self.summaryJSON(found.view).objectValue ?? [:]
         detail["deviceId"] = deviceID.map(JSONValue.string) ?? .null
         detail["requestor"] = .string(settings.requestor)
         detail["profile"] = .string(settings.profile.rawValue)
@@ -153,7 +149,7 @@ struct DaemonControlHandler: ControlHandler {
             new.login = try Self.loginOptions(login)
         }
         do {
-            try await daemon.registry.add(new)
+            try await context.devices.add(new)
         } catch {
             throw Self.rpcError(error)
         }
@@ -162,7 +158,7 @@ struct DaemonControlHandler: ControlHandler {
 
     func removeDevice(_ name: String) async throws(RPCError) -> JSONValue {
         do {
-            try await daemon.registry.remove(name)
+            try await context.devices.remove(name)
         } catch {
             throw Self.rpcError(error)
         }
@@ -173,7 +169,7 @@ struct DaemonControlHandler: ControlHandler {
     /// identity, then starts its scenario again.
     func resetDevice(_ name: String) async throws(RPCError) -> JSONValue {
         do {
-            try await daemon.registry.reset(name)
+            try await context.devices.reset(name)
         } catch {
             throw Self.rpcError(error)
         }
@@ -181,19 +177,6 @@ struct DaemonControlHandler: ControlHandler {
     }
 
     // MARK: Helpers
-
-    func storeCall<T: Sendable>(_ body: (RegcodeStore) async throws -> T) async throws(RPCError) -> T {
-        do {
-            return try await body(daemon.store)
-        } catch {
-            throw Self.storeError(error)
-        }
-    }
-
-    /// The control answer to a failed store call: retryable when storage may recover, else internal.
-    static func storeError(_ error: any Error) -> RPCError {
-        RegcodeStore.isUnavailable(error) ? .storageUnavailable("\(error)") : .internalError("database: \(error)")
-    }
 
     /// The control answer to a refused change of a device.
     static func rpcError(_ error: DeviceRegistryError) -> RPCError {
@@ -208,25 +191,9 @@ struct DaemonControlHandler: ControlHandler {
                 "device '\(name)' hosts one plain app: it has no vendor to reinstall (configure `apps` to emulate single sign-on)",
                 data: ["device": .string(name)]
             )
-        case .fleet(let error): rpcError(error)
-        case .store(let reason): .internalError("database: \(reason)")
-        case .storageUnavailable(let reason): .storageUnavailable(reason)
-        case .inconsistent(let reason): .internalError(reason)
-        }
-    }
-
-    static func rpcError(_ error: any Error) -> RPCError {
-        if let error = error as? DeviceRegistryError { return rpcError(error) }
-        return fleetRPCError(error)
-    }
-
-    private static func fleetRPCError(_ error: any Error) -> RPCError {
-        switch error as? FleetError {
-        case .unknownDevice(let name): .unknownDevice(name)
-        case .duplicateDevice(let name): .conflict("a device named '\(name)' already exists", data: ["device": .string(name)])
-        case .stopped: .unavailable("the daemon is stopping")
+        case .stopping: .unavailable("the daemon is stopping")
         case .held(let reason): .unavailable("the daemon takes no new work until storage recovers: \(reason)")
-        case .busy(let device, let pending):
+        case .callsWaiting(let device, let pending):
             .unavailable("device '\(device)' already has \(pending) calls waiting; wait for their callbacks before sending more")
         case .noTVProvider(let device):
             .invalidParams("device '\(device)' has no TV Provider: configure `tv_provider` for its fleet", data: ["device": .string(device)])
@@ -237,7 +204,9 @@ struct DaemonControlHandler: ControlHandler {
             )
         case .unknownApp(let device, let app):
             .invalidParams("device '\(device)' has no app '\(app)'", data: ["member": "app", "device": .string(device), "app": .string(app)])
-        case nil: .internalError("\(error)")
+        case .store(let reason): .internalError("database: \(reason)")
+        case .storageUnavailable(let reason): .storageUnavailable(reason)
+        case .inconsistent(let reason): .internalError(reason)
         }
     }
 }

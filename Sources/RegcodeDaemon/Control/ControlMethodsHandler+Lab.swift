@@ -6,7 +6,7 @@ import RegcodeSupport
 
 /// What a lab's console needs beyond the AccessEnabler calls: live fleet figures, a device's recent polls, and
 /// approving a code on the embedded simulator.
-extension DaemonControlHandler {
+extension ControlMethodsHandler {
     /// The answer when the backend is not the embedded simulator: approving belongs to the real backend's page.
     static func noEmbeddedSimulator() -> RPCError {
         RPCError(
@@ -20,12 +20,11 @@ extension DaemonControlHandler {
         let name = try params.string("device")
         let limit = try params.optionalInt("limit") ?? 50
         guard (1...1000).contains(limit) else { throw .invalidParams("'limit' must be 1…1000", data: ["member": "limit"]) }
-        guard await daemon.fleet.settings(of: name) != nil else { throw .unknownDevice(name) }
         let polls: [PollAttempt]
         do {
-            polls = try await daemon.store.recentPolls(of: name, limit: Int(limit))
+            polls = try await context.devices.recentPolls(of: name, limit: Int(limit))
         } catch {
-            throw Self.storeError(error)
+            throw Self.rpcError(error)
         }
         return [
             "device": .string(name),
@@ -50,7 +49,7 @@ extension DaemonControlHandler {
     func devicesPolled(since: Int64) -> JSONValue {
         // A poll is stored (and noted) after it was sent: `now` a little in the past catches one sent just before.
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        let devices = daemon.liveStats.polled(after: since).sorted { $0.device < $1.device }.map { polled -> JSONValue in
+        let devices = context.status.liveStats.polled(after: since).sorted { $0.device < $1.device }.map { polled -> JSONValue in
             [
                 "device": .string(polled.device),
                 "code": .string(polled.note.code),
@@ -64,13 +63,12 @@ extension DaemonControlHandler {
     }
 
     func fleetsStats(series: Bool = false) async -> JSONValue {
-        let daemon = self.daemon
-        let byFleet = await daemon.fleet.phaseCounts { name in daemon.fleetName(of: name) ?? LiveStats.noFleet }
-        let counters = daemon.liveStats.counters()
+        let byFleet = await context.devices.phaseCountsByFleet(noFleet: LiveStats.noFleet)
+        let counters = context.status.liveStats.counters()
         let nowSecond = Int64(Date().timeIntervalSince1970)
         var names = Set(byFleet.keys).union(counters.keys)
         // Configured fleets show even before their first device exists (a ramp, or count 0).
-        for fleet in daemon.catalog.fleets { names.insert(fleet.name) }
+        for fleet in context.devices.catalog.fleets { names.insert(fleet.name) }
         var total = LiveStats.Counters()
         var totalStates: [String: Int64] = [:]
         var fleets: [JSONValue] = []
@@ -99,7 +97,7 @@ extension DaemonControlHandler {
     func simulatorApprove(_ params: RPCParams) async throws(RPCError) -> JSONValue {
         let code = try params.string("code")
         let mvpd = try params.optionalString("mvpd")
-        guard let simulator = daemon.simulator else { throw Self.noEmbeddedSimulator() }
+        guard let simulator = context.simulator else { throw Self.noEmbeddedSimulator() }
         do {
             let approvedWith = try simulator.approve(code: code, mvpd: mvpd)
             return ["approved": true, "code": .string(code.uppercased()), "mvpd": .string(approvedWith)]

@@ -1,20 +1,19 @@
 import ControlSocket
-import DeviceFleet
+import DeviceRegistry
 import Foundation
 import RegcodeEngine
 import RegcodeSupport
 
 /// `vsa.*`: the lab's hand on a device's TV Provider (Apple single sign-on). Changes are stored, so
 /// a restarted daemon finds the account signed in or out as the lab left it.
-extension DaemonControlHandler {
+extension ControlMethodsHandler {
     func tvProviderStatus(_ device: String) async throws(RPCError) -> JSONValue {
-        let state: TVProviderDevice?
+        let state: TVProviderDevice
         do {
-            state = try await daemon.fleet.tvProvider(of: device)
+            state = try await context.devices.tvProvider(of: device)
         } catch {
             throw Self.rpcError(error)
         }
-        guard let state else { throw Self.rpcError(FleetError.noTVProvider(device)) }
         return Self.tvProviderJSON(device, state)
     }
 
@@ -40,9 +39,14 @@ extension DaemonControlHandler {
             )
         }
         let app = try params.optionalString("app")
-        guard let apps = await daemon.fleet.apps(of: device) else { throw .unknownDevice(device) }
+        let apps: [AppStatus]
+        do {
+            apps = try await context.devices.apps(of: device)
+        } catch {
+            throw Self.rpcError(error)
+        }
         guard let appID = (app == nil ? apps.first : apps.first { $0.id == app })?.id else {
-            throw Self.rpcError(FleetError.unknownApp(device: device, app: app ?? ""))
+            throw Self.rpcError(DeviceRegistryError.unknownApp(device: device, app: app ?? ""))
         }
         return try await tvProviderUpdate(device) { $0.access[appID] = access }
     }
@@ -79,14 +83,9 @@ extension DaemonControlHandler {
         default: throw .invalidParams("give exactly one of 'provider', 'other': true or 'cancel': true")
         }
         do {
-            try await daemon.fleet.selectTVProvider(choice, device: device, app: app)
-            // Picking a provider may have signed the system account in: store it.
-            let state = try await daemon.fleet.tvProvider(of: device)
-            try await daemon.store.saveTVProvider(state, device: device)
-        } catch let error as FleetError {
-            throw Self.rpcError(error)
+            try await context.devices.selectTVProvider(choice, device: device, app: app)
         } catch {
-            throw Self.storeError(error)
+            throw Self.rpcError(error)
         }
         return ["device": .string(device), "accepted": true]
     }
@@ -94,14 +93,9 @@ extension DaemonControlHandler {
     func tvProviderUpdate(_ device: String, _ change: @Sendable (inout TVProviderDevice) -> Void) async throws(RPCError) -> JSONValue {
         let state: TVProviderDevice
         do {
-            state = try await daemon.fleet.updateTVProvider(of: device, change)
+            state = try await context.devices.updateTVProvider(of: device, change)
         } catch {
             throw Self.rpcError(error)
-        }
-        do {
-            try await daemon.store.saveTVProvider(state, device: device)
-        } catch {
-            throw Self.storeError(error)
         }
         return Self.tvProviderJSON(device, state)
     }

@@ -2,7 +2,7 @@ import ControlSocket
 import RegcodeSupport
 
 /// `subscribe`: stored events after `since`, then live ones, filtered by device and event name.
-extension DaemonControlHandler {
+extension ControlMethodsHandler {
     func subscription(_ params: RPCParams) async throws(RPCError) -> Subscription {
         let devices = try params.optionalStrings("devices").map(Set.init)
         let names = try params.optionalStrings("events").map(Set.init)
@@ -10,18 +10,18 @@ extension DaemonControlHandler {
         if let since, since < 0 { throw .invalidParams("'since' must not be negative") }
         // Register for live events first: the replay then covers everything before, and the
         // server drops live events the replay already sent (by seq).
-        let live = daemon.broadcaster.subscribe { notification in
+        let live = context.status.broadcaster.subscribe { notification in
             let event = notification.params
             if let devices, let device = event["device"]?.stringValue, !devices.contains(device) { return false }
             if let names, let name = event["name"]?.stringValue, !names.contains(name) { return false }
             return true
         }
-        let lastSeq = try await storeCall { store in try await store.lastEventSequence() }
+        let lastSeq = try await context.events.lastSequence()
         let result: JSONValue = ["subscribed": true, "lastSeq": .int(lastSeq), "since": since.map(JSONValue.int) ?? .null]
         guard let since else {
             return Subscription(result: result, live: live)
         }
-        let replay = StoredEventReplay(store: daemon.store, after: since, devices: devices, names: names)
+        let replay = context.events.replay(after: since, devices: devices, names: names)
         return Subscription(result: result, live: live, replay: replay, since: since)
     }
 }

@@ -1,7 +1,6 @@
 import ControlSocket
 import DeviceRegistry
 import RegcodeEngine
-import RegcodeStore
 import RegcodeSupport
 
 /// `apps.reinstall`: every app of an app's vendor is uninstalled, then installed again.
@@ -11,11 +10,11 @@ import RegcodeSupport
 /// the device's stored id loses it). What the apps learned (login, DCR credentials, code) goes with
 /// them; the shared token storage stays (keychain items and named pasteboards survive an uninstall),
 /// which is what the AccessEnabler's `SEC412` rule then finds (sso.md §3.4 E6).
-extension DaemonControlHandler {
+extension ControlMethodsHandler {
     func reinstallApp(_ name: String, app appID: String) async throws(RPCError) -> JSONValue {
         let report: ReinstallReport
         do {
-            report = try await daemon.registry.reinstall(device: name, app: appID)
+            report = try await context.devices.reinstall(device: name, app: appID)
         } catch {
             throw Self.rpcError(error)
         }

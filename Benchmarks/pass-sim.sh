@@ -29,7 +29,7 @@ base=http://127.0.0.1:$port
 xff=
 [ -n "${SIM_THROTTLE:-}" ] && xff=1
 
-# A client, a token and a pending code, as a device would have them (README "The simulator on its own").
+# A client, a token and a pending code, as a device would have them (docs/reference/pass-sim.md, "Try it with curl").
 json() { python3 -c "import json,sys; print(json.load(sys.stdin)[sys.argv[1]])" "$1"; }
 statement=$(cat "$work/software-statement") # issued by bench_start_sim
 device_info=$(printf '{"model":"AppleTV","osName":"tvOS"}' | base64 -w0)

@@ -10,6 +10,8 @@ sh Tests/prerequisites.sh
 swift format lint --strict --recursive --configuration .swift-format Sources Tests Package.swift
 # Package.swift and the import lines agree, both ways.
 python3 Tests/check-imports.py
+# Every relative link of the documentation resolves, and README.md stays short.
+python3 Tests/check-docs.py
 swift test
 REGCODED_BIN="$(swift build --show-bin-path)/regcoded"
 export REGCODED_BIN

@@ -4,7 +4,7 @@ import Testing
 
 /// Adobe's enhanced error `action` decides, on every call, whether the device retries, refreshes its token,
 /// registers again, fetches the configuration again, asks for a new authentication or reports the failure
-/// at once (reference §9.2–9.5; README "Errors as Adobe asks").
+/// at once (reference §9.2–9.5; docs/explanation/device-behaviour.md, "Errors as Adobe asks").
 @Suite struct ErrorActionTests {
     static func failure(
         _ action: ErrorAction?,

@@ -389,7 +389,7 @@ let package = Package(
         .testTarget(
             name: "DeviceRegistryTests",
             dependencies: [
-                "ControlSocket", "DeviceFleet", "DeviceRegistry", "RegcodeEngine", "RegcodeStore", "RegcodeTestSupport",
+                "ControlSocket", "DeviceFleet", "DeviceRegistry", "RegcodeEngine", "RegcodeRecords", "RegcodeStore", "RegcodeTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -488,6 +488,7 @@ let package = Package(
             dependencies: [
                 .product(name: "InMemoryLogging", package: "swift-log"),
                 "AccessEnablerAPI",
+                "RegcodeRecords",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
                 "RegcodeSupport",

@@ -1,5 +1,6 @@
 import DeviceFleet
 import RegcodeEngine
+import RegcodeRecords
 import RegcodeStore
 
 /// The control surface's reads and writes of one device, all through the registry: the control layer holds no

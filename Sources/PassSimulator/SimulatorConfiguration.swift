@@ -5,6 +5,7 @@ import Foundation
 #endif
 
 /// An MVPD (TV provider) the simulator offers in its configuration and accepts in sessions.
+@dynamicMemberLookup
 public struct SimulatedMVPD: Sendable, Hashable, Codable {
     /// The MVPD identifier used in requests (`mvpd=Cablevision`).
     public var id: String
@@ -14,18 +15,8 @@ public struct SimulatedMVPD: Sendable, Hashable, Codable {
     public var logoUrl: String?
     /// Whether the MVPD authenticates per aggregator (published as is; no behaviour attached).
     public var authPerAggregator: Bool
-    /// The identifier the streaming platform knows the MVPD by (Apple's `accountProviderIdentifier`).
-    public var platformMappingId: String?
-    /// Whether and how a platform onboarded the MVPD for its SSO; `nil`: not at all.
-    public var boardingStatus: BoardingStatus?
-    /// Whether apps should use the platform's services (VideoSubscriberAccount) for this MVPD.
-    public var enablePlatformServices: Bool
-    /// Whether the MVPD appears in the platform's own picker.
-    public var displayInPlatformPicker: Bool
-    /// Whether the platform permission must be granted (`false` skips the permission part of the PFS checks).
-    public var enforcePlatformPermissions: Bool
-    /// SAML attributes the partner must return; empty asks for Adobe's sample set.
-    public var requiredMetadataFields: [String]
+    /// The platform (partner SSO) fields, read and written as members of the MVPD (`mvpd.boardingStatus`).
+    public var platform: MVPDPlatform
 
     /// An MVPD with identifier `id` shown as `displayName`, with the platform fields of `platform`.
     public init(
@@ -39,12 +30,7 @@ public struct SimulatedMVPD: Sendable, Hashable, Codable {
         self.displayName = displayName
         self.logoUrl = logoUrl
         self.authPerAggregator = authPerAggregator
-        self.platformMappingId = platform.platformMappingId
-        self.boardingStatus = platform.boardingStatus
-        self.enablePlatformServices = platform.enablePlatformServices
-        self.displayInPlatformPicker = platform.displayInPlatformPicker
-        self.enforcePlatformPermissions = platform.enforcePlatformPermissions
-        self.requiredMetadataFields = platform.requiredMetadataFields
+        self.platform = platform
     }
 
     private enum CodingKeys: String, CodingKey {
@@ -72,26 +58,10 @@ public struct SimulatedMVPD: Sendable, Hashable, Codable {
         try self.platform.encode(to: encoder)
     }
 
-    /// The platform fields as one value.
-    public var platform: MVPDPlatform {
-        get {
-            MVPDPlatform(
-                platformMappingId: self.platformMappingId,
-                boardingStatus: self.boardingStatus,
-                enablePlatformServices: self.enablePlatformServices,
-                displayInPlatformPicker: self.displayInPlatformPicker,
-                enforcePlatformPermissions: self.enforcePlatformPermissions,
-                requiredMetadataFields: self.requiredMetadataFields
-            )
-        }
-        set {
-            self.platformMappingId = newValue.platformMappingId
-            self.boardingStatus = newValue.boardingStatus
-            self.enablePlatformServices = newValue.enablePlatformServices
-            self.displayInPlatformPicker = newValue.displayInPlatformPicker
-            self.enforcePlatformPermissions = newValue.enforcePlatformPermissions
-            self.requiredMetadataFields = newValue.requiredMetadataFields
-        }
+    /// A platform field, as a member of the MVPD.
+    public subscript<Value>(dynamicMember field: WritableKeyPath<MVPDPlatform, Value>) -> Value {
+        get { platform[keyPath: field] }
+        set { platform[keyPath: field] = newValue }
     }
 
     /// The MVPDs offered when none are configured: `Comcast_SSO` is onboarded for Apple SSO (`SUPPORTED`), `Spectrum`

@@ -180,36 +180,6 @@ public struct DeviceSnapshot: Sendable, Equatable, Codable {
     public init() {}
 }
 
-/// One poll as it happened, for the poll log.
-public struct PollAttempt: Sendable, Equatable, Codable {
-    public var code: String
-    public var plannedEpochMs: Int64
-    public var sentEpochMs: Int64
-    public var latencyMs: Double
-    public var httpStatus: Int?
-    public var outcome: PollOutcome
-    /// The wait chosen after this attempt (`nil` when polling stopped).
-    public var nextDelayMs: Int64?
-
-    public init(
-        code: String,
-        plannedEpochMs: Int64,
-        sentEpochMs: Int64,
-        latencyMs: Double,
-        httpStatus: Int?,
-        outcome: PollOutcome,
-        nextDelayMs: Int64?
-    ) {
-        self.code = code
-        self.plannedEpochMs = plannedEpochMs
-        self.sentEpochMs = sentEpochMs
-        self.latencyMs = latencyMs
-        self.httpStatus = httpStatus
-        self.outcome = outcome
-        self.nextDelayMs = nextDelayMs
-    }
-}
-
 /// The device's timers; at most one of each kind is armed.
 public enum DeviceTimer: String, Sendable, Hashable, CaseIterable {
     case poll

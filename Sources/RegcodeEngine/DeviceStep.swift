@@ -1,3 +1,5 @@
+import RegcodeRecords
+
 /// The durable effects of one engine step, in the order the engine produced them: what the fleet
 /// hands its sink and the store writes in one transaction.
 public struct DeviceStep: Sendable {

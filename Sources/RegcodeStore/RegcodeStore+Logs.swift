@@ -86,16 +86,7 @@ extension RegcodeStore {
                 attempts.append(
                     StoredPollAttempt(
                         device: row["device"],
-                        attempt: PollAttempt(
-                            code: row["code"],
-                            plannedEpochMs: row["planned_at"],
-                            sentEpochMs: row["sent_at"],
-                            latencyMs: row["latency_ms"],
-                            httpStatus: row["http_status"],
-                            // Outcomes of other versions read back as they were stored.
-                            outcome: PollOutcome(rawValue: row["outcome"]),
-                            nextDelayMs: row["next_delay_ms"]
-                        )
+                        attempt: PollAttempt(row: row)
                     )
                 )
             }

@@ -14,18 +14,23 @@ extension RegcodeStore {
                     """,
                 arguments: [device, limit]
             )
-            return rows.map { row in
-                PollAttempt(
-                    code: row["code"],
-                    plannedEpochMs: row["planned_at"],
-                    sentEpochMs: row["sent_at"],
-                    latencyMs: row["latency_ms"],
-                    httpStatus: row["http_status"],
-                    // Outcomes of other versions read back as they were stored.
-                    outcome: PollOutcome(rawValue: row["outcome"]),
-                    nextDelayMs: row["next_delay_ms"]
-                )
-            }
+            return rows.map(PollAttempt.init(row:))
         }
+    }
+}
+
+extension PollAttempt {
+    /// A logged poll as a `poll_attempts` row holds it.
+    init(row: Row) {
+        self.init(
+            code: row["code"],
+            plannedEpochMs: row["planned_at"],
+            sentEpochMs: row["sent_at"],
+            latencyMs: row["latency_ms"],
+            httpStatus: row["http_status"],
+            // Outcomes of other versions read back as they were stored.
+            outcome: PollOutcome(rawValue: row["outcome"]),
+            nextDelayMs: row["next_delay_ms"]
+        )
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import RegcodeEngine
+import RegcodeRecords
 
 /// A device as stored: configuration, identity and durable state.
 public struct StoredDevice: Sendable, Equatable {
@@ -63,26 +64,10 @@ public struct StoredApp: Sendable, Equatable {
 }
 
 /// One row of the poll log.
-public struct StoredPollAttempt: Sendable, Equatable {
-    public var device: String
-    public var attempt: PollAttempt
-
-    public init(device: String, attempt: PollAttempt) {
-        self.device = device
-        self.attempt = attempt
-    }
-}
+public typealias StoredPollAttempt = PollLogEntry
 
 /// One row of the request log.
-public struct StoredRequestAttempt: Sendable, Equatable {
-    public var device: String
-    public var attempt: RequestAttempt
-
-    public init(device: String, attempt: RequestAttempt) {
-        self.device = device
-        self.attempt = attempt
-    }
-}
+public typealias StoredRequestAttempt = RequestLogEntry
 
 /// A stored device as reports see it: its state and how many codes it was ever issued, without
 /// settings or secrets.

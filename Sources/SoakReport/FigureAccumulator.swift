@@ -31,7 +31,7 @@ struct FigureAccumulator {
         var authenticatedAt: Int64?
         for (index, poll) in codePolls.enumerated() {
             polls += 1
-            lateness.append(Double(poll.sentMs - poll.plannedMs))
+            lateness.append(Double(poll.sentEpochMs - poll.plannedEpochMs))
             latency.append(poll.latencyMs)
             outcomes[poll.outcome, default: 0] += 1
             if let status = poll.httpStatus {
@@ -41,12 +41,12 @@ struct FigureAccumulator {
             }
             if poll.outcome == .throttled { throttled += 1 }
             if poll.outcome == .codeInvalid { codeInvalid += 1 }
-            if poll.outcome == .authenticated, authenticatedAt == nil { authenticatedAt = poll.sentMs }
-            firstSentMs = min(firstSentMs ?? poll.sentMs, poll.sentMs)
-            lastSentMs = max(lastSentMs ?? poll.sentMs, poll.sentMs)
+            if poll.outcome == .authenticated, authenticatedAt == nil { authenticatedAt = poll.sentEpochMs }
+            firstSentMs = min(firstSentMs ?? poll.sentEpochMs, poll.sentEpochMs)
+            lastSentMs = max(lastSentMs ?? poll.sentEpochMs, poll.sentEpochMs)
             guard index > 0 else { continue }
             let previous = codePolls[index - 1]
-            achieved.append(Double(poll.sentMs - previous.sentMs))
+            achieved.append(Double(poll.sentEpochMs - previous.sentEpochMs))
             if let wait = previous.nextDelayMs { planned.append(Double(wait)) }
             if previous.nextDelayMs != nil, SoakReport.backoffOutcomes.contains(previous.outcome) { backoffs += 1 }
         }
@@ -55,7 +55,7 @@ struct FigureAccumulator {
         let fate: CodeFate
         if let authenticatedAt {
             fate = .authenticated
-            timeToAuthenticate.append(Double(authenticatedAt - first.sentMs))
+            timeToAuthenticate.append(Double(authenticatedAt - first.sentEpochMs))
         } else if expiredByEvent || (last.nextDelayMs == nil && !last.outcome.isClientSide) {
             fate = .expired
         } else if last.outcome.isClientSide || !isLatestOfDevice {
@@ -67,8 +67,8 @@ struct FigureAccumulator {
         return CodeSummary(
             device: first.device,
             code: first.code,
-            firstSentMs: first.sentMs,
-            lastSentMs: last.sentMs,
+            firstSentMs: first.sentEpochMs,
+            lastSentMs: last.sentEpochMs,
             polls: codePolls.count,
             fate: fate
         )

@@ -18,16 +18,14 @@ extension SoakReport {
         var json = JSONWriter(layout: pretty ? .indented(2) : .compact)
         json.object { json in
             if let thresholds {
-                json.key("passed")
-                json.bool(thresholds.allPassed)
+                json.member("passed", thresholds.allPassed)
                 json.key("thresholds")
                 thresholds.write(to: &json)
             }
             writeHeader(to: &json)
             json.key("fleet")
             json.object { json in
-                json.key("devices")
-                json.int(Int64(devices.count))
+                json.member("devices", Int64(devices.count))
                 Self.writeMembers(fleet, to: &json)
                 json.key("logins")
                 if let logins { logins.write(to: &json) } else { json.null() }
@@ -42,11 +40,9 @@ extension SoakReport {
             json.array { json in
                 for device in devices {
                     json.object { json in
-                        json.key("device")
-                        json.string(device.device)
+                        json.member("device", device.device)
                         Self.writeMembers(device.figures, to: &json)
-                        json.key("fleet")
-                        json.string(device.fleet)
+                        json.member("fleet", device.fleet)
                         json.key("trouble")
                         Self.writeDeviceTrouble(device.trouble, to: &json)
                         if requestsLoaded {
@@ -66,8 +62,7 @@ extension SoakReport {
             json.array { json in
                 for group in fleets {
                     json.object { json in
-                        json.key("fleet")
-                        json.string(group.fleet)
+                        json.member("fleet", group.fleet)
                         json.key("trouble")
                         json.object { json in Self.writeTroubleFigures(group.trouble, to: &json) }
                         Self.writeMembers(group.figures, to: &json)
@@ -102,10 +97,8 @@ extension SoakReport {
             json.array { json in
                 for device in devices where !device.trouble.gotCode {
                     json.object { json in
-                        json.key("device")
-                        json.string(device.device)
-                        json.key("fleet")
-                        json.string(device.fleet)
+                        json.member("device", device.device)
+                        json.member("fleet", device.fleet)
                         json.key("stopped_at")
                         if let stage = device.trouble.stoppedAt { json.string(stage.rawValue) } else { json.null() }
                         json.key("status")
@@ -115,20 +108,16 @@ extension SoakReport {
                     }
                 }
             }
-            json.key("bucket_ms")
-            json.int(trouble.bucketMs)
+            json.member("bucket_ms", trouble.bucketMs)
             json.key("trouble_share")
             json.raw(NumberText.json(Self.troubleShare))
             json.key("windows")
             json.array { json in
                 for window in trouble.windows {
                     json.object { json in
-                        json.key("label")
-                        json.string(window.label)
-                        json.key("start_ms")
-                        json.int(window.startMs)
-                        json.key("end_ms")
-                        json.int(window.endMs)
+                        json.member("label", window.label)
+                        json.member("start_ms", window.startMs)
+                        json.member("end_ms", window.endMs)
                         for (key, value) in [
                             ("requests", window.requests), ("throttled_429", window.throttled), ("server_5xx", window.serverErrors),
                             ("other_errors", window.otherErrors),
@@ -191,8 +180,7 @@ extension SoakReport {
         json.array { json in
             for bucket in t.timeline {
                 json.object { json in
-                    json.key("start_ms")
-                    json.int(bucket.startMs)
+                    json.member("start_ms", bucket.startMs)
                     for (key, value) in [
                         ("requests", bucket.requests), ("throttled_429", bucket.throttled), ("server_5xx", bucket.serverErrors),
                         ("other_errors", bucket.otherErrors),
@@ -207,8 +195,7 @@ extension SoakReport {
 
     private static func writeDeviceTrouble(_ t: DeviceTrouble, to json: inout JSONWriter) {
         json.object { json in
-            json.key("got_code")
-            json.bool(t.gotCode)
+            json.member("got_code", t.gotCode)
             json.key("stopped_at")
             if let stage = t.stoppedAt { json.string(stage.rawValue) } else { json.null() }
             json.key("stop_status")
@@ -226,32 +213,23 @@ extension SoakReport {
     private static func writeOnboarding(_ figures: OnboardingFigures, device: DeviceReport?, to json: inout JSONWriter) {
         json.object { json in
             if let device {
-                json.key("got_code")
-                json.bool(device.failedOnboarding == nil)
+                json.member("got_code", device.failedOnboarding == nil)
             } else {
-                json.key("devices_with_code")
-                json.int(Int64(figures.devicesWithCode))
-                json.key("failed_onboardings")
-                json.int(Int64(figures.failedOnboardings))
+                json.member("devices_with_code", Int64(figures.devicesWithCode))
+                json.member("failed_onboardings", Int64(figures.failedOnboardings))
             }
-            json.key("registrations_ok")
-            json.int(Int64(figures.registrations))
-            json.key("re_registrations")
-            json.int(Int64(figures.reRegistrations))
-            json.key("codes_issued")
-            json.optional(figures.codesIssued)
-            json.key("new_codes")
-            json.optional(figures.newCodes)
+            json.member("registrations_ok", Int64(figures.registrations))
+            json.member("re_registrations", Int64(figures.reRegistrations))
+            json.member("codes_issued", optional: figures.codesIssued)
+            json.member("new_codes", optional: figures.newCodes)
         }
     }
 
     /// `requests`: totals and one object per stage.
     private static func writeRequests(_ figures: RequestFigures, to json: inout JSONWriter) {
         json.object { json in
-            json.key("total")
-            json.int(Int64(figures.requests))
-            json.key("retried")
-            json.int(Int64(figures.retried))
+            json.member("total", Int64(figures.requests))
+            json.member("retried", Int64(figures.retried))
             json.key("by_stage")
             json.object { json in
                 for stage in figures.stages {
@@ -282,23 +260,18 @@ extension SoakReport {
 
     private static func writeFailedOnboarding(_ failed: FailedOnboarding, to json: inout JSONWriter) {
         json.object { json in
-            json.key("device")
-            json.string(failed.device)
+            json.member("device", failed.device)
             json.key("state")
             if let state = failed.state { json.string(state) } else { json.null() }
-            json.key("requests")
-            json.int(Int64(failed.requests))
-            json.key("failure_events")
-            json.int(Int64(failed.failureEvents))
+            json.member("requests", Int64(failed.requests))
+            json.member("failure_events", Int64(failed.failureEvents))
             json.key("last_failure")
             if let event = failed.lastFailure {
                 json.object { json in
-                    json.key("error_id")
-                    json.string(event.errorId)
+                    json.member("error_id", event.errorId)
                     json.key("message")
                     if let message = event.message { json.string(message) } else { json.null() }
-                    json.key("time_ms")
-                    json.int(event.timeMs)
+                    json.member("time_ms", event.timeMs)
                 }
             } else {
                 json.null()
@@ -306,16 +279,11 @@ extension SoakReport {
             json.key("last_failed_request")
             if let request = failed.lastFailedRequest {
                 json.object { json in
-                    json.key("stage")
-                    json.string(request.stage.rawValue)
-                    json.key("endpoint")
-                    json.string(request.endpoint)
-                    json.key("sent_ms")
-                    json.int(request.sentMs)
-                    json.key("http_status")
-                    json.optional(request.httpStatus)
-                    json.key("outcome")
-                    json.string(request.outcome.rawValue)
+                    json.member("stage", request.stage.rawValue)
+                    json.member("endpoint", request.endpoint)
+                    json.member("sent_ms", request.sentEpochMs)
+                    json.member("http_status", optional: request.httpStatus)
+                    json.member("outcome", request.outcome.rawValue)
                     json.key("error_code")
                     if let code = request.errorCode { json.string(code) } else { json.null() }
                 }
@@ -327,20 +295,13 @@ extension SoakReport {
 
     private static func writeDistribution(_ d: Distribution, to json: inout JSONWriter) {
         json.object { json in
-            json.key("count")
-            json.int(Int64(d.count))
-            json.key("min")
-            json.optional(d.min)
-            json.key("p50")
-            json.optional(d.p50)
-            json.key("p95")
-            json.optional(d.p95)
-            json.key("p99")
-            json.optional(d.p99)
-            json.key("max")
-            json.optional(d.max)
-            json.key("mean")
-            json.optional(d.mean)
+            json.member("count", Int64(d.count))
+            json.member("min", optional: d.min)
+            json.member("p50", optional: d.p50)
+            json.member("p95", optional: d.p95)
+            json.member("p99", optional: d.p99)
+            json.member("max", optional: d.max)
+            json.member("mean", optional: d.mean)
         }
     }
 
@@ -383,8 +344,7 @@ extension SoakReport {
                 json.int(Int64(figures.httpStatuses[status] ?? 0))
             }
             if figures.withoutHTTPStatus > 0 {
-                json.key("none")
-                json.int(Int64(figures.withoutHTTPStatus))
+                json.member("none", Int64(figures.withoutHTTPStatus))
             }
         }
         json.key("code_fates")
@@ -398,19 +358,13 @@ extension SoakReport {
         distribution("time_to_authenticate_ms", figures.timeToAuthenticate)
         json.key("expiries")
         json.object { json in
-            json.key("expired_codes")
-            json.int(Int64(figures.expiredCodes))
-            json.key("code_invalid_polls")
-            json.int(Int64(figures.codeInvalid))
-            json.key("reg410_events")
-            json.optional(figures.expiryEvents)
-            json.key("reg500_events")
-            json.optional(figures.failureEvents)
+            json.member("expired_codes", Int64(figures.expiredCodes))
+            json.member("code_invalid_polls", Int64(figures.codeInvalid))
+            json.member("reg410_events", optional: figures.expiryEvents)
+            json.member("reg500_events", optional: figures.failureEvents)
         }
-        json.key("first_sent_ms")
-        json.optional(figures.firstSentMs)
-        json.key("last_sent_ms")
-        json.optional(figures.lastSentMs)
+        json.member("first_sent_ms", optional: figures.firstSentMs)
+        json.member("last_sent_ms", optional: figures.lastSentMs)
     }
 
     /// Known outcomes first (in ``outcomeKinds`` order), then any others alphabetically.
@@ -422,16 +376,11 @@ extension SoakReport {
 
     /// The members before the figures: when, over what, how percentiles are taken, and the generator's health.
     func writeHeader(to json: inout JSONWriter) {
-        json.key("generated_at_ms")
-        json.int(generatedAtMs)
-        json.key("generated_at")
-        json.string(UTCText.iso(generatedAtMs))
-        json.key("since_ms")
-        json.optional(sinceMs)
-        json.key("events_loaded")
-        json.bool(eventsLoaded)
-        json.key("percentile_method")
-        json.string("nearest-rank")
+        json.member("generated_at_ms", generatedAtMs)
+        json.member("generated_at", UTCText.iso(generatedAtMs))
+        json.member("since_ms", optional: sinceMs)
+        json.member("events_loaded", eventsLoaded)
+        json.member("percentile_method", "nearest-rank")
         json.key("generator")
         writeGenerator(to: &json)
     }
@@ -439,28 +388,19 @@ extension SoakReport {
     /// `generator`: the bound and the windows in which the emulator fell behind its own schedule.
     func writeGenerator(to json: inout JSONWriter) {
         json.object { json in
-            json.key("lateness_bound_ms")
-            json.int(Self.generatorLatenessBoundMs)
-            json.key("behind")
-            json.bool(!generatorWindows.isEmpty)
+            json.member("lateness_bound_ms", Self.generatorLatenessBoundMs)
+            json.member("behind", !generatorWindows.isEmpty)
             json.key("windows")
             json.array { json in
                 for window in generatorWindows {
                     json.object { json in
-                        json.key("label")
-                        json.string(window.label)
-                        json.key("start_ms")
-                        json.int(window.startMs)
-                        json.key("end_ms")
-                        json.int(window.endMs)
-                        json.key("polls")
-                        json.int(Int64(window.polls))
-                        json.key("late_polls")
-                        json.int(Int64(window.latePolls))
-                        json.key("lateness_p99_ms")
-                        json.int(window.latenessP99Ms)
-                        json.key("worst_lateness_ms")
-                        json.int(window.worstLatenessMs)
+                        json.member("label", window.label)
+                        json.member("start_ms", window.startMs)
+                        json.member("end_ms", window.endMs)
+                        json.member("polls", Int64(window.polls))
+                        json.member("late_polls", Int64(window.latePolls))
+                        json.member("lateness_p99_ms", window.latenessP99Ms)
+                        json.member("worst_lateness_ms", window.worstLatenessMs)
                     }
                 }
             }

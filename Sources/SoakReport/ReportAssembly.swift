@@ -68,12 +68,12 @@ struct DeviceLogs {
 
     /// The device's polls in send order (ties keep the given order).
     func polls(of device: String) -> [PollRecord] {
-        (pollsByDevice[device] ?? []).sorted { (allPolls[$0].sentMs, $0) < (allPolls[$1].sentMs, $1) }.map { allPolls[$0] }
+        (pollsByDevice[device] ?? []).sorted { (allPolls[$0].sentEpochMs, $0) < (allPolls[$1].sentEpochMs, $1) }.map { allPolls[$0] }
     }
 
     /// The device's requests in send order (ties keep the given order).
     func requests(of device: String) -> [RequestRecord] {
-        (requestsByDevice[device] ?? []).sorted { (allRequests[$0].sentMs, $0) < (allRequests[$1].sentMs, $1) }.map { allRequests[$0] }
+        (requestsByDevice[device] ?? []).sorted { (allRequests[$0].sentEpochMs, $0) < (allRequests[$1].sentEpochMs, $1) }.map { allRequests[$0] }
     }
 }
 

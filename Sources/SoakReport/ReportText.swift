@@ -5,6 +5,32 @@ extension JSONWriter {
     mutating func optional(_ value: Int?) { if let value { int(Int64(value)) } else { null() } }
     mutating func optional(_ value: Int64?) { if let value { int(value) } else { null() } }
     mutating func optional(_ value: Double?) { if let value { raw(NumberText.json(value)) } else { null() } }
+
+    /// One member of an object: its key, then its value.
+    mutating func member(_ name: String, _ value: Int64) {
+        key(name)
+        int(value)
+    }
+    mutating func member(_ name: String, _ value: String) {
+        key(name)
+        string(value)
+    }
+    mutating func member(_ name: String, _ value: Bool) {
+        key(name)
+        bool(value)
+    }
+    mutating func member(_ name: String, optional value: Int?) {
+        key(name)
+        optional(value)
+    }
+    mutating func member(_ name: String, optional value: Int64?) {
+        key(name)
+        optional(value)
+    }
+    mutating func member(_ name: String, optional value: Double?) {
+        key(name)
+        optional(value)
+    }
 }
 
 /// Number formatting shared by the renderers, independent of the locale.

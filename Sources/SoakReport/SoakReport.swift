@@ -104,7 +104,7 @@ public struct SoakReport: Sendable, Equatable {
         var series = ReportSeries()
         series.achievedIntervals = assembly.fleet.achieved
         series.plannedIntervals = assembly.fleet.planned
-        series.lateness = polls.map { LatenessPoint(sentMs: $0.sentMs, latenessMs: $0.sentMs - $0.plannedMs) }
+        series.lateness = polls.map { LatenessPoint(sentMs: $0.sentEpochMs, latenessMs: $0.sentEpochMs - $0.plannedEpochMs) }
         // The store returns polls in send order already; only sort (stably) when they are not.
         if !zip(series.lateness, series.lateness.dropFirst()).allSatisfy({ $0.sentMs <= $1.sentMs }) {
             series.lateness = series.lateness.enumerated()
@@ -119,7 +119,7 @@ public struct SoakReport: Sendable, Equatable {
     /// The lateness points of one fleet's polls, in send order.
     static func lateness(of polls: [PollRecord], in fleet: String, fleetOf: [String: String]) -> [LatenessPoint] {
         polls.enumerated().filter { (fleetOf[$0.element.device] ?? noFleetName) == fleet }
-            .sorted { ($0.element.sentMs, $0.offset) < ($1.element.sentMs, $1.offset) }
-            .map { LatenessPoint(sentMs: $0.element.sentMs, latenessMs: $0.element.sentMs - $0.element.plannedMs) }
+            .sorted { ($0.element.sentEpochMs, $0.offset) < ($1.element.sentEpochMs, $1.offset) }
+            .map { LatenessPoint(sentMs: $0.element.sentEpochMs, latenessMs: $0.element.sentEpochMs - $0.element.plannedEpochMs) }
     }
 }

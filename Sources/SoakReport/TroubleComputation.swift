@@ -37,7 +37,7 @@ struct TroubleItem {
     init(_ request: RequestRecord) {
         device = request.device
         stage = request.stage
-        sentMs = request.sentMs
+        sentMs = request.sentEpochMs
         throttled = request.outcome == .throttled || request.httpStatus == 429
         serverError = request.outcome == .serverError || (500...599).contains(request.httpStatus ?? 0)
         error = SoakReport.errorRequestOutcomes.contains(request.outcome) || throttled || serverError
@@ -46,7 +46,7 @@ struct TroubleItem {
     init(_ poll: PollRecord) {
         device = poll.device
         stage = .poll
-        sentMs = poll.sentMs
+        sentMs = poll.sentEpochMs
         throttled = poll.outcome == .throttled || poll.httpStatus == 429
         serverError = poll.outcome == .serverError || (500...599).contains(poll.httpStatus ?? 0)
         error = SoakReport.errorPollOutcomes.contains(poll.outcome) || throttled || serverError
@@ -141,8 +141,8 @@ struct TroubleTally {
         var lastFailed: [String: RequestRecord] = [:]
         for request in requests {
             // The latest by send time; of equal times, the later logged.
-            if lastRequest[request.device].map({ $0.sentMs <= request.sentMs }) ?? true { lastRequest[request.device] = request }
-            if request.outcome != .ok, lastFailed[request.device].map({ $0.sentMs <= request.sentMs }) ?? true {
+            if lastRequest[request.device].map({ $0.sentEpochMs <= request.sentEpochMs }) ?? true { lastRequest[request.device] = request }
+            if request.outcome != .ok, lastFailed[request.device].map({ $0.sentEpochMs <= request.sentEpochMs }) ?? true {
                 lastFailed[request.device] = request
             }
         }

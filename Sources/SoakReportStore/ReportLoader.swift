@@ -44,19 +44,7 @@ public struct ReportLoader: Sendable {
             for name in Set(devices).sorted() { all += try await store.pollAttempts(device: name, sinceEpochMs: sinceMs) }
             attempts = all
         }
-        return attempts.map { stored in
-            let attempt = stored.attempt
-            return PollRecord(
-                device: stored.device,
-                code: attempt.code,
-                plannedMs: attempt.plannedEpochMs,
-                sentMs: attempt.sentEpochMs,
-                latencyMs: attempt.latencyMs,
-                httpStatus: attempt.httpStatus,
-                outcome: attempt.outcome,
-                nextDelayMs: attempt.nextDelayMs
-            )
-        }
+        return attempts
     }
 
     func loadRequests(_ store: RegcodeStore, sinceMs: Int64?) async throws -> [RequestRecord] {
@@ -68,20 +56,7 @@ public struct ReportLoader: Sendable {
             for name in Set(devices).sorted() { all += try await store.requestAttempts(device: name, sinceEpochMs: sinceMs) }
             attempts = all
         }
-        return attempts.map { stored in
-            let attempt = stored.attempt
-            return RequestRecord(
-                device: stored.device,
-                stage: attempt.stage,
-                endpoint: attempt.endpoint,
-                sentMs: attempt.sentEpochMs,
-                latencyMs: attempt.latencyMs,
-                httpStatus: attempt.httpStatus,
-                outcome: attempt.outcome,
-                errorCode: attempt.errorCode,
-                retryDelayMs: attempt.retryDelayMs
-            )
-        }
+        return attempts
     }
 
     /// The stored devices (all of them: a device without activity in the window is still reported).

@@ -9,11 +9,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// `device+client` or `device`.
 struct ProfileScopeOption: ExpressibleByArgument {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Glibc
 import Hummingbird
 import Logging
 import PassSimulator
@@ -8,11 +9,6 @@ import RegcodeSupport
 import FoundationEssentials
 #else
 import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 extension PassSim {

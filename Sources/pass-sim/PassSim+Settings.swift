@@ -2,17 +2,11 @@ import ArgumentParser
 import Hummingbird
 import Logging
 import PassSimulator
-import RegcodeSupport
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// The flags turned into the simulator's settings: checks across flags, statements, TLS and faults.

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Hummingbird
-import Logging
 import PassSimulator
 import RegcodeSupport
 
@@ -8,11 +7,6 @@ import RegcodeSupport
 import FoundationEssentials
 #else
 import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 @main

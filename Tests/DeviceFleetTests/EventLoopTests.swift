@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import PassSimulator
 import RegcodeEngine
+import RegcodeRecords
 import Synchronization
 import Testing
 

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import PassSimulator
 import RegcodeEngine
+import RegcodeRecords
 import RegcodeTestSupport
 import Synchronization
 import Testing

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import NIOPosix
 import RegcodeEngine
+import RegcodeRecords
 import RegcodeStore
 import RegcodeTestSupport
 import Synchronization

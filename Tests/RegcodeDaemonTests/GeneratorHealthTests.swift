@@ -1,4 +1,5 @@
 import RegcodeEngine
+import RegcodeRecords
 import RegcodeSupport
 import Testing
 

@@ -2,6 +2,7 @@ import ControlSocket
 import Foundation
 import Logging
 import RegcodeEngine
+import RegcodeRecords
 import RegcodeStore
 import RegcodeSupport
 import RegcodeTestSupport

@@ -2,6 +2,7 @@ import AccessEnablerAPI
 import DeviceFleet
 import MetricsTestKit
 import RegcodeEngine
+import RegcodeRecords
 import Testing
 
 @testable import RegcodeDaemon

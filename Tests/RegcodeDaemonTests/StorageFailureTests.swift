@@ -3,6 +3,7 @@ import DeviceFleet
 import Foundation
 import Logging
 import RegcodeEngine
+import RegcodeRecords
 import RegcodeStore
 import RegcodeSupport
 import RegcodeTestSupport

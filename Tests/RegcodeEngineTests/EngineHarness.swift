@@ -1,4 +1,5 @@
 import RegcodeEngine
+import RegcodeRecords
 import RegcodeTestSupport
 
 /// Drives one engine on a manual clock and keeps what it asked for: the request it has out,

@@ -113,14 +113,16 @@ enum Fixture {
     ) -> RequestRecord {
         RequestRecord(
             device: device,
-            stage: RequestStage(rawValue: stage),
-            endpoint: "\(stage)-endpoint",
-            sentMs: sent,
-            latencyMs: latency,
-            httpStatus: status,
-            outcome: RequestOutcome(rawValue: outcome),
-            errorCode: error,
-            retryDelayMs: retry
+            attempt: RequestAttempt(
+                stage: RequestStage(rawValue: stage),
+                endpoint: "\(stage)-endpoint",
+                sentEpochMs: sent,
+                latencyMs: latency,
+                httpStatus: status,
+                outcome: RequestOutcome(rawValue: outcome),
+                errorCode: error,
+                retryDelayMs: retry
+            )
         )
     }
 
@@ -136,13 +138,15 @@ enum Fixture {
     ) -> PollRecord {
         PollRecord(
             device: device,
-            code: code,
-            plannedMs: planned,
-            sentMs: sent,
-            latencyMs: latency,
-            httpStatus: status,
-            outcome: PollOutcome(rawValue: outcome),
-            nextDelayMs: next
+            attempt: PollAttempt(
+                code: code,
+                plannedEpochMs: planned,
+                sentEpochMs: sent,
+                latencyMs: latency,
+                httpStatus: status,
+                outcome: PollOutcome(rawValue: outcome),
+                nextDelayMs: next
+            )
         )
     }
 

@@ -178,7 +178,7 @@ import Testing
 
     @Test func seriesFeedTheCharts() {
         #expect(report.series.achievedIntervals == [4003, 5009, 5012, 5019, 5030, 5050, 6010, 10020])
-        #expect(report.series.lateness.map(\.sentMs) == Fixture.polls.map(\.sentMs).sorted())
+        #expect(report.series.lateness.map(\.sentMs) == Fixture.polls.map(\.sentEpochMs).sorted())
         #expect(report.series.lateness.first == LatenessPoint(sentMs: 1010, latenessMs: 10))
         #expect(report.series.lateness.last == LatenessPoint(sentMs: 60029, latenessMs: 0))
     }

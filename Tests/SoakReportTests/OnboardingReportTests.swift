@@ -196,7 +196,7 @@ import Testing
         // The later of two events at the same time is the one given later.
         #expect(stb4.lastFailure?.errorId == "REG500")
         #expect(stb4.lastFailure?.message == "error fetching registration code: registration refused: 400 invalid_request")
-        #expect(stb4.lastFailedRequest?.sentMs == 205)
+        #expect(stb4.lastFailedRequest?.sentEpochMs == 205)
 
         let stb5 = report.failedOnboardings[1]
         #expect(stb5.state == "failed")

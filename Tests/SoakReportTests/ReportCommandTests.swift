@@ -23,7 +23,7 @@ struct ReportCommandTests {
             let next = poll.nextDelayMs.map(String.init) ?? "NULL"
             sql += "INSERT INTO poll_attempts(device, code, planned_at, sent_at, http_status, latency_ms, outcome, next_delay_ms) "
             sql +=
-                "VALUES ('\(poll.device)', '\(poll.code)', \(poll.plannedMs), \(poll.sentMs), \(status), \(poll.latencyMs), '\(poll.outcome)', \(next));\n"
+                "VALUES ('\(poll.device)', '\(poll.code)', \(poll.plannedEpochMs), \(poll.sentEpochMs), \(status), \(poll.latencyMs), '\(poll.outcome)', \(next));\n"
         }
         for event in Fixture.events {
             let code = event.code.map { "\"code\":\"\($0)\"," } ?? ""
@@ -37,7 +37,7 @@ struct ReportCommandTests {
             let retry = request.retryDelayMs.map(String.init) ?? "NULL"
             sql += "INSERT INTO request_attempts(device, stage, endpoint, sent_at, http_status, latency_ms, outcome, error_code, retry_delay_ms) "
             sql +=
-                "VALUES ('\(request.device)', '\(request.stage)', '\(request.endpoint)', \(request.sentMs), \(status), \(request.latencyMs), '\(request.outcome)', \(error), \(retry));\n"
+                "VALUES ('\(request.device)', '\(request.stage)', '\(request.endpoint)', \(request.sentEpochMs), \(status), \(request.latencyMs), '\(request.outcome)', \(error), \(retry));\n"
         }
         for (index, device) in Fixture.devices.enumerated() {
             sql += "INSERT INTO devices(name, device_id, device_info, profile, requestor, scenario, settings, seed, state, created_at, updated_at) "

@@ -1,4 +1,5 @@
 import Foundation
+import RegcodeRecords
 import RegcodeTestSupport
 import SoakReport
 import Testing
@@ -87,13 +88,15 @@ struct ThresholdTests {
             let lateness: Int64 = (60_000...80_000).contains(planned - 1_000_000) ? late : 3
             return PollRecord(
                 device: "stb-1",
-                code: "C",
-                plannedMs: planned,
-                sentMs: planned + lateness,
-                latencyMs: 20,
-                httpStatus: 200,
-                outcome: .pending,
-                nextDelayMs: 5000
+                attempt: PollAttempt(
+                    code: "C",
+                    plannedEpochMs: planned,
+                    sentEpochMs: planned + lateness,
+                    latencyMs: 20,
+                    httpStatus: 200,
+                    outcome: .pending,
+                    nextDelayMs: 5000
+                )
             )
         }
     }

@@ -127,14 +127,14 @@ enum TroubleFixture {
             let retry = request.retryDelayMs.map(String.init) ?? "NULL"
             sql += "INSERT INTO request_attempts(device, stage, endpoint, sent_at, http_status, latency_ms, outcome, error_code, retry_delay_ms) "
             sql +=
-                "VALUES ('\(request.device)', '\(request.stage)', '\(request.endpoint)', \(request.sentMs), \(status), \(request.latencyMs), '\(request.outcome)', \(error), \(retry));\n"
+                "VALUES ('\(request.device)', '\(request.stage)', '\(request.endpoint)', \(request.sentEpochMs), \(status), \(request.latencyMs), '\(request.outcome)', \(error), \(retry));\n"
         }
         for poll in polls {
             let status = poll.httpStatus.map(String.init) ?? "NULL"
             let next = poll.nextDelayMs.map(String.init) ?? "NULL"
             sql += "INSERT INTO poll_attempts(device, code, planned_at, sent_at, http_status, latency_ms, outcome, next_delay_ms) "
             sql +=
-                "VALUES ('\(poll.device)', '\(poll.code)', \(poll.plannedMs), \(poll.sentMs), \(status), \(poll.latencyMs), '\(poll.outcome)', \(next));\n"
+                "VALUES ('\(poll.device)', '\(poll.code)', \(poll.plannedEpochMs), \(poll.sentEpochMs), \(status), \(poll.latencyMs), '\(poll.outcome)', \(next));\n"
         }
         for (index, device) in devices.enumerated() {
             sql +=

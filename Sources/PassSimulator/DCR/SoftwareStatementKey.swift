@@ -1,4 +1,5 @@
 import Crypto
+import Glibc
 import Synchronization
 import _CryptoExtras
 
@@ -6,11 +7,6 @@ import _CryptoExtras
 import FoundationEssentials
 #else
 import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// The RSA key the simulator signs and checks DCR software statements with (RS256, as the statements Adobe's TVE

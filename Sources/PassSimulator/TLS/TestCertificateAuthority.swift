@@ -1,4 +1,5 @@
 import Crypto
+import Glibc
 import SwiftASN1
 import X509
 
@@ -6,11 +7,6 @@ import X509
 import FoundationEssentials
 #else
 import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// A certificate authority for labs and tests: a self-signed P-256 root that issues server and client

@@ -1,14 +1,10 @@
+import Glibc
 import X509
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
-#endif
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
 #endif
 
 /// A directory holding a lab CA and a server certificate it issued: `ca.pem`, `ca-key.pem`, `cert.pem`, `key.pem`

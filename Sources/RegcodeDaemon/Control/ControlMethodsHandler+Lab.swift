@@ -2,6 +2,7 @@ import ControlSocket
 import DeviceRegistry
 import Foundation
 import RegcodeEngine
+import RegcodeRecords
 import RegcodeSupport
 
 /// What a lab's console needs beyond the AccessEnabler calls: live fleet figures, a device's recent polls, and

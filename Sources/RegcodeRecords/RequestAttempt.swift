@@ -1,10 +1,8 @@
-import RegcodeRecords
-
 /// One backend request other than a poll, as it happened: the request log that shows failed
 /// onboardings and every 429 and 5xx by stage (polls have their own, richer log).
 public struct RequestAttempt: Sendable, Equatable, Codable {
     public var stage: RequestStage
-    /// The endpoint's short name (``BackendRequest/name``).
+    /// The endpoint's short name (`BackendRequest.name`).
     public var endpoint: String
     public var sentEpochMs: Int64
     public var latencyMs: Double

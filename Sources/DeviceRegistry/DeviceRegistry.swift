@@ -146,27 +146,3 @@ package actor DeviceRegistry<C: DeviceClock> {
         }
     }
 }
-
-extension DeviceRegistry where C == SystemDeviceClock {
-    /// A registry of the daemon's fleet: batches reach the fleet's version compiled for the system clock.
-    package init(
-        catalog: DeviceCatalog,
-        shard: Shard?,
-        fleet: PartitionedFleet<C>,
-        store: RegcodeStore,
-        barrier: any DeviceStepBarrier,
-        liveStats: LiveStats,
-        logger: Logger
-    ) {
-        self.init(
-            catalog: catalog,
-            shard: shard,
-            fleet: fleet,
-            store: store,
-            barrier: barrier,
-            liveStats: liveStats,
-            logger: logger,
-            addToFleet: { fleet, specs throws(FleetError) in try await fleet.add(contentsOf: specs) }
-        )
-    }
-}

@@ -138,7 +138,9 @@ public final class Daemon: Sendable {
             store: store,
             barrier: pipeline,
             liveStats: liveStats,
-            logger: logger
+            logger: logger,
+            // The batch reaches the fleet's version compiled for the system clock (a 50,000-device start).
+            addToFleet: { fleet, specs throws(FleetError) in try await fleet.add(contentsOf: specs) }
         )
         self.transportStatus = TransportStatus(
             settings: configuration.tls,

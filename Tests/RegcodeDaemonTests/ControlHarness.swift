@@ -52,7 +52,8 @@ struct ControlHarness {
             store: store,
             barrier: pipeline,
             liveStats: liveStats,
-            logger: Self.logger
+            logger: Self.logger,
+            addToFleet: { fleet, specs throws(FleetError) in try await fleet.add(contentsOf: specs) }
         )
         let context = ControlContext(
             devices: registry,

@@ -31,12 +31,15 @@ struct RegcodedCommand: AsyncParsableCommand {
             time. A fleet using v1 or the legacy signed header against a backend off this host is warned \
             about at start.
             """,
-        version: RegcodeVersion.current,
-        subcommands: [ReferenceCommand.self]
+        version: RegcodeVersion.current
     )
 
     /// Every flag, declared once: the values a SIGHUP reload applies again.
     @OptionGroup var flags: FlagOverrides
+
+    /// Writes docs/reference's generated pages into this directory and exits (`Tests/generate-reference.sh`'s).
+    @Option(name: .long, help: .hidden)
+    var generateReference: String?
 
     /// Runs Swift concurrency's jobs on NIO's event-loop threads, so a device's call that awaits its answer
     /// resumes on the thread that read it instead of handing over to Dispatch's pool (10,000 devices: 589 →
@@ -50,6 +53,10 @@ struct RegcodedCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let generateReference {
+            try ReferencePages.write(into: generateReference)
+            return
+        }
         let environment = ProcessInfo.processInfo.environment
         let overrides = flags
         let configuration: DaemonConfiguration

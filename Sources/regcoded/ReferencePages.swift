@@ -2,23 +2,16 @@ import ArgumentParser
 import Foundation
 import RegcodeDaemon
 
-/// `regcoded generate-reference DIR`: writes the generated pages of `docs/reference` (configuration keys, command
-/// lines, control methods) from the tables the code runs on, so the pages cannot drift from it. Hidden: it is
-/// `Tests/generate-reference.sh`'s, which also checks the committed pages against a fresh run.
-struct ReferenceCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "generate-reference",
-        abstract: "Write docs/reference's generated pages into a directory.",
-        shouldDisplay: false
-    )
-
+/// `regcoded --generate-reference DIR`: writes the generated pages of `docs/reference` (configuration keys, command
+/// lines, control methods) from the tables the code runs on, so the pages cannot drift from it. A hidden flag, not a
+/// subcommand, so the daemon's usage line stays as it was; `Tests/generate-reference.sh` runs it and also checks the
+/// committed pages against a fresh run.
+enum ReferencePages {
     /// What each page names as the command that writes it.
     static let generator = "sh Tests/generate-reference.sh"
 
-    @Argument(help: "Directory to write configuration.md, command-line.md and control-methods.md into.")
-    var directory: String
-
-    func run() throws {
+    /// Writes configuration.md, command-line.md and control-methods.md into `directory`.
+    static func write(into directory: String) throws {
         // regcodectl and pass-sim are built beside this executable.
         guard let executable = Bundle.main.executableURL?.resolvingSymlinksInPath() else {
             throw ValidationError("cannot tell where this executable is")

@@ -1,7 +1,8 @@
 #!/bin/sh
-# Every suite, as CI runs them: the formatting check, the Swift tests, the Python client's tests and the web
-# console's browser tests (both against the regcoded just built), and the Kubernetes manifests. Python tools
-# go into a private virtual environment (Tests/test-venv.sh), never the system's Python.
+# Every suite, as CI runs them: the formatting check, the Swift tests, the check of docs/reference's generated
+# pages, the Python client's tests and the web console's browser tests (both against the regcoded just built),
+# and the Kubernetes manifests. Python tools go into a private virtual environment (Tests/test-venv.sh), never
+# the system's Python.
 # Needs: Swift 6, libsqlite3-dev, sqlite3, systemd's tools, curl, python3-venv, chromium, chromium-driver.
 set -eu
 cd "$(dirname "$0")/.."
@@ -13,6 +14,8 @@ python3 Tests/check-imports.py
 # Every relative link of the documentation resolves, and README.md stays short.
 python3 Tests/check-docs.py
 swift test
+# The generated pages of docs/reference match the code they are generated from.
+sh Tests/generate-reference.sh --check
 REGCODED_BIN="$(swift build --show-bin-path)/regcoded"
 export REGCODED_BIN
 sh clients/python/run-tests.sh

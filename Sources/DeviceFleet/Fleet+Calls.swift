@@ -51,7 +51,7 @@ extension Fleet {
         deliver(call, result: result, timing: timing)
     }
 
-    private func deliver(_ call: PendingCall, result: Result<BackendResponse, BackendFailure>, timing: RequestTiming<C.Instant>) {
+    private func deliver(_ call: PendingCall, result: Result<BackendResponse, BackendFailure>, timing: RequestTiming) {
         activeCalls -= 1
         // While stopping the answer still reaches the engine (which has stopped its loops), so a
         // poll the backend answered is recorded, as abandoned; the app reacts to nothing any more.
@@ -75,9 +75,9 @@ extension Fleet {
     private static func answer(
         _ call: PendingCall,
         result: Result<BackendResponse, BackendFailure>,
-        timing: RequestTiming<C.Instant>,
+        timing: RequestTiming,
         member: inout Member
-    ) -> [DeviceAction<C.Instant>]? {
+    ) -> [DeviceAction]? {
         guard member.incarnation == call.incarnation else { return nil }
         return member.apps[call.app].engine.handle(response: result, for: call.id, timing: timing)
     }

@@ -48,7 +48,7 @@ extension Fleet {
         }
     }
 
-    func scheduleCycleTick(_ device: String, at deadline: C.Instant) {
+    func scheduleCycleTick(_ device: String, at deadline: DeviceInstant) {
         schedule(TimerKey(device: device, kind: .scenario), at: deadline)
     }
 }

@@ -20,7 +20,7 @@ extension Fleet {
     struct Hold {
         var reason: String
         /// Timers that came due while held, with when they were found due.
-        var deferred: [TimerKey: C.Instant] = [:]
+        var deferred: [TimerKey: DeviceInstant] = [:]
     }
 
     /// Stops taking new work until ``release()``; holding a held fleet only updates the reason.
@@ -59,7 +59,7 @@ extension Fleet {
     /// Timers deferred by the current hold.
     public var deferredTimerCount: Int { held?.deferred.count ?? 0 }
 
-    func deferTimer(_ key: TimerKey, dueSince now: C.Instant) {
+    func deferTimer(_ key: TimerKey, dueSince now: DeviceInstant) {
         guard held?.deferred.updateValue(now, forKey: key) == nil else { return }
         holdTotals.deferredTimers += 1
         if key.kind == .engine(.poll) { holdTotals.deferredPolls += 1 }

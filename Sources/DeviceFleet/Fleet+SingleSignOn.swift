@@ -49,9 +49,9 @@ extension Fleet {
     /// version rules (wipe, `SEC412`); calls that ask "am I authenticated?" look the domain up and
     /// the engine takes over the result; `logout` then empties the domain. Returns the actions to
     /// record before the engine's own.
-    func storageBefore(_ command: DeviceCommand, device: String, app: Int) -> [DeviceAction<C.Instant>] {
+    func storageBefore(_ command: DeviceCommand, device: String, app: Int) -> [DeviceAction] {
         guard var host = members[device]?.sso, let engine = members[device]?.apps[app].engine else { return [] }
-        var actions: [DeviceAction<C.Instant>] = []
+        var actions: [DeviceAction] = []
         var changed = false
         var cleared: [Int] = []
         switch command {

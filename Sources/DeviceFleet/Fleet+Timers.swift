@@ -1,9 +1,19 @@
 import NIOCore
 import RegcodeEngine
 
+/// How a fleet waits for its earliest timer, chosen when the fleet is made.
+public enum FleetTimers: Sendable {
+    /// A timer of the fleet's own event loop fires the due timers right there, in the actor (which runs on that
+    /// loop): real time, the daemon. A child task's `Task.sleep` went through Dispatch's timer thread and woke two
+    /// threads per wake-up, ~8 % of the daemon's samples at 2,000 polls/s.
+    case eventLoop
+    /// A child task of `run()` sleeps on the fleet's clock: a test's manual clock decides when time passes.
+    case clockSleeps
+}
+
 /// The fleet's one timer heap and the single sleep `run()` keeps for its earliest deadline.
 extension Fleet {
-    func schedule(_ key: TimerKey, at deadline: C.Instant) {
+    func schedule(_ key: TimerKey, at deadline: DeviceInstant) {
         held?.deferred[key] = nil
         timers.schedule(key, at: deadline)
         armSleeper(for: deadline)
@@ -14,25 +24,23 @@ extension Fleet {
     ///
     /// The slack is why a fleet's wake-ups do not grow with its poll rate: every timer due within it of the
     /// earliest fires in one wake, where thousands of polls a second would otherwise each wake a thread.
-    func armSleeper(for deadline: C.Instant) {
+    func armSleeper(for deadline: DeviceInstant) {
         guard !stopping else { return }
         let wake = deadline.advanced(by: timerSlack)
         if let current = sleeper, current.deadline <= wake { return }
         sleeperIDs += 1
         sleeper = (sleeperIDs, wake)
-        if C.self == SystemDeviceClock.self {
+        switch timerWaits {
+        case .eventLoop:
             // Before `run()` the sleep is only noted; `run()` arms it.
             if loopTimersRunning { armLoopTimer(id: sleeperIDs, at: wake) }
-        } else {
+        case .clockSleeps:
             workContinuation.yield(.sleep(id: sleeperIDs, until: wake))
         }
     }
 
-    /// The system clock's sleep: a timer of the fleet's own event loop that fires the due timers right there,
-    /// in the actor (which runs on that loop). A child task's `Task.sleep` went through Dispatch's timer
-    /// thread and woke two threads per wake-up, ~8 % of the daemon's samples at 2,000 polls/s. A test clock
-    /// keeps the child task, so a test still decides when time passes.
-    func armLoopTimer(id: UInt64, at wake: C.Instant) {
+    /// The event loop's sleep (``FleetTimers/eventLoop``).
+    func armLoopTimer(id: UInt64, at wake: DeviceInstant) {
         loopTimer?.cancel()
         let delay = clock.now.duration(to: wake)
         loopTimer = eventLoop.scheduleTask(in: TimeAmount(delay)) {
@@ -42,7 +50,7 @@ extension Fleet {
 
     /// Called as `run()` starts and stops: arms the sleep noted before it, or cancels the armed one.
     func setLoopTimersRunning(_ running: Bool) {
-        guard C.self == SystemDeviceClock.self else { return }
+        guard case .eventLoop = timerWaits else { return }
         loopTimersRunning = running && !stopping
         if loopTimersRunning, let sleeper {
             armLoopTimer(id: sleeper.id, at: sleeper.deadline)
@@ -53,9 +61,9 @@ extension Fleet {
     }
 
     /// A child task of `run()`: sleeps until `deadline`, then fires what is due.
-    nonisolated func sleep(_ id: UInt64, until deadline: C.Instant) async {
+    nonisolated func sleep(_ id: UInt64, until deadline: DeviceInstant) async {
         do {
-            try await clock.sleep(until: deadline, tolerance: nil)
+            try await clock.sleep(until: deadline)
         } catch {
             return
         }
@@ -89,8 +97,8 @@ extension Fleet {
 
 extension Fleet {
     /// The earliest armed deadline (engine or scenario timer), if any.
-    var nextTimerDeadline: C.Instant? { timers.nextDeadline() }
+    var nextTimerDeadline: DeviceInstant? { timers.nextDeadline() }
 
     /// When the fleet's sleep for its timers ends, if one is armed.
-    var wakeDeadline: C.Instant? { sleeper?.deadline }
+    var wakeDeadline: DeviceInstant? { sleeper?.deadline }
 }

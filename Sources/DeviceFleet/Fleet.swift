@@ -18,18 +18,18 @@ private let requestRecordNumbers = Atomic<UInt64>(0)
 /// calls run as child tasks of ``run()``, at most `maxConcurrentRequests` at a time; the rest wait
 /// in a FIFO (their lateness shows in the poll log, which is the point of recording it). Work asked
 /// for before `run()` starts waits for it.
-public actor Fleet<C: DeviceClock>: Service {
+public actor Fleet: Service {
     /// Where a `cycle` device is in its loop.
     enum CycleState {
         case loggingIn
-        case holding(until: C.Instant)
+        case holding(until: DeviceInstant)
         case loggingOut
     }
 
     /// One AccessEnabler instance: an app of the device.
     struct AppSlot {
         let id: String
-        var engine: DeviceEngine<C>
+        var engine: DeviceEngine
     }
 
     struct Member {
@@ -73,10 +73,12 @@ public actor Fleet<C: DeviceClock>: Service {
     enum Work: Sendable {
         case call(PendingCall)
         /// Sleep until `deadline`, then fire due timers (`id` tells a superseded sleep apart).
-        case sleep(id: UInt64, until: C.Instant)
+        case sleep(id: UInt64, until: DeviceInstant)
     }
 
-    let clock: C
+    let clock: any DeviceClock
+    /// How the fleet waits for its earliest timer (see ``FleetTimers``).
+    let timerWaits: FleetTimers
     /// The loop the actor runs on (see ``init(clock:executor:sink:eventLoop:maxConcurrentRequests:maxPendingPerDevice:timerSlack:logger:)``).
     public nonisolated let eventLoop: any EventLoop
     let executor: any BackendExecutor
@@ -94,9 +96,9 @@ public actor Fleet<C: DeviceClock>: Service {
 
     var members: [String: Member] = [:]
     var incarnations: UInt64 = 0
-    var timers = TimerQueue<C.Instant, TimerKey>()
+    var timers = TimerQueue<TimerKey>()
     /// The sleep `run()` was last asked for.
-    var sleeper: (id: UInt64, deadline: C.Instant)?
+    var sleeper: (id: UInt64, deadline: DeviceInstant)?
     var sleeperIDs: UInt64 = 0
     /// The event-loop timer behind `sleeper` (system clock only, while `run()` runs).
     var loopTimer: Scheduled<Void>?
@@ -123,7 +125,8 @@ public actor Fleet<C: DeviceClock>: Service {
     ///     the earliest fire together in one wake-up, as the kernel's timer slack does; every poll still
     ///     records its planned and sent time, so the lateness this adds stays visible. Zero: exact timers.
     public init(
-        clock: C,
+        clock: any DeviceClock,
+        timers: FleetTimers = .eventLoop,
         executor: any BackendExecutor,
         sink: any FleetSink,
         eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next(),
@@ -134,6 +137,7 @@ public actor Fleet<C: DeviceClock>: Service {
         logger: Logger
     ) {
         self.clock = clock
+        self.timerWaits = timers
         self.writeAhead = writeAhead
         self.eventLoop = eventLoop
         self.executor = executor
@@ -180,10 +184,6 @@ public actor Fleet<C: DeviceClock>: Service {
     /// Adds devices in one call (one actor hop for a whole start-up), as ``add(_:)`` each, in order;
     /// stops at the first that cannot be added.
     public func add(contentsOf specs: [DeviceSpec]) throws(FleetError) {
-        try addEach(specs)
-    }
-
-    func addEach(_ specs: [DeviceSpec]) throws(FleetError) {
         // Sized once: grown device by device, the tables were copied again and again (a 50,000-device start-up).
         members.reserveCapacity(members.count + specs.count)
         timers.reserveCapacity(forAdditional: specs.reduce(0) { $0 + $1.otherApps.count + 1 })
@@ -261,10 +261,6 @@ public actor Fleet<C: DeviceClock>: Service {
 
     /// How many devices are in each phase (one actor hop for the whole fleet).
     public func phaseCounts() -> [DevicePhase: Int] {
-        countPhases()
-    }
-
-    func countPhases() -> [DevicePhase: Int] {
         var counts: [DevicePhase: Int] = [:]
         forEachPhase { _, phase in counts[phase, default: 0] += 1 }
         return counts
@@ -305,17 +301,6 @@ public actor Fleet<C: DeviceClock>: Service {
     /// shutdown or ``stop()``). Calls in flight when it stops still answer and their steps are
     /// recorded; cancelling the task that runs it cancels them instead.
     public func run() async throws {
-        // The daemon's fleet runs the loop compiled for the system clock: in the generic one every timer, call and
-        // answer looks up type metadata at run time. `run()` itself is reached through `Service`, so it cannot be
-        // specialised where it is called.
-        if let fleet = self as? Fleet<SystemDeviceClock> {
-            await fleet.runLoop()
-        } else {
-            await self.runLoop()
-        }
-    }
-
-    func runLoop() async {
         setLoopTimersRunning(true)
         defer { setLoopTimersRunning(false) }
         await withDiscardingTaskGroup { calls in
@@ -377,7 +362,7 @@ public actor Fleet<C: DeviceClock>: Service {
 
     func apply(_ command: DeviceCommand, to name: String, app: Int = 0) {
         guard members[name] != nil else { return }
-        var actions: [DeviceAction<C.Instant>] = []
+        var actions: [DeviceAction] = []
         if members[name]?.sso != nil {
             actions += storageBefore(command, device: name, app: app)
         }
@@ -387,7 +372,7 @@ public actor Fleet<C: DeviceClock>: Service {
 
     /// - Parameter answered: The ``RequestInFlight/id`` of the request whose answer the actions react to: the step removes
     ///   its record.
-    func process(_ name: String, app: Int = 0, _ actions: [DeviceAction<C.Instant>], answered: UInt64? = nil) {
+    func process(_ name: String, app: Int = 0, _ actions: [DeviceAction], answered: UInt64? = nil) {
         // Only what the loop reads is taken from the member, in place: a copy of the member (or of its app)
         // would share the apps' storage, and the next change to an engine (a reaction below) would then copy
         // every engine of the device; copying an engine is dozens of retains.
@@ -456,18 +441,5 @@ public actor Fleet<C: DeviceClock>: Service {
         if let pick, !stopping {
             try? selectTVProvider(pick, device: name, app: appID)
         }
-    }
-}
-
-extension Fleet where C == SystemDeviceClock {
-    /// ``add(contentsOf:)`` compiled for the system clock: the generic version looks up type metadata for every
-    /// device, a fifth of a 50,000-device start-up.
-    public func add(contentsOf specs: [DeviceSpec]) throws(FleetError) {
-        try addEach(specs)
-    }
-
-    /// ``phaseCounts()`` compiled for the system clock (it reads every device for `STATUS=`).
-    public func phaseCounts() -> [DevicePhase: Int] {
-        countPhases()
     }
 }

@@ -12,16 +12,17 @@ import ServiceLifecycle
 /// after every restart, so a device removed and added again comes back to the same loop (and to the keep-alive
 /// connections of that loop). Each partition is a complete fleet: its own timers, its share of the concurrent
 /// calls, its own hold. Calls about one device go to its partition; figures about the fleet add the partitions'.
-public final class PartitionedFleet<C: DeviceClock>: Service, Sendable {
+public final class PartitionedFleet: Service, Sendable {
     /// The partitions, in loop order.
-    public let partitions: [Fleet<C>]
+    public let partitions: [Fleet]
 
     /// - Parameters:
     ///   - eventLoops: One partition per loop (at least one).
     ///   - maxConcurrentRequests: For the whole fleet: each partition gets its share (at least one).
     ///   - makeExecutor: The backend of the partition on a loop; its connections should live on that loop.
     public init(
-        clock: C,
+        clock: any DeviceClock,
+        timers: FleetTimers = .eventLoop,
         eventLoops: [any EventLoop],
         makeExecutor: (any EventLoop) -> any BackendExecutor,
         sink: any FleetSink,
@@ -37,6 +38,7 @@ public final class PartitionedFleet<C: DeviceClock>: Service, Sendable {
             if eventLoops.count > 1 { logger[metadataKey: "fleet_loop"] = "\(index)" }
             return Fleet(
                 clock: clock,
+                timers: timers,
                 executor: makeExecutor(loop),
                 sink: sink,
                 eventLoop: loop,
@@ -55,7 +57,7 @@ public final class PartitionedFleet<C: DeviceClock>: Service, Sendable {
     }
 
     /// The fleet that runs (or would run) `device`.
-    public func partition(of device: String) -> Fleet<C> {
+    public func partition(of device: String) -> Fleet {
         partitions[Self.partition(ofDevice: device, count: partitions.count)]
     }
 
@@ -77,21 +79,14 @@ public final class PartitionedFleet<C: DeviceClock>: Service, Sendable {
 
     // MARK: Membership
 
-    public func add(_ spec: Fleet<C>.DeviceSpec) async throws(FleetError) {
+    public func add(_ spec: Fleet.DeviceSpec) async throws(FleetError) {
         try await partition(of: spec.settings.name).add(spec)
     }
 
     /// Adds devices, each partition's on its own loop at the same time (a start-up's adding uses every core); stops
     /// at the first device that cannot be added in each partition and throws the first such error.
-    public func add(contentsOf specs: [Fleet<C>.DeviceSpec]) async throws(FleetError) {
-        try await add(specs) { fleet, share throws(FleetError) in try await fleet.add(contentsOf: share) }
-    }
-
-    func add(
-        _ specs: [Fleet<C>.DeviceSpec],
-        each addShare: @escaping @Sendable (Fleet<C>, [Fleet<C>.DeviceSpec]) async throws(FleetError) -> Void
-    ) async throws(FleetError) {
-        var shares = Array(repeating: [Fleet<C>.DeviceSpec](), count: partitions.count)
+    public func add(contentsOf specs: [Fleet.DeviceSpec]) async throws(FleetError) {
+        var shares = Array(repeating: [Fleet.DeviceSpec](), count: partitions.count)
         for spec in specs {
             shares[Self.partition(ofDevice: spec.settings.name, count: partitions.count)].append(spec)
         }
@@ -99,7 +94,7 @@ public final class PartitionedFleet<C: DeviceClock>: Service, Sendable {
             for (fleet, share) in zip(partitions, shares) where !share.isEmpty {
                 group.addTask {
                     do throws(FleetError) {
-                        try await addShare(fleet, share)
+                        try await fleet.add(contentsOf: share)
                         return nil
                     } catch {
                         return error
@@ -136,7 +131,7 @@ public final class PartitionedFleet<C: DeviceClock>: Service, Sendable {
         try await partition(of: device).settings(of: device, app: appID)
     }
 
-    public func apps(of device: String) async -> [Fleet<C>.AppStatus]? {
+    public func apps(of device: String) async -> [Fleet.AppStatus]? {
         await partition(of: device).apps(of: device)
     }
 
@@ -191,13 +186,9 @@ public final class PartitionedFleet<C: DeviceClock>: Service, Sendable {
 
     /// How many devices are in each phase.
     public func phaseCounts() async -> [DevicePhase: Int] {
-        await phaseCounts { await $0.phaseCounts() }
-    }
-
-    func phaseCounts(each count: (Fleet<C>) async -> [DevicePhase: Int]) async -> [DevicePhase: Int] {
         var counts: [DevicePhase: Int] = [:]
         for fleet in partitions {
-            counts.merge(await count(fleet), uniquingKeysWith: +)
+            counts.merge(await fleet.phaseCounts(), uniquingKeysWith: +)
         }
         return counts
     }
@@ -237,29 +228,17 @@ public final class PartitionedFleet<C: DeviceClock>: Service, Sendable {
         }
     }
 
-    private func sum(_ figure: (Fleet<C>) async -> Int) async -> Int {
+    private func sum(_ figure: (Fleet) async -> Int) async -> Int {
         var total = 0
         for fleet in partitions { total += await figure(fleet) }
         return total
     }
 
-    private func forEachPartition(_ body: @Sendable @escaping (Fleet<C>) async -> Void) async {
+    private func forEachPartition(_ body: @Sendable @escaping (Fleet) async -> Void) async {
         await withDiscardingTaskGroup { group in
             for fleet in partitions {
                 group.addTask { await body(fleet) }
             }
         }
-    }
-}
-
-extension PartitionedFleet where C == SystemDeviceClock {
-    /// ``add(contentsOf:)`` reaching ``Fleet``'s version compiled for the system clock (see there).
-    public func add(contentsOf specs: [Fleet<C>.DeviceSpec]) async throws(FleetError) {
-        try await add(specs) { fleet, share throws(FleetError) in try await fleet.add(contentsOf: share) }
-    }
-
-    /// ``phaseCounts()`` reaching ``Fleet``'s version compiled for the system clock.
-    public func phaseCounts() async -> [DevicePhase: Int] {
-        await phaseCounts { await $0.phaseCounts() }
     }
 }

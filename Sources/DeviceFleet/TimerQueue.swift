@@ -1,4 +1,5 @@
 import HeapModule
+import RegcodeEngine
 
 /// One min-heap of deadlines for every timer of every device in the fleet.
 ///
@@ -13,7 +14,9 @@ import HeapModule
 /// instant of a live arming stays in its slot. A key keeps its slot while it is armed or has
 /// entries in the heap, and until it is cancelled, so a timer re-armed after it fires (a poll) finds
 /// its slot in place.
-struct TimerQueue<Instant: InstantProtocol, Key: Hashable> where Instant.Duration == Swift.Duration {
+struct TimerQueue<Key: Hashable> {
+    typealias Instant = DeviceInstant
+
     /// A live arming: the sequence number its heap entry carries, and its exact deadline.
     private struct Arming {
         var sequence: UInt64

@@ -3,7 +3,7 @@ import RegcodeEngine
 import RegcodeStore
 
 /// One device's part in a change of fleet and store.
-struct DeviceChange<C: DeviceClock>: Sendable {
+struct DeviceChange: Sendable {
     enum Row: Sendable {
         /// The row stays as it is.
         case keep
@@ -11,7 +11,7 @@ struct DeviceChange<C: DeviceClock>: Sendable {
         case remove
         /// The row as the device's queued steps left it, made into the new row and what starts: read only once they
         /// are stored.
-        case rebuild(@Sendable (StoredDevice) throws(DeviceRegistryError) -> (StoredDevice, Fleet<C>.DeviceSpec))
+        case rebuild(@Sendable (StoredDevice) throws(DeviceRegistryError) -> (StoredDevice, Fleet.DeviceSpec))
     }
 
     var name: String
@@ -19,7 +19,7 @@ struct DeviceChange<C: DeviceClock>: Sendable {
     var stop = true
     var row: Row = .keep
     /// What joins the fleet once the row is written; nil: the device stays out.
-    var start: Fleet<C>.DeviceSpec?
+    var start: Fleet.DeviceSpec?
     /// Whether the device's live figures (last outcome, fleet) are forgotten: it is gone or starts afresh.
     var forgetStats = false
     /// The row before the change (nil: none), written back if the device cannot join the fleet.
@@ -34,7 +34,7 @@ extension DeviceRegistry {
     /// The only code that changes fleet and store together: devices leave the fleet, their already-queued steps are
     /// stored (so none lands on the new row), rows are written, devices join the fleet, live figures follow. A device
     /// that cannot join rolls the batch back: no fleet entry of it stays, its row is as before, its address is free.
-    func change(_ changes: [DeviceChange<C>]) async throws(DeviceRegistryError) {
+    func change(_ changes: [DeviceChange]) async throws(DeviceRegistryError) {
         if let busy = changes.first(where: { changing.contains($0.name) }) { throw .busy(busy.name) }
         for change in changes { changing.insert(change.name) }
         defer { for change in changes { changing.remove(change.name) } }
@@ -49,7 +49,7 @@ extension DeviceRegistry {
         for change in changes where change.addedFleet != nil { setAddedFleet(change.addedFleet, of: change.name) }
         let specs = changes.compactMap(\.start)
         do {
-            if !specs.isEmpty { try await addToFleet(fleet, specs) }
+            if !specs.isEmpty { try await fleet.add(contentsOf: specs) }
         } catch {
             await rollBack(changes, after: error)
             throw DeviceRegistryError(error)
@@ -58,7 +58,7 @@ extension DeviceRegistry {
     }
 
     /// The changes with every ``DeviceChange/Row/rebuild(_:)`` made from the stored row (read now, after the barrier).
-    private func rebuilt(_ changes: [DeviceChange<C>]) async throws(DeviceRegistryError) -> [DeviceChange<C>] {
+    private func rebuilt(_ changes: [DeviceChange]) async throws(DeviceRegistryError) -> [DeviceChange] {
         var changes = changes
         for index in changes.indices {
             guard case .rebuild(let build) = changes[index].row else { continue }
@@ -81,7 +81,7 @@ extension DeviceRegistry {
     }
 
     /// Writes rows in one transaction where it can: removals, then saves.
-    private func write(_ changes: [DeviceChange<C>]) async throws {
+    private func write(_ changes: [DeviceChange]) async throws {
         var saves: [StoredDevice] = []
         for change in changes {
             switch change.row {
@@ -99,7 +99,7 @@ extension DeviceRegistry {
 
     /// Undoes what ``change(_:)`` did before the fleet refused: the batch's devices leave the fleet, rows written are
     /// restored, addresses handed out are free again, figures of devices that never ran are forgotten.
-    private func rollBack(_ changes: [DeviceChange<C>], after error: FleetError) async {
+    private func rollBack(_ changes: [DeviceChange], after error: FleetError) async {
         // A device of that name the fleet already ran is not this change's to remove.
         var duplicate: String?
         if case .duplicateDevice(let name) = error { duplicate = name }

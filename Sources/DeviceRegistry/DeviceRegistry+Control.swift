@@ -59,7 +59,7 @@ extension DeviceRegistry {
             throw .inconsistent("a new device must be started")
         }
         let device = try addressed(planned)
-        var change = DeviceChange<C>(name: new.name, stop: false, row: .save(device), start: device.spec(settings: settings, cycle: cycle))
+        var change = DeviceChange(name: new.name, stop: false, row: .save(device), start: device.spec(settings: settings, cycle: cycle))
         change.takenAddress = device.clientAddress == planned.clientAddress ? nil : device.clientAddress
         change.addedFleet = template.name
         try await self.change([change])

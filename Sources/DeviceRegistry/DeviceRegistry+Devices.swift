@@ -30,7 +30,7 @@ extension DeviceRegistry {
     }
 
     /// A device's apps as they run.
-    package nonisolated func apps(of device: String) async throws(DeviceRegistryError) -> [Fleet<C>.AppStatus] {
+    package nonisolated func apps(of device: String) async throws(DeviceRegistryError) -> [Fleet.AppStatus] {
         guard let apps = await fleet.apps(of: device) else { throw .unknownDevice(device) }
         return apps
     }

@@ -42,7 +42,7 @@ extension DeviceRegistry {
                 switch plan {
                 case .start(let planned, let settings, let cycle, let save):
                     let device = try addressed(planned)
-                    var change = DeviceChange<C>(name: device.name, start: device.spec(settings: settings, cycle: cycle))
+                    var change = DeviceChange(name: device.name, start: device.spec(settings: settings, cycle: cycle))
                     if save || device.clientAddress != planned.clientAddress { change.row = .save(device) }
                     change.previous = storedByName[device.name]
                     if device.clientAddress != planned.clientAddress { change.takenAddress = device.clientAddress }
@@ -50,7 +50,7 @@ extension DeviceRegistry {
                     report.added += 1
                 case .restart(let planned, let settings, let cycle):
                     let device = try addressed(planned)
-                    var change = DeviceChange<C>(name: device.name, row: .save(device), start: device.spec(settings: settings, cycle: cycle))
+                    var change = DeviceChange(name: device.name, row: .save(device), start: device.spec(settings: settings, cycle: cycle))
                     change.previous = storedByName[device.name]
                     if device.clientAddress != planned.clientAddress { change.takenAddress = device.clientAddress }
                     try await self.change([change])

@@ -49,7 +49,7 @@ extension DeviceRegistry {
         var position: [String: Int] = [:]
         position.reserveCapacity(stored.count)
         for (index, device) in stored.enumerated() where position[device.name] == nil { position[device.name] = index }
-        var changes: [DeviceChange<C>] = []
+        var changes: [DeviceChange] = []
         changes.reserveCapacity(stored.count)
         var report = StartReport()
         report.interrupted = interrupted
@@ -60,7 +60,7 @@ extension DeviceRegistry {
                 switch plan {
                 case .start(let planned, let settings, let cycle, let save):
                     let device = try addressed(planned)
-                    var change = DeviceChange<C>(name: device.name, stop: false)
+                    var change = DeviceChange(name: device.name, stop: false)
                     // Only a new device or a newly given address is written: rewriting every stored device made a
                     // restart with 10,000 devices take seconds.
                     if save || device.clientAddress != planned.clientAddress {

@@ -18,18 +18,16 @@ extension EventPipeline: DeviceStepBarrier {}
 /// A device's fleet entry and its store row change together in one place (``change(_:)``): the device leaves the
 /// fleet, its queued steps are stored, its row is written, it joins the fleet again, and its live figures follow.
 /// Start-up, ramps, reloads and the control calls all go through it.
-package actor DeviceRegistry<C: DeviceClock> {
-    package typealias Spec = Fleet<C>.DeviceSpec
+package actor DeviceRegistry {
+    package typealias Spec = Fleet.DeviceSpec
 
-    let fleet: PartitionedFleet<C>
+    let fleet: PartitionedFleet
     let store: RegcodeStore
     let barrier: any DeviceStepBarrier
     let liveStats: LiveStats
     let logger: Logger
     /// The shard the process started with: a reload keeps the slice.
     let shard: Shard?
-    /// Adds a batch to the fleet (the system clock's version is compiled for it: a 50,000-device start).
-    let addToFleet: @Sendable (PartitionedFleet<C>, [Spec]) async throws(FleetError) -> Void
     private let catalogState: Mutex<DeviceCatalog>
     /// The fleet of each device added over the socket (configured devices' fleets follow from their names).
     private let addedFleets = Mutex<[String: String]>([:])
@@ -46,16 +44,14 @@ package actor DeviceRegistry<C: DeviceClock> {
     ///   - catalog: the configured fleets with their secrets.
     ///   - shard: the slice of the configured devices this process runs.
     ///   - barrier: what stores the fleet's steps (the event pipeline).
-    ///   - addToFleet: adds a batch of devices to `fleet` (`{ try await $0.add(contentsOf: $1) }`).
     package init(
         catalog: DeviceCatalog,
         shard: Shard?,
-        fleet: PartitionedFleet<C>,
+        fleet: PartitionedFleet,
         store: RegcodeStore,
         barrier: any DeviceStepBarrier,
         liveStats: LiveStats,
-        logger: Logger,
-        addToFleet: @escaping @Sendable (PartitionedFleet<C>, [Spec]) async throws(FleetError) -> Void
+        logger: Logger
     ) {
         self.catalogState = Mutex(catalog)
         self.shard = shard
@@ -64,7 +60,6 @@ package actor DeviceRegistry<C: DeviceClock> {
         self.barrier = barrier
         self.liveStats = liveStats
         self.logger = logger
-        self.addToFleet = addToFleet
         var pools = ClientAddressPools(shard: shard)
         pools.configure(catalog)
         self.addressPools = pools

@@ -4,10 +4,10 @@ import RegcodeStore
 
 extension StoredDevice {
     /// What the fleet runs for this device; `settings` carries the secrets the store never holds.
-    package func spec<C: DeviceClock>(settings: DeviceSettings, cycle: CyclePlan?) -> Fleet<C>.DeviceSpec {
+    package func spec(settings: DeviceSettings, cycle: CyclePlan?) -> Fleet.DeviceSpec {
         var settings = settings
         settings.clientAddress = clientAddress
-        var spec = Fleet<C>.DeviceSpec(
+        var spec = Fleet.DeviceSpec(
             settings: settings,
             deviceID: deviceID,
             snapshot: snapshot,
@@ -21,7 +21,7 @@ extension StoredDevice {
         guard !apps.isEmpty else { return spec }
         spec.sso = settings.sso ?? DeviceSSOSettings()
         spec.firstApp = apps[0].app
-        spec.otherApps = apps.dropFirst().map { Fleet<C>.AppSpec(app: $0.app, snapshot: $0.snapshot ?? DeviceSnapshot()) }
+        spec.otherApps = apps.dropFirst().map { Fleet.AppSpec(app: $0.app, snapshot: $0.snapshot ?? DeviceSnapshot()) }
         spec.tokens = tokens
         return spec
     }

@@ -9,18 +9,15 @@ import RegcodeEngine
 import RegcodeStore
 import RegcodeSupport
 
-/// The devices the daemon runs, as the control surface's methods see them.
-typealias DaemonRegistry = DeviceRegistry<SystemDeviceClock>
-
 /// One app of a device as it runs (`apps.list`).
-typealias AppStatus = Fleet<SystemDeviceClock>.AppStatus
+typealias AppStatus = Fleet.AppStatus
 
 /// All the control methods see: the one door to the devices (the registry), the event log read-only, the figures
 /// `daemon.status` reports, and the embedded simulator. Never the daemon, its fleet or its store: a device is read and
 /// changed through the registry alone.
 struct ControlContext: Sendable {
     /// Every device-scoped read and write.
-    let devices: DaemonRegistry
+    let devices: DeviceRegistry
     /// The stored events, read-only.
     let events: StoredEvents
     /// What `daemon.status`, `fleets.stats` and `devices.polled` report.

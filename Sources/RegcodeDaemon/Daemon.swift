@@ -32,7 +32,7 @@ public final class Daemon: Sendable {
     let store: RegcodeStore
     let broadcaster: EventBroadcaster<EventNotification>
     let pipeline: EventPipeline<ContinuousClock>
-    let fleet: PartitionedFleet<SystemDeviceClock>
+    let fleet: PartitionedFleet
     let backend = DeferredBackend()
     /// What `daemon.status` and `STATUS=` say about the wire (TLS checks off, fleets failing their handshakes).
     let transportStatus: TransportStatus
@@ -44,7 +44,7 @@ public final class Daemon: Sendable {
     /// Set once every configured device exists: until then the socket answers "starting".
     var devicesUp: SharedValue<Bool> { registry.devicesUp }
     /// The device lifecycle: catalog, client addresses, added devices; the one place fleet and store change together.
-    let registry: DeviceRegistry<SystemDeviceClock>
+    let registry: DeviceRegistry
     /// The in-process backend (the executable's simulator), when the configuration names no other: `simulator.approve`
     /// completes codes on it.
     let simulator: (any EmbeddedBackend)?
@@ -122,7 +122,7 @@ public final class Daemon: Sendable {
         self.eventStreams = Self.eventStreams(configuration, budget: descriptorBudget, logger: logger)
         let backend = self.backend
         self.fleet = PartitionedFleet(
-            clock: SystemDeviceClock(),
+            clock: .system,
             eventLoops: fleetLoops,
             makeExecutor: { _ in backend },
             sink: pipeline,
@@ -138,9 +138,7 @@ public final class Daemon: Sendable {
             store: store,
             barrier: pipeline,
             liveStats: liveStats,
-            logger: logger,
-            // The batch reaches the fleet's version compiled for the system clock (a 50,000-device start).
-            addToFleet: { fleet, specs throws(FleetError) in try await fleet.add(contentsOf: specs) }
+            logger: logger
         )
         self.transportStatus = TransportStatus(
             settings: configuration.tls,

@@ -251,7 +251,7 @@ final class RegcodeMetrics: Sendable {
 struct MetricsService: Service {
     let metrics: RegcodeMetrics
     let address: HostPort
-    let fleet: PartitionedFleet<SystemDeviceClock>
+    let fleet: PartitionedFleet
     let broadcaster: EventBroadcaster<EventNotification>
     /// The HTTP listener's event streams; nil without `http`.
     let eventStreams: OpenStreams?

@@ -9,7 +9,7 @@ import ServiceLifecycle
 /// systemd's `STATUS=`. (The pipeline logs the failures themselves; metrics sample ``EventPipeline/health``.)
 struct StorageWatchService: Service {
     let pipeline: EventPipeline<ContinuousClock>
-    let fleet: PartitionedFleet<SystemDeviceClock>
+    let fleet: PartitionedFleet
     let systemd: SystemdService
     let logger: Logger
 

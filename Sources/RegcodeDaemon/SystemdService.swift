@@ -24,7 +24,7 @@ final class SystemdService: Service {
 
     private let notifier: SystemdNotifier
     private let watchdogInterval: Duration?
-    private let fleet: PartitionedFleet<SystemDeviceClock>
+    private let fleet: PartitionedFleet
     /// Trouble with the wire to the backend (TLS), appended to the fleet summary.
     private let transportStatus: @Sendable () -> String?
     private let logger: Logger
@@ -34,7 +34,7 @@ final class SystemdService: Service {
     init(
         notifier: SystemdNotifier,
         watchdogInterval: Duration?,
-        fleet: PartitionedFleet<SystemDeviceClock>,
+        fleet: PartitionedFleet,
         transportStatus: @escaping @Sendable () -> String? = { nil },
         logger: Logger
     ) {

@@ -425,10 +425,10 @@ public enum BackendFailure: Sendable, Equatable, Error {
 }
 
 /// Timing the I/O layer measured for a call, so the engine can record the poll log.
-public struct RequestTiming<Instant: InstantProtocol & Sendable>: Sendable {
-    public var sentAt: Instant
+public struct RequestTiming: Sendable {
+    public var sentAt: DeviceInstant
     public var latency: Duration
-    public init(sentAt: Instant, latency: Duration) {
+    public init(sentAt: DeviceInstant, latency: Duration) {
         self.sentAt = sentAt
         self.latency = latency
     }

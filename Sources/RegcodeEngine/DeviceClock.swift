@@ -1,12 +1,33 @@
 import Foundation
 import RegcodeSupport
 
+/// The one instant type of the engine and the fleet: time since a clock's origin. A value type of one `Duration`, so
+/// timers compare and heap without generics, and a test's manual clock and the system clock hand out the same type.
+public struct DeviceInstant: InstantProtocol, Sendable, Hashable, CustomStringConvertible {
+    /// Time since the clock's origin.
+    public var offset: Duration
+
+    public init(offset: Duration) { self.offset = offset }
+
+    public func advanced(by duration: Duration) -> DeviceInstant { DeviceInstant(offset: offset + duration) }
+    public func duration(to other: DeviceInstant) -> Duration { other.offset - offset }
+    public static func < (lhs: DeviceInstant, rhs: DeviceInstant) -> Bool { lhs.offset < rhs.offset }
+    public var description: String { "t+\(offset)" }
+}
+
 /// The clock a device engine reads. Monotonic instants drive timers; `epochMilliseconds(at:)`
 /// maps an instant to wall-clock time, because the backend speaks in epoch milliseconds
 /// (code expiry, token expiry) while waits must survive wall-clock jumps.
-public protocol DeviceClock: Clock, Sendable where Duration == Swift.Duration, Instant: Sendable {
+///
+/// Not generic: one instant type, so the engine, the fleet and the registry are one concrete type each, whatever
+/// clock drives them (how a fleet waits for its timers is chosen when it is made, ``FleetTimers``).
+public protocol DeviceClock: Sendable {
+    /// The instant now.
+    var now: DeviceInstant { get }
     /// Milliseconds since the Unix epoch at `instant`.
-    func epochMilliseconds(at instant: Instant) -> Int64
+    func epochMilliseconds(at instant: DeviceInstant) -> Int64
+    /// Waits until the clock reaches `deadline` (or the task is cancelled).
+    func sleep(until deadline: DeviceInstant) async throws
 }
 
 extension DeviceClock {
@@ -14,29 +35,33 @@ extension DeviceClock {
     public var epochMillisecondsNow: Int64 { epochMilliseconds(at: now) }
 
     /// The instant at which wall-clock time reaches `epochMs` (as seen from now).
-    public func instant(forEpochMilliseconds epochMs: Int64) -> Instant {
+    public func instant(forEpochMilliseconds epochMs: Int64) -> DeviceInstant {
         now.advanced(by: .milliseconds(epochMs - epochMillisecondsNow))
     }
 }
 
+extension DeviceClock where Self == SystemDeviceClock {
+    /// The system's clock (`clock: .system`).
+    public static var system: SystemDeviceClock { SystemDeviceClock() }
+}
+
 /// The production clock: `ContinuousClock` for waits, the system wall clock for epoch times.
 public struct SystemDeviceClock: DeviceClock {
-    public typealias Instant = ContinuousClock.Instant
-    private let base = ContinuousClock()
+    /// Every system clock shares one origin: instants read by two of them compare.
+    private static let origin = ContinuousClock.now
 
     public init() {}
 
-    public var now: Instant { base.now }
-    public var minimumResolution: Swift.Duration { base.minimumResolution }
+    public var now: DeviceInstant { DeviceInstant(offset: Self.origin.duration(to: .now)) }
 
-    public func sleep(until deadline: Instant, tolerance: Swift.Duration?) async throws {
-        try await base.sleep(until: deadline, tolerance: tolerance)
+    public func sleep(until deadline: DeviceInstant) async throws {
+        try await ContinuousClock().sleep(until: Self.origin.advanced(by: deadline.offset), tolerance: nil)
     }
 
-    public func epochMilliseconds(at instant: Instant) -> Int64 {
+    public func epochMilliseconds(at instant: DeviceInstant) -> Int64 {
         // One rounding at the end: two (wall clock, then the offset) could put two instants read in order
         // up to 1.5 ms out of order each.
-        let offset = base.now.duration(to: instant).components
+        let offset = now.duration(to: instant).components
         let offsetMs = Double(offset.seconds) * 1000 + Double(offset.attoseconds) / 1e15
         return Int64((Date().timeIntervalSince1970 * 1000 + offsetMs).rounded())
     }

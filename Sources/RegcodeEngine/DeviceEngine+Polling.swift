@@ -44,7 +44,7 @@ extension DeviceEngine {
     }
 
     /// Arms the poll timer, unless `instant` is past expiry: then the expiry timer takes over.
-    func schedulePoll(at instant: C.Instant, loop: inout PollLoop) -> [Action] {
+    func schedulePoll(at instant: DeviceInstant, loop: inout PollLoop) -> [Action] {
         guard instant < loop.expiry else {
             loop.nextPoll = nil
             return []
@@ -68,7 +68,7 @@ extension DeviceEngine {
     mutating func pollFinished(
         _ operation: Operation,
         result: Result<BackendResponse, BackendFailure>,
-        timing: RequestTiming<C.Instant>?,
+        timing: RequestTiming?,
         stage: Stage
     ) -> [Action] {
         guard case .poll(let code, let id, _) = operation else { return [] }
@@ -145,14 +145,14 @@ extension DeviceEngine {
     private mutating func continuePolling(
         _ operation: Operation,
         result: Result<BackendResponse, BackendFailure>,
-        timing: RequestTiming<C.Instant>?,
+        timing: RequestTiming?,
         outcome: PollOutcome,
         loop: PollLoop
     ) -> [Action] {
         guard case .poll(_, _, let planned) = operation else { return [] }
         var loop = loop
         let policy = settings.polling
-        let next: C.Instant
+        let next: DeviceInstant
         switch outcome {
         case .pending:
             loop.consecutiveErrors = 0
@@ -194,7 +194,7 @@ extension DeviceEngine {
     func recordPoll(
         _ operation: Operation,
         result: Result<BackendResponse, BackendFailure>,
-        timing: RequestTiming<C.Instant>,
+        timing: RequestTiming,
         outcome: PollOutcome,
         nextDelay: Duration?
     ) -> [Action] {

@@ -19,7 +19,7 @@ extension DeviceEngine {
         /// Adopts the profile the backend already holds (v2 sessions said `authorize`, v1 `checkauthn` said 200).
         case fetchProfile(mvpd: String, login: UInt64)
         case createSession(mvpd: String, login: UInt64)
-        case poll(code: String, login: UInt64, planned: C.Instant)
+        case poll(code: String, login: UInt64, planned: DeviceInstant)
         case authorize(resource: String, mvpd: String)
         /// v1's second authorization step: the media token for a granted resource.
         case mediaToken(resource: String, mvpd: String)
@@ -291,7 +291,7 @@ extension DeviceEngine {
         _ purpose: Purpose,
         attempt: Int,
         with result: Result<BackendResponse, BackendFailure>,
-        timing: RequestTiming<C.Instant>?
+        timing: RequestTiming?
     ) -> [Action] {
         let operation = purpose.operation
         var log: [Action] = []
@@ -380,7 +380,7 @@ extension DeviceEngine {
         for operation: Operation,
         recovery: Recovery,
         remedy: FailureRemedy?,
-        timing: RequestTiming<C.Instant>?
+        timing: RequestTiming?
     ) -> [Action] {
         if remedy == .refreshToken || remedy == .registerAgain, settings.usesDCR, !recovery.contains(.registeredAgain) {
             // This answer is logged here: the poll loop only sees the call's final answer.
@@ -476,7 +476,7 @@ extension DeviceEngine {
     func recordRequest(
         _ purpose: Purpose,
         result: Result<BackendResponse, BackendFailure>,
-        timing: RequestTiming<C.Instant>?,
+        timing: RequestTiming?,
         retryDelay: Duration?
     ) -> [Action] {
         guard let timing else { return [] }
@@ -522,7 +522,7 @@ extension DeviceEngine {
     mutating func finish(
         _ operation: Operation,
         with result: Result<BackendResponse, BackendFailure>,
-        timing: RequestTiming<C.Instant>?,
+        timing: RequestTiming?,
         stage: Stage
     ) -> [Action] {
         switch operation {

@@ -44,13 +44,13 @@ extension DeviceEngine {
     struct PollLoop: Sendable {
         let id: UInt64
         var code: IssuedCode
-        var expiry: C.Instant
+        var expiry: DeviceInstant
         var consecutiveErrors = 0
         /// Codes this login replaced because the backend forgot them.
         var recoveries = 0
         /// A poll is queued or in flight: never arm a second one.
         var outstanding = false
         /// When the armed poll timer fires (its planned time).
-        var nextPoll: C.Instant?
+        var nextPoll: DeviceInstant?
     }
 }

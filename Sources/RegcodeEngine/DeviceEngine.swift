@@ -13,8 +13,8 @@ import RegcodeSupport
 /// (provider, code request) in `DeviceEngine+Login`, the poll loop and each poll's outcome in
 /// `DeviceEngine+Polling`, the request queue and DCR in `DeviceEngine+RequestPipeline`, and how a
 /// failure becomes an AccessEnabler status id in `FailureMapping`.
-public struct DeviceEngine<C: DeviceClock>: Sendable {
-    public typealias Action = DeviceAction<C.Instant>
+public struct DeviceEngine: Sendable {
+    public typealias Action = DeviceAction
 
     public let settings: DeviceSettings
     public let deviceID: String
@@ -23,7 +23,7 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
     /// The durable state; its `phase` is refreshed from ``phase`` whenever the engine persists.
     public internal(set) var snapshot: DeviceSnapshot
 
-    let clock: C
+    let clock: any DeviceClock
     var rng: SplitMix64
 
     /// Whether the device has its MVPD list (`setRequestor`).
@@ -48,8 +48,7 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
     /// The Apple single sign-on rules (INFERRED choices are fields there).
     var appleRules = AppleSSORules()
 
-    @_specialize(exported:true,where C == SystemDeviceClock)
-    public init(settings: DeviceSettings, deviceID: String, snapshot: DeviceSnapshot = DeviceSnapshot(), clock: C, seed: UInt64) {
+    public init(settings: DeviceSettings, deviceID: String, snapshot: DeviceSnapshot = DeviceSnapshot(), clock: any DeviceClock, seed: UInt64) {
         self.settings = settings
         self.deviceID = deviceID
         self.deviceInfoHeader = settings.deviceInfo.headerValue
@@ -93,12 +92,8 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
 
     // MARK: Inputs
 
-    // The `@_specialize(exported:)` entry points: the fleet lives in another module, so without them it ran the
-    // engine's generic code and looked up type metadata at run time on every step (~5 % of a poll's samples).
-
     /// Picks up where a stored snapshot left off: an unexpired code keeps being polled (no new
     /// code, no re-registration); an expired one is reported as expired.
-    @_specialize(exported:true,where C == SystemDeviceClock)
     public mutating func resume() -> [Action] {
         withPersistence { engine in
             if engine.snapshot.profile != nil && !engine.isAuthenticated {
@@ -113,17 +108,15 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
     }
 
     /// Applies an AccessEnabler call.
-    @_specialize(exported:true,where C == SystemDeviceClock)
     public mutating func handle(_ command: DeviceCommand) -> [Action] {
         withPersistence { engine in engine.apply(command) }
     }
 
     /// Feeds back the result of a `.send` action.
-    @_specialize(exported:true,where C == SystemDeviceClock)
     public mutating func handle(
         response: Result<BackendResponse, BackendFailure>,
         for id: RequestID,
-        timing: RequestTiming<C.Instant>
+        timing: RequestTiming
     ) -> [Action] {
         withPersistence { engine in
             guard let (purpose, attempt) = engine.pipeline.complete(id) else { return [] }
@@ -134,7 +127,6 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
     }
 
     /// Reports that a timer armed with `.schedule` reached its deadline.
-    @_specialize(exported:true,where C == SystemDeviceClock)
     public mutating func timerFired(_ timer: DeviceTimer) -> [Action] {
         withPersistence { engine in
             var actions: [Action]
@@ -149,7 +141,6 @@ public struct DeviceEngine<C: DeviceClock>: Sendable {
     }
 
     /// Stops every loop and timer (device removed or daemon stopping); nothing is emitted.
-    @_specialize(exported:true,where C == SystemDeviceClock)
     public mutating func shutdown() -> [Action] {
         login = .idle
         pipeline.dropQueued()

@@ -192,13 +192,13 @@ public enum DeviceTimer: String, Sendable, Hashable, CaseIterable {
 public typealias RequestID = UInt64
 
 /// What the engine asks its I/O layer to do.
-public enum DeviceAction<Instant: InstantProtocol & Sendable>: Sendable {
+public enum DeviceAction: Sendable {
     /// Perform this backend call and feed the result back with the same id.
     case send(RequestID, BackendRequest, RequestContext)
     /// Store the request about to be sent before it goes out (it comes just before its ``send(_:_:_:)``).
     case recordSent(RequestInFlight)
     /// Arm (or re-arm) a timer.
-    case schedule(DeviceTimer, at: Instant)
+    case schedule(DeviceTimer, at: DeviceInstant)
     case cancel(DeviceTimer)
     /// Deliver a callback to subscribers (after it is stored).
     case emit(DeviceEvent)

@@ -306,7 +306,7 @@ import Testing
 struct FleetHarness: Sendable {
     let baseURL: String
     let sink: RecordingSink
-    let fleet: Fleet<SystemDeviceClock>
+    let fleet: Fleet
 
     static var quietLogger: Logger {
         var logger = Logger(label: "AccessEnablerFlowTests")

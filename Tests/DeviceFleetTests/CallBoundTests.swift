@@ -9,7 +9,7 @@ import Testing
 /// wait is refused (and said on the event stream), `setRequestor` is still accepted, and the calls that waited are
 /// answered in order once it completes.
 @Suite struct CallBoundTests {
-    typealias TestFleet = Fleet<ManualClock>
+    typealias TestFleet = Fleet
 
     /// An unconfigured device (no MVPD list: calls wait for `setRequestor`) that starts no calls of its own.
     static func unconfigured(_ name: String) -> TestFleet.DeviceSpec {
@@ -22,7 +22,7 @@ import Testing
         let clock = ManualClock()
         let backend = GatedBackend()
         let sink = StepStream()
-        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, maxPendingPerDevice: 256, logger: .quiet)
+        let fleet = TestFleet(clock: clock, timers: .clockSleeps, executor: backend, sink: sink, maxPendingPerDevice: 256, logger: .quiet)
         try await withRunningFleet(fleet) {
             try await fleet.add(Self.unconfigured("stb-1"))
             for index in 0..<256 {
@@ -62,7 +62,7 @@ import Testing
     @Test func floodsOfSetRequestorStayBounded() async throws {
         let clock = ManualClock()
         let backend = GatedBackend()
-        let fleet = TestFleet(clock: clock, executor: backend, sink: StepStream(), maxPendingPerDevice: 8, logger: .quiet)
+        let fleet = TestFleet(clock: clock, timers: .clockSleeps, executor: backend, sink: StepStream(), maxPendingPerDevice: 8, logger: .quiet)
         try await withRunningFleet(fleet) {
             try await fleet.add(Self.unconfigured("stb-1"))
             for _ in 0..<8 { try await fleet.send(.checkAuthentication, to: "stb-1") }

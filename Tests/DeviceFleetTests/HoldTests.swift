@@ -9,7 +9,7 @@ import Testing
 /// are counted, AccessEnabler calls are refused, calls already in flight still answer, and a
 /// release sends what waited, late, in order.
 @Suite struct HoldTests {
-    typealias TestFleet = Fleet<ManualClock>
+    typealias TestFleet = Fleet
 
     /// Waits until the fleet has deferred `count` timers of the current hold.
     static func untilDeferred(_ count: Int, _ fleet: TestFleet) async {
@@ -20,7 +20,7 @@ import Testing
         let clock = ManualClock()
         let backend = GatedBackend()
         let sink = StepStream()
-        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, logger: .quiet)
+        let fleet = TestFleet(clock: clock, timers: .clockSleeps, executor: backend, sink: sink, logger: .quiet)
         try await withRunningFleet(fleet) {
             for name in ["stb-1", "stb-2"] {
                 try await fleet.add(SchedulerTests.resumed(name, clock: clock, seed: 3))
@@ -67,7 +67,7 @@ import Testing
         let clock = ManualClock()
         let backend = GatedBackend()
         let sink = StepStream()
-        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, logger: .quiet)
+        let fleet = TestFleet(clock: clock, timers: .clockSleeps, executor: backend, sink: sink, logger: .quiet)
         try await withRunningFleet(fleet) {
             try await fleet.add(SchedulerTests.resumed("stb-1", clock: clock, seed: 5))
             clock.advance(to: try #require(await fleet.nextTimerDeadline))
@@ -92,7 +92,7 @@ import Testing
         let clock = ManualClock()
         let backend = GatedBackend()
         let sink = StepStream()
-        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, logger: .quiet)
+        let fleet = TestFleet(clock: clock, timers: .clockSleeps, executor: backend, sink: sink, logger: .quiet)
         try await withRunningFleet(fleet) {
             try await fleet.add(SchedulerTests.resumed("stb-1", clock: clock, seed: 9))
             await fleet.hold(reason: "storage failing")
@@ -115,7 +115,7 @@ import Testing
     @Test func callsPastTheBoundOfADeviceAreRefusedNotQueued() async throws {
         let clock = ManualClock()
         let backend = GatedBackend()
-        let fleet = TestFleet(clock: clock, executor: backend, sink: StepStream(), maxPendingPerDevice: 8, logger: .quiet)
+        let fleet = TestFleet(clock: clock, timers: .clockSleeps, executor: backend, sink: StepStream(), maxPendingPerDevice: 8, logger: .quiet)
         try await withRunningFleet(fleet) {
             // A new device has no MVPD list: calls wait for setRequestor, as AccessEnabler queues them.
             var settings = DeviceSettings(name: "stb-1", requestor: "REF30")

@@ -23,7 +23,7 @@ final class PartitionCheckingSink: FleetSink {
     }
 
     func record(_ step: DeviceStep) {
-        let loop = loops[PartitionedFleet<SystemDeviceClock>.partition(ofDevice: step.device, count: loops.count)]
+        let loop = loops[PartitionedFleet.partition(ofDevice: step.device, count: loops.count)]
         let onLoop = loop.inEventLoop
         let devicesPolled: Int = state.withLock {
             $0.steps += 1
@@ -39,7 +39,7 @@ final class PartitionCheckingSink: FleetSink {
 
 @Suite struct PartitionedFleetTests {
     @Test func aDeviceBelongsToTheSamePartitionEveryTimeAndNamesSpreadEvenly() {
-        typealias Partitioned = PartitionedFleet<SystemDeviceClock>
+        typealias Partitioned = PartitionedFleet
         // Fixed values (FNV-1a, then SplitMix64's mix): a device lands on the same loop in every process and release.
         #expect(StableHash.mixed("stb-1") == 0xe4d9_0844_dd2a_d487)
         #expect(["stb-1", "stb-2", "stb-3", "stb-4"].map { Partitioned.partition(ofDevice: $0, count: 2) } == [1, 1, 1, 0])
@@ -88,7 +88,7 @@ final class PartitionCheckingSink: FleetSink {
             )
             #expect(fleet.partitions.map(\.eventLoop).elementsEqual(loops) { $0 === $1 })
             let names = (1...8).map { "stb-part-\($0)" }
-            let expected = names.map { PartitionedFleet<SystemDeviceClock>.partition(ofDevice: $0, count: 2) }
+            let expected = names.map { PartitionedFleet.partition(ofDevice: $0, count: 2) }
             #expect(Set(expected).count == 2, "the names chosen must reach both partitions")
 
             let polledAll = try await withThrowingTaskGroup(of: Void.self) { tasks in
@@ -97,7 +97,7 @@ final class PartitionCheckingSink: FleetSink {
                     var settings = DeviceSettings(name: name, requestor: "REF30")
                     settings.softwareStatement = FleetEndToEndTests.statement
                     settings.polling.interval = .seconds(1)
-                    return Fleet<SystemDeviceClock>.DeviceSpec(
+                    return Fleet.DeviceSpec(
                         settings: settings,
                         deviceID: "8a0f4c1e-2222-4bd2-9f00-00000000000\(index)",
                         seed: UInt64(index)
@@ -129,7 +129,7 @@ final class PartitionCheckingSink: FleetSink {
                 let settings = try #require(await fleet.settings(of: name))
                 #expect(await fleet.remove(name))
                 #expect(await fleet.snapshot(of: name) == nil)
-                try await fleet.add(Fleet<SystemDeviceClock>.DeviceSpec(settings: settings, deviceID: specs[0].deviceID, seed: 1))
+                try await fleet.add(Fleet.DeviceSpec(settings: settings, deviceID: specs[0].deviceID, seed: 1))
                 #expect(await fleet.partitions[expected[0]].snapshot(of: name) != nil)
                 #expect(await fleet.partitions[1 - expected[0]].snapshot(of: name) == nil)
 

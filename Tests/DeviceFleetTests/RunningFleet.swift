@@ -3,8 +3,8 @@ import RegcodeEngine
 
 /// Runs `fleet` as its service does (calls and timers are child tasks of `run()`) around `body`,
 /// then stops it and waits for `run()` to return.
-func withRunningFleet<C: DeviceClock, T: Sendable>(
-    _ fleet: Fleet<C>,
+func withRunningFleet<T: Sendable>(
+    _ fleet: Fleet,
     _ body: () async throws -> T
 ) async throws -> T {
     try await withThrowingTaskGroup(of: Void.self) { group in

@@ -11,13 +11,13 @@ import Testing
 /// The fleet's timer loop and call dispatch on a manual clock: time only moves when a test moves
 /// it, and every wait is for something the fleet does (a call arriving, a step recorded), never a sleep.
 @Suite struct SchedulerTests {
-    typealias TestFleet = Fleet<ManualClock>
+    typealias TestFleet = Fleet
 
     @Test func pollsFireExactlyAtTheirPlannedTime() async throws {
         let clock = ManualClock()
         let backend = GatedBackend()
         let sink = StepStream()
-        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, logger: .quiet)
+        let fleet = TestFleet(clock: clock, timers: .clockSleeps, executor: backend, sink: sink, logger: .quiet)
         try await withRunningFleet(fleet) {
             try await fleet.add(Self.resumed("stb-1", clock: clock, seed: 7))
             var planned: [Int64] = []
@@ -44,7 +44,7 @@ import Testing
         let clock = ManualClock()
         let backend = GatedBackend()
         let sink = StepStream()
-        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, logger: .quiet)
+        let fleet = TestFleet(clock: clock, timers: .clockSleeps, executor: backend, sink: sink, logger: .quiet)
         try await withRunningFleet(fleet) {
             // Added slowest first; their polls interleave.
             let names = ["c": Duration.seconds(30), "b": .seconds(20), "a": .seconds(10)]
@@ -76,7 +76,7 @@ import Testing
         let backend = GatedBackend()
         let sink = StepStream()
         // One call at a time: the rest wait in the FIFO in the order their timers fired.
-        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, maxConcurrentRequests: 1, logger: .quiet)
+        let fleet = TestFleet(clock: clock, timers: .clockSleeps, executor: backend, sink: sink, maxConcurrentRequests: 1, logger: .quiet)
         try await withRunningFleet(fleet) {
             let names = (1...4).map { "stb-\($0)" }
             for (index, name) in names.enumerated() {
@@ -102,7 +102,7 @@ import Testing
         let clock = ManualClock()
         let backend = GatedBackend()
         let sink = StepStream()
-        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, logger: .quiet)
+        let fleet = TestFleet(clock: clock, timers: .clockSleeps, executor: backend, sink: sink, logger: .quiet)
         try await withRunningFleet(fleet) {
             // A slow device first: the fleet sleeps towards its far first poll.
             try await fleet.add(Self.resumed("slow", clock: clock, seed: 3, interval: .seconds(600)))
@@ -123,7 +123,7 @@ import Testing
         let clock = ManualClock()
         let backend = GatedBackend()
         let sink = StepStream()
-        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, logger: .quiet)
+        let fleet = TestFleet(clock: clock, timers: .clockSleeps, executor: backend, sink: sink, logger: .quiet)
         try await withRunningFleet(fleet) {
             try await fleet.add(Self.resumed("gone", clock: clock, seed: 1))
             try await fleet.add(Self.resumed("kept", clock: clock, seed: 2))
@@ -145,7 +145,7 @@ import Testing
         let clock = ManualClock()
         let backend = GatedBackend()
         let sink = StepStream()
-        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, maxConcurrentRequests: 2, logger: .quiet)
+        let fleet = TestFleet(clock: clock, timers: .clockSleeps, executor: backend, sink: sink, maxConcurrentRequests: 2, logger: .quiet)
         try await withRunningFleet(fleet) {
             let names = (1...5).map { "stb-\($0)" }
             for (index, name) in names.enumerated() {
@@ -176,7 +176,7 @@ import Testing
         let clock = ManualClock()
         let backend = GatedBackend()
         let sink = StepStream()
-        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, logger: .quiet)
+        let fleet = TestFleet(clock: clock, timers: .clockSleeps, executor: backend, sink: sink, logger: .quiet)
         try await testGracefulShutdown { trigger in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await fleet.run() }
@@ -203,7 +203,7 @@ import Testing
         let clock = ManualClock()
         let backend = GatedBackend()
         let sink = StepStream()
-        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, logger: .quiet)
+        let fleet = TestFleet(clock: clock, timers: .clockSleeps, executor: backend, sink: sink, logger: .quiet)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await fleet.run() }
             var settings = DeviceSettings(name: "stb-1", requestor: "REF30")
@@ -224,7 +224,7 @@ import Testing
         let clock = ManualClock()
         let backend = GatedBackend()
         let sink = StepStream()
-        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, logger: .quiet)
+        let fleet = TestFleet(clock: clock, timers: .clockSleeps, executor: backend, sink: sink, logger: .quiet)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await fleet.run() }
             try await fleet.add(Self.resumed("stb-1", clock: clock, seed: 5))
@@ -378,13 +378,13 @@ extension Logger {
 
 /// Timer slack: timers fire up to the slack after their deadline, so those due close together share a wake.
 @Suite struct TimerSlackTests {
-    typealias TestFleet = Fleet<ManualClock>
+    typealias TestFleet = Fleet
 
     @Test func aTimerFiresTheSlackAfterItsDeadlineAndItsPollRecordsBoth() async throws {
         let clock = ManualClock()
         let backend = GatedBackend()
         let sink = StepStream()
-        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, timerSlack: .seconds(2), logger: .quiet)
+        let fleet = TestFleet(clock: clock, timers: .clockSleeps, executor: backend, sink: sink, timerSlack: .seconds(2), logger: .quiet)
         try await withRunningFleet(fleet) {
             try await fleet.add(SchedulerTests.resumed("stb-1", clock: clock, seed: 7))
             let deadline = try #require(await fleet.nextTimerDeadline)
@@ -403,7 +403,7 @@ extension Logger {
         let backend = GatedBackend()
         let sink = StepStream()
         // First polls are spread over one interval (600 s), so every later one is due within the slack of the first.
-        let fleet = TestFleet(clock: clock, executor: backend, sink: sink, timerSlack: .seconds(600), logger: .quiet)
+        let fleet = TestFleet(clock: clock, timers: .clockSleeps, executor: backend, sink: sink, timerSlack: .seconds(600), logger: .quiet)
         try await withRunningFleet(fleet) {
             let names = (1...4).map { "stb-\($0)" }
             for (index, name) in names.enumerated() {

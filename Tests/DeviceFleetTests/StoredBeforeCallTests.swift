@@ -8,7 +8,7 @@ import Testing
 /// A device's next backend call goes out only once the steps that led to it are stored, on a manual clock: the
 /// registration before the token request, whatever the sink's pace.
 @Suite struct StoredBeforeCallTests {
-    typealias TestFleet = Fleet<ManualClock>
+    typealias TestFleet = Fleet
 
     /// A sink that stores steps only when told (``commit()``), as a slow database would.
     final class SlowStorage: FleetSink {
@@ -75,7 +75,7 @@ import Testing
     ) async throws {
         let storage = SlowStorage()
         let witness = Witness(storage: storage)
-        let fleet = TestFleet(clock: ManualClock(), executor: witness, sink: storage, writeAhead: writeAhead, logger: .quiet)
+        let fleet = TestFleet(clock: ManualClock(), timers: .clockSleeps, executor: witness, sink: storage, writeAhead: writeAhead, logger: .quiet)
         try await withRunningFleet(fleet) {
             var settings = DeviceSettings(name: "stb-1", requestor: "REF30")
             settings.softwareStatement = "statement"

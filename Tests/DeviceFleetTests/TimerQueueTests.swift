@@ -8,7 +8,7 @@ import Testing
     typealias Instant = ManualClock.Instant
 
     @Test func popsDueTimersInDeadlineOrderAndSkipsCancelledOnes() {
-        var queue = TimerQueue<Instant, String>()
+        var queue = TimerQueue<String>()
         queue.schedule("b", at: Instant(offset: .seconds(2)))
         queue.schedule("a", at: Instant(offset: .seconds(1)))
         queue.schedule("c", at: Instant(offset: .seconds(3)))
@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test func rearmingReplacesTheEarlierDeadline() {
-        var queue = TimerQueue<Instant, String>()
+        var queue = TimerQueue<String>()
         queue.schedule("a", at: Instant(offset: .seconds(1)))
         queue.schedule("a", at: Instant(offset: .seconds(5)))
         #expect(queue.popDue(now: Instant(offset: .seconds(2))).isEmpty)
@@ -35,7 +35,7 @@ import Testing
 
     /// 20,000 random arms, re-arms, cancels and pops over a few keys against a plain dictionary of deadlines.
     @Test func agreesWithADictionaryOfDeadlines() {
-        var queue = TimerQueue<Instant, String>()
+        var queue = TimerQueue<String>()
         var model: [String: (deadline: Int, sequence: Int)] = [:]
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
         func next(_ bound: Int) -> Int {
@@ -76,7 +76,7 @@ import Testing
     }
 
     @Test func aCancelledKeyFreesItsSlotForAnotherKey() {
-        var queue = TimerQueue<Instant, String>()
+        var queue = TimerQueue<String>()
         queue.schedule("a", at: Instant(offset: .seconds(1)))
         queue.cancel("a")
         #expect(queue.nextDeadline() == nil)  // the stale entry leaves the heap, the slot is free
@@ -90,7 +90,7 @@ import Testing
     typealias Instant = ManualClock.Instant
 
     @Test func deadlinesBeforeTheFirstAndFarAfterItKeepTheirOrderAndExactInstants() {
-        var queue = TimerQueue<Instant, String>()
+        var queue = TimerQueue<String>()
         let first = Instant(offset: .seconds(100))
         queue.schedule("first", at: first)
         queue.schedule("earlier", at: Instant(offset: .seconds(3)))
@@ -105,7 +105,7 @@ import Testing
     }
 
     @Test func withinOneNanosecondTheExactInstantDecides() {
-        var queue = TimerQueue<Instant, String>()
+        var queue = TimerQueue<String>()
         let base = Instant(offset: .seconds(1))
         queue.schedule("origin", at: base)
         queue.cancel("origin")

@@ -77,8 +77,8 @@ struct RegistryHarness {
     let clock = ManualClock()
     let liveStats = LiveStats()
     let pipeline: EventPipeline<ManualClock>
-    let fleet: PartitionedFleet<ManualClock>
-    let registry: DeviceRegistry<ManualClock>
+    let fleet: PartitionedFleet
+    let registry: DeviceRegistry
 
     static let logger: Logger = {
         var logger = Logger(label: "registry-test")
@@ -105,6 +105,7 @@ struct RegistryHarness {
         )
         fleet = PartitionedFleet(
             clock: clock,
+            timers: .clockSleeps,
             eventLoops: [MultiThreadedEventLoopGroup.singleton.next()],
             makeExecutor: { _ in SilentBackend() },
             sink: pipeline,
@@ -117,8 +118,7 @@ struct RegistryHarness {
             store: store,
             barrier: pipeline,
             liveStats: liveStats,
-            logger: Self.logger,
-            addToFleet: { fleet, specs throws(FleetError) in try await fleet.add(contentsOf: specs) }
+            logger: Self.logger
         )
     }
 

@@ -18,8 +18,8 @@ struct ControlHarness {
     let directory: String
     let store: RegcodeStore
     let pipeline: EventPipeline<ContinuousClock>
-    let fleet: PartitionedFleet<SystemDeviceClock>
-    let registry: DaemonRegistry
+    let fleet: PartitionedFleet
+    let registry: DeviceRegistry
     let handler: ControlMethodsHandler
 
     static let peer = ControlPeer.unixSocket(PeerCredentials(pid: getpid(), uid: getuid(), gid: getgid()))
@@ -52,8 +52,7 @@ struct ControlHarness {
             store: store,
             barrier: pipeline,
             liveStats: liveStats,
-            logger: Self.logger,
-            addToFleet: { fleet, specs throws(FleetError) in try await fleet.add(contentsOf: specs) }
+            logger: Self.logger
         )
         let context = ControlContext(
             devices: registry,

@@ -5,7 +5,7 @@ import RegcodeTestSupport
 /// Drives one engine on a manual clock and keeps what it asked for: the request it has out,
 /// the timers it armed, the events it emitted, the polls it logged.
 struct EngineHarness {
-    typealias Engine = DeviceEngine<ManualClock>
+    typealias Engine = DeviceEngine
     typealias Instant = ManualClock.Instant
 
     let clock: ManualClock

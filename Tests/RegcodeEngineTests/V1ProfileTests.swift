@@ -182,7 +182,7 @@ import Testing
         var engine = DeviceEngine(settings: settings, deviceID: "device-1", clock: clock, seed: 1)
         var sent: [(RequestID, BackendRequest)] = []
         var events: [DeviceEvent] = []
-        func absorb(_ actions: [DeviceAction<ManualClock.Instant>]) {
+        func absorb(_ actions: [DeviceAction]) {
             for action in actions {
                 if case .send(let id, let request, _) = action { sent.append((id, request)) }
                 if case .emit(let event) = action { events.append(event) }

@@ -3,16 +3,8 @@ import RegcodeSupport
 import Synchronization
 
 /// A clock that only moves when told to: the engine's tests and simulations run on it.
-public final class ManualClock: DeviceClock {
-    public struct Instant: InstantProtocol, Sendable, CustomStringConvertible {
-        /// Offset from the clock's origin.
-        public var offset: Swift.Duration
-        public init(offset: Swift.Duration) { self.offset = offset }
-        public func advanced(by duration: Swift.Duration) -> Instant { Instant(offset: offset + duration) }
-        public func duration(to other: Instant) -> Swift.Duration { other.offset - offset }
-        public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
-        public var description: String { "t+\(offset)" }
-    }
+public final class ManualClock: DeviceClock, Clock {
+    public typealias Instant = DeviceInstant
 
     private struct Sleeper {
         var deadline: Instant
@@ -58,6 +50,10 @@ public final class ManualClock: DeviceClock {
             return ready.values.map(\.continuation)
         }
         for continuation in due { continuation.resume() }
+    }
+
+    public func sleep(until deadline: Instant) async throws {
+        try await sleep(until: deadline, tolerance: nil)
     }
 
     public func sleep(until deadline: Instant, tolerance: Swift.Duration?) async throws {

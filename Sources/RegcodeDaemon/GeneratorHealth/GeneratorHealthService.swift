@@ -12,7 +12,7 @@ import Synchronization
 struct GeneratorHealthService: Service {
     let health: GeneratorHealth
     let liveStats: LiveStats
-    let fleet: PartitionedFleet<SystemDeviceClock>
+    let fleet: PartitionedFleet
     let pipeline: EventPipeline<ContinuousClock>
     let logger: Logger
     /// Seconds the late-poll share and the CPU share are taken over.

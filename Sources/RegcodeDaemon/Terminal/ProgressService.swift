@@ -7,7 +7,7 @@ import ServiceLifecycle
 /// On a terminal, one live status line under the codes, redrawn every second; at the end, a summary line.
 struct ProgressService: Service {
     let output: TerminalOutput
-    let fleet: PartitionedFleet<SystemDeviceClock>
+    let fleet: PartitionedFleet
     let liveStats: LiveStats
     let startedAt: Date
 

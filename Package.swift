@@ -173,14 +173,28 @@ let package = Package(
             resources: [.embedInCode("schema.sql")],
             swiftSettings: swiftSettings
         ),
+        // The control API's JSON-RPC 2.0 core, whatever carries it: requests and errors, the dispatcher, the handler
+        // the daemon implements, subscriptions and the event fan-out, each event encoded once for every transport.
+        .target(
+            name: "ControlRPC",
+            dependencies: [
+                "RegcodeSupport",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                // The input workers' threads.
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The control socket: JSON-RPC 2.0 over a Unix stream socket, one object per line.
         .target(
             name: "ControlSocket",
             dependencies: [
+                "ControlRPC",
                 "ListenerGuard",
                 "RegcodeSupport",
                 "EventLoopExecutor",
-                "RegcodeEngine",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -193,7 +207,7 @@ let package = Package(
         .target(
             name: "ControlHTTP",
             dependencies: [
-                "ControlSocket",
+                "ControlRPC",
                 "EventLoopExecutor",
                 "ListenerGuard",
                 "RegcodeSupport",
@@ -220,7 +234,7 @@ let package = Package(
             dependencies: [
                 "RegcodeRecords",
                 "AccessEnablerAPI",
-                "ControlSocket",
+                "ControlRPC",
                 "DeviceFleet",
                 "RegcodeEngine",
                 "RegcodeStore",
@@ -245,6 +259,7 @@ let package = Package(
                 "KeepAliveHTTP",
                 "DeviceFleet",
                 "RegcodeStore",
+                "ControlRPC",
                 "ControlSocket",
                 "ControlHTTP",
                 // Thresholds in the configuration.
@@ -288,6 +303,7 @@ let package = Package(
             dependencies: [
                 "AccessEnablerAPI",
                 "RegcodeSupport",
+                "ControlRPC",
                 "ControlSocket",
                 "RegcodeStore",
                 "SoakReport",
@@ -343,6 +359,7 @@ let package = Package(
             dependencies: [
                 "RegcodeSupport",
                 "RegcodeTestSupport",
+                "ControlRPC",
                 "ControlSocket",
                 "EventLoopExecutor",
                 .product(name: "Logging", package: "swift-log"),
@@ -357,7 +374,7 @@ let package = Package(
             dependencies: [
                 "ListenerGuard",
                 "ControlHTTP",
-                "ControlSocket",
+                "ControlRPC",
                 "RegcodeSupport",
                 "RegcodeTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -378,6 +395,7 @@ let package = Package(
                 "PassSimulator",
                 "RegcodeSupport",
                 "RegcodeTestSupport",
+                "ControlRPC",
                 "ControlSocket",
                 "RegcodeEngine",
                 "regcoded",
@@ -389,7 +407,7 @@ let package = Package(
         .testTarget(
             name: "DeviceRegistryTests",
             dependencies: [
-                "ControlSocket", "DeviceFleet", "DeviceRegistry", "RegcodeEngine", "RegcodeRecords", "RegcodeStore", "RegcodeTestSupport",
+                "ControlRPC", "DeviceFleet", "DeviceRegistry", "RegcodeEngine", "RegcodeRecords", "RegcodeStore", "RegcodeTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -400,7 +418,7 @@ let package = Package(
             dependencies: [
                 "AccessEnablerAPI", "DeviceFleet", "DeviceRegistry", "RegcodeDaemon", "RegcodeEngine", "RegcodeRecords", "RegcodeStore",
                 "RegcodeSupport",
-                "ControlSocket", "RegcodeTestSupport", "KeepAliveHTTP",
+                "ControlRPC", "RegcodeTestSupport", "KeepAliveHTTP",
                 // The control harness's fleet runs on NIO's event loops.
                 .product(name: "NIOPosix", package: "swift-nio"),
                 // The web console's page, whose calls are checked against the control methods.

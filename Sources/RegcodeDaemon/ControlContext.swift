@@ -1,5 +1,5 @@
 import ControlHTTP
-import ControlSocket
+import ControlRPC
 import DeviceFleet
 import DeviceRegistry
 import Foundation

@@ -1,7 +1,7 @@
 import AccessEnablerAPI
 import AdobePassClient
 import ControlHTTP
-import ControlSocket
+import ControlRPC
 import DeviceFleet
 import DeviceRegistry
 import Foundation

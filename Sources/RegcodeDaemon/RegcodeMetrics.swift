@@ -1,6 +1,6 @@
 import AccessEnablerAPI
 import ControlHTTP
-import ControlSocket
+import ControlRPC
 import CoreMetrics
 import DeviceFleet
 import DeviceRegistry

@@ -227,19 +227,35 @@ let package = Package(
             resources: [.embedInCode("Console/index.html")],
             swiftSettings: swiftSettings
         ),
-        // The device lifecycle: the catalog of fleets, client addresses, the event pipeline and the registry that alone
-        // changes a device's fleet entry and store row together.
+        // The device events on their way to storage and subscribers: the event pipeline (stored in batches, then
+        // published), the storage health it reports, and the live figures its steps feed.
         .target(
-            name: "DeviceRegistry",
+            name: "DeviceEvents",
             dependencies: [
-                "RegcodeRecords",
                 "AccessEnablerAPI",
                 "ControlRPC",
                 "DeviceFleet",
                 "RegcodeEngine",
+                "RegcodeRecords",
                 "RegcodeStore",
                 "RegcodeSupport",
                 .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The device lifecycle: the catalog of fleets, client addresses and the registry that alone changes a device's
+        // fleet entry and store row together.
+        .target(
+            name: "DeviceRegistry",
+            dependencies: [
+                "RegcodeRecords",
+                "DeviceEvents",
+                "DeviceFleet",
+                "RegcodeEngine",
+                "RegcodeStore",
+                "RegcodeSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -251,6 +267,7 @@ let package = Package(
             dependencies: [
                 .product(name: "NIOCore", package: "swift-nio"),
                 "AccessEnablerAPI",
+                "DeviceEvents",
                 "DeviceRegistry",
                 "RegcodeSupport",
                 "RegcodeEngine",
@@ -407,7 +424,8 @@ let package = Package(
         .testTarget(
             name: "DeviceRegistryTests",
             dependencies: [
-                "ControlRPC", "DeviceFleet", "DeviceRegistry", "RegcodeEngine", "RegcodeRecords", "RegcodeStore", "RegcodeTestSupport",
+                "ControlRPC", "DeviceEvents", "DeviceFleet", "DeviceRegistry", "RegcodeEngine", "RegcodeRecords", "RegcodeStore",
+                "RegcodeTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -416,8 +434,8 @@ let package = Package(
         .testTarget(
             name: "RegcodeDaemonTests",
             dependencies: [
-                "AccessEnablerAPI", "DeviceFleet", "DeviceRegistry", "RegcodeDaemon", "RegcodeEngine", "RegcodeRecords", "RegcodeStore",
-                "RegcodeSupport",
+                "AccessEnablerAPI", "DeviceEvents", "DeviceFleet", "DeviceRegistry", "RegcodeDaemon", "RegcodeEngine", "RegcodeRecords",
+                "RegcodeStore", "RegcodeSupport",
                 "ControlRPC", "RegcodeTestSupport", "KeepAliveHTTP",
                 // The control harness's fleet runs on NIO's event loops.
                 .product(name: "NIOPosix", package: "swift-nio"),

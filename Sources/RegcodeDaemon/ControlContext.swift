@@ -1,5 +1,6 @@
 import ControlHTTP
 import ControlRPC
+import DeviceEvents
 import DeviceFleet
 import DeviceRegistry
 import Foundation

@@ -2,6 +2,7 @@ import AccessEnablerAPI
 import AdobePassClient
 import ControlHTTP
 import ControlRPC
+import DeviceEvents
 import DeviceFleet
 import DeviceRegistry
 import Foundation

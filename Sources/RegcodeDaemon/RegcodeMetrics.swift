@@ -2,6 +2,7 @@ import AccessEnablerAPI
 import ControlHTTP
 import ControlRPC
 import CoreMetrics
+import DeviceEvents
 import DeviceFleet
 import DeviceRegistry
 import Foundation

@@ -1,5 +1,5 @@
 import ControlRPC
-import DeviceRegistry
+import DeviceEvents
 import RegcodeStore
 
 /// Pages through stored events after a sequence number, for `subscribe` replays.

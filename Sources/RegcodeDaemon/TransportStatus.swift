@@ -1,4 +1,4 @@
-import DeviceRegistry
+import DeviceEvents
 import KeepAliveHTTP
 
 /// What the daemon says about its wire to the backend, wherever it reports status (`daemon.status`, systemd's

@@ -9,7 +9,7 @@ import RegcodeTestSupport
 import ServiceLifecycleTestKit
 import Testing
 
-@testable import DeviceRegistry
+@testable import DeviceEvents
 @testable import RegcodeDaemon
 
 /// Steps that arrive while the pipeline gathers after a write go to SQLite in one transaction; steps with

@@ -1,5 +1,5 @@
 import ControlRPC
-import DeviceRegistry
+import DeviceEvents
 import Foundation
 import RegcodeEngine
 import RegcodeRecords

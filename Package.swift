@@ -67,7 +67,7 @@ let package = Package(
         // with HTTP/2 when offered (SwiftNIO's codecs, swift-nio-ssl, swift-nio-http2; certificates checked by
         // swift-certificates).
         .target(
-            name: "KeepAliveHTTP",
+            name: "BackendHTTP",
             dependencies: [
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -80,11 +80,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Adobe Pass REST v2 / DCR / v1 client over KeepAliveHTTP; executes the engine's requests.
+        // Adobe Pass REST v2 / DCR / v1 client over BackendHTTP; executes the engine's requests.
         .target(
             name: "AdobePassClient",
             dependencies: [
-                "KeepAliveHTTP",
+                "BackendHTTP",
                 "RegcodeSupport",
                 "RegcodeEngine",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -273,7 +273,7 @@ let package = Package(
                 "RegcodeEngine",
                 "RegcodeRecords",
                 "AdobePassClient",
-                "KeepAliveHTTP",
+                "BackendHTTP",
                 "DeviceFleet",
                 "RegcodeStore",
                 "ControlRPC",
@@ -298,13 +298,13 @@ let package = Package(
             name: "regcoded",
             dependencies: [
                 "DeviceRegistry",
-                "KeepAliveHTTP",
+                "BackendHTTP",
                 "RegcodeSupport",
                 "RegcodeDaemon",
                 "RegcodeEngine",
                 // The report and verdict at the end of a timed run.
                 "SoakReport",
-                "SoakReportStore",
+                "SoakReportLoader",
                 // The in-process backend of a configuration that names none.
                 "PassSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -324,7 +324,7 @@ let package = Package(
                 "ControlSocket",
                 "RegcodeStore",
                 "SoakReport",
-                "SoakReportStore",
+                "SoakReportLoader",
                 .product(name: "Logging", package: "swift-log"),
                 "RegcodeEngine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -334,7 +334,7 @@ let package = Package(
         // Soak reports read from state databases (one per shard): what `regcodectl report` and the end of a
         // timed `regcoded --duration` run report on.
         .target(
-            name: "SoakReportStore",
+            name: "SoakReportLoader",
             dependencies: [
                 "AccessEnablerAPI",
                 "SoakReport",
@@ -436,7 +436,7 @@ let package = Package(
             dependencies: [
                 "AccessEnablerAPI", "DeviceEvents", "DeviceFleet", "DeviceRegistry", "RegcodeDaemon", "RegcodeEngine", "RegcodeRecords",
                 "RegcodeStore", "RegcodeSupport",
-                "ControlRPC", "RegcodeTestSupport", "KeepAliveHTTP",
+                "ControlRPC", "RegcodeTestSupport", "BackendHTTP",
                 // The control harness's fleet runs on NIO's event loops.
                 .product(name: "NIOPosix", package: "swift-nio"),
                 // The web console's page, whose calls are checked against the control methods.
@@ -452,9 +452,9 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "KeepAliveHTTPTests",
+            name: "BackendHTTPTests",
             dependencies: [
-                "KeepAliveHTTP",
+                "BackendHTTP",
                 // Its test certificate authority issues the certificates of the TLS tests.
                 "PassSimulator",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -509,7 +509,7 @@ let package = Package(
                 "PassSimulator",
                 "RegcodeEngine",
                 "RegcodeTestSupport",
-                "KeepAliveHTTP",
+                "BackendHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -543,7 +543,7 @@ let package = Package(
         .target(
             name: "RegcodeTestSupport",
             dependencies: [
-                "KeepAliveHTTP",
+                "BackendHTTP",
                 "RegcodeEngine",
                 "RegcodeSupport",
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,12 +1,12 @@
 import AccessEnablerAPI
 import AdobePassClient
+import BackendHTTP
 import ControlHTTP
 import ControlRPC
 import DeviceEvents
 import DeviceFleet
 import DeviceRegistry
 import Foundation
-import KeepAliveHTTP
 import ListenerGuard
 import Logging
 import NIOCore

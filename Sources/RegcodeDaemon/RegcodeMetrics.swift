@@ -1,4 +1,5 @@
 import AccessEnablerAPI
+import BackendHTTP
 import ControlHTTP
 import ControlRPC
 import CoreMetrics
@@ -7,7 +8,6 @@ import DeviceFleet
 import DeviceRegistry
 import Foundation
 import Hummingbird
-import KeepAliveHTTP
 import ListenerGuard
 import Logging
 import Metrics

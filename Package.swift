@@ -8,11 +8,6 @@ let swiftSettings: [SwiftSetting] = [
 let package = Package(
     name: "regcoded",
     platforms: [.macOS(.v15)],
-    products: [
-        .library(name: "RegcodeEngine", targets: ["RegcodeEngine"]),
-        .library(name: "AdobePassClient", targets: ["AdobePassClient"]),
-        .library(name: "PassSimulator", targets: ["PassSimulator"]),
-    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),

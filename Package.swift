@@ -8,11 +8,6 @@ let swiftSettings: [SwiftSetting] = [
 let package = Package(
     name: "regcoded",
     platforms: [.macOS(.v15)],
-    products: [
-        .library(name: "RegcodeEngine", targets: ["RegcodeEngine"]),
-        .library(name: "AdobePassClient", targets: ["AdobePassClient"]),
-        .library(name: "PassSimulator", targets: ["PassSimulator"]),
-    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
@@ -67,7 +62,7 @@ let package = Package(
         // with HTTP/2 when offered (SwiftNIO's codecs, swift-nio-ssl, swift-nio-http2; certificates checked by
         // swift-certificates).
         .target(
-            name: "KeepAliveHTTP",
+            name: "BackendHTTP",
             dependencies: [
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -80,11 +75,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Adobe Pass REST v2 / DCR / v1 client over KeepAliveHTTP; executes the engine's requests.
+        // Adobe Pass REST v2 / DCR / v1 client over BackendHTTP; executes the engine's requests.
         .target(
             name: "AdobePassClient",
             dependencies: [
-                "KeepAliveHTTP",
+                "BackendHTTP",
                 "RegcodeSupport",
                 "RegcodeEngine",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -173,14 +168,28 @@ let package = Package(
             resources: [.embedInCode("schema.sql")],
             swiftSettings: swiftSettings
         ),
+        // The control API's JSON-RPC 2.0 core, whatever carries it: requests and errors, the dispatcher, the handler
+        // the daemon implements, subscriptions and the event fan-out, each event encoded once for every transport.
+        .target(
+            name: "ControlRPC",
+            dependencies: [
+                "RegcodeSupport",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                // The input workers' threads.
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The control socket: JSON-RPC 2.0 over a Unix stream socket, one object per line.
         .target(
             name: "ControlSocket",
             dependencies: [
+                "ControlRPC",
                 "ListenerGuard",
                 "RegcodeSupport",
                 "EventLoopExecutor",
-                "RegcodeEngine",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -193,7 +202,7 @@ let package = Package(
         .target(
             name: "ControlHTTP",
             dependencies: [
-                "ControlSocket",
+                "ControlRPC",
                 "EventLoopExecutor",
                 "ListenerGuard",
                 "RegcodeSupport",
@@ -213,19 +222,35 @@ let package = Package(
             resources: [.embedInCode("Console/index.html")],
             swiftSettings: swiftSettings
         ),
-        // The device lifecycle: the catalog of fleets, client addresses, the event pipeline and the registry that alone
-        // changes a device's fleet entry and store row together.
+        // The device events on their way to storage and subscribers: the event pipeline (stored in batches, then
+        // published), the storage health it reports, and the live figures its steps feed.
+        .target(
+            name: "DeviceEvents",
+            dependencies: [
+                "AccessEnablerAPI",
+                "ControlRPC",
+                "DeviceFleet",
+                "RegcodeEngine",
+                "RegcodeRecords",
+                "RegcodeStore",
+                "RegcodeSupport",
+                .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The device lifecycle: the catalog of fleets, client addresses and the registry that alone changes a device's
+        // fleet entry and store row together.
         .target(
             name: "DeviceRegistry",
             dependencies: [
                 "RegcodeRecords",
-                "AccessEnablerAPI",
-                "ControlSocket",
+                "DeviceEvents",
                 "DeviceFleet",
                 "RegcodeEngine",
                 "RegcodeStore",
                 "RegcodeSupport",
-                .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -237,14 +262,16 @@ let package = Package(
             dependencies: [
                 .product(name: "NIOCore", package: "swift-nio"),
                 "AccessEnablerAPI",
+                "DeviceEvents",
                 "DeviceRegistry",
                 "RegcodeSupport",
                 "RegcodeEngine",
                 "RegcodeRecords",
                 "AdobePassClient",
-                "KeepAliveHTTP",
+                "BackendHTTP",
                 "DeviceFleet",
                 "RegcodeStore",
+                "ControlRPC",
                 "ControlSocket",
                 "ControlHTTP",
                 // Thresholds in the configuration.
@@ -266,13 +293,13 @@ let package = Package(
             name: "regcoded",
             dependencies: [
                 "DeviceRegistry",
-                "KeepAliveHTTP",
+                "BackendHTTP",
                 "RegcodeSupport",
                 "RegcodeDaemon",
                 "RegcodeEngine",
                 // The report and verdict at the end of a timed run.
                 "SoakReport",
-                "SoakReportStore",
+                "SoakReportLoader",
                 // The in-process backend of a configuration that names none.
                 "PassSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -288,10 +315,11 @@ let package = Package(
             dependencies: [
                 "AccessEnablerAPI",
                 "RegcodeSupport",
+                "ControlRPC",
                 "ControlSocket",
                 "RegcodeStore",
                 "SoakReport",
-                "SoakReportStore",
+                "SoakReportLoader",
                 .product(name: "Logging", package: "swift-log"),
                 "RegcodeEngine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -301,7 +329,7 @@ let package = Package(
         // Soak reports read from state databases (one per shard): what `regcodectl report` and the end of a
         // timed `regcoded --duration` run report on.
         .target(
-            name: "SoakReportStore",
+            name: "SoakReportLoader",
             dependencies: [
                 "AccessEnablerAPI",
                 "SoakReport",
@@ -343,6 +371,7 @@ let package = Package(
             dependencies: [
                 "RegcodeSupport",
                 "RegcodeTestSupport",
+                "ControlRPC",
                 "ControlSocket",
                 "EventLoopExecutor",
                 .product(name: "Logging", package: "swift-log"),
@@ -357,7 +386,7 @@ let package = Package(
             dependencies: [
                 "ListenerGuard",
                 "ControlHTTP",
-                "ControlSocket",
+                "ControlRPC",
                 "RegcodeSupport",
                 "RegcodeTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -378,6 +407,7 @@ let package = Package(
                 "PassSimulator",
                 "RegcodeSupport",
                 "RegcodeTestSupport",
+                "ControlRPC",
                 "ControlSocket",
                 "RegcodeEngine",
                 "regcoded",
@@ -389,7 +419,8 @@ let package = Package(
         .testTarget(
             name: "DeviceRegistryTests",
             dependencies: [
-                "ControlSocket", "DeviceFleet", "DeviceRegistry", "RegcodeEngine", "RegcodeRecords", "RegcodeStore", "RegcodeTestSupport",
+                "ControlRPC", "DeviceEvents", "DeviceFleet", "DeviceRegistry", "RegcodeEngine", "RegcodeRecords", "RegcodeStore",
+                "RegcodeTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -398,9 +429,9 @@ let package = Package(
         .testTarget(
             name: "RegcodeDaemonTests",
             dependencies: [
-                "AccessEnablerAPI", "DeviceFleet", "DeviceRegistry", "RegcodeDaemon", "RegcodeEngine", "RegcodeRecords", "RegcodeStore",
-                "RegcodeSupport",
-                "ControlSocket", "RegcodeTestSupport", "KeepAliveHTTP",
+                "AccessEnablerAPI", "DeviceEvents", "DeviceFleet", "DeviceRegistry", "RegcodeDaemon", "RegcodeEngine", "RegcodeRecords",
+                "RegcodeStore", "RegcodeSupport",
+                "ControlRPC", "RegcodeTestSupport", "BackendHTTP",
                 // The control harness's fleet runs on NIO's event loops.
                 .product(name: "NIOPosix", package: "swift-nio"),
                 // The web console's page, whose calls are checked against the control methods.
@@ -416,9 +447,9 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "KeepAliveHTTPTests",
+            name: "BackendHTTPTests",
             dependencies: [
-                "KeepAliveHTTP",
+                "BackendHTTP",
                 // Its test certificate authority issues the certificates of the TLS tests.
                 "PassSimulator",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -473,7 +504,7 @@ let package = Package(
                 "PassSimulator",
                 "RegcodeEngine",
                 "RegcodeTestSupport",
-                "KeepAliveHTTP",
+                "BackendHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -507,7 +538,7 @@ let package = Package(
         .target(
             name: "RegcodeTestSupport",
             dependencies: [
-                "KeepAliveHTTP",
+                "BackendHTTP",
                 "RegcodeEngine",
                 "RegcodeSupport",
                 .product(name: "NIOCore", package: "swift-nio"),

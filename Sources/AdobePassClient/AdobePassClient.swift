@@ -1,5 +1,5 @@
+import BackendHTTP
 import Foundation
-import KeepAliveHTTP
 import Logging
 import NIOCore
 import NIOFoundationCompat

@@ -1,4 +1,4 @@
-import KeepAliveHTTP
+import BackendHTTP
 import NIOCore
 import NIOPosix
 import RegcodeEngine

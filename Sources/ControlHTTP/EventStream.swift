@@ -1,5 +1,5 @@
 import AsyncAlgorithms
-import ControlSocket
+import ControlRPC
 import EventLoopExecutor
 import Hummingbird
 import Logging

@@ -1,4 +1,4 @@
-import ControlSocket
+import ControlRPC
 import RegcodeSupport
 
 /// `GET /events?since=N&device=a&device=b,c&events=status` as `subscribe` params, so the stream obeys exactly the

@@ -1,4 +1,4 @@
-import ControlSocket
+import ControlRPC
 import Synchronization
 
 /// The event streams being served: at most ``limit`` at once, so streams cannot take the descriptors and the CPU the

@@ -1,8 +1,8 @@
+import ControlRPC
 import EventLoopExecutor
 import ListenerGuard
 import Logging
 import NIOCore
-import RegcodeEngine
 import RegcodeSupport
 
 /// One accepted, authorised control connection: a sequential request loop plus one task per subscription.

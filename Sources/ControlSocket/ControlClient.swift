@@ -1,7 +1,7 @@
+import ControlRPC
 import DequeModule
 import NIOCore
 import NIOPosix
-import RegcodeEngine
 import RegcodeSupport
 import Synchronization
 

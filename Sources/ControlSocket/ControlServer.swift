@@ -1,8 +1,8 @@
+import ControlRPC
 import ListenerGuard
 import Logging
 import NIOCore
 import NIOPosix
-import RegcodeEngine
 import RegcodeSupport
 import ServiceLifecycle
 import Synchronization

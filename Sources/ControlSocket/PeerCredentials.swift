@@ -1,3 +1,4 @@
+import ControlRPC
 import NIOCore
 
 #if canImport(Glibc)
@@ -8,22 +9,7 @@ import Musl
 import Darwin
 #endif
 
-/// Who is on the other end of a control connection, as the kernel reports it at `connect()` time.
-public struct PeerCredentials: Sendable, Hashable, CustomStringConvertible {
-    /// The peer's process id (0 where the platform does not report it).
-    public var pid: pid_t
-    public var uid: uid_t
-    /// The peer's primary group id.
-    public var gid: gid_t
-
-    public init(pid: pid_t, uid: uid_t, gid: gid_t) {
-        self.pid = pid
-        self.uid = uid
-        self.gid = gid
-    }
-
-    public var description: String { "pid \(pid) uid \(uid) gid \(gid)" }
-
+extension PeerCredentials {
     /// Reads the credentials of a connected Unix-domain stream channel.
     static func of(_ channel: any Channel) -> EventLoopFuture<PeerCredentials> {
         guard let provider = channel as? any SocketOptionProvider else {

@@ -1,3 +1,4 @@
+import DeviceEvents
 import DeviceFleet
 import RegcodeEngine
 import RegcodeStore

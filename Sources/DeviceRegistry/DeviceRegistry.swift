@@ -1,3 +1,4 @@
+import DeviceEvents
 import DeviceFleet
 import Logging
 import RegcodeEngine

@@ -1,6 +1,6 @@
+import BackendHTTP
 import DeviceRegistry
 import Foundation
-import KeepAliveHTTP
 import Logging
 import RegcodeEngine
 import RegcodeSupport

@@ -1,9 +1,10 @@
+import BackendHTTP
 import ControlHTTP
-import ControlSocket
+import ControlRPC
+import DeviceEvents
 import DeviceFleet
 import DeviceRegistry
 import Foundation
-import KeepAliveHTTP
 import ListenerGuard
 import RegcodeEngine
 import RegcodeStore

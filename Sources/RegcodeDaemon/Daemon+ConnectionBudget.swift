@@ -1,5 +1,5 @@
+import BackendHTTP
 import ControlHTTP
-import KeepAliveHTTP
 import Logging
 
 extension Daemon {

@@ -1,3 +1,4 @@
+import DeviceEvents
 import DeviceRegistry
 import RegcodeEngine
 import RegcodeStore

@@ -1,5 +1,5 @@
 import AdobePassClient
-import KeepAliveHTTP
+import BackendHTTP
 import Logging
 import NIOCore
 import NIOPosix

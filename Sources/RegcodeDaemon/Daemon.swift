@@ -1,11 +1,12 @@
 import AccessEnablerAPI
 import AdobePassClient
+import BackendHTTP
 import ControlHTTP
-import ControlSocket
+import ControlRPC
+import DeviceEvents
 import DeviceFleet
 import DeviceRegistry
 import Foundation
-import KeepAliveHTTP
 import ListenerGuard
 import Logging
 import NIOCore

@@ -1,7 +1,7 @@
+import BackendHTTP
 import DeviceFleet
 import DeviceRegistry
 import Foundation
-import KeepAliveHTTP
 import Logging
 import RegcodeEngine
 import RegcodeStore

@@ -1,12 +1,13 @@
 import AccessEnablerAPI
+import BackendHTTP
 import ControlHTTP
-import ControlSocket
+import ControlRPC
 import CoreMetrics
+import DeviceEvents
 import DeviceFleet
 import DeviceRegistry
 import Foundation
 import Hummingbird
-import KeepAliveHTTP
 import ListenerGuard
 import Logging
 import Metrics

@@ -1,5 +1,5 @@
+import DeviceEvents
 import DeviceFleet
-import DeviceRegistry
 import Logging
 import RegcodeEngine
 import ServiceLifecycle

@@ -1,5 +1,5 @@
-import ControlSocket
-import DeviceRegistry
+import ControlRPC
+import DeviceEvents
 import RegcodeStore
 
 /// Pages through stored events after a sequence number, for `subscribe` replays.

@@ -1,5 +1,5 @@
-import DeviceRegistry
-import KeepAliveHTTP
+import BackendHTTP
+import DeviceEvents
 
 /// What the daemon says about its wire to the backend, wherever it reports status (`daemon.status`, systemd's
 /// `STATUS=`): certificate checks turned off, fleets whose every device fails the TLS handshake the same way, and

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ControlRPC
 import ControlSocket
 import Foundation
 import RegcodeEngine

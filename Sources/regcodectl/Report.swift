@@ -5,7 +5,7 @@ import Logging
 import RegcodeEngine
 import RegcodeStore
 import SoakReport
-import SoakReportStore
+import SoakReportLoader
 
 /// `regcodectl report`: soak figures straight from the state database (no daemon needed).
 struct Report: AsyncParsableCommand {

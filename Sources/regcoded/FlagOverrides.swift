@@ -1,6 +1,6 @@
 import ArgumentParser
+import BackendHTTP
 import DeviceRegistry
-import KeepAliveHTTP
 import Logging
 import RegcodeDaemon
 import RegcodeEngine

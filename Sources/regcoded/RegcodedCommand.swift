@@ -1,7 +1,7 @@
 import ArgumentParser
+import BackendHTTP
 import DeviceRegistry
 import Foundation
-import KeepAliveHTTP
 import Logging
 import NIOCore
 import NIOPosix

@@ -3,7 +3,7 @@ import Foundation
 import Logging
 import RegcodeDaemon
 import SoakReport
-import SoakReportStore
+import SoakReportLoader
 
 /// The end of a timed run (or one with thresholds): its report on standard output, read from the database
 /// the daemon just closed, and the verdict — exit 99 when a threshold fails, as `regcodectl report --check`.

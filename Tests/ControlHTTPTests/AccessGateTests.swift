@@ -1,4 +1,4 @@
-import ControlSocket
+import ControlRPC
 import Hummingbird
 import HummingbirdTesting
 import ListenerGuard

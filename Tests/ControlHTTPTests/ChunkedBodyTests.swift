@@ -1,4 +1,4 @@
-import ControlSocket
+import ControlRPC
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting

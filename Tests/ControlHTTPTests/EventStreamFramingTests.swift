@@ -1,4 +1,4 @@
-import ControlSocket
+import ControlRPC
 import NIOCore
 import RegcodeSupport
 import Testing

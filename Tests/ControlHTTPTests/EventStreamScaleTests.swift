@@ -8,7 +8,7 @@ import RegcodeTestSupport
 import Testing
 
 @testable import ControlHTTP
-@testable import ControlSocket
+@testable import ControlRPC
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,4 @@
-import ControlSocket
+import ControlRPC
 import Testing
 
 @Suite("EventBroadcaster", .timeLimit(.minutes(1)))

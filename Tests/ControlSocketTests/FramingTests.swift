@@ -3,6 +3,7 @@ import RegcodeEngine
 import RegcodeSupport
 import Testing
 
+@testable import ControlRPC
 @testable import ControlSocket
 
 @Suite("Line framing and JSON encoding")

@@ -7,6 +7,7 @@ import RegcodeSupport
 import Synchronization
 import Testing
 
+@testable import ControlRPC
 @testable import ControlSocket
 
 /// Legal but heavy input: read beside the event loops, a bounded number at once, at a cost linear in its size.

@@ -4,6 +4,7 @@ import RegcodeEngine
 import RegcodeSupport
 import Testing
 
+@testable import ControlRPC
 @testable import ControlSocket
 
 @Suite("Hostile input: limits checked while parsing")

@@ -3,6 +3,7 @@ import RegcodeEngine
 import RegcodeSupport
 import Testing
 
+@testable import ControlRPC
 @testable import ControlSocket
 
 @Suite("JSON-RPC over the socket", .timeLimit(.minutes(1)))

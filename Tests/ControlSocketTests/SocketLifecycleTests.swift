@@ -3,6 +3,7 @@ import RegcodeEngine
 import Synchronization
 import Testing
 
+@testable import ControlRPC
 @testable import ControlSocket
 
 @Suite("Socket file, adoption, peers and shutdown", .timeLimit(.minutes(1)))

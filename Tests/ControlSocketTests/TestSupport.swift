@@ -7,6 +7,7 @@ import RegcodeTestSupport
 import Synchronization
 import Testing
 
+@testable import ControlRPC
 @testable import ControlSocket
 
 /// A handler with a few methods to exercise the server, plus `subscribe` over a broadcaster and a fake event store.

@@ -3,6 +3,7 @@ import RegcodeEngine
 import RegcodeTestSupport
 import Testing
 
+@testable import DeviceEvents
 @testable import DeviceRegistry
 
 /// ``EventPipeline/flushed(device:)``: a per-device wait, resumed by the commit of the batch holding the device's

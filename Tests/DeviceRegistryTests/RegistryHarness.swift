@@ -1,4 +1,4 @@
-import ControlSocket
+import ControlRPC
 import DeviceFleet
 import Foundation
 import Logging
@@ -10,6 +10,7 @@ import RegcodeTestSupport
 import Synchronization
 import Testing
 
+@testable import DeviceEvents
 @testable import DeviceRegistry
 
 /// The real SQLite store behind the pipeline, with a gate: while it is closed, a batch waits before its

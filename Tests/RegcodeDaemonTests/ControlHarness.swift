@@ -1,8 +1,9 @@
-import ControlSocket
+import BackendHTTP
+import ControlRPC
+import DeviceEvents
 import DeviceFleet
 import DeviceRegistry
 import Foundation
-import KeepAliveHTTP
 import Logging
 import NIOPosix
 import RegcodeEngine

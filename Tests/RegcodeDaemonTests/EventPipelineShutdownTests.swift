@@ -1,4 +1,4 @@
-import ControlSocket
+import ControlRPC
 import DeviceFleet
 import Foundation
 import Logging
@@ -9,7 +9,7 @@ import ServiceLifecycle
 import ServiceLifecycleTestKit
 import Testing
 
-@testable import DeviceRegistry
+@testable import DeviceEvents
 @testable import RegcodeDaemon
 
 /// The event pipeline as a service, shut down gracefully in-process.

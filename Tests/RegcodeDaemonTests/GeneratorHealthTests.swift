@@ -3,7 +3,7 @@ import RegcodeRecords
 import RegcodeSupport
 import Testing
 
-@testable import DeviceRegistry
+@testable import DeviceEvents
 @testable import RegcodeDaemon
 
 /// The emulator's own health, from one sample a second: reasons, windows and time behind.

@@ -1,4 +1,4 @@
-import ControlSocket
+import ControlRPC
 import Foundation
 import Logging
 import RegcodeEngine
@@ -9,7 +9,7 @@ import RegcodeTestSupport
 import ServiceLifecycleTestKit
 import Testing
 
-@testable import DeviceRegistry
+@testable import DeviceEvents
 @testable import RegcodeDaemon
 
 /// Steps that arrive while the pipeline gathers after a write go to SQLite in one transaction; steps with

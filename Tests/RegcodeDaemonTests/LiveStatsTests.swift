@@ -2,7 +2,7 @@ import RegcodeEngine
 import RegcodeRecords
 import Testing
 
-@testable import DeviceRegistry
+@testable import DeviceEvents
 @testable import RegcodeDaemon
 
 @Suite struct LiveStatsTests {

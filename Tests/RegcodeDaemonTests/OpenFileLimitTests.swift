@@ -1,6 +1,6 @@
+import BackendHTTP
 import Foundation
 import InMemoryLogging
-import KeepAliveHTTP
 import Logging
 import Testing
 

@@ -1,7 +1,7 @@
 import RegcodeEngine
 import Testing
 
-@testable import DeviceRegistry
+@testable import DeviceEvents
 @testable import RegcodeDaemon
 
 /// The terminal's live status line and the summary at exit, from the live figures.

@@ -1,4 +1,4 @@
-import ControlSocket
+import ControlRPC
 import DeviceFleet
 import Foundation
 import Logging
@@ -12,7 +12,7 @@ import ServiceLifecycleTestKit
 import Synchronization
 import Testing
 
-@testable import DeviceRegistry
+@testable import DeviceEvents
 @testable import RegcodeDaemon
 
 /// A real SQLite store whose writes fail while the test says so, the way a locked database or a

@@ -1,3 +1,4 @@
+import ControlRPC
 import ControlSocket
 import Foundation
 import RegcodeEngine

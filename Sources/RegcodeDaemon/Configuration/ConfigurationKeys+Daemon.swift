@@ -1,5 +1,5 @@
+import BackendHTTP
 import DeviceRegistry
-import KeepAliveHTTP
 import Logging
 import RegcodeSupport
 import SoakReport

@@ -1,4 +1,4 @@
-import ControlSocket
+import ControlRPC
 import RegcodeSupport
 
 /// One method of the control surface: its name, its parameters, what it does and the code that answers it.

@@ -1,4 +1,4 @@
-import ControlSocket
+import ControlRPC
 import RegcodeSupport
 
 /// The control surface's methods by name, built from the ``ControlMethod`` values that answer them, so what is

@@ -1,5 +1,5 @@
 import AccessEnablerAPI
-import ControlSocket
+import ControlRPC
 import DeviceRegistry
 import Foundation
 import RegcodeEngine

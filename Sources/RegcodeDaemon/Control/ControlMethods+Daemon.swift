@@ -1,4 +1,4 @@
-import ControlSocket
+import ControlRPC
 import RegcodeSupport
 
 /// The daemon itself: its status, the event stream, and this surface described.

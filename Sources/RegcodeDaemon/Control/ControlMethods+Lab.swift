@@ -1,4 +1,4 @@
-import ControlSocket
+import ControlRPC
 import RegcodeSupport
 
 /// What a lab's console needs beyond the AccessEnabler calls: a device's recent polls, live fleet figures, and

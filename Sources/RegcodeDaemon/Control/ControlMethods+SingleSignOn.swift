@@ -1,4 +1,4 @@
-import ControlSocket
+import ControlRPC
 import RegcodeSupport
 
 /// Single sign-on between the apps of a device: its apps, why an app shares (or not) a login, what its storage holds.

@@ -1,4 +1,4 @@
-import ControlSocket
+import ControlRPC
 import RegcodeSupport
 
 /// `vsa.*`: the lab's hand on a device's Apple TV Provider (video subscriber account).

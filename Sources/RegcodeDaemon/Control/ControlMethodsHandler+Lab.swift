@@ -1,5 +1,5 @@
-import ControlSocket
-import DeviceRegistry
+import ControlRPC
+import DeviceEvents
 import Foundation
 import RegcodeEngine
 import RegcodeRecords

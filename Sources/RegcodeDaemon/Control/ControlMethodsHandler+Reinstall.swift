@@ -1,4 +1,4 @@
-import ControlSocket
+import ControlRPC
 import DeviceRegistry
 import RegcodeEngine
 import RegcodeSupport

@@ -1,4 +1,4 @@
-import ControlSocket
+import ControlRPC
 import RegcodeSupport
 
 /// `subscribe`: stored events after `since`, then live ones, filtered by device and event name.

@@ -1,4 +1,4 @@
-import ControlSocket
+import ControlRPC
 import DeviceRegistry
 import Foundation
 import RegcodeEngine

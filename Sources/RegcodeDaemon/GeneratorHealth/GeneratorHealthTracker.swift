@@ -1,4 +1,4 @@
-import DeviceRegistry
+import DeviceEvents
 import RegcodeSupport
 
 /// Whether the emulator keeps up with its own schedule, from one sample a second: the reasons it is behind now,

@@ -1,6 +1,6 @@
 import AccessEnablerAPI
+import DeviceEvents
 import DeviceFleet
-import DeviceRegistry
 import Foundation
 import RegcodeEngine
 import Synchronization

@@ -1,4 +1,4 @@
-import DeviceRegistry
+import DeviceEvents
 import RegcodeEngine
 
 /// The words of the terminal's live status line and of the summary at exit, from the live figures.

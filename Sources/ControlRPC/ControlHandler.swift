@@ -1,8 +1,7 @@
 import NIOCore
-import RegcodeEngine
 import RegcodeSupport
 
-/// What the daemon implements to answer the control socket.
+/// What the daemon implements to answer control calls, whichever transport brings them.
 public protocol ControlHandler: Sendable {
     /// Handles one method call; throw RPCError for errors.
     ///
@@ -35,7 +34,7 @@ extension ControlHandler {
 public struct Subscription: Sendable {
     /// The JSON-RPC result of the `subscribe` call, e.g. `{"subscribed":true}`.
     public var result: JSONValue
-    let source: any NotificationSource
+    package let source: any NotificationSource
 
     /// A subscription over any stored event type.
     ///
@@ -138,7 +137,7 @@ extension Subscription {
 }
 
 /// The type-erased event source behind a ``Subscription``.
-protocol NotificationSource: Sendable {
+package protocol NotificationSource: Sendable {
     var since: Int64? { get }
     /// Sends replayed then live notifications through `emit` (notification, seq, more) until the stream ends;
     /// `more` says another live event is already waiting, so a transport may hold its flush until the last one.

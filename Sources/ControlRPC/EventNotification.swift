@@ -49,7 +49,7 @@ public struct EventNotification: Sendable {
     private static let linePrefix = #"{"jsonrpc":"2.0","method":"event","params":"#
 
     /// The JSON-RPC line and a newline: the publisher's bytes, or encoded now.
-    func line(allocator: ByteBufferAllocator) -> ByteBuffer {
+    package func line(allocator: ByteBufferAllocator) -> ByteBuffer {
         if let encoded { return encoded.line }
         EventEncodingTally.current?.countEncoding()
         return JSONLine.encode(RPCMessage.notification(method: "event", params: self.params), allocator: allocator)

@@ -2,7 +2,7 @@ import NIOCore
 import NIOPosix
 import Testing
 
-@testable import KeepAliveHTTP
+@testable import BackendHTTP
 
 @Suite struct OriginTests {
     @Test func parsesHostPortAndPathOnce() throws {

@@ -1,5 +1,4 @@
 import NIOCore
-import RegcodeEngine
 import RegcodeSupport
 
 /// A JSON-RPC 2.0 error object; also thrown by method handlers.
@@ -68,7 +67,7 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 /// "1 MiB" for the default limit, a plain byte count otherwise.
-func describeByteCount(_ count: Int) -> String {
+package func describeByteCount(_ count: Int) -> String {
     if count >= 1 << 20, count % (1 << 20) == 0 { return "\(count >> 20) MiB" }
     if count >= 1 << 10, count % (1 << 10) == 0 { return "\(count >> 10) KiB" }
     return "\(count) bytes"

@@ -228,11 +228,12 @@ struct HeavyInputTests {
             guard case .reply(let reply) = await dispatcher.answer(line, peer: .http(remoteAddress: "test")) else { return nil }
             return reply
         }
+        // The waits are long because a loaded machine (the whole suite in parallel) may take seconds to run a task.
         async let first = call(1)
-        #expect(try await eventually { handler.entered.withLock { $0 } == 1 })
+        #expect(try await eventually(timeout: .seconds(120)) { handler.entered.withLock { $0 } == 1 })
         // With one turn and no room to wait, the second would be refused if the first still held its turn.
         async let second = call(2)
-        #expect(try await eventually { handler.entered.withLock { $0 } == 2 })
+        #expect(try await eventually(timeout: .seconds(120)) { handler.entered.withLock { $0 } == 2 })
         #expect(workers.counts.refused == 0)
         handler.releaseAll()
         #expect(await first?["result"] == [1])

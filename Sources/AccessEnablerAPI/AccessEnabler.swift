@@ -1,11 +1,11 @@
 /// AccessEnabler (iOS/tvOS spellings) constants the emulated devices report.
-public enum AccessEnabler {
+package enum AccessEnabler {
     /// The `status` argument of `setRequestorComplete` and `setAuthenticationStatus`.
-    public static let statusSuccess: Int64 = 1
-    public static let statusError: Int64 = 0
+    package static let statusSuccess: Int64 = 1
+    package static let statusError: Int64 = 0
 
     /// `getMetadata:` opcodes (`METADATA_*`) and key-dictionary keys.
-    public enum MetadataOpCode: Int64, Sendable, CaseIterable {
+    package enum MetadataOpCode: Int64, Sendable, CaseIterable {
         /// Authentication expiry (`TTL_AUTHN`).
         case authenticationTTL = 0
         /// Authorization expiry for `resource_id` (`TTL_AUTHZ`).
@@ -16,14 +16,14 @@ public enum AccessEnabler {
         case userMetadata = 3
     }
 
-    public static let metadataOpCodeKey = "opCode"
-    public static let metadataResourceIDKey = "resource_id"
-    public static let metadataUserMetaKey = "user_metadata_name"
+    package static let metadataOpCodeKey = "opCode"
+    package static let metadataResourceIDKey = "resource_id"
+    package static let metadataUserMetaKey = "user_metadata_name"
     /// `METADATA_KEY_INVALID`: the key reported for a dictionary without a known opcode.
-    public static let metadataKeyInvalid: Int64 = 255
+    package static let metadataKeyInvalid: Int64 = 255
 
     /// iOS tracking arrays carry strings: booleans as YES/NO, missing values as None.
-    public static let trackingYes = "YES"
-    public static let trackingNo = "NO"
-    public static let trackingNone = "None"
+    package static let trackingYes = "YES"
+    package static let trackingNo = "NO"
+    package static let trackingNone = "None"
 }

@@ -1,6 +1,6 @@
 /// The AccessEnabler callbacks a device fires, by their iOS/tvOS names (the `name` of an event on
 /// the socket and in the `events` table).
-public enum Callback: String, Sendable, CaseIterable, Codable {
+package enum Callback: String, Sendable, CaseIterable, Codable {
     case setRequestorComplete
     case setAuthenticationStatus
     case displayProviderDialog

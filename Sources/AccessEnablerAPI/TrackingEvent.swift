@@ -1,10 +1,10 @@
 /// `sendTrackingData` event types.
-public enum TrackingEvent: Int64, Sendable, CaseIterable {
+package enum TrackingEvent: Int64, Sendable, CaseIterable {
     case authenticationDetection = 0
     case authorizationDetection = 1
     case mvpdSelection = 2
 
-    public var name: String {
+    package var name: String {
         switch self {
         case .authenticationDetection: "authenticationDetection"
         case .authorizationDetection: "authorizationDetection"

@@ -11,8 +11,8 @@ import RegcodeEngine
 /// Stateless apart from its configuration and a cache of single sign-on identity tokens: every per-device input
 /// comes in the `RequestContext`, so one value can serve a whole fleet concurrently. `http://` and `https://` backends
 /// take the same path: ``ConnectionPools`` of ``KeepAliveConnectionPool``s.
-public struct AdobePassClient: Sendable {
-    public let configuration: AdobePassClientConfiguration
+package struct AdobePassClient: Sendable {
+    package let configuration: AdobePassClientConfiguration
     private let logger: Logger
     /// Platform identity and service tokens (`RequestContext.ssoIdentity`), shared by copies of this value.
     private let identityTokens: SSOIdentityTokens
@@ -26,7 +26,7 @@ public struct AdobePassClient: Sendable {
 
     /// - Parameter connectionPools: Shared by the clients of one daemon, which shuts it down; without it the
     ///   value makes its own, whose idle connections close when the server closes them.
-    public init(configuration: AdobePassClientConfiguration, connectionPools: ConnectionPools? = nil, logger: Logger) {
+    package init(configuration: AdobePassClientConfiguration, connectionPools: ConnectionPools? = nil, logger: Logger) {
         self.configuration = configuration
         let connectionPools = connectionPools ?? ConnectionPools()
         self.connectionPools = connectionPools
@@ -44,7 +44,8 @@ public struct AdobePassClient: Sendable {
     ///
     /// The whole exchange is bounded by `configuration.requestTimeout`; cancelling the calling task ends it
     /// with `.transport("cancelled")`.
-    nonisolated(nonsending) public func execute(_ request: BackendRequest, context: RequestContext) async -> Result<BackendResponse, BackendFailure> {
+    nonisolated(nonsending) package func execute(_ request: BackendRequest, context: RequestContext) async -> Result<BackendResponse, BackendFailure>
+    {
         var call = RequestBuilder.call(for: request, context: context, configuration: configuration)
         // Every message below is debug or trace: at the usual levels a fleet's requests build no metadata.
         let logsRequests = logger.logLevel <= .debug

@@ -12,7 +12,7 @@ import Synchronization
 /// gets connections of that loop, so its answer is read on the thread that asked. A pool's connections are split over
 /// the loops (at least one each); a device's own connection (`perDevice`) lives on the loop of its first call, which
 /// is its partition's.
-public final class ConnectionPools: Sendable {
+package final class ConnectionPools: Sendable {
     private enum Key: Hashable {
         case common
         case perRequest
@@ -34,11 +34,11 @@ public final class ConnectionPools: Sendable {
     private let commonConnections: Int
     private let connectTimeout: TimeAmount
     /// How `https://` origins are spoken to (nil: the defaults).
-    public let tls: TLSClientContext?
+    package let tls: TLSClientContext?
     /// Connections opened by wire and TLS handshakes, over every pool.
-    public let statistics = TransportStatistics()
+    package let statistics = TransportStatistics()
     /// Bounds the connections of every pool together (nil: only each pool's own bound).
-    public let connectionBudget: ConnectionBudget?
+    package let connectionBudget: ConnectionBudget?
     private let pools = Mutex<[PoolKey: KeepAliveConnectionPool]>([:])
 
     /// - Parameters:
@@ -49,7 +49,7 @@ public final class ConnectionPools: Sendable {
     ///   - connectionBudget: The connections all pools may hold open together; the daemon sizes it from its open-file
     ///     limit, so `per-device` fleets larger than the limit fail connects instead of the process.
     ///   - tls: How to speak TLS to `https://` origins (nil: the system's roots, HTTP/2 when offered).
-    public init(
+    package init(
         commonConnections: Int = 8,
         connectTimeout: TimeAmount = .seconds(3),
         loops: [any EventLoop]? = nil,
@@ -113,7 +113,7 @@ public final class ConnectionPools: Sendable {
     }
 
     /// Closes every pool's connections; later calls fail.
-    public func shutdown() {
+    package func shutdown() {
         let allPools = pools.withLock { pools in
             defer { pools.removeAll() }
             return Array(pools.values)

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Format: `<METHOD> requestor_id=…, nonce=…, signature_method=HMAC-SHA1, request_time=<ms>, request_uri=…,
 /// public_key=…, signature=<base64 HMAC-SHA1 of everything before ", public_key=">`. The header carries no scheme token.
-public enum AdobeRequestSigner {
+package enum AdobeRequestSigner {
     /// The header for fully specified inputs; deterministic, so it can be checked against known vectors.
     /// - Parameters:
     ///   - method: The HTTP verb; upper-cased before signing.
@@ -15,7 +15,7 @@ public enum AdobeRequestSigner {
     ///   - secret: The HMAC key; never leaves this function.
     ///   - nonce: A per-request random value (a UUID string in real clients).
     ///   - requestTimeMs: Milliseconds since the Unix epoch (the backend rejects seconds).
-    public static func authorizationHeader(
+    package static func authorizationHeader(
         method: String,
         requestor: String,
         requestURI: String,
@@ -34,7 +34,7 @@ public enum AdobeRequestSigner {
     }
 
     /// The header with a fresh lower-case UUID nonce and the current time in milliseconds.
-    public static func authorizationHeader(
+    package static func authorizationHeader(
         method: String,
         requestor: String,
         requestURI: String,

@@ -5,7 +5,7 @@ import RegcodeSupport
 /// Turns a raw backend answer (status, `Retry-After`, body) into the engine's result types.
 ///
 /// Pure and I/O-free; `AdobePassClient` uses it after each exchange.
-public enum AdobePassResponseParser {
+package enum AdobePassResponseParser {
     /// Interprets one answer to `request`.
     /// - Parameters:
     ///   - request: What was asked; selects the success shape.
@@ -14,7 +14,7 @@ public enum AdobePassResponseParser {
     ///   - retryAfter: The raw `Retry-After` header, if any.
     ///   - body: The response body.
     ///   - now: Reference time for an HTTP-date `Retry-After`.
-    public static func parse(
+    package static func parse(
         request: BackendRequest,
         profile: APIProfile,
         status: Int,
@@ -140,7 +140,7 @@ public enum AdobePassResponseParser {
 
     /// `Retry-After` as delta-seconds or as an HTTP-date (IMF-fixdate, RFC 850 or asctime, RFC 9110 §10.2.3).
     /// A date in the past yields zero; anything unparseable yields nil.
-    public static func retryAfterDuration(_ value: String?, now: Date = Date()) -> Duration? {
+    package static func retryAfterDuration(_ value: String?, now: Date = Date()) -> Duration? {
         guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
         if value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
             // An absurdly long number still means "a long time", not "no hint".
@@ -154,7 +154,7 @@ public enum AdobePassResponseParser {
 
     /// An error body: an enhanced error (`code`, `status`, `action`, …), a DCR `{"error": …}` body, or nil when
     /// the body carries neither (HTML pages, classic v1 `{"status", "message"}`, empty bodies).
-    public static func errorBody(_ body: Data) -> EnhancedError? {
+    package static func errorBody(_ body: Data) -> EnhancedError? {
         JSONValue.parse(body).flatMap { errorBody($0) }
     }
 

@@ -7,17 +7,17 @@ import Synchronization
 /// exited prematurely"). A connection beyond the budget is refused as a failed connect instead
 /// (``KeepAliveHTTPError/connectionBudgetExhausted(limit:)``), so its device backs off and retries while the process
 /// keeps the descriptors its database, sockets and runtime need.
-public final class ConnectionBudget: Sendable {
+package final class ConnectionBudget: Sendable {
     /// Connections that may be open (or being opened) at once.
-    public let limit: Int
+    package let limit: Int
     private let open = Atomic<Int>(0)
 
-    public init(limit: Int) {
+    package init(limit: Int) {
         self.limit = max(1, limit)
     }
 
     /// Connections counted now.
-    public var openConnections: Int { open.load(ordering: .relaxed) }
+    package var openConnections: Int { open.load(ordering: .relaxed) }
 
     /// Counts one more connection; false (and nothing counted) when the budget is spent.
     func acquire() -> Bool {

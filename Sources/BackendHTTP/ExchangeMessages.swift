@@ -2,20 +2,20 @@ import NIOCore
 import NIOHTTP1
 
 /// One request as a pool sends it: the target is appended to the origin's path prefix.
-public struct KeepAliveRequest: Sendable {
-    public var method: HTTPMethod
+package struct KeepAliveRequest: Sendable {
+    package var method: HTTPMethod
     /// Path and query, already percent-encoded, starting with `/`.
-    public var target: String
+    package var target: String
     /// Header name/value pairs in sending order; `Host` and `Content-Length` are added by the pool.
-    public var headers: [(String, String)]
-    public var body: ByteBuffer?
+    package var headers: [(String, String)]
+    package var body: ByteBuffer?
     /// Asks the server to close the connection after this answer (and the pool does, whatever it says).
-    public var closeConnection: Bool
+    package var closeConnection: Bool
     /// The local address the request's connection is bound to (port 0), so the server sees it as the peer; nil: the
     /// host's own choice. A pool runs it only on a connection bound to the same address.
-    public var sourceAddress: SocketAddress?
+    package var sourceAddress: SocketAddress?
 
-    public init(
+    package init(
         method: HTTPMethod,
         target: String,
         headers: [(String, String)] = [],
@@ -33,13 +33,13 @@ public struct KeepAliveRequest: Sendable {
 }
 
 /// An answer: status, `Retry-After`, and the body unless it passed the exchange's size limit.
-public struct KeepAliveResponse: Sendable {
-    public var status: Int
-    public var retryAfter: String?
+package struct KeepAliveResponse: Sendable {
+    package var status: Int
+    package var retryAfter: String?
     /// nil when the body was larger than the limit (the connection is then closed, not drained).
-    public var body: ByteBuffer?
+    package var body: ByteBuffer?
 
-    public init(status: Int, retryAfter: String?, body: ByteBuffer?) {
+    package init(status: Int, retryAfter: String?, body: ByteBuffer?) {
         self.status = status
         self.retryAfter = retryAfter
         self.body = body

@@ -25,7 +25,7 @@ import Synchronization
 /// daemon's CPU per poll in `perf`, and the fleet needs none of what it buys (redirects, proxies,
 /// decompression, streaming). Here an exchange is one object, one timer and one write; every deadline,
 /// cancellation and close still ends it exactly once.
-public final class KeepAliveConnectionPool: Sendable {
+package final class KeepAliveConnectionPool: Sendable {
     private struct State {
         var idle: [PooledConnection] = []
         var open = 0
@@ -82,8 +82,8 @@ public final class KeepAliveConnectionPool: Sendable {
         case overBudget(limit: Int)
     }
 
-    public let origin: Origin
-    public let maxConnections: Int
+    package let origin: Origin
+    package let maxConnections: Int
     private let group: any EventLoopGroup
     private let connectTimeout: TimeAmount
     /// Shared with the process's other pools: every connection counts against it from connect to close.
@@ -100,7 +100,7 @@ public final class KeepAliveConnectionPool: Sendable {
     ///   - budget: The connections all pools of the process may hold together (nil: no bound beyond `maxConnections`).
     ///   - tls: How to speak TLS; an `https://` origin without it uses ``TLSClientSettings``' defaults.
     ///   - statistics: Where connections and handshakes are counted (shared by the process's pools).
-    public init(
+    package init(
         origin: Origin,
         eventLoopGroup: any EventLoopGroup,
         maxConnections: Int,
@@ -121,7 +121,7 @@ public final class KeepAliveConnectionPool: Sendable {
     /// Sends `request` and returns its answer, all of it before `deadline`.
     ///
     /// - Throws: ``KeepAliveHTTPError``: deadline, connect failure, close, cancellation, shutdown.
-    nonisolated(nonsending) public func execute(
+    nonisolated(nonsending) package func execute(
         _ request: KeepAliveRequest,
         deadline: NIODeadline,
         maxBodyBytes: Int
@@ -143,13 +143,13 @@ public final class KeepAliveConnectionPool: Sendable {
     }
 
     /// The loops its connections are opened on.
-    public var eventLoopGroup: any EventLoopGroup { group }
+    package var eventLoopGroup: any EventLoopGroup { group }
 
     /// Connections open now (idle or busy).
-    public var openConnections: Int { state.withLock { $0.open } }
+    package var openConnections: Int { state.withLock { $0.open } }
 
     /// Closes every connection and fails the callers still waiting; later calls fail with ``KeepAliveHTTPError/shutdown``.
-    public func shutdown() {
+    package func shutdown() {
         let (connections, waiters) = state.withLock { state in
             state.isShutdown = true
             defer {

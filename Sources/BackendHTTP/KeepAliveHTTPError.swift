@@ -1,5 +1,5 @@
 /// Why an exchange produced no answer.
-public enum KeepAliveHTTPError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum KeepAliveHTTPError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The exchange's deadline passed (waiting for a connection, connecting, or waiting for the answer).
     case deadlineExceeded
     /// The TCP (or TLS) connection could not be made before the connect timeout.
@@ -19,7 +19,7 @@ public enum KeepAliveHTTPError: Error, Equatable, Sendable, CustomStringConverti
     /// Every connection the process may open (its ``ConnectionBudget``) is open, and none of this pool's will free up.
     case connectionBudgetExhausted(limit: Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .deadlineExceeded: "deadline exceeded"
         case .connectTimeout: "connect timeout"

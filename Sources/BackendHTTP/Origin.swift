@@ -1,17 +1,17 @@
 /// Where a pool's connections go: scheme, host and port of a base URL, and the path every target is
 /// appended to. Parsed once per pool, not once per request.
-public struct Origin: Hashable, Sendable {
-    public var usesTLS: Bool
-    public var host: String
-    public var port: Int
+package struct Origin: Hashable, Sendable {
+    package var usesTLS: Bool
+    package var host: String
+    package var port: Int
     /// The base URL's path without a trailing `/` (empty for a bare origin).
-    public var pathPrefix: String
+    package var pathPrefix: String
     /// The `Host` header value: the port is left out when it is the scheme's default.
-    public var hostHeader: String
+    package var hostHeader: String
 
     /// Parses `http://host[:port][/path]` or `https://…`; nil for anything else (user info, query and
     /// fragment are refused: a base URL that carries them is a configuration mistake, not something to guess at).
-    public init?(baseURL: String) {
+    package init?(baseURL: String) {
         let scheme: Substring
         let rest: Substring
         if baseURL.hasPrefix("http://") {

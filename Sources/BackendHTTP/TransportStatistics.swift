@@ -3,29 +3,29 @@ import Synchronization
 /// Connections a process's pools opened, by wire, and TLS handshakes: for `/metrics` and the soak report.
 ///
 /// Every TLS handshake is a full one: swift-nio-ssl keeps no client session cache to resume from.
-public final class TransportStatistics: Sendable {
+package final class TransportStatistics: Sendable {
     private let plainHTTP1 = Atomic<Int>(0)
     private let tlsHTTP1 = Atomic<Int>(0)
     private let tlsHTTP2 = Atomic<Int>(0)
     private let failedHandshakes = Atomic<Int>(0)
     private let retained = Atomic<Int>(0)
 
-    public init() {}
+    package init() {}
 
     /// A snapshot of the counters.
-    public struct Counts: Sendable, Equatable {
+    package struct Counts: Sendable, Equatable {
         /// Plain HTTP/1.1 connections opened.
-        public var plainHTTP1: Int
+        package var plainHTTP1: Int
         /// TLS connections that negotiated HTTP/1.1.
-        public var tlsHTTP1: Int
+        package var tlsHTTP1: Int
         /// TLS connections that negotiated HTTP/2.
-        public var tlsHTTP2: Int
+        package var tlsHTTP2: Int
         /// Completed TLS handshakes (all full: nothing is resumed).
-        public var fullHandshakes: Int { tlsHTTP1 + tlsHTTP2 }
+        package var fullHandshakes: Int { tlsHTTP1 + tlsHTTP2 }
         /// TLS connections that failed in or right after the handshake.
-        public var failedHandshakes: Int
+        package var failedHandshakes: Int
 
-        public init(plainHTTP1: Int, tlsHTTP1: Int, tlsHTTP2: Int, failedHandshakes: Int) {
+        package init(plainHTTP1: Int, tlsHTTP1: Int, tlsHTTP2: Int, failedHandshakes: Int) {
             self.plainHTTP1 = plainHTTP1
             self.tlsHTTP1 = tlsHTTP1
             self.tlsHTTP2 = tlsHTTP2
@@ -33,7 +33,7 @@ public final class TransportStatistics: Sendable {
         }
     }
 
-    public var counts: Counts {
+    package var counts: Counts {
         Counts(
             plainHTTP1: plainHTTP1.load(ordering: .relaxed),
             tlsHTTP1: tlsHTTP1.load(ordering: .relaxed),
@@ -57,7 +57,7 @@ public final class TransportStatistics: Sendable {
     /// Connections of the pools still held in memory: the open ones and those closing. Once every pool is shut down
     /// and its closes are done it is 0; a count that grows while the open connections stay few is a leak (each
     /// keeps its channel and buffers).
-    public var retainedConnections: Int { retained.load(ordering: .relaxed) }
+    package var retainedConnections: Int { retained.load(ordering: .relaxed) }
 
     func connectionMade() {
         retained.add(1, ordering: .relaxed)

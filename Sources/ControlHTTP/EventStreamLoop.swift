@@ -17,13 +17,13 @@ import Musl
 /// behind and is cut off, and the polls and the other requests stay on time. On NIO's shared loops the same streams
 /// took the cores the polls run on (with 1,000 streams the fleet made 370 of its 600 polls a minute). Lives as long as
 /// the process, as NIO's own singletons do.
-public enum EventStreamLoop {
+package enum EventStreamLoop {
     /// Nice value of the thread (on Linux a nice value belongs to a thread, and `setpriority(PRIO_PROCESS, 0, …)`
     /// sets the calling one's); 10 leaves it about a tenth of a core the fleet also wants.
-    public static let niceness: Int32 = 10
+    package static let niceness: Int32 = 10
 
     /// The loop; started, and its thread's priority lowered, on first use.
-    public static let group: MultiThreadedEventLoopGroup = {
+    package static let group: MultiThreadedEventLoopGroup = {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         #if os(Linux)
         // Lowering one's own priority needs no privilege; a failure leaves the thread at the process's priority. Not

@@ -7,27 +7,27 @@ import NIOCore
 /// An HTTP/1.1 connection bounded by its listener's ``ListenerGuard``: its idle timeout (a connection with no request
 /// in progress; an open event stream is one) and its read deadline (a request must arrive whole once begun), both
 /// counted in the listener's `timedOut`.
-public struct GuardedHTTP1Channel: ServerChildChannel {
-    public typealias Value = HTTP1Channel.Value
+package struct GuardedHTTP1Channel: ServerChildChannel {
+    package typealias Value = HTTP1Channel.Value
 
     let base: HTTP1Channel
     let listenerGuard: ListenerGuard
 
-    public func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+    package func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         self.base.setup(channel: channel, logger: logger).flatMapThrowing { [listenerGuard] value in
             try listenerGuard.addHTTPReadDeadline(to: channel)
             return value
         }
     }
 
-    public func handle(value: Value, logger: Logger) async {
+    package func handle(value: Value, logger: Logger) async {
         await self.base.handle(value: value, logger: logger)
     }
 }
 
 extension HTTPServerBuilder {
     /// HTTP/1.1 connections bounded by `listenerGuard` (see ``GuardedHTTP1Channel``).
-    public static func guarded(by listenerGuard: ListenerGuard, configuration: HTTP1Channel.Configuration = .init()) -> HTTPServerBuilder {
+    package static func guarded(by listenerGuard: ListenerGuard, configuration: HTTP1Channel.Configuration = .init()) -> HTTPServerBuilder {
         .init { responder in
             GuardedHTTP1Channel(
                 base: HTTP1Channel(responder: responder, configuration: configuration),
@@ -39,7 +39,7 @@ extension HTTPServerBuilder {
 
 extension ApplicationConfiguration {
     /// A configuration listening on `host:port` with the guard's backlog.
-    public static func guarded(host: String, port: Int, serverName: String, by listenerGuard: ListenerGuard) -> ApplicationConfiguration {
+    package static func guarded(host: String, port: Int, serverName: String, by listenerGuard: ListenerGuard) -> ApplicationConfiguration {
         ApplicationConfiguration(
             address: .hostname(host, port: port),
             serverName: serverName,

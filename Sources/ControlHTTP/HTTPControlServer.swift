@@ -12,35 +12,35 @@ import ServiceLifecycle
 /// web console at `/`, and (when given) Prometheus metrics at `/metrics`.
 ///
 /// Calls go through the same ``RPCDispatcher`` and ``ControlHandler`` as the Unix socket: same methods, same errors.
-public struct HTTPControlServer: Service {
-    public struct Configuration: Sendable {
-        public var host: String
+package struct HTTPControlServer: Service {
+    package struct Configuration: Sendable {
+        package var host: String
         /// 0 picks a free port; `onListening` says which.
-        public var port: Int
+        package var port: Int
         /// Required by every request when set; see ``AccessRule``.
-        public var token: String?
+        package var token: String?
         /// A comment line on an idle event stream this often.
-        public var keepAliveInterval: Duration = .seconds(15)
+        package var keepAliveInterval: Duration = .seconds(15)
         /// The least time between two writes of events to one stream (events meanwhile go out together): bounds each
         /// stream's wake-ups and writes whatever the event rate, at the cost of that much delay.
-        public var eventWriteInterval: Duration = .milliseconds(50)
+        package var eventWriteInterval: Duration = .milliseconds(50)
         /// How long a cut-off event stream may take to receive its `cutoff` event before the stream is dropped.
-        public var cutOffGracePeriod: Duration = .seconds(2)
+        package var cutOffGracePeriod: Duration = .seconds(2)
         /// The most event streams served at once; a stream asked for beyond it gets 503 with `Retry-After`.
-        public var maxEventStreams = 256
+        package var maxEventStreams = 256
         /// The `Retry-After` of a refused event stream, in seconds.
-        public var refusedStreamRetryAfter = 5
+        package var refusedStreamRetryAfter = 5
         /// The largest `POST /rpc` body; the socket's line limit.
-        public var maxBodySize = 1 << 20
-        public var inputLimits = InputLimits()
+        package var maxBodySize = 1 << 20
+        package var inputLimits = InputLimits()
         /// Connections held at once (past it, a new one is accepted and closed at once, and counted), the idle
         /// timeout of a connection with no request in progress (an open event stream is a request in progress), and
         /// how long a request's head and body may take to arrive once begun.
-        public var limits = ListenerLimits(maxConnections: 1024)
+        package var limits = ListenerLimits(maxConnections: 1024)
         /// Where `POST /rpc` bodies are parsed and answered: off the event loops, a bounded number at once.
-        public var inputWorkers = InputWorkers.shared
+        package var inputWorkers = InputWorkers.shared
 
-        public init(host: String, port: Int, token: String? = nil) {
+        package init(host: String, port: Int, token: String? = nil) {
             self.host = host
             self.port = port
             self.token = token
@@ -54,9 +54,9 @@ public struct HTTPControlServer: Service {
     let logger: Logger
     /// Open event streams: capped, counted, and ended together at graceful shutdown (an idle stream would otherwise
     /// hold it up).
-    public let streams: OpenStreams
+    package let streams: OpenStreams
     /// The listener's cap, counts and timeouts.
-    public let listenerGuard: ListenerGuard
+    package let listenerGuard: ListenerGuard
     /// Where refused requests are logged: a flood of them costs a line per interval.
     let accessLog: RepeatLimitedLog<ContinuousClock>
 
@@ -65,7 +65,7 @@ public struct HTTPControlServer: Service {
     ///     ``Configuration/maxEventStreams``.
     ///   - metrics: The Prometheus exposition to serve at `/metrics`; nil serves none.
     ///   - onListening: Called with the bound port once the listener accepts connections.
-    public init(
+    package init(
         configuration: Configuration,
         handler: any ControlHandler,
         streams: OpenStreams? = nil,
@@ -88,7 +88,7 @@ public struct HTTPControlServer: Service {
         self.accessLog = RepeatLimitedLog(logger: logger)
     }
 
-    public func run() async throws {
+    package func run() async throws {
         let app = self.makeApplication()
         let streams = self.streams
         try await withGracefulShutdownHandler {

@@ -4,9 +4,9 @@ import Synchronization
 /// The event streams being served: at most ``limit`` at once, so streams cannot take the descriptors and the CPU the
 /// fleet needs; and graceful shutdown ends them all, each like a server cut-off (a `cutoff` event the client resumes
 /// from), so the listener stops without waiting for clients to leave.
-public final class OpenStreams: Sendable {
+package final class OpenStreams: Sendable {
     /// The most event streams served at once; a stream asked for beyond it is refused.
-    public let limit: Int
+    package let limit: Int
 
     private struct State {
         /// Slots taken, by token; a slot's subscription is nil until it is subscribed.
@@ -19,16 +19,16 @@ public final class OpenStreams: Sendable {
     private let state = Mutex(State())
 
     /// - Parameter limit: At least 1.
-    public init(limit: Int) {
+    package init(limit: Int) {
         precondition(limit >= 1, "at least one event stream")
         self.limit = limit
     }
 
     /// Streams open now (for `daemon.status` and metrics).
-    public var openCount: Int { self.state.withLock { $0.slots.count } }
+    package var openCount: Int { self.state.withLock { $0.slots.count } }
 
     /// Streams refused since start because ``limit`` were open (for `daemon.status` and metrics).
-    public var refusedCount: Int { self.state.withLock { $0.refused } }
+    package var refusedCount: Int { self.state.withLock { $0.refused } }
 
     /// Why ``reserve()`` gave no slot.
     enum Refusal: Error {

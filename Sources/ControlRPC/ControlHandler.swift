@@ -2,7 +2,7 @@ import NIOCore
 import RegcodeSupport
 
 /// What the daemon implements to answer control calls, whichever transport brings them.
-public protocol ControlHandler: Sendable {
+package protocol ControlHandler: Sendable {
     /// Handles one method call; throw RPCError for errors.
     ///
     /// Unknown methods should throw ``RPCError/methodNotFound(_:)``; bad parameters ``RPCError/invalidParams(_:data:)``.
@@ -17,7 +17,7 @@ public protocol ControlHandler: Sendable {
 }
 
 extension ControlHandler {
-    public func subscribe(params: JSONValue?, peer: ControlPeer) async throws(RPCError) -> Subscription {
+    package func subscribe(params: JSONValue?, peer: ControlPeer) async throws(RPCError) -> Subscription {
         throw .methodNotFound("subscribe")
     }
 }
@@ -31,9 +31,9 @@ extension ControlHandler {
 /// The stream ends with the connection, or when the server cuts it off; it then writes
 /// `{"jsonrpc":"2.0","method":"cutoff","params":{"reason":…,"lastSeq":…}}` if it can, and closes the connection.
 /// `lastSeq` is the last sequence number sent (or `since`, or null): a client resumes with `since` = `lastSeq`.
-public struct Subscription: Sendable {
+package struct Subscription: Sendable {
     /// The JSON-RPC result of the `subscribe` call, e.g. `{"subscribed":true}`.
-    public var result: JSONValue
+    package var result: JSONValue
     package let source: any NotificationSource
 
     /// A subscription over any stored event type.
@@ -45,7 +45,7 @@ public struct Subscription: Sendable {
     ///   - since: The sequence number the client already has, if any.
     ///   - sequenceNumber: An event's gap-free sequence number (nil for events outside the numbering, never skipped).
     ///   - params: The `params` of the `event` notification for an event.
-    public init<Element: Sendable, Replay: AsyncSequence & Sendable>(
+    package init<Element: Sendable, Replay: AsyncSequence & Sendable>(
         result: JSONValue,
         live: EventSubscription<Element>,
         replay: Replay,
@@ -60,7 +60,7 @@ public struct Subscription: Sendable {
     }
 
     /// A subscription over notifications encoded once by their publisher, numbered by their params' `seq` member.
-    public init<Replay: AsyncSequence & Sendable>(
+    package init<Replay: AsyncSequence & Sendable>(
         result: JSONValue,
         live: EventSubscription<EventNotification>,
         replay: Replay,
@@ -77,12 +77,12 @@ public struct Subscription: Sendable {
     }
 
     /// A live-only subscription over notifications encoded once by their publisher.
-    public init(result: JSONValue, live: EventSubscription<EventNotification>, since: Int64? = nil) {
+    package init(result: JSONValue, live: EventSubscription<EventNotification>, since: Int64? = nil) {
         self.init(result: result, live: live, replay: NoReplay<EventNotification>(), since: since)
     }
 
     /// A subscription over events that already are notification params, numbered by their `seq` member.
-    public init<Replay: AsyncSequence & Sendable>(
+    package init<Replay: AsyncSequence & Sendable>(
         result: JSONValue,
         live: EventSubscription<JSONValue>,
         replay: Replay,
@@ -92,13 +92,13 @@ public struct Subscription: Sendable {
     }
 
     /// A live-only subscription over events that already are notification params, numbered by their `seq` member.
-    public init(result: JSONValue, live: EventSubscription<JSONValue>, since: Int64? = nil) {
+    package init(result: JSONValue, live: EventSubscription<JSONValue>, since: Int64? = nil) {
         self.init(result: result, live: live, replay: NoReplay<JSONValue>(), since: since)
     }
 }
 
 /// How a subscription's stream ended, as far as the connection is concerned.
-public enum NotificationStreamEnd: Sendable, Equatable {
+package enum NotificationStreamEnd: Sendable, Equatable {
     /// The server ended it (slow consumer, failed replay, shutdown); the client should be told and disconnected.
     case cutOff(reason: String)
     /// The consumer side went away (connection closing, task cancelled).
@@ -109,29 +109,29 @@ public enum NotificationStreamEnd: Sendable, Equatable {
 
 extension Subscription {
     /// The sequence number the client already had when it subscribed, if any.
-    public var since: Int64? { self.source.since }
+    package var since: Int64? { self.source.since }
 
     /// Sends replayed then live events through `emit` as server-sent events (frame, seq, more) until the stream ends:
     /// for HTTP's event stream. A live event's frame is the one its publisher encoded, shared by every stream; `more`
     /// says another live event is already waiting, so a transport may gather them into one write. A throwing `emit`
     /// ends the stream with `writeFailed`.
-    public func streamEventFrames(_ emit: (ByteBuffer, Int64?, _ more: Bool) async throws -> Void) async -> NotificationStreamEnd {
+    package func streamEventFrames(_ emit: (ByteBuffer, Int64?, _ more: Bool) async throws -> Void) async -> NotificationStreamEnd {
         await self.source.run { notification, seq, more in try await emit(notification.eventStreamFrame(id: seq), seq, more) }
     }
 
     /// Returns when the live part ends; true if it was cut off for falling behind.
-    public func waitUntilCutOff() async -> Bool {
+    package func waitUntilCutOff() async -> Bool {
         await self.source.waitUntilCutOff()
     }
 
     /// Ends the subscription and unregisters it; idempotent.
-    public func cancel() {
+    package func cancel() {
         self.source.cancel()
     }
 
     /// Ends the live part after what is already buffered (shutdown): the stream then ends as cut off, so the client
     /// is told the last sequence number it got and resumes from there.
-    public func finish() {
+    package func finish() {
         self.source.finish()
     }
 }

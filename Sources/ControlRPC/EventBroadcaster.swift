@@ -17,9 +17,9 @@ import Synchronization
 ///
 /// An event stored before step 1 but published after it shows up in both places and step 3 drops it; an event
 /// published before step 1 was stored before step 2's read and is in the replay. ``Subscription`` does steps 2–3.
-public final class EventBroadcaster<Element: Sendable>: Sendable {
+package final class EventBroadcaster<Element: Sendable>: Sendable {
     /// The most events one subscriber may have waiting before it is cut off.
-    public let bufferSize: Int
+    package let bufferSize: Int
     private let state = Mutex(State())
 
     private struct State {
@@ -30,7 +30,7 @@ public final class EventBroadcaster<Element: Sendable>: Sendable {
     }
 
     /// - Parameter bufferSize: The per-subscriber limit; must be at least 1.
-    public init(bufferSize: Int = 4096) {
+    package init(bufferSize: Int = 4096) {
         precondition(bufferSize >= 1, "a subscriber buffer holds at least one event")
         self.bufferSize = bufferSize
     }
@@ -39,7 +39,7 @@ public final class EventBroadcaster<Element: Sendable>: Sendable {
     ///
     /// `isIncluded` runs inside `publish` under a lock: keep it cheap and never call back into the broadcaster.
     /// Filtering here, rather than in the consumer, keeps events a subscriber does not want out of its buffer.
-    public func subscribe(where isIncluded: (@Sendable (Element) -> Bool)? = nil) -> EventSubscription<Element> {
+    package func subscribe(where isIncluded: (@Sendable (Element) -> Bool)? = nil) -> EventSubscription<Element> {
         let box = self.state.withLock { state -> SubscriberBox<Element> in
             let id = state.nextID
             state.nextID += 1
@@ -55,12 +55,12 @@ public final class EventBroadcaster<Element: Sendable>: Sendable {
     }
 
     /// Delivers `event` to every subscriber; never waits.
-    public func publish(_ event: Element) {
+    package func publish(_ event: Element) {
         self.publish(CollectionOfOne(event))
     }
 
     /// Delivers `events`, in order, to every subscriber; never waits.
-    public func publish(_ events: some Collection<Element>) {
+    package func publish(_ events: some Collection<Element>) {
         guard !events.isEmpty else { return }
         let wakeUps = self.state.withLock { state -> [WakeUp<Element>] in
             guard !state.isFinished else { return [] }
@@ -81,7 +81,7 @@ public final class EventBroadcaster<Element: Sendable>: Sendable {
     }
 
     /// Ends every subscription (after its buffered events) and refuses new ones; for shutdown.
-    public func finish() {
+    package func finish() {
         let boxes = self.state.withLock { state -> [SubscriberBox<Element>] in
             state.isFinished = true
             defer { state.subscribers = [:] }
@@ -93,12 +93,12 @@ public final class EventBroadcaster<Element: Sendable>: Sendable {
     }
 
     /// Subscribers currently registered (for metrics).
-    public var subscriberCount: Int {
+    package var subscriberCount: Int {
         self.state.withLock { $0.subscribers.count }
     }
 
     /// Subscribers cut off for falling behind since this broadcaster was created (for metrics).
-    public var cutOffCount: Int {
+    package var cutOffCount: Int {
         self.state.withLock { $0.cutOffCount }
     }
 
@@ -111,11 +111,11 @@ public final class EventBroadcaster<Element: Sendable>: Sendable {
 ///
 /// Single consumer: iterate it from one task at a time. Cancelling the iterating task, calling ``cancel()`` or
 /// releasing the last reference ends the subscription and unregisters it.
-public final class EventSubscription<Element: Sendable>: AsyncSequence, Sendable {
-    public typealias Failure = Never
+package final class EventSubscription<Element: Sendable>: AsyncSequence, Sendable {
+    package typealias Failure = Never
 
     /// Why a subscription ended.
-    public enum Termination: Sendable, Hashable, CustomStringConvertible {
+    package enum Termination: Sendable, Hashable, CustomStringConvertible {
         /// The subscriber had `bufferSize` events waiting when another one arrived.
         case cutOff(bufferSize: Int)
         /// The consumer cancelled or went away.
@@ -123,7 +123,7 @@ public final class EventSubscription<Element: Sendable>: AsyncSequence, Sendable
         /// The broadcaster was finished (shutdown).
         case finished
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .cutOff(let size): "subscriber fell behind: its buffer of \(size) events was full"
             case .cancelled: "subscription cancelled"
@@ -145,23 +145,23 @@ public final class EventSubscription<Element: Sendable>: AsyncSequence, Sendable
     }
 
     /// Why the subscription ended; nil while it is live.
-    public var termination: Termination? {
+    package var termination: Termination? {
         self.box.state.withLock { $0.termination }
     }
 
     /// Events waiting to be consumed.
-    public var bufferedCount: Int {
+    package var bufferedCount: Int {
         self.box.state.withLock { $0.buffer.count }
     }
 
     /// Ends the subscription once its buffered events are consumed (termination ``Termination/finished``); idempotent.
-    public func finish() {
+    package func finish() {
         for wakeUp in self.box.terminate(.finished, dropBuffered: false) { wakeUp.resume() }
         self.unregister(self.box.id)
     }
 
     /// Ends the subscription, dropping buffered events; idempotent.
-    public func cancel() {
+    package func cancel() {
         for wakeUp in self.box.terminate(.cancelled, dropBuffered: true) { wakeUp.resume() }
         self.unregister(self.box.id)
     }
@@ -169,7 +169,7 @@ public final class EventSubscription<Element: Sendable>: AsyncSequence, Sendable
     /// The next event; nil once the subscription has ended and its buffer is drained.
     ///
     /// Cancelling the waiting task cancels the subscription.
-    public func next() async -> Element? {
+    package func next() async -> Element? {
         switch self.box.poll() {
         case .element(let element): return element
         case .ended: return nil
@@ -185,7 +185,7 @@ public final class EventSubscription<Element: Sendable>: AsyncSequence, Sendable
     }
 
     /// Waits until the subscription ends and says why; nil if the waiting task is cancelled first.
-    public func waitForTermination() async -> Termination? {
+    package func waitForTermination() async -> Termination? {
         if let termination = self.termination { return termination }
         let token = self.box.makeToken()
         return await withTaskCancellationHandler {
@@ -197,15 +197,15 @@ public final class EventSubscription<Element: Sendable>: AsyncSequence, Sendable
         }
     }
 
-    public func makeAsyncIterator() -> Iterator {
+    package func makeAsyncIterator() -> Iterator {
         Iterator(subscription: self)
     }
 
-    public struct Iterator: AsyncIteratorProtocol {
-        public typealias Failure = Never
+    package struct Iterator: AsyncIteratorProtocol {
+        package typealias Failure = Never
         let subscription: EventSubscription<Element>
 
-        public mutating func next() async -> Element? {
+        package mutating func next() async -> Element? {
             await self.subscription.next()
         }
     }

@@ -8,11 +8,11 @@ import Synchronization
 /// and the event stream's `text/event-stream` frame. Every socket subscriber and every HTTP event stream then writes
 /// the same bytes. Encoding per subscriber made the cost of an event grow with the number of subscribers (with ten
 /// socket subscribers, a fifth of the daemon's CPU; with 250 event streams, 16 ms of CPU per event).
-public struct EventNotification: Sendable {
+package struct EventNotification: Sendable {
     /// The notification's `params`: what filters look at.
-    public let params: JSONValue
+    package let params: JSONValue
     /// `params.seq`, read once: the event's gap-free sequence number, nil for an event outside the numbering.
-    public let seq: Int64?
+    package let seq: Int64?
     /// Both wire forms, when the publisher encoded them; nil when each consumer encodes `params`.
     private let encoded: Encoded?
 
@@ -24,7 +24,7 @@ public struct EventNotification: Sendable {
     }
 
     /// Encodes the notification's line and frame now.
-    public init(params: JSONValue) {
+    package init(params: JSONValue) {
         self.params = params
         self.seq = params["seq"]?.intValue
         EventEncodingTally.current?.countEncoding()
@@ -40,7 +40,7 @@ public struct EventNotification: Sendable {
     }
 
     /// Leaves the encoding to the transport: for a notification with one consumer (a replay).
-    public init(unencoded params: JSONValue) {
+    package init(unencoded params: JSONValue) {
         self.params = params
         self.seq = params["seq"]?.intValue
         self.encoded = nil

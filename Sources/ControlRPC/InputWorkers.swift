@@ -15,16 +15,16 @@ import Synchronization
 /// A turn covers the reading only. The method's answer runs on the same threads (``answer(_:)``) without a turn:
 /// an answer that waits (a reset waiting for a locked database) holds no thread while it waits, and must not hold a
 /// turn either, or a few such calls would leave `daemon.status` queued behind them.
-public final class InputWorkers: Sendable {
+package final class InputWorkers: Sendable {
     /// The workers both control listeners share: `max(1, cores / 2)` threads (one on a 2-core machine, so the event
     /// loops keep a core whatever arrives), 16 requests at once, 1,024 waiting. Started on first use; lives as long
     /// as the process, as NIO's own singletons do.
-    public static let shared = InputWorkers(threads: max(1, System.coreCount / 2), maxRunning: 16, maxWaiting: 1024)
+    package static let shared = InputWorkers(threads: max(1, System.coreCount / 2), maxRunning: 16, maxWaiting: 1024)
 
     /// Requests parsed or dispatched at once; parsing itself is also bounded by the threads.
-    public let maxRunning: Int
+    package let maxRunning: Int
     /// Requests waiting for a turn beyond ``maxRunning``; past it a request is refused.
-    public let maxWaiting: Int
+    package let maxWaiting: Int
     let pool: NIOThreadPool
     let executor: ThreadPoolTaskExecutor
     private let state: Mutex<State>
@@ -38,7 +38,7 @@ public final class InputWorkers: Sendable {
         var admitted = 0
     }
 
-    public init(threads: Int, maxRunning: Int, maxWaiting: Int) {
+    package init(threads: Int, maxRunning: Int, maxWaiting: Int) {
         precondition(threads > 0 && maxRunning > 0 && maxWaiting >= 0, "input workers need a thread and a turn")
         self.pool = NIOThreadPool(numberOfThreads: threads)
         self.pool.start()
@@ -49,17 +49,17 @@ public final class InputWorkers: Sendable {
     }
 
     /// Stops the threads once the work in hand is done; later requests run where they are called from.
-    public func shutdown() async throws {
+    package func shutdown() async throws {
         try await self.pool.shutdownGracefully()
     }
 
     /// Requests admitted and refused since start, and waiting now.
-    public var counts: (admitted: Int, refused: Int, waiting: Int) {
+    package var counts: (admitted: Int, refused: Int, waiting: Int) {
         self.state.withLock { ($0.admitted, $0.refused, $0.waiting.count) }
     }
 
     /// Runs `body` on the workers' threads once a turn is free; nil, without running it, when too many wait already.
-    public func run<Result: Sendable>(_ body: @Sendable () async -> Result) async -> Result? {
+    package func run<Result: Sendable>(_ body: @Sendable () async -> Result) async -> Result? {
         guard await self.enter() else { return nil }
         defer { self.leave() }
         return await withTaskExecutorPreference(self.executor) { await body() }
@@ -67,7 +67,7 @@ public final class InputWorkers: Sendable {
 
     /// Runs `body` on the workers' threads without taking a turn: a method's answer, which may wait (on storage, on
     /// a device) but whose input was already read within a turn.
-    public func answer<Result: Sendable>(_ body: @Sendable () async -> Result) async -> Result {
+    package func answer<Result: Sendable>(_ body: @Sendable () async -> Result) async -> Result {
         await withTaskExecutorPreference(self.executor) { await body() }
     }
 

@@ -2,47 +2,47 @@ import NIOCore
 import RegcodeSupport
 
 /// A JSON-RPC 2.0 error object; also thrown by method handlers.
-public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var code: Int
-    public var message: String
-    public var data: JSONValue?
+package struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
+    package var code: Int
+    package var message: String
+    package var data: JSONValue?
 
-    public init(code: Int, message: String, data: JSONValue? = nil) {
+    package init(code: Int, message: String, data: JSONValue? = nil) {
         self.code = code
         self.message = message
         self.data = data
     }
 
-    public static func parseError(_ message: String) -> RPCError { RPCError(code: -32700, message: message) }
-    public static func invalidRequest(_ message: String) -> RPCError { RPCError(code: -32600, message: message) }
-    public static func methodNotFound(_ method: String) -> RPCError { RPCError(code: -32601, message: "unknown method '\(method)'") }
-    public static func invalidParams(_ message: String, data: JSONValue? = nil) -> RPCError { RPCError(code: -32602, message: message, data: data) }
-    public static func internalError(_ message: String) -> RPCError { RPCError(code: -32603, message: message) }
+    package static func parseError(_ message: String) -> RPCError { RPCError(code: -32700, message: message) }
+    package static func invalidRequest(_ message: String) -> RPCError { RPCError(code: -32600, message: message) }
+    package static func methodNotFound(_ method: String) -> RPCError { RPCError(code: -32601, message: "unknown method '\(method)'") }
+    package static func invalidParams(_ message: String, data: JSONValue? = nil) -> RPCError { RPCError(code: -32602, message: message, data: data) }
+    package static func internalError(_ message: String) -> RPCError { RPCError(code: -32603, message: message) }
 
     /// Application errors (outside the range JSON-RPC reserves).
-    public static func unknownDevice(_ name: String) -> RPCError {
+    package static func unknownDevice(_ name: String) -> RPCError {
         RPCError(code: 1001, message: "unknown device '\(name)'", data: ["device": .string(name)])
     }
-    public static func wrongState(_ message: String, data: JSONValue? = nil) -> RPCError { RPCError(code: 1002, message: message, data: data) }
-    public static func conflict(_ message: String, data: JSONValue? = nil) -> RPCError { RPCError(code: 1003, message: message, data: data) }
-    public static func unavailable(_ message: String) -> RPCError { RPCError(code: 1004, message: message) }
+    package static func wrongState(_ message: String, data: JSONValue? = nil) -> RPCError { RPCError(code: 1002, message: message, data: data) }
+    package static func conflict(_ message: String, data: JSONValue? = nil) -> RPCError { RPCError(code: 1003, message: message, data: data) }
+    package static func unavailable(_ message: String) -> RPCError { RPCError(code: 1004, message: message) }
     /// The call needed the database and could not use it (locked by another process, disk full): nothing changed,
     /// and the same call may succeed once storage recovers. `data.storage` says how storage fares when the daemon
     /// knows (``ControlHandler``s add it).
-    public static func storageUnavailable(_ reason: String, storage: JSONValue? = nil) -> RPCError {
+    package static func storageUnavailable(_ reason: String, storage: JSONValue? = nil) -> RPCError {
         var data: [String: JSONValue] = ["reason": "storage", "retryable": true, "error": .string(reason)]
         if let storage { data["storage"] = storage }
         return RPCError(code: 1004, message: "storage unavailable: \(reason); retry once it recovers", data: .object(data))
     }
 
     /// Whether this is a ``storageUnavailable(_:storage:)`` answer.
-    public var isStorageUnavailable: Bool { code == 1004 && data?["reason"] == .string("storage") }
+    package var isStorageUnavailable: Bool { code == 1004 && data?["reason"] == .string("storage") }
 
     /// The peer failed the `SO_PEERCRED` check; sent once, then the connection is closed.
-    public static let permissionDenied = RPCError(code: 1005, message: "permission denied")
+    package static let permissionDenied = RPCError(code: 1005, message: "permission denied")
 
     /// The answer to a line longer than the framing limit (the line is discarded, the connection kept).
-    public static func lineTooLong(limit: Int) -> RPCError {
+    package static func lineTooLong(limit: Int) -> RPCError {
         RPCError(
             code: -32600,
             message: "line exceeds the \(describeByteCount(limit)) limit and was discarded",
@@ -51,19 +51,19 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The error object as it appears in a reply.
-    public var jsonValue: JSONValue {
+    package var jsonValue: JSONValue {
         var object: [String: JSONValue] = ["code": .int(Int64(code)), "message": .string(message)]
         if let data { object["data"] = data }
         return .object(object)
     }
 
     /// Reads an error object as it appears in a reply; nil when `value` is not one.
-    public init?(jsonValue value: JSONValue) {
+    package init?(jsonValue value: JSONValue) {
         guard let code = value["code"]?.intValue, let message = value["message"]?.stringValue else { return nil }
         self.init(code: Int(code), message: message, data: value["data"])
     }
 
-    public var description: String { "error \(code): \(message)" }
+    package var description: String { "error \(code): \(message)" }
 }
 
 /// "1 MiB" for the default limit, a plain byte count otherwise.
@@ -138,20 +138,20 @@ struct RPCRequest: Sendable, Equatable {
 }
 
 /// The messages the server writes (on the socket one per line, over HTTP one per body).
-public enum RPCMessage {
-    public static func result(id: JSONValue, _ result: JSONValue) -> JSONValue {
+package enum RPCMessage {
+    package static func result(id: JSONValue, _ result: JSONValue) -> JSONValue {
         ["jsonrpc": "2.0", "id": id, "result": result]
     }
 
-    public static func error(id: JSONValue, _ error: RPCError) -> JSONValue {
+    package static func error(id: JSONValue, _ error: RPCError) -> JSONValue {
         ["jsonrpc": "2.0", "id": id, "error": error.jsonValue]
     }
 
-    public static func notification(method: String, params: JSONValue) -> JSONValue {
+    package static func notification(method: String, params: JSONValue) -> JSONValue {
         ["jsonrpc": "2.0", "method": .string(method), "params": params]
     }
 
-    public static func request(id: JSONValue?, method: String, params: JSONValue?) -> JSONValue {
+    package static func request(id: JSONValue?, method: String, params: JSONValue?) -> JSONValue {
         var object: [String: JSONValue] = ["jsonrpc": "2.0", "method": .string(method)]
         if let id { object["id"] = id }
         if let params { object["params"] = params }

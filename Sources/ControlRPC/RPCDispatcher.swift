@@ -4,14 +4,14 @@ import RegcodeSupport
 
 /// Turns one JSON-RPC request (a socket line or an HTTP body) into its answer: the one place both transports share,
 /// so a method answers the same, with the same errors, whichever way it is called.
-public struct RPCDispatcher: Sendable {
+package struct RPCDispatcher: Sendable {
     let handler: any ControlHandler
     let inputLimits: InputLimits
     let workers: InputWorkers
     let logger: Logger
 
     /// What a request comes to.
-    public enum Answer: Sendable {
+    package enum Answer: Sendable {
         /// A notification (no `id`), or a blank line: nothing to send.
         case none
         /// The response object to send.
@@ -21,7 +21,7 @@ public struct RPCDispatcher: Sendable {
     }
 
     /// - Parameter workers: Where requests are parsed and answered, off the event loops.
-    public init(handler: any ControlHandler, inputLimits: InputLimits = InputLimits(), workers: InputWorkers = .shared, logger: Logger) {
+    package init(handler: any ControlHandler, inputLimits: InputLimits = InputLimits(), workers: InputWorkers = .shared, logger: Logger) {
         self.handler = handler
         self.inputLimits = inputLimits
         self.workers = workers
@@ -36,7 +36,7 @@ public struct RPCDispatcher: Sendable {
     )
 
     /// Starts a subscription for a transport that takes its parameters elsewhere (HTTP's `GET /events` query).
-    public func subscribe(params: JSONValue?, peer: ControlPeer) async throws(RPCError) -> Subscription {
+    package func subscribe(params: JSONValue?, peer: ControlPeer) async throws(RPCError) -> Subscription {
         try await self.handler.subscribe(params: params, peer: peer)
     }
 
@@ -48,7 +48,7 @@ public struct RPCDispatcher: Sendable {
     ///
     /// - Parameter allowSubscribe: false where the transport streams events elsewhere (HTTP's `GET /events`): `subscribe`
     ///   is then answered with an error that says where to go.
-    public func answer(_ request: ByteBuffer, peer: ControlPeer, allowSubscribe: Bool = true) async -> Answer {
+    package func answer(_ request: ByteBuffer, peer: ControlPeer, allowSubscribe: Bool = true) async -> Answer {
         let read = await self.workers.run { self.read(request) }
         switch read {
         case nil:

@@ -5,9 +5,9 @@ import RegcodeSupport
 ///
 /// Here rather than beside the HTTP listener because a published ``EventNotification`` carries its frame, encoded
 /// once for every stream.
-public enum ServerSentEvents {
+package enum ServerSentEvents {
     /// One event: `id:` makes a reconnecting `EventSource` send `Last-Event-ID`, so it resumes without a gap.
-    public static func event(name: String, data: JSONValue, id: Int64?) -> ByteBuffer {
+    package static func event(name: String, data: JSONValue, id: Int64?) -> ByteBuffer {
         Self.event(name: name, json: JSONWriter.text(data), id: id)
     }
 
@@ -24,10 +24,10 @@ public enum ServerSentEvents {
     }
 
     /// A comment line: keeps proxies from timing the stream out and finds a client that went away.
-    public static let keepAlive = ByteBuffer(string: ": keep-alive\n\n")
+    package static let keepAlive = ByteBuffer(string: ": keep-alive\n\n")
 
     /// Sent first: how long a client waits before reconnecting after the stream drops.
-    public static func retry(milliseconds: Int) -> ByteBuffer {
+    package static func retry(milliseconds: Int) -> ByteBuffer {
         ByteBuffer(string: "retry: \(milliseconds)\n\n")
     }
 }

@@ -17,7 +17,7 @@ import Darwin
 ///
 /// ``description`` is the short form; ``explanation`` is the message for a person at a terminal: it
 /// names the socket path and how to fix the problem.
-public enum ControlClientError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum ControlClientError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Nothing listens at the path (no file, or a stale socket file).
     case daemonNotRunning(path: String)
     /// The socket file (or a directory above it) does not let us connect.
@@ -31,7 +31,7 @@ public enum ControlClientError: Error, Sendable, Hashable, CustomStringConvertib
     /// A reply longer than the client's line limit; it was discarded.
     case replyTooLong(limit: Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .daemonNotRunning(let path): "daemon not running at \(path)"
         case .permissionDenied(let path): "permission denied: \(path)"
@@ -46,7 +46,7 @@ public enum ControlClientError: Error, Sendable, Hashable, CustomStringConvertib
     /// What went wrong, at which path, and what to do about it.
     ///
     /// Looks at the path again when asked, so a missing file and a stale socket file are told apart.
-    public var explanation: String {
+    package var explanation: String {
         let elsewhere = "pass --socket PATH / set REGCODED_SOCKET"
         switch self {
         case .daemonNotRunning(let path):
@@ -115,12 +115,12 @@ private enum SocketPathKind: Equatable {
 }
 
 /// A notification from the daemon, e.g. `event` or `cutoff` after `subscribe`.
-public struct ControlNotification: Sendable, Hashable {
+package struct ControlNotification: Sendable, Hashable {
     /// `event` for subscribed events, `cutoff` when the daemon ends a subscription.
-    public var method: String
-    public var params: JSONValue?
+    package var method: String
+    package var params: JSONValue?
 
-    public init(method: String, params: JSONValue?) {
+    package init(method: String, params: JSONValue?) {
         self.method = method
         self.params = params
     }
@@ -132,7 +132,7 @@ public struct ControlNotification: Sendable, Hashable {
 /// `notificationBufferSize`; beyond that the client stops reading the socket until they are consumed, so a
 /// subscriber that does not consume its notifications also stalls its calls (and is eventually cut off by the
 /// daemon), but memory stays bounded.
-public final class ControlClient: Sendable {
+package final class ControlClient: Sendable {
     private struct PendingCall {
         var id: Int64
         var continuation: CheckedContinuation<JSONValue, any Error>
@@ -161,7 +161,7 @@ public final class ControlClient: Sendable {
     ///
     /// - Throws: ``ControlClientError/daemonNotRunning(path:)`` or ``ControlClientError/permissionDenied(path:)``
     ///   when the connection cannot be made, and whatever `body` throws.
-    public static func withConnection<Result: Sendable>(
+    package static func withConnection<Result: Sendable>(
         to path: String,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         maxLineLength: Int = 64 << 20,
@@ -190,7 +190,7 @@ public final class ControlClient: Sendable {
     /// Calls `method` and returns its result.
     ///
     /// - Throws: ``RPCError`` for an error reply, ``ControlClientError`` when the connection fails.
-    public func call(method: String, params: JSONValue? = nil) async throws -> JSONValue {
+    package func call(method: String, params: JSONValue? = nil) async throws -> JSONValue {
         let id = self.state.withLock { state in
             defer { state.nextID += 1 }
             return state.nextID
@@ -221,7 +221,7 @@ public final class ControlClient: Sendable {
     }
 
     /// Sends a notification (a call without id, which gets no reply).
-    public func notify(method: String, params: JSONValue? = nil) async throws {
+    package func notify(method: String, params: JSONValue? = nil) async throws {
         let line = JSONLine.encode(RPCMessage.request(id: nil, method: method, params: params), allocator: self.channel.allocator)
         let written = self.channel.eventLoop.makePromise(of: Void.self)
         self.channel.writeAndFlush(line, promise: written)
@@ -229,35 +229,35 @@ public final class ControlClient: Sendable {
     }
 
     /// Notifications from the daemon, in order; ends when the connection closes. Single consumer.
-    public var notifications: Notifications {
+    package var notifications: Notifications {
         Notifications(buffer: self.notificationBuffer)
     }
 
     /// Closes the connection; pending calls fail with ``ControlClientError/connectionClosed``.
-    public func close() {
+    package func close() {
         self.channel.close(promise: nil)
         // Also releases a read loop blocked on a full notification buffer, so it can see the end of input.
         self.notificationBuffer.finish()
     }
 
     /// The notifications of one connection; see ``ControlClient/notifications``.
-    public struct Notifications: AsyncSequence, Sendable {
-        public typealias Element = ControlNotification
-        public typealias Failure = Never
+    package struct Notifications: AsyncSequence, Sendable {
+        package typealias Element = ControlNotification
+        package typealias Failure = Never
         fileprivate let buffer: NotificationBuffer
 
-        public func makeAsyncIterator() -> Iterator {
+        package func makeAsyncIterator() -> Iterator {
             Iterator(buffer: self.buffer)
         }
 
         /// Sendable: it only refers to the connection's buffer, so a copy reads the same notifications.
-        public struct Iterator: AsyncIteratorProtocol, Sendable {
-            public typealias Failure = Never
+        package struct Iterator: AsyncIteratorProtocol, Sendable {
+            package typealias Failure = Never
             fileprivate let buffer: NotificationBuffer
 
             /// The next notification; nil once the connection has closed and all were consumed, or when the
             /// waiting task is cancelled.
-            public mutating func next() async -> ControlNotification? {
+            package mutating func next() async -> ControlNotification? {
                 await self.buffer.next()
             }
         }

@@ -16,7 +16,7 @@ import Darwin
 #endif
 
 /// Why the control server could not start.
-public enum ControlServerError: Error, Sendable, Hashable, CustomStringConvertible {
+package enum ControlServerError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A live process already accepts connections on the socket path.
     case socketInUse(String)
     /// Something other than a socket is at the socket path; it is left alone.
@@ -29,7 +29,7 @@ public enum ControlServerError: Error, Sendable, Hashable, CustomStringConvertib
     /// `run()` was called more than once.
     case alreadyStarted
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .socketInUse(let path):
             "control socket \(path) is in use: another daemon is listening on it"
@@ -67,9 +67,9 @@ public enum ControlServerError: Error, Sendable, Hashable, CustomStringConvertib
 /// - Closing the write side of a connection ends its session: pending calls are still answered, subscriptions end.
 /// - Graceful shutdown stops accepting, removes the socket file (only one this server created), lets every
 ///   connection finish the calls it already sent, and ends subscriptions.
-public final class ControlServer: Service, Sendable {
+package final class ControlServer: Service, Sendable {
     /// Where the server listens.
-    public enum Listener: Sendable, Hashable {
+    package enum Listener: Sendable, Hashable {
         /// Create a socket file at this path (replacing a stale one) and remove it on shutdown.
         case path(String)
         /// Adopt an already bound, listening Unix stream socket, e.g. from systemd socket activation. Its file, if
@@ -78,36 +78,36 @@ public final class ControlServer: Service, Sendable {
     }
 
     /// How the server listens, whom it serves, and its limits.
-    public struct Configuration: Sendable {
-        public var listener: Listener
+    package struct Configuration: Sendable {
+        package var listener: Listener
         /// Mode of a socket file the server creates.
-        public var socketMode: mode_t = 0o660
+        package var socketMode: mode_t = 0o660
         /// Group given the socket file the server creates, and allowed by the default peer policy.
-        public var group: gid_t?
+        package var group: gid_t?
         /// Who may connect; nil means ``PeerPolicy/ownerRootOrGroup(_:ownerUID:)`` with ``group``.
-        public var peerPolicy: PeerPolicy?
+        package var peerPolicy: PeerPolicy?
         /// The longest line accepted, in bytes, without its newline.
-        public var maxLineLength = 1 << 20
+        package var maxLineLength = 1 << 20
         /// How long a cut-off subscriber gets to take its final `cutoff` notification before it is disconnected.
-        public var cutOffGracePeriod: Duration = .seconds(2)
+        package var cutOffGracePeriod: Duration = .seconds(2)
         /// Shape limits every request line must meet before it is parsed.
-        public var inputLimits = InputLimits()
+        package var inputLimits = InputLimits()
         /// Where request lines are parsed and answered: off the event loops, a bounded number at once.
-        public var inputWorkers = InputWorkers.shared
+        package var inputWorkers = InputWorkers.shared
         /// How many received lines one connection may have waiting to be answered before the server stops reading
         /// from it (plus at most one socket read's worth, 64 KiB, already in hand). Requests are handled one at a
         /// time, so a deeper queue buys a pipelining client nothing; it bounds a connection's input memory at about
         /// this many lines of ``maxLineLength``. Default 64.
-        public var maxPendingRequests = 64
+        package var maxPendingRequests = 64
         /// `listen()` backlog of a socket the server creates: the system's maximum (`net.core.somaxconn`), so a burst
         /// of clients connecting at once is not refused.
-        public var backlog: CInt = ListenBacklog.system
+        package var backlog: CInt = ListenBacklog.system
         /// How many connections the server holds (past it, a new one is accepted and closed at once, and counted), how
         /// long a connection with no subscription and no call in progress may stay silent, and how long a line may
         /// take to arrive once begun. A subscriber that only reads events is never idled out.
-        public var limits = ListenerLimits(maxConnections: 1024)
+        package var limits = ListenerLimits(maxConnections: 1024)
 
-        public init(listener: Listener, group: gid_t? = nil) {
+        package init(listener: Listener, group: gid_t? = nil) {
             self.listener = listener
             self.group = group
         }
@@ -132,10 +132,10 @@ public final class ControlServer: Service, Sendable {
     }
 
     /// A swift-log logger that drops everything; the default when the caller passes none.
-    public static let silentLogger = Logger(label: "regcoded.control", factory: { _ in SwiftLogNoOpLogHandler() })
+    package static let silentLogger = Logger(label: "regcoded.control", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// The configuration the server was created with.
-    public let configuration: Configuration
+    package let configuration: Configuration
     private let handler: any ControlHandler
     private let eventLoopGroup: any EventLoopGroup
     private let logger: Logger
@@ -145,7 +145,7 @@ public final class ControlServer: Service, Sendable {
 
     /// - Parameters:
     ///   - onListening: Called once the socket accepts connections (e.g. to send systemd `READY=1`).
-    public init(
+    package init(
         configuration: Configuration,
         handler: some ControlHandler,
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
@@ -161,30 +161,30 @@ public final class ControlServer: Service, Sendable {
     }
 
     /// A server that creates its socket file at `socketPath`.
-    public convenience init(socketPath: String, group: gid_t? = nil, handler: some ControlHandler, logger: Logger = ControlServer.silentLogger) {
+    package convenience init(socketPath: String, group: gid_t? = nil, handler: some ControlHandler, logger: Logger = ControlServer.silentLogger) {
         self.init(configuration: Configuration(listener: .path(socketPath), group: group), handler: handler, logger: logger)
     }
 
     /// A server on an inherited listening socket (systemd socket activation passes it as fd 3).
-    public convenience init(listeningFD: CInt, group: gid_t? = nil, handler: some ControlHandler, logger: Logger = ControlServer.silentLogger) {
+    package convenience init(listeningFD: CInt, group: gid_t? = nil, handler: some ControlHandler, logger: Logger = ControlServer.silentLogger) {
         self.init(configuration: Configuration(listener: .fileDescriptor(listeningFD), group: group), handler: handler, logger: logger)
     }
 
     /// The id of the group called `name`, for ``Configuration/group``; nil if there is none.
-    public static func groupID(named name: String) -> gid_t? {
+    package static func groupID(named name: String) -> gid_t? {
         UserDatabase.groupID(named: name)
     }
 
     /// Open control connections (for metrics).
-    public var connectionCount: Int {
+    package var connectionCount: Int {
         self.state.withLock { $0.connections.count }
     }
 
     /// The listener's cap and counts: open, accepted, refused over the cap, closed by a timeout.
-    public var listenerCounters: ListenerCounters { self.listenerGuard.counters }
+    package var listenerCounters: ListenerCounters { self.listenerGuard.counters }
 
     /// Listens and serves until graceful shutdown (or cancellation, which closes connections at once).
-    public func run() async throws {
+    package func run() async throws {
         try self.state.withLock { state throws(ControlServerError) in
             guard case .idle = state.phase else { throw .alreadyStarted }
             state.phase = .starting
@@ -272,7 +272,7 @@ public final class ControlServer: Service, Sendable {
     /// Starts a graceful shutdown: stop accepting, let every connection finish the calls it already sent, end
     /// subscriptions. ``run()`` returns once all connections are closed. Called by the service group on shutdown;
     /// callable directly when the server runs outside one.
-    public func triggerGracefulShutdown() {
+    package func triggerGracefulShutdown() {
         let (server, connections) = self.state.withLock { state -> ((any Channel)?, [any Channel]) in
             guard !state.shutdownRequested else { return (nil, []) }
             state.shutdownRequested = true

@@ -44,16 +44,16 @@ extension PeerCredentials {
 struct PeerCredentialsUnavailable: Error {}
 
 /// Decides which peers may use the control socket.
-public struct PeerPolicy: Sendable {
+package struct PeerPolicy: Sendable {
     private let decide: @Sendable (PeerCredentials) -> Bool
 
     /// A policy from an arbitrary decision, e.g. to refuse everyone in a test.
-    public init(_ decide: @escaping @Sendable (PeerCredentials) -> Bool) {
+    package init(_ decide: @escaping @Sendable (PeerCredentials) -> Bool) {
         self.decide = decide
     }
 
     /// Whether `peer` may use the socket.
-    public func allows(_ peer: PeerCredentials) -> Bool {
+    package func allows(_ peer: PeerCredentials) -> Bool {
         self.decide(peer)
     }
 
@@ -61,7 +61,7 @@ public struct PeerPolicy: Sendable {
     ///
     /// Membership means the peer's primary group is `groupID`, or the peer's user is listed as a member of that group
     /// in the group database. Supplementary groups of the peer process itself are not visible through `SO_PEERCRED`.
-    public static func ownerRootOrGroup(_ groupID: gid_t?, ownerUID: uid_t = geteuid()) -> PeerPolicy {
+    package static func ownerRootOrGroup(_ groupID: gid_t?, ownerUID: uid_t = geteuid()) -> PeerPolicy {
         PeerPolicy { peer in
             if peer.uid == ownerUID || peer.uid == 0 { return true }
             guard let groupID else { return false }

@@ -3,18 +3,18 @@ import RegcodeEngine
 /// What a device's apps are and what their shared storage holds, for the control socket.
 extension Fleet {
     /// One app of a device as `apps.list` shows it.
-    public struct AppStatus: Sendable {
-        public var id: String
-        public var identity: AppIdentity?
-        public var deviceID: String
-        public var phase: DevicePhase
-        public var profile: AuthProfile?
+    package struct AppStatus: Sendable {
+        package var id: String
+        package var identity: AppIdentity?
+        package var deviceID: String
+        package var phase: DevicePhase
+        package var profile: AuthProfile?
         /// The storage domain key, for devices that host apps.
-        public var domain: String?
+        package var domain: String?
     }
 
     /// The apps of a device, first app first; nil for an unknown device.
-    public func apps(of device: String) -> [AppStatus]? {
+    package func apps(of device: String) -> [AppStatus]? {
         guard let member = members[device] else { return nil }
         return member.apps.indices.map { index in
             let engine = member.apps[index].engine
@@ -30,13 +30,13 @@ extension Fleet {
     }
 
     /// Settings of one app of a device (`nil` app: the first).
-    public func settings(of device: String, app appID: String?) throws(FleetError) -> DeviceSettings {
+    package func settings(of device: String, app appID: String?) throws(FleetError) -> DeviceSettings {
         guard let member = members[device] else { throw .unknownDevice(device) }
         return member.apps[try appIndex(appID, of: member, device: device)].engine.settings
     }
 
     /// `sso.explain`; nil when the device hosts no apps (nothing is shared).
-    public func explain(device: String, app appID: String?) throws(FleetError) -> SSOExplanation? {
+    package func explain(device: String, app appID: String?) throws(FleetError) -> SSOExplanation? {
         guard let member = members[device] else { throw .unknownDevice(device) }
         let app = try appIndex(appID, of: member, device: device)
         guard let host = member.sso else { return nil }
@@ -50,7 +50,7 @@ extension Fleet {
     }
 
     /// The device's shared tokens as its storage holds them now.
-    public func tokens(of device: String) throws(FleetError) -> [SharedToken] {
+    package func tokens(of device: String) throws(FleetError) -> [SharedToken] {
         guard let member = members[device] else { throw .unknownDevice(device) }
         return member.sso?.tokens ?? []
     }

@@ -2,27 +2,27 @@ import RegcodeEngine
 
 extension Fleet {
     /// A device to add: its settings, stable id, stored state and scenario.
-    public struct DeviceSpec: Sendable {
-        public var settings: DeviceSettings
-        public var deviceID: String
+    package struct DeviceSpec: Sendable {
+        package var settings: DeviceSettings
+        package var deviceID: String
         /// The first app's stored state.
-        public var snapshot: DeviceSnapshot
-        public var scenario: Scenario
-        public var seed: UInt64
+        package var snapshot: DeviceSnapshot
+        package var scenario: Scenario
+        package var seed: UInt64
         /// Timing of the `cycle` scenario (defaults when nil).
-        public var cycle: CyclePlan?
+        package var cycle: CyclePlan?
         /// Single sign-on: the device's platform and storage settings; nil for a plain one-app device.
-        public var sso: DeviceSSOSettings?
+        package var sso: DeviceSSOSettings?
         /// The first app, when the device hosts apps (``sso`` set).
-        public var firstApp: HostedApp?
+        package var firstApp: HostedApp?
         /// The device's other apps.
-        public var otherApps: [AppSpec] = []
+        package var otherApps: [AppSpec] = []
         /// The device's stored shared tokens.
-        public var tokens: [SharedToken] = []
+        package var tokens: [SharedToken] = []
         /// The device's TV Provider as stored (or configured); nil: not emulated.
-        public var tvProvider: TVProviderDevice?
+        package var tvProvider: TVProviderDevice?
 
-        public init(
+        package init(
             settings: DeviceSettings,
             deviceID: String,
             snapshot: DeviceSnapshot = DeviceSnapshot(),
@@ -52,12 +52,12 @@ extension Fleet {
     }
 
     /// An app beyond a device's first: who it is, its stored state, and its own DCR software statement.
-    public struct AppSpec: Sendable {
-        public var app: HostedApp
-        public var snapshot: DeviceSnapshot
+    package struct AppSpec: Sendable {
+        package var app: HostedApp
+        package var snapshot: DeviceSnapshot
         /// The app's software statement (secret); nil uses the device's.
-        public var softwareStatement: String?
-        public init(app: HostedApp, snapshot: DeviceSnapshot = DeviceSnapshot(), softwareStatement: String? = nil) {
+        package var softwareStatement: String?
+        package init(app: HostedApp, snapshot: DeviceSnapshot = DeviceSnapshot(), softwareStatement: String? = nil) {
             self.app = app
             self.snapshot = snapshot
             self.softwareStatement = softwareStatement

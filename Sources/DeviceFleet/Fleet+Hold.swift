@@ -1,15 +1,15 @@
 import RegcodeEngine
 
 /// How many holds the fleet has been through and what they deferred.
-public struct HoldTotals: Sendable, Equatable {
+package struct HoldTotals: Sendable, Equatable {
     /// Holds begun.
-    public var holds = 0
+    package var holds = 0
     /// Poll timers that came due while held and fired only on release.
-    public var deferredPolls = 0
+    package var deferredPolls = 0
     /// Every timer (polls, retries, expiries, scenario ticks) deferred the same way.
-    public var deferredTimers = 0
+    package var deferredTimers = 0
     /// Backend calls that waited for a release before they were sent.
-    public var deferredCalls = 0
+    package var deferredCalls = 0
 }
 
 /// A held fleet takes no new work: due timers wait, no backend call starts, and AccessEnabler
@@ -24,7 +24,7 @@ extension Fleet {
     }
 
     /// Stops taking new work until ``release()``; holding a held fleet only updates the reason.
-    public func hold(reason: String) {
+    package func hold(reason: String) {
         guard !stopping else { return }
         if held == nil {
             held = Hold(reason: reason)
@@ -37,7 +37,7 @@ extension Fleet {
 
     /// Takes work again: deferred timers fire at once (their lateness shows in the poll log) and
     /// waiting calls start.
-    public func release() {
+    package func release() {
         guard let hold = held else { return }
         held = nil
         logger.notice(
@@ -54,10 +54,10 @@ extension Fleet {
     }
 
     /// Why the fleet is held, or nil when it takes work.
-    public var holdReason: String? { held?.reason }
+    package var holdReason: String? { held?.reason }
 
     /// Timers deferred by the current hold.
-    public var deferredTimerCount: Int { held?.deferred.count ?? 0 }
+    package var deferredTimerCount: Int { held?.deferred.count ?? 0 }
 
     func deferTimer(_ key: TimerKey, dueSince now: DeviceInstant) {
         guard held?.deferred.updateValue(now, forKey: key) == nil else { return }

@@ -5,14 +5,14 @@ import RegcodeEngine
 /// as apps read the account when they next ask.
 extension Fleet {
     /// The device's TV Provider; nil when the device does not emulate one.
-    public func tvProvider(of device: String) throws(FleetError) -> TVProviderDevice? {
+    package func tvProvider(of device: String) throws(FleetError) -> TVProviderDevice? {
         guard let member = members[device] else { throw .unknownDevice(device) }
         return member.tvProvider
     }
 
     /// Changes the device's TV Provider and tells every app; returns the new state.
     @discardableResult
-    public func updateTVProvider(of device: String, _ change: (inout TVProviderDevice) -> Void) throws(FleetError) -> TVProviderDevice {
+    package func updateTVProvider(of device: String, _ change: (inout TVProviderDevice) -> Void) throws(FleetError) -> TVProviderDevice {
         guard var state = members[device]?.tvProvider else { throw .noTVProvider(device) }
         change(&state)
         members[device]?.tvProvider = state
@@ -21,7 +21,7 @@ extension Fleet {
     }
 
     /// Answers the open Apple picker of an app (`nil`: the first).
-    public func selectTVProvider(_ choice: TVProviderChoice, device: String, app appID: String?) throws(FleetError) {
+    package func selectTVProvider(_ choice: TVProviderChoice, device: String, app appID: String?) throws(FleetError) {
         guard !stopping else { throw .stopped }
         guard let member = members[device] else { throw .unknownDevice(device) }
         let app = try appIndex(appID, of: member, device: device)

@@ -2,7 +2,7 @@ import NIOCore
 import RegcodeEngine
 
 /// How a fleet waits for its earliest timer, chosen when the fleet is made.
-public enum FleetTimers: Sendable {
+package enum FleetTimers: Sendable {
     /// A timer of the fleet's own event loop fires the due timers right there, in the actor (which runs on that
     /// loop): real time, the daemon. A child task's `Task.sleep` went through Dispatch's timer thread and woke two
     /// threads per wake-up, ~8 % of the daemon's samples at 2,000 polls/s.

@@ -18,7 +18,7 @@ private let requestRecordNumbers = Atomic<UInt64>(0)
 /// calls run as child tasks of ``run()``, at most `maxConcurrentRequests` at a time; the rest wait
 /// in a FIFO (their lateness shows in the poll log, which is the point of recording it). Work asked
 /// for before `run()` starts waits for it.
-public actor Fleet: Service {
+package actor Fleet: Service {
     /// Where a `cycle` device is in its loop.
     enum CycleState {
         case loggingIn
@@ -80,7 +80,7 @@ public actor Fleet: Service {
     /// How the fleet waits for its earliest timer (see ``FleetTimers``).
     let timerWaits: FleetTimers
     /// The loop the actor runs on (see ``init(clock:executor:sink:eventLoop:maxConcurrentRequests:maxPendingPerDevice:timerSlack:logger:)``).
-    public nonisolated let eventLoop: any EventLoop
+    package nonisolated let eventLoop: any EventLoop
     let executor: any BackendExecutor
     let sink: any FleetSink
     let logger: Logger
@@ -111,7 +111,7 @@ public actor Fleet: Service {
     /// Set while the fleet takes no new work (see ``hold(reason:)``).
     var held: Hold?
     /// Totals over every hold so far.
-    public internal(set) var holdTotals = HoldTotals()
+    package internal(set) var holdTotals = HoldTotals()
     var drained: [CheckedContinuation<Void, Never>] = []
     var stoppingWaiters: [CheckedContinuation<Void, Never>] = []
     let work: AsyncStream<Work>
@@ -124,7 +124,7 @@ public actor Fleet: Service {
     ///   - timerSlack: How long after its deadline a timer may fire. Timers due within the slack of
     ///     the earliest fire together in one wake-up, as the kernel's timer slack does; every poll still
     ///     records its planned and sent time, so the lateness this adds stays visible. Zero: exact timers.
-    public init(
+    package init(
         clock: any DeviceClock,
         timers: FleetTimers = .eventLoop,
         executor: any BackendExecutor,
@@ -150,14 +150,14 @@ public actor Fleet: Service {
     }
 
     /// The actor's executor: its event loop.
-    public nonisolated var unownedExecutor: UnownedSerialExecutor {
+    package nonisolated var unownedExecutor: UnownedSerialExecutor {
         eventLoop.executor.asUnownedSerialExecutor()
     }
 
     // MARK: Membership
 
     /// Adds a device, resumes its stored state and starts its scenario.
-    public func add(_ spec: DeviceSpec) throws(FleetError) {
+    package func add(_ spec: DeviceSpec) throws(FleetError) {
         guard !stopping else { throw .stopped }
         let name = spec.settings.name
         guard members[name] == nil else { throw .duplicateDevice(name) }
@@ -183,7 +183,7 @@ public actor Fleet: Service {
 
     /// Adds devices in one call (one actor hop for a whole start-up), as ``add(_:)`` each, in order;
     /// stops at the first that cannot be added.
-    public func add(contentsOf specs: [DeviceSpec]) throws(FleetError) {
+    package func add(contentsOf specs: [DeviceSpec]) throws(FleetError) {
         // Sized once: grown device by device, the tables were copied again and again (a 50,000-device start-up).
         members.reserveCapacity(members.count + specs.count)
         timers.reserveCapacity(forAdditional: specs.reduce(0) { $0 + $1.otherApps.count + 1 })
@@ -192,7 +192,7 @@ public actor Fleet: Service {
 
     /// Removes a device: its timers stop and answers still in flight are dropped.
     @discardableResult
-    public func remove(_ name: String) -> Bool {
+    package func remove(_ name: String) -> Bool {
         guard var member = members.removeValue(forKey: name) else { return false }
         for app in member.apps.indices {
             _ = member.apps[app].engine.shutdown()
@@ -211,7 +211,7 @@ public actor Fleet: Service {
     /// Applies an AccessEnabler call to one app of a device (`nil`: its first app). A call the device's bound on
     /// waiting work refuses (see ``DeviceEngine/refuses(_:bound:)``) throws ``FleetError/busy(device:pending:)`` and
     /// is reported on the device's event stream as `queue.callRefused`, so an app watching events sees it too.
-    public func send(_ command: DeviceCommand, to device: String, app appID: String? = nil) throws(FleetError) {
+    package func send(_ command: DeviceCommand, to device: String, app appID: String? = nil) throws(FleetError) {
         guard !stopping else { throw .stopped }
         let (app, waiting) = try appAndRefusal(of: command, appID, of: device)
         if let held { throw .held(held.reason) }
@@ -243,31 +243,31 @@ public actor Fleet: Service {
     }
 
     /// The durable state of a device's app (`nil`: its first app).
-    public func snapshot(of device: String, app appID: String? = nil) -> DeviceSnapshot? {
+    package func snapshot(of device: String, app appID: String? = nil) -> DeviceSnapshot? {
         guard let member = members[device], let app = try? appIndex(appID, of: member, device: device) else { return nil }
         return member.apps[app].engine.snapshot
     }
 
     /// Calls and operations a device's first app has waiting (see ``DeviceEngine/pendingWork``).
-    public func pendingWork(of device: String) -> Int? {
+    package func pendingWork(of device: String) -> Int? {
         members[device]?.apps[0].engine.pendingWork
     }
 
-    public func settings(of device: String) -> DeviceSettings? {
+    package func settings(of device: String) -> DeviceSettings? {
         members[device]?.apps[0].engine.settings
     }
 
-    public var deviceNames: [String] { members.keys.sorted() }
+    package var deviceNames: [String] { members.keys.sorted() }
 
     /// How many devices are in each phase (one actor hop for the whole fleet).
-    public func phaseCounts() -> [DevicePhase: Int] {
+    package func phaseCounts() -> [DevicePhase: Int] {
         var counts: [DevicePhase: Int] = [:]
         forEachPhase { _, phase in counts[phase, default: 0] += 1 }
         return counts
     }
 
     /// Devices by state, grouped by a key of the caller's (the daemon groups by fleet): one pass, one actor hop.
-    public func phaseCounts<Key: Hashable & Sendable>(groupedBy key: (String) -> Key) -> [Key: [DevicePhase: Int]] {
+    package func phaseCounts<Key: Hashable & Sendable>(groupedBy key: (String) -> Key) -> [Key: [DevicePhase: Int]] {
         var counts: [Key: [DevicePhase: Int]] = [:]
         forEachPhase { name, phase in counts[key(name), default: [:]][phase, default: 0] += 1 }
         return counts
@@ -287,20 +287,20 @@ public actor Fleet: Service {
         member.apps[0].engine.phase
     }
 
-    public var count: Int { members.count }
+    package var count: Int { members.count }
 
     /// Backend calls running or waiting for a slot (or for their device's earlier steps to be stored).
-    public var requestsOutstanding: Int { activeCalls + waitingCalls.count + callsAwaitingStorage }
+    package var requestsOutstanding: Int { activeCalls + waitingCalls.count + callsAwaitingStorage }
 
     /// Backend calls waiting because `maxConcurrentRequests` are in flight (not because the fleet is held).
-    public var callsWaitingForSlot: Int { activeCalls >= maxConcurrentRequests ? waitingCalls.count : 0 }
+    package var callsWaitingForSlot: Int { activeCalls >= maxConcurrentRequests ? waitingCalls.count : 0 }
 
     // MARK: Service
 
     /// Runs the timer sleeps and backend calls as child tasks until the fleet stops (graceful
     /// shutdown or ``stop()``). Calls in flight when it stops still answer and their steps are
     /// recorded; cancelling the task that runs it cancels them instead.
-    public func run() async throws {
+    package func run() async throws {
         setLoopTimersRunning(true)
         defer { setLoopTimersRunning(false) }
         await withDiscardingTaskGroup { calls in
@@ -328,7 +328,7 @@ public actor Fleet: Service {
     }
 
     /// Stops timers and new work; returns once every backend call in flight has answered.
-    public func stop() async {
+    package func stop() async {
         beginStopping()
         if activeCalls > 0 {
             await withCheckedContinuation { drained.append($0) }

@@ -1,5 +1,5 @@
 /// Why a fleet operation was refused.
-public enum FleetError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum FleetError: Error, Equatable, Sendable, CustomStringConvertible {
     case unknownDevice(String)
     case duplicateDevice(String)
     case stopped
@@ -15,7 +15,7 @@ public enum FleetError: Error, Equatable, Sendable, CustomStringConvertible {
     /// No Apple picker is open in that app.
     case noTVProviderPicker(device: String, app: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unknownDevice(let name): "unknown device '\(name)'"
         case .duplicateDevice(let name): "a device named '\(name)' already exists"

@@ -2,7 +2,7 @@ import RegcodeEngine
 
 /// Where the fleet hands its steps: the daemon stores them (events get their sequence numbers
 /// there) and only then delivers the events. Called on the fleet's executor, so it must not block.
-public protocol FleetSink: Sendable {
+package protocol FleetSink: Sendable {
     func record(_ step: DeviceStep)
 
     /// Whether steps `device` recorded are not stored yet; if so, `stored` runs once they are (or once the sink
@@ -13,5 +13,5 @@ public protocol FleetSink: Sendable {
 
 extension FleetSink {
     /// A sink that keeps nothing back: every step counts as stored once recorded.
-    public func whenStored(device: String, _ stored: @escaping @Sendable () -> Void) -> Bool { false }
+    package func whenStored(device: String, _ stored: @escaping @Sendable () -> Void) -> Bool { false }
 }

@@ -12,15 +12,15 @@ import ServiceLifecycle
 /// after every restart, so a device removed and added again comes back to the same loop (and to the keep-alive
 /// connections of that loop). Each partition is a complete fleet: its own timers, its share of the concurrent
 /// calls, its own hold. Calls about one device go to its partition; figures about the fleet add the partitions'.
-public final class PartitionedFleet: Service, Sendable {
+package final class PartitionedFleet: Service, Sendable {
     /// The partitions, in loop order.
-    public let partitions: [Fleet]
+    package let partitions: [Fleet]
 
     /// - Parameters:
     ///   - eventLoops: One partition per loop (at least one).
     ///   - maxConcurrentRequests: For the whole fleet: each partition gets its share (at least one).
     ///   - makeExecutor: The backend of the partition on a loop; its connections should live on that loop.
-    public init(
+    package init(
         clock: any DeviceClock,
         timers: FleetTimers = .eventLoop,
         eventLoops: [any EventLoop],
@@ -52,19 +52,19 @@ public final class PartitionedFleet: Service, Sendable {
     }
 
     /// The partition (0-based) of the device named `device` when there are `count`.
-    public static func partition(ofDevice device: String, count: Int) -> Int {
+    package static func partition(ofDevice device: String, count: Int) -> Int {
         Int(StableHash.mixed(device) % UInt64(count))
     }
 
     /// The fleet that runs (or would run) `device`.
-    public func partition(of device: String) -> Fleet {
+    package func partition(of device: String) -> Fleet {
         partitions[Self.partition(ofDevice: device, count: partitions.count)]
     }
 
     // MARK: Service
 
     /// Runs every partition as a child task; returns once all have stopped.
-    public func run() async throws {
+    package func run() async throws {
         try await withThrowingDiscardingTaskGroup { group in
             for fleet in partitions {
                 group.addTask { try await fleet.run() }
@@ -73,19 +73,19 @@ public final class PartitionedFleet: Service, Sendable {
     }
 
     /// Stops every partition; returns once every call in flight has answered.
-    public func stop() async {
+    package func stop() async {
         await forEachPartition { await $0.stop() }
     }
 
     // MARK: Membership
 
-    public func add(_ spec: Fleet.DeviceSpec) async throws(FleetError) {
+    package func add(_ spec: Fleet.DeviceSpec) async throws(FleetError) {
         try await partition(of: spec.settings.name).add(spec)
     }
 
     /// Adds devices, each partition's on its own loop at the same time (a start-up's adding uses every core); stops
     /// at the first device that cannot be added in each partition and throws the first such error.
-    public func add(contentsOf specs: [Fleet.DeviceSpec]) async throws(FleetError) {
+    package func add(contentsOf specs: [Fleet.DeviceSpec]) async throws(FleetError) {
         var shares = Array(repeating: [Fleet.DeviceSpec](), count: partitions.count)
         for spec in specs {
             shares[Self.partition(ofDevice: spec.settings.name, count: partitions.count)].append(spec)
@@ -109,60 +109,60 @@ public final class PartitionedFleet: Service, Sendable {
     }
 
     @discardableResult
-    public func remove(_ name: String) async -> Bool {
+    package func remove(_ name: String) async -> Bool {
         await partition(of: name).remove(name)
     }
 
-    public func send(_ command: DeviceCommand, to device: String, app appID: String? = nil) async throws(FleetError) {
+    package func send(_ command: DeviceCommand, to device: String, app appID: String? = nil) async throws(FleetError) {
         try await partition(of: device).send(command, to: device, app: appID)
     }
 
     // MARK: One device
 
-    public func snapshot(of device: String, app appID: String? = nil) async -> DeviceSnapshot? {
+    package func snapshot(of device: String, app appID: String? = nil) async -> DeviceSnapshot? {
         await partition(of: device).snapshot(of: device, app: appID)
     }
 
-    public func settings(of device: String) async -> DeviceSettings? {
+    package func settings(of device: String) async -> DeviceSettings? {
         await partition(of: device).settings(of: device)
     }
 
-    public func settings(of device: String, app appID: String?) async throws(FleetError) -> DeviceSettings {
+    package func settings(of device: String, app appID: String?) async throws(FleetError) -> DeviceSettings {
         try await partition(of: device).settings(of: device, app: appID)
     }
 
-    public func apps(of device: String) async -> [Fleet.AppStatus]? {
+    package func apps(of device: String) async -> [Fleet.AppStatus]? {
         await partition(of: device).apps(of: device)
     }
 
-    public func explain(device: String, app appID: String?) async throws(FleetError) -> SSOExplanation? {
+    package func explain(device: String, app appID: String?) async throws(FleetError) -> SSOExplanation? {
         try await partition(of: device).explain(device: device, app: appID)
     }
 
-    public func tokens(of device: String) async throws(FleetError) -> [SharedToken] {
+    package func tokens(of device: String) async throws(FleetError) -> [SharedToken] {
         try await partition(of: device).tokens(of: device)
     }
 
-    public func tvProvider(of device: String) async throws(FleetError) -> TVProviderDevice? {
+    package func tvProvider(of device: String) async throws(FleetError) -> TVProviderDevice? {
         try await partition(of: device).tvProvider(of: device)
     }
 
     @discardableResult
-    public func updateTVProvider(
+    package func updateTVProvider(
         of device: String,
         _ change: @Sendable (inout TVProviderDevice) -> Void
     ) async throws(FleetError) -> TVProviderDevice {
         try await partition(of: device).updateTVProvider(of: device, change)
     }
 
-    public func selectTVProvider(_ choice: TVProviderChoice, device: String, app appID: String?) async throws(FleetError) {
+    package func selectTVProvider(_ choice: TVProviderChoice, device: String, app appID: String?) async throws(FleetError) {
         try await partition(of: device).selectTVProvider(choice, device: device, app: appID)
     }
 
     // MARK: The whole fleet
 
     /// Every device's name, sorted.
-    public var deviceNames: [String] {
+    package var deviceNames: [String] {
         get async {
             var names: [String] = []
             for fleet in partitions { names += await fleet.deviceNames }
@@ -170,22 +170,22 @@ public final class PartitionedFleet: Service, Sendable {
         }
     }
 
-    public var count: Int {
+    package var count: Int {
         get async { await sum { await $0.count } }
     }
 
     /// Backend calls running or waiting for a slot.
-    public var requestsOutstanding: Int {
+    package var requestsOutstanding: Int {
         get async { await sum { await $0.requestsOutstanding } }
     }
 
     /// Backend calls waiting for a slot because every partition's `maxConcurrentRequests` are in flight.
-    public var callsWaitingForSlot: Int {
+    package var callsWaitingForSlot: Int {
         get async { await sum { await $0.callsWaitingForSlot } }
     }
 
     /// How many devices are in each phase.
-    public func phaseCounts() async -> [DevicePhase: Int] {
+    package func phaseCounts() async -> [DevicePhase: Int] {
         var counts: [DevicePhase: Int] = [:]
         for fleet in partitions {
             counts.merge(await fleet.phaseCounts(), uniquingKeysWith: +)
@@ -194,7 +194,7 @@ public final class PartitionedFleet: Service, Sendable {
     }
 
     /// Devices by state, grouped by a key of the caller's.
-    public func phaseCounts<Key: Hashable & Sendable>(
+    package func phaseCounts<Key: Hashable & Sendable>(
         groupedBy key: @escaping @Sendable (String) -> Key
     ) async -> [Key: [DevicePhase: Int]] {
         var counts: [Key: [DevicePhase: Int]] = [:]
@@ -205,16 +205,16 @@ public final class PartitionedFleet: Service, Sendable {
     }
 
     /// Holds every partition (see ``Fleet/hold(reason:)``).
-    public func hold(reason: String) async {
+    package func hold(reason: String) async {
         await forEachPartition { await $0.hold(reason: reason) }
     }
 
-    public func release() async {
+    package func release() async {
         await forEachPartition { await $0.release() }
     }
 
     /// Totals over every hold: a hold holds every partition at once, so it counts once.
-    public var holdTotals: HoldTotals {
+    package var holdTotals: HoldTotals {
         get async {
             var totals = HoldTotals()
             for fleet in partitions {

@@ -1,5 +1,5 @@
 /// Whether each backend request is stored before it is sent (`write_ahead`).
-public enum WriteAhead: String, Sendable, CaseIterable {
+package enum WriteAhead: String, Sendable, CaseIterable {
     /// Each request is stored first (``RegcodeEngine/RequestInFlight``): a kill leaves no answer unaccounted for. The
     /// default; it costs a record and its removal per request, and each call waits for the commit of its record.
     case requests

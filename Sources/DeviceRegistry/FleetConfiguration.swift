@@ -1,58 +1,58 @@
 import RegcodeEngine
 
 /// One fleet: `count` devices named `name-1` … `name-N` sharing settings.
-public struct FleetConfiguration: Sendable, Equatable {
-    public var name: String = "stb"
-    public var count: Int = 1
-    public var requestor: String = "REF30"
-    public var profile: APIProfile = .v2
-    public var mvpd: String?
-    public var scenario: Scenario = .login
+package struct FleetConfiguration: Sendable, Equatable {
+    package var name: String = "stb"
+    package var count: Int = 1
+    package var requestor: String = "REF30"
+    package var profile: APIProfile = .v2
+    package var mvpd: String?
+    package var scenario: Scenario = .login
     /// `login: {provider:}`: which provider the login and cycle scenarios pick in the picker.
-    public var loginProvider: LoginProvider = .regular
+    package var loginProvider: LoginProvider = .regular
     /// `login: {temppass_email:}`: the promotional TempPass identity (`AP-TempPass-Identity`); nil: basic TempPass.
-    public var tempPassEmail: String?
+    package var tempPassEmail: String?
     /// Path of the DCR software statement (read at start and on reload).
-    public var softwareStatementFile: String?
+    package var softwareStatementFile: String?
     /// v1 HMAC public key; the secret comes from `signingSecretFile`.
-    public var publicKey: String?
-    public var signingSecretFile: String?
-    public var poll = PollPolicy()
+    package var publicKey: String?
+    package var signingSecretFile: String?
+    package var poll = PollPolicy()
     /// Start the fleet's devices evenly over this long instead of all at once.
-    public var ramp: Duration?
+    package var ramp: Duration?
     /// Timing of the `cycle` scenario.
-    public var cycle = CyclePlan()
+    package var cycle = CyclePlan()
     /// Domain, redirect URLs and User-Agent.
-    public var identity = ClientIdentity()
+    package var identity = ClientIdentity()
     /// Which address the backend sees the devices' calls come from (`client_address:`).
-    public var clientAddress = ClientAddressConfiguration()
+    package var clientAddress = ClientAddressConfiguration()
     /// Single sign-on: the devices' platform and storage rules (set when `device` or `apps` is configured).
-    public var sso: DeviceSSOSettings?
+    package var sso: DeviceSSOSettings?
     /// The apps each device hosts; empty: one plain app.
-    public var apps: [AppConfiguration] = []
+    package var apps: [AppConfiguration] = []
     /// Apple single sign-on: the TV Provider each device starts with; nil: not emulated.
-    public var tvProvider: TVProviderDevice?
+    package var tvProvider: TVProviderDevice?
     /// REST v2 single sign-on identities (`sso_identity:`): platform identity and service token users; nil: none.
-    public var ssoIdentity: SSOIdentitySettings?
+    package var ssoIdentity: SSOIdentitySettings?
     /// How the devices' calls are carried (`connections:`).
-    public var connections: FleetConnections = .common
+    package var connections: FleetConnections = .common
 
-    public init() {}
+    package init() {}
 
     /// Names of the devices of this fleet.
-    public var deviceNames: [String] {
+    package var deviceNames: [String] {
         count > 0 ? (1...count).map { "\(name)-\($0)" } : []
     }
 
     /// Names of the devices of this fleet that `shard` runs (all of them without a shard).
-    public func deviceNames(in shard: Shard?) -> [String] {
+    package func deviceNames(in shard: Shard?) -> [String] {
         guard let shard else { return deviceNames }
         return count > 0 ? (1...count).filter { shard.owns(fleet: name, member: $0) }.map { "\(name)-\($0)" } : []
     }
 }
 
 /// A fleet's connection model as configured (`connections: shared | shared N | per-device | per-request`).
-public enum FleetConnections: Sendable, Equatable {
+package enum FleetConnections: Sendable, Equatable {
     /// The daemon's common pool, shared by every such fleet (at most `max_concurrent_requests` connections).
     case common
     /// A pool of the fleet's own with at most N keep-alive connections.
@@ -63,7 +63,7 @@ public enum FleetConnections: Sendable, Equatable {
     case perRequest
 
     /// Parses the configuration's text.
-    public init?(parsing text: String) {
+    package init?(parsing text: String) {
         let words = text.lowercased().split(separator: " ", omittingEmptySubsequences: true)
         switch (words.first, words.count) {
         case ("shared", 1): self = .common
@@ -77,7 +77,7 @@ public enum FleetConnections: Sendable, Equatable {
     }
 
     /// The devices' setting for a fleet named `fleet`.
-    public func model(fleet: String) -> ConnectionModel? {
+    package func model(fleet: String) -> ConnectionModel? {
         switch self {
         case .common: nil
         case .shared(let count): .shared(pool: fleet, connections: count)

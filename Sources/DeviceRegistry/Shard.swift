@@ -9,17 +9,17 @@ import RegcodeSupport
 /// shards instead of piling them on shard 0. The rule reads only the fleet name, the member index
 /// and N — never the host, the order of the fleets or the other fleets' sizes — so a device lands on
 /// the same shard on every start and its name and settings are those of an unsharded run.
-public struct Shard: Sendable, Equatable, Hashable, CustomStringConvertible {
+package struct Shard: Sendable, Equatable, Hashable, CustomStringConvertible {
     /// K, 0-based (a Kubernetes StatefulSet pod ordinal).
-    public let index: Int
+    package let index: Int
     /// N, the number of shards.
-    public let count: Int
+    package let count: Int
 
     /// The most shards a fleet is split into; far beyond any deployment, it bounds the input.
-    public static let maximumCount = 10_000
+    package static let maximumCount = 10_000
 
     /// `K/N` with 0 ≤ K < N ≤ ``maximumCount``, or a reason it is not one.
-    public static func parse(_ text: String) -> Result<Shard, ShardSyntaxError> {
+    package static func parse(_ text: String) -> Result<Shard, ShardSyntaxError> {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let index = Self.decimal(parts[0]), let count = Self.decimal(parts[1]) else {
             return .failure(ShardSyntaxError(reason: "'\(text)' is not K/N (shard K of N, K counted from 0: 0/3, 1/3, 2/3)"))
@@ -45,21 +45,21 @@ public struct Shard: Sendable, Equatable, Hashable, CustomStringConvertible {
     }
 
     /// `K/N`: the flag's syntax, the `shard` metrics label and what the database records.
-    public var description: String { "\(index)/\(count)" }
+    package var description: String { "\(index)/\(count)" }
 
     /// Whether member `member` (1-based) of the fleet named `fleet` is this shard's.
-    public func owns(fleet: String, member: Int) -> Bool {
+    package func owns(fleet: String, member: Int) -> Bool {
         Self.shard(ofFleet: fleet, member: member, count: count) == index
     }
 
     /// The shard (0-based) member `member` (1-based) of `fleet` belongs to when there are `count` shards.
-    public static func shard(ofFleet fleet: String, member: Int, count: Int) -> Int {
+    package static func shard(ofFleet fleet: String, member: Int, count: Int) -> Int {
         let rotation = Int(StableHash.fnv1a64(fleet) % UInt64(count))
         return ((member - 1) % count + rotation) % count
     }
 }
 
 /// Why a shard text is not `K/N`.
-public struct ShardSyntaxError: Error, Equatable {
-    public var reason: String
+package struct ShardSyntaxError: Error, Equatable {
+    package var reason: String
 }

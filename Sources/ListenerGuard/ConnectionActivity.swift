@@ -2,16 +2,16 @@ import Synchronization
 
 /// What keeps a quiet connection legitimately open: a subscription it reads events from, or a call still being
 /// answered. The connection's task holds and releases; its ``ReadDeadlineHandler`` does not idle it out meanwhile.
-public final class ConnectionActivity: Sendable {
+package final class ConnectionActivity: Sendable {
     private let holds = Atomic<Int>(0)
 
-    public init() {}
+    package init() {}
 
-    public func hold() {
+    package func hold() {
         self.holds.add(1, ordering: .relaxed)
     }
 
-    public func release() {
+    package func release() {
         self.holds.subtract(1, ordering: .relaxed)
     }
 

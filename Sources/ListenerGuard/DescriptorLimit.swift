@@ -7,9 +7,9 @@ import Darwin
 #endif
 
 /// The process's open-file limit as it stands, and the share of it a listener may hold when nothing else is planned.
-public enum DescriptorLimit {
+package enum DescriptorLimit {
     /// The soft `RLIMIT_NOFILE`; 1024 when it cannot be read or is unlimited.
-    public static var current: Int {
+    package static var current: Int {
         var limits = rlimit()
         #if canImport(Glibc)
         let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
@@ -22,7 +22,7 @@ public enum DescriptorLimit {
 
     /// Connections one listener that is a process's whole job may hold under `limit`: all but a quarter (at most
     /// 1024) kept for its files, its runtime and its other sockets.
-    public static func soleListenerCap(forLimit limit: Int) -> Int {
+    package static func soleListenerCap(forLimit limit: Int) -> Int {
         max(1, limit - min(1024, limit / 4))
     }
 }

@@ -8,10 +8,10 @@ import Darwin
 
 /// The `listen()` backlog every listener asks for: the system's own maximum, so a burst of clients connecting at
 /// once waits in the kernel instead of being refused.
-public enum ListenBacklog {
+package enum ListenBacklog {
     /// `net.core.somaxconn` on Linux (the kernel caps any backlog at it), else the `SOMAXCONN` constant, which older C
     /// libraries still define as 128.
-    public static let system: Int32 = {
+    package static let system: Int32 = {
         if let text = readSmallFile("/proc/sys/net/core/somaxconn"),
             let value = Int32(text.filter { !$0.isWhitespace }), value > 0
         {

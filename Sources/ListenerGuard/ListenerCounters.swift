@@ -4,19 +4,19 @@ import Synchronization
 /// for idling or for sending a request too slowly.
 ///
 /// Atomics: every accept and close on every event loop touches them.
-public final class ListenerCounters: Sendable {
+package final class ListenerCounters: Sendable {
     /// What a status call or `/_sim/stats` reports for a listener.
-    public struct Snapshot: Sendable, Hashable {
+    package struct Snapshot: Sendable, Hashable {
         /// The most connections held open at once.
-        public var cap: Int
-        public var open: Int
-        public var accepted: Int
+        package var cap: Int
+        package var open: Int
+        package var accepted: Int
         /// Accepted past the cap and closed at once.
-        public var refused: Int
+        package var refused: Int
         /// Closed for sending nothing, or a request or line too slowly.
-        public var timedOut: Int
+        package var timedOut: Int
 
-        public init(cap: Int, open: Int, accepted: Int, refused: Int, timedOut: Int) {
+        package init(cap: Int, open: Int, accepted: Int, refused: Int, timedOut: Int) {
             self.cap = cap
             self.open = open
             self.accepted = accepted
@@ -26,14 +26,14 @@ public final class ListenerCounters: Sendable {
     }
 
     /// The listener's name in logs and metrics (`control`, `http`, `metrics`, `simulator`).
-    public let name: String
-    public let cap: Int
+    package let name: String
+    package let cap: Int
     private let openCount = Atomic<Int>(0)
     private let acceptedCount = Atomic<Int>(0)
     private let refusedCount = Atomic<Int>(0)
     private let timedOutCount = Atomic<Int>(0)
 
-    public init(name: String, cap: Int) {
+    package init(name: String, cap: Int) {
         self.name = name
         self.cap = max(1, cap)
     }
@@ -59,7 +59,7 @@ public final class ListenerCounters: Sendable {
         self.timedOutCount.add(1, ordering: .relaxed)
     }
 
-    public var snapshot: Snapshot {
+    package var snapshot: Snapshot {
         Snapshot(
             cap: self.cap,
             open: self.openCount.load(ordering: .relaxed),
@@ -70,7 +70,7 @@ public final class ListenerCounters: Sendable {
     }
 
     /// Zeroes the totals (open connections stay counted).
-    public func resetTotals() {
+    package func resetTotals() {
         self.acceptedCount.store(0, ordering: .relaxed)
         self.refusedCount.store(0, ordering: .relaxed)
         self.timedOutCount.store(0, ordering: .relaxed)

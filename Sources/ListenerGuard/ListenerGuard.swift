@@ -6,12 +6,12 @@ import RegcodeSupport
 ///
 /// Its listening channel gets ``serverHandlers()`` in front of everything else (NIO's accept back-off on EMFILE and
 /// ENFILE, the cap, the accept-error sink); each connection gets a ``ReadDeadlineHandler``.
-public struct ListenerGuard: Sendable {
-    public let limits: ListenerLimits
-    public let counters: ListenerCounters
+package struct ListenerGuard: Sendable {
+    package let limits: ListenerLimits
+    package let counters: ListenerCounters
     let log: RepeatLimitedLog<ContinuousClock>
 
-    public init(name: String, limits: ListenerLimits, logger: Logger) {
+    package init(name: String, limits: ListenerLimits, logger: Logger) {
         self.limits = limits
         self.counters = ListenerCounters(name: name, cap: limits.maxConnections)
         self.log = RepeatLimitedLog(logger: logger)
@@ -19,7 +19,7 @@ public struct ListenerGuard: Sendable {
 
     /// The listening channel's handlers, in order: accept back-off, the cap, and a sink for accept errors (EMFILE and
     /// friends, which NIO reports without closing the listener, must not end an async accept sequence).
-    public func serverHandlers() -> [any ChannelHandler] {
+    package func serverHandlers() -> [any ChannelHandler] {
         [
             // Stops accepting for a moment when the process is out of descriptors, instead of spinning on the error.
             AcceptBackoffHandler(),
@@ -30,7 +30,7 @@ public struct ListenerGuard: Sendable {
 
     /// Puts ``serverHandlers()`` first in a listening channel that is already running (a server built by a framework
     /// that hands out its channel only once it listens).
-    public func install(on serverChannel: any Channel) async throws {
+    package func install(on serverChannel: any Channel) async throws {
         try await serverChannel.eventLoop.submit {
             try serverChannel.pipeline.syncOperations.addHandlers(self.serverHandlers(), position: .first)
         }.get()

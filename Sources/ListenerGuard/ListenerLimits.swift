@@ -1,16 +1,16 @@
 /// How one listener bounds its clients: how many connections it holds, how long one may idle, and how long a request
 /// (an HTTP head and body, or a control line) may take to arrive once it has begun.
-public struct ListenerLimits: Sendable, Hashable {
+package struct ListenerLimits: Sendable, Hashable {
     /// Connections held open at once; one more is accepted and closed at once, and counted.
-    public var maxConnections: Int
+    package var maxConnections: Int
     /// A connection with nothing in progress is closed after this long without traffic; nil never.
-    public var idleTimeout: Duration?
+    package var idleTimeout: Duration?
     /// A request (or line) that has begun must arrive whole within this long; nil never.
-    public var readTimeout: Duration?
+    package var readTimeout: Duration?
     /// The `listen()` backlog.
-    public var backlog: Int32
+    package var backlog: Int32
 
-    public init(
+    package init(
         maxConnections: Int,
         idleTimeout: Duration? = ListenerLimits.defaultIdleTimeout,
         readTimeout: Duration? = ListenerLimits.defaultReadTimeout,
@@ -22,6 +22,6 @@ public struct ListenerLimits: Sendable, Hashable {
         self.backlog = backlog
     }
 
-    public static let defaultIdleTimeout: Duration = .seconds(60)
-    public static let defaultReadTimeout: Duration = .seconds(10)
+    package static let defaultIdleTimeout: Duration = .seconds(60)
+    package static let defaultReadTimeout: Duration = .seconds(10)
 }

@@ -14,14 +14,14 @@ import Musl
 /// The read timeout counts only while the server wants input: a connection the server stopped reading (its own
 /// back-pressure) is not the peer's fault. HTTP connections idle out in Hummingbird's own handler; they learn that a
 /// request arrived whole from an ``HTTPRequestEndHandler`` behind the HTTP decoder.
-public final class ReadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    public typealias InboundIn = ByteBuffer
-    public typealias InboundOut = ByteBuffer
-    public typealias OutboundIn = NIOAny
-    public typealias OutboundOut = NIOAny
+package final class ReadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    package typealias InboundIn = ByteBuffer
+    package typealias InboundOut = ByteBuffer
+    package typealias OutboundIn = NIOAny
+    package typealias OutboundOut = NIOAny
 
     /// How the handler knows a request is whole.
-    public enum Framing: Sendable {
+    package enum Framing: Sendable {
         /// A newline ends it.
         case lines
         /// An ``HTTPRequestEndHandler`` says so.
@@ -57,7 +57,7 @@ public final class ReadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
 
     /// - Parameters:
     ///   - activity: For `.lines`, what keeps a quiet connection open; without it the idle timeout is not applied.
-    public init(framing: Framing, listener: ListenerGuard, activity: ConnectionActivity? = nil) {
+    package init(framing: Framing, listener: ListenerGuard, activity: ConnectionActivity? = nil) {
         self.framing = framing
         self.listener = listener
         self.readTimeout = listener.limits.readTimeout.map { TimeAmount($0) }
@@ -65,7 +65,7 @@ public final class ReadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
         self.activity = activity
     }
 
-    public func handlerAdded(context: ChannelHandlerContext) {
+    package func handlerAdded(context: ChannelHandlerContext) {
         let now = context.eventLoop.now
         self.lastTraffic = now
         self.lastInput = now
@@ -78,12 +78,12 @@ public final class ReadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
         self.arm(context)
     }
 
-    public func handlerRemoved(context: ChannelHandlerContext) {
+    package func handlerRemoved(context: ChannelHandlerContext) {
         self.timer?.task.cancel()
         self.timer = nil
     }
 
-    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let bytes = self.unwrapInboundIn(data)
         let now = context.eventLoop.now
         self.lastTraffic = now
@@ -117,7 +117,7 @@ public final class ReadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
         }
     }
 
-    public func read(context: ChannelHandlerContext) {
+    package func read(context: ChannelHandlerContext) {
         if !self.wantsInput, let since = self.partialSince {
             // The time the server held back (asked for nothing since the last input) is not counted against the peer.
             self.partialSince = since + (context.eventLoop.now - self.lastInput)
@@ -126,12 +126,12 @@ public final class ReadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
         context.read()
     }
 
-    public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         self.lastTraffic = context.eventLoop.now
         context.write(data, promise: promise)
     }
 
-    public func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+    package func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
         // Hummingbird ends a `Connection: close` exchange by closing its output and waiting for the peer to close:
         // a peer that keeps sending (a body nobody reads) would hold the connection half-closed, unread and so
         // untimed, for as long as it likes. Nothing more is read from a connection whose output is closed.
@@ -198,11 +198,11 @@ public final class ReadDeadlineHandler: ChannelDuplexHandler, RemovableChannelHa
 
 /// Behind the HTTP/1.1 decoder: tells the connection's ``ReadDeadlineHandler`` when a request began, when it has
 /// arrived whole, and when its response ended.
-public final class HTTPRequestEndHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    public typealias InboundIn = HTTPServerRequestPart
-    public typealias InboundOut = HTTPServerRequestPart
-    public typealias OutboundIn = HTTPServerResponsePart
-    public typealias OutboundOut = HTTPServerResponsePart
+package final class HTTPRequestEndHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    package typealias InboundIn = HTTPServerRequestPart
+    package typealias InboundOut = HTTPServerRequestPart
+    package typealias OutboundIn = HTTPServerResponsePart
+    package typealias OutboundOut = HTTPServerResponsePart
 
     private let deadline: ReadDeadlineHandler
 
@@ -210,7 +210,7 @@ public final class HTTPRequestEndHandler: ChannelDuplexHandler, RemovableChannel
         self.deadline = deadline
     }
 
-    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch self.unwrapInboundIn(data) {
         case .head: self.deadline.requestBegan()
         case .body: break
@@ -219,7 +219,7 @@ public final class HTTPRequestEndHandler: ChannelDuplexHandler, RemovableChannel
         context.fireChannelRead(data)
     }
 
-    public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = self.unwrapOutboundIn(data) { self.deadline.responseEnded() }
         context.write(data, promise: promise)
     }
@@ -229,7 +229,7 @@ extension ListenerGuard {
     /// Adds the read deadline and the idle timeout to an HTTP/1.1 connection whose pipeline is set up (a
     /// ``ReadDeadlineHandler`` first, an ``HTTPRequestEndHandler`` right after the HTTP decoder). A pipeline without
     /// that decoder (HTTP/2) is left as it is: it idles out in the HTTP/2 handler.
-    public func addHTTPReadDeadline(to channel: any Channel) throws {
+    package func addHTTPReadDeadline(to channel: any Channel) throws {
         guard self.limits.readTimeout != nil || self.limits.idleTimeout != nil else { return }
         let pipeline = channel.pipeline.syncOperations
         guard let decoder = try? pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self) else { return }
@@ -242,7 +242,7 @@ extension ListenerGuard {
     /// the handshake): from its first byte, the handshake and first request must arrive within the read timeout, so a
     /// handshake left half-done is closed then. Once the handshake is done, ``settleTLSReadDeadline(in:)`` ties it to
     /// the negotiated protocol.
-    public func addTLSReadDeadline(to channel: any Channel) throws {
+    package func addTLSReadDeadline(to channel: any Channel) throws {
         guard self.limits.readTimeout != nil || self.limits.idleTimeout != nil else { return }
         try channel.pipeline.syncOperations.addHandler(ReadDeadlineHandler(framing: .httpRequests, listener: self), position: .first)
     }
@@ -250,7 +250,7 @@ extension ListenerGuard {
     /// After a TLS handshake, with the negotiated protocol's handlers in place: HTTP/1.1's requests now end the
     /// deadline added by ``addTLSReadDeadline(to:)``, as on a plain connection; HTTP/2 (which idles out in its own
     /// handler, and whose requests are streams of their own) drops it.
-    public func settleTLSReadDeadline(in pipeline: ChannelPipeline.SynchronousOperations) {
+    package func settleTLSReadDeadline(in pipeline: ChannelPipeline.SynchronousOperations) {
         guard let deadline = try? pipeline.handler(type: ReadDeadlineHandler.self) else { return }
         guard let decoder = try? pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self) else {
             pipeline.removeHandler(deadline, promise: nil)

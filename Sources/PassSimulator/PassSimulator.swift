@@ -7,11 +7,11 @@ import Synchronization
 /// injection and an admin API, all served on one origin by Hummingbird.
 ///
 /// Embed it in tests or the daemon with ``withRunningServer(_:)``, or run it with ``makeApplication(host:port:onServerRunning:)``.
-public final class PassSimulator: Sendable {
+package final class PassSimulator: Sendable {
     /// The configuration the simulator was created with.
-    public let configuration: SimulatorConfiguration
+    package let configuration: SimulatorConfiguration
     /// Clients, tokens, codes and profiles; shared by every application built from this simulator.
-    public let state: SharedSimulatorState
+    package let state: SharedSimulatorState
     let logger: Logger
     let throttle: Throttle?
     let faults: FaultInjector
@@ -25,7 +25,7 @@ public final class PassSimulator: Sendable {
 
     /// Creates a simulator with empty state; with ``SimulatorConfiguration/statePath``, the state file is loaded
     /// before the first application built from it serves (or by ``loadState()``).
-    public init(configuration: SimulatorConfiguration = .init(), logger: Logger = Logger(label: "pass-sim")) {
+    package init(configuration: SimulatorConfiguration = .init(), logger: Logger = Logger(label: "pass-sim")) {
         self.configuration = configuration
         self.state = SharedSimulatorState(configuration: configuration)
         self.logger = logger
@@ -49,17 +49,17 @@ public final class PassSimulator: Sendable {
 
     /// Issues a software statement this simulator accepts (see ``SoftwareStatementKey/issue(softwareId:redirectURIs:clientName:issuedAt:)``),
     /// as `POST /_sim/statements` does.
-    public func issueStatement(softwareId: String, redirectURIs: [String] = []) throws(SoftwareStatementKeyError) -> String {
+    package func issueStatement(softwareId: String, redirectURIs: [String] = []) throws(SoftwareStatementKeyError) -> String {
         try self.configuration.statementKey.issue(softwareId: softwareId, redirectURIs: redirectURIs)
     }
 
     /// The fault-injection settings in force (initially ``SimulatorConfiguration/faults``).
-    public var faultConfiguration: FaultConfiguration {
+    package var faultConfiguration: FaultConfiguration {
         self.faults.configuration
     }
 
     /// Replaces the fault-injection settings, as `PUT /_sim/faults` does.
-    public func setFaultConfiguration(_ configuration: FaultConfiguration) throws(FaultConfigurationError) {
+    package func setFaultConfiguration(_ configuration: FaultConfiguration) throws(FaultConfigurationError) {
         try configuration.validate()
         self.faults.replace(configuration)
     }
@@ -69,7 +69,7 @@ public final class PassSimulator: Sendable {
     /// first. Does nothing without a state path.
     /// - Throws: ``SimulatorStateError`` when the file is not a pass-sim state file (it is left untouched) or cannot
     ///   be used.
-    public func loadState() async throws(SimulatorStateError) {
+    package func loadState() async throws(SimulatorStateError) {
         guard let path = self.configuration.statePath, let journal = self.journal else { return }
         let task = self.stateLoad.withLock { task in
             if let task { return task }
@@ -99,7 +99,7 @@ public final class PassSimulator: Sendable {
     }
 
     /// Request, injected-fault and connection counters, as `GET /_sim/stats` reports them.
-    public var stats: SimulatorStats {
+    package var stats: SimulatorStats {
         var stats = self.faults.stats
         stats.connections = self.connections.snapshot
         stats.peers = self.connections.peers.snapshot
@@ -111,7 +111,7 @@ public final class PassSimulator: Sendable {
     ///
     /// With ``SimulatorConfiguration/tls`` it serves HTTPS (a TLS file that cannot be used makes `run()` throw a
     /// ``SimulatorTLSError``), else plain HTTP/1.1.
-    public func makeApplication(
+    package func makeApplication(
         host: String,
         port: Int,
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
@@ -133,7 +133,7 @@ public final class PassSimulator: Sendable {
 
     /// Starts on 127.0.0.1 with an ephemeral port, runs `body` with the base URL ("http://127.0.0.1:PORT", or
     /// "https://127.0.0.1:PORT" with ``SimulatorConfiguration/tls``), then shuts the server down.
-    public func withRunningServer<T: Sendable>(_ body: @Sendable (String) async throws -> T) async throws -> T {
+    package func withRunningServer<T: Sendable>(_ body: @Sendable (String) async throws -> T) async throws -> T {
         let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
         let application = self.makeApplication(host: "127.0.0.1", port: 0) { port in
             portSink.yield(port)
@@ -213,7 +213,7 @@ public final class PassSimulator: Sendable {
 }
 
 /// Failures of the embedding API.
-public enum PassSimulatorError: Error, Sendable {
+package enum PassSimulatorError: Error, Sendable {
     /// The server stopped before it was listening (for example, the address could not be bound).
     case serverDidNotStart
 }

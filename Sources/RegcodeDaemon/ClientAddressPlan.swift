@@ -11,12 +11,12 @@ struct AddressThrottle: Sendable, Equatable {
 
 extension DaemonConfiguration {
     /// The mode `fleet`'s devices use.
-    public func clientAddressMode(of fleet: FleetConfiguration) -> ClientAddressMode {
+    package func clientAddressMode(of fleet: FleetConfiguration) -> ClientAddressMode {
         fleet.clientAddress.mode ?? (backendIsLocal ? .bind : .host)
     }
 
     /// The addresses `fleet`'s devices take theirs from; nil in `host` mode (no device needs one).
-    public func clientAddressRange(of fleet: FleetConfiguration) -> String? {
+    package func clientAddressRange(of fleet: FleetConfiguration) -> String? {
         switch clientAddressMode(of: fleet) {
         case .host: nil
         case .bind: fleet.clientAddress.addresses ?? clientAddresses ?? ClientAddressPool.loopbackRange

@@ -9,8 +9,8 @@ import Yams
 
 /// Reads the YAML configuration file. Unknown keys are errors (a typo must not silently fall
 /// back to a default), and every error names the file, the key path and the reason.
-public enum ConfigurationFile {
-    public static func load(path: String, into base: DaemonConfiguration = DaemonConfiguration()) throws(ConfigurationError) -> DaemonConfiguration {
+package enum ConfigurationFile {
+    package static func load(path: String, into base: DaemonConfiguration = DaemonConfiguration()) throws(ConfigurationError) -> DaemonConfiguration {
         let text: String
         switch readRegularFile(path) {
         case .success(let contents): text = contents
@@ -59,7 +59,7 @@ public enum ConfigurationFile {
         }
     }
 
-    public static func parse(
+    package static func parse(
         _ text: String,
         file: String?,
         into base: DaemonConfiguration = DaemonConfiguration()

@@ -20,8 +20,8 @@ import UnixSignals
 
 /// The assembled daemon: store, fleet, event pipeline, control socket and (when no backend is
 /// configured) the in-process simulator, run as one swift-service-lifecycle `ServiceGroup`.
-public final class Daemon: Sendable {
-    public let configuration: DaemonConfiguration
+package final class Daemon: Sendable {
+    package let configuration: DaemonConfiguration
     /// The embedded backend's statement key (`nil` with another backend): the daemon issues its fleets' statement
     /// with it, as a programmer downloads one from the TVE Dashboard.
     private let embeddedStatementKey: (any SoftwareStatementIssuer)?
@@ -71,7 +71,7 @@ public final class Daemon: Sendable {
     /// - Parameters:
     ///   - reloadConfiguration: builds the configuration again (file + flags) on SIGHUP.
     ///   - embeddedBackend: builds the in-process backend a configuration without `backend` runs against.
-    public init(
+    package init(
         configuration: DaemonConfiguration,
         environment: [String: String],
         logger: Logger = Logger(label: "regcoded"),
@@ -165,7 +165,7 @@ public final class Daemon: Sendable {
 
     /// Runs until SIGTERM or SIGINT, then stops gracefully: the socket closes, devices stop,
     /// calls in flight finish, the last steps are stored.
-    public func run() async throws {
+    package func run() async throws {
         let ready = AsyncStream<String>.makeStream()
         // First: the watch outlives the pipeline (it must release a held fleet until the last
         // steps are stored), and the pipeline outlives every producer of steps.

@@ -9,107 +9,107 @@ import RegcodeSupport
 import SoakReport
 
 /// A configuration problem: which file, which key, and why.
-public struct ConfigurationError: Error, CustomStringConvertible, Equatable {
-    public var file: String?
-    public var key: String
-    public var reason: String
+package struct ConfigurationError: Error, CustomStringConvertible, Equatable {
+    package var file: String?
+    package var key: String
+    package var reason: String
 
-    public init(file: String?, key: String, reason: String) {
+    package init(file: String?, key: String, reason: String) {
         self.file = file
         self.key = key
         self.reason = reason
     }
 
-    public var description: String {
+    package var description: String {
         if let file { return "\(file): \(key): \(reason)" }
         return "\(key): \(reason)"
     }
 }
 
 /// Retention of the poll log and the event log, so long soaks stay bounded.
-public struct RetentionConfiguration: Sendable, Equatable {
-    public var pollAttempts: Duration? = .seconds(7 * 86_400)
-    public var events: Duration? = .seconds(7 * 86_400)
-    public init() {}
+package struct RetentionConfiguration: Sendable, Equatable {
+    package var pollAttempts: Duration? = .seconds(7 * 86_400)
+    package var events: Duration? = .seconds(7 * 86_400)
+    package init() {}
 }
 
 /// Everything the daemon runs with, after file and flags are merged.
-public struct DaemonConfiguration: Sendable {
-    public var configFile: String?
-    public var database = "./regcoded.sqlite"
-    public var socket = "./regcoded.sock"
-    public var socketGroup: String?
+package struct DaemonConfiguration: Sendable {
+    package var configFile: String?
+    package var database = "./regcoded.sqlite"
+    package var socket = "./regcoded.sock"
+    package var socketGroup: String?
     /// Adobe Pass base URL; `nil` runs the in-process simulator.
-    public var backend: String?
-    public var simulatorHost = "127.0.0.1"
-    public var simulatorPort = 8080
-    public var simulatorAutoApproveAfter: Duration?
+    package var backend: String?
+    package var simulatorHost = "127.0.0.1"
+    package var simulatorPort = 8080
+    package var simulatorAutoApproveAfter: Duration?
     /// The embedded simulator serves HTTPS (HTTP/2 by ALPN) with a CA and certificate kept beside the database
     /// (``simulatorTLSDirectory``), which the devices trust.
-    public var simulatorTLS = false
-    public var metrics: String?
+    package var simulatorTLS = false
+    package var metrics: String?
     /// `HOST:PORT` of the HTTP control listener (JSON-RPC, server-sent events, web console); nil serves none.
-    public var http: String?
+    package var http: String?
     /// A file holding the bearer token HTTP clients must send; without one (and with ``httpAuth`` `token`) the daemon
     /// generates a token at start into ``generatedHTTPTokenPath``.
-    public var httpTokenFile: String?
+    package var httpTokenFile: String?
     /// The most event streams (`GET /events`) the HTTP listener serves at once (`http_max_event_streams`), within the
     /// HTTP listener's connection cap; nil: most of that cap (see ``DescriptorBudget/eventStreams``).
-    public var httpMaxEventStreams: Int?
+    package var httpMaxEventStreams: Int?
     /// Whether HTTP clients need the bearer token (`http_auth`); `none` serves loopback without one, on purpose.
-    public var httpAuth: HTTPAuth = .token
-    public var logLevel: Logger.Level = .info
-    public var retention = RetentionConfiguration()
-    public var fleets: [FleetConfiguration] = [FleetConfiguration()]
+    package var httpAuth: HTTPAuth = .token
+    package var logLevel: Logger.Level = .info
+    package var retention = RetentionConfiguration()
+    package var fleets: [FleetConfiguration] = [FleetConfiguration()]
     /// Print the activation URL and every code on standard output.
-    public var printCodes: Bool?
+    package var printCodes: Bool?
     /// How long the run lasts (`duration`, `--duration`): then the daemon stops gracefully and reports; nil runs
     /// until stopped.
-    public var runLength: Duration?
+    package var runLength: Duration?
     /// What the run must meet (`thresholds`, `--threshold`), checked on the run's report when it stops.
-    public var thresholds: [Threshold] = []
-    public var maxConcurrentRequests = 256
+    package var thresholds: [Threshold] = []
+    package var maxConcurrentRequests = 256
     /// How long after its deadline a device timer may fire, so timers due close together share one wake-up
     /// (`timer_slack`; 0 fires each at its deadline). Planned and sent times are both recorded.
-    public var timerSlack: Duration = .milliseconds(10)
+    package var timerSlack: Duration = .milliseconds(10)
     /// How many event loops the devices are spread over (`fleet_loops`; nil: one per core, as many as NIO's
     /// shared loops). A device stays on its loop; one loop is one thread's worth of polls.
-    public var fleetLoops: Int?
+    package var fleetLoops: Int?
     /// Live events buffered per subscriber before it is cut off.
-    public var subscriberBuffer = 4096
+    package var subscriberBuffer = 4096
     /// A control or HTTP connection with nothing in progress (no call, no subscription or event stream) is closed
     /// after this long without traffic (`idle_timeout`; nil never).
-    public var idleTimeout: Duration? = .seconds(60)
+    package var idleTimeout: Duration? = .seconds(60)
     /// A control line, or an HTTP request's head and body, must arrive whole within this long of its first byte
     /// (`read_timeout`; nil never).
-    public var readTimeout: Duration? = .seconds(10)
+    package var readTimeout: Duration? = .seconds(10)
     /// The addresses (CIDR ranges, single addresses) of `bind` and `forwarded-for` fleets that name none of their own;
     /// nil: the mode's default.
-    public var clientAddresses: String?
+    package var clientAddresses: String?
     /// The slice of every fleet this process runs (`--shard K/N`); nil runs every device.
-    public var shard: Shard?
+    package var shard: Shard?
     /// Whether the poll log keeps its index by device (`poll_index`); `none` trades slower per-device
     /// views for less CPU and disk writing per poll at large fleets.
-    public var pollIndex: RegcodeStore.PollIndex = .device
+    package var pollIndex: RegcodeStore.PollIndex = .device
     /// Whether each backend request is stored before it is sent (`write_ahead`); `none` trades the accounting of
     /// answers in flight at a kill for less CPU per poll at the largest fleets.
-    public var writeAhead: WriteAhead = .requests
+    package var writeAhead: WriteAhead = .requests
     /// How `https://` backends are spoken to (`tls:` and `http_version`): trust, names, client certificate, versions.
-    public var tls = TLSClientSettings()
+    package var tls = TLSClientSettings()
 
-    public init() {}
+    package init() {}
 
     /// Whether backend calls go over TLS.
-    public var backendUsesTLS: Bool { backend.map { $0.lowercased().hasPrefix("https://") } ?? simulatorTLS }
+    package var backendUsesTLS: Bool { backend.map { $0.lowercased().hasPrefix("https://") } ?? simulatorTLS }
 
-    public var usesEmbeddedSimulator: Bool { backend == nil }
+    package var usesEmbeddedSimulator: Bool { backend == nil }
 
     /// Whether codes are printed: as configured, else always — with `--backend` too, since a person at the terminal
     /// needs the code whichever backend issued it (the systemd and Kubernetes configurations turn it off).
-    public var printsCodes: Bool { printCodes ?? true }
+    package var printsCodes: Bool { printCodes ?? true }
 
     /// Whether the backend runs on this host (the embedded simulator, or a URL on loopback).
-    public var backendIsLocal: Bool {
+    package var backendIsLocal: Bool {
         guard let backend else { return true }
         guard let host = URL(string: backend)?.host?.lowercased() else { return false }
         return host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
@@ -118,7 +118,7 @@ public struct DaemonConfiguration: Sendable {
     /// Where the embedded simulator keeps its state: beside the database (`x.sqlite` → `x.pass-sim.sqlite`).
     /// Warnings for fleets that reach a backend off this host with REST API v1 (end of support 2025-12-31, end of life
     /// at the end of 2026) or the legacy signed header, which DCR replaces (Adobe's product announcements).
-    public var legacyAPIWarnings: [String] {
+    package var legacyAPIWarnings: [String] {
         guard !backendIsLocal else { return [] }
         return fleets.flatMap { fleet -> [String] in
             var warnings: [String] = []
@@ -136,7 +136,7 @@ public struct DaemonConfiguration: Sendable {
         }
     }
 
-    public var simulatorStatePath: String { databaseStem + ".pass-sim.sqlite" }
+    package var simulatorStatePath: String { databaseStem + ".pass-sim.sqlite" }
 
     /// The database path without its `.sqlite`: what the files kept beside it are named after.
     private var databaseStem: String {
@@ -146,24 +146,24 @@ public struct DaemonConfiguration: Sendable {
 
     /// Where the embedded simulator's CA and certificate live with `simulator.tls`: beside the database
     /// (`x.sqlite` → `x.pass-sim-tls/`), so a restarted daemon keeps the CA.
-    public var simulatorTLSDirectory: String { databaseStem + ".pass-sim-tls" }
+    package var simulatorTLSDirectory: String { databaseStem + ".pass-sim-tls" }
 
     /// The TV Provider's identity provider key (Apple single sign-on), kept beside the database when a fleet emulates
     /// a TV Provider: `x.tv-provider-idp.key` (private, mode 0600) and `x.tv-provider-idp.pem` (the public key a
     /// separately started pass-sim trusts with `--tv-provider-idp-key`).
-    public var tvProviderIdentityProviderKeyPath: String { databaseStem + ".tv-provider-idp.key" }
-    public var tvProviderIdentityProviderPublicKeyPath: String { databaseStem + ".tv-provider-idp.pem" }
+    package var tvProviderIdentityProviderKeyPath: String { databaseStem + ".tv-provider-idp.key" }
+    package var tvProviderIdentityProviderPublicKeyPath: String { databaseStem + ".tv-provider-idp.pem" }
 
     /// Every configured device name, in fleet order (every shard's).
-    public var deviceNames: [String] { fleets.flatMap(\.deviceNames) }
+    package var deviceNames: [String] { fleets.flatMap(\.deviceNames) }
 
     /// The configured device names this process runs: its shard's, or all of them.
-    public var shardDeviceNames: [String] {
+    package var shardDeviceNames: [String] {
         fleets.flatMap { fleet in fleet.deviceNames(in: shard) }
     }
 
     /// Checks cross-field rules; `file` names the config file in errors.
-    public func validate() throws(ConfigurationError) {
+    package func validate() throws(ConfigurationError) {
         var seen = Set<String>()
         for (index, fleet) in fleets.enumerated() {
             let key = "fleets[\(index)]"
@@ -241,7 +241,7 @@ extension DaemonConfiguration {
     ///
     /// The directory must exist and be writable, the path must fit `sockaddr_un`, and an existing
     /// entry must be a socket (a stale one is replaced at bind time; a live one is refused there).
-    public func checkSocketPath() throws(ConfigurationError) {
+    package func checkSocketPath() throws(ConfigurationError) {
         if let problem = Self.socketPathProblem(socket) {
             throw ConfigurationError(file: configFile, key: "socket", reason: problem)
         }
@@ -271,7 +271,7 @@ extension DaemonConfiguration {
     }
 
     /// Embedded defaults; under systemd the state and runtime directories it hands over.
-    public static func defaults(environment: [String: String]) -> DaemonConfiguration {
+    package static func defaults(environment: [String: String]) -> DaemonConfiguration {
         var configuration = DaemonConfiguration()
         if let state = firstDirectory(environment["STATE_DIRECTORY"]) {
             configuration.database = "\(state)/regcoded.sqlite"

@@ -10,7 +10,7 @@ import Darwin
 #endif
 
 /// Whether the HTTP listener asks its clients for the bearer token (`http_auth`, `--http-auth`).
-public enum HTTPAuth: String, Sendable {
+package enum HTTPAuth: String, Sendable {
     /// Every client sends the token, on loopback too: a local user who cannot open the control socket cannot use
     /// the API either.
     case token
@@ -65,7 +65,7 @@ struct HTTPToken: Sendable {
 extension DaemonConfiguration {
     /// Where a generated HTTP token is written: beside the control socket, named after it (`regcoded.sock` →
     /// `regcoded.http-token`), readable by the daemon's user only, like the socket's own mode.
-    public var generatedHTTPTokenPath: String {
+    package var generatedHTTPTokenPath: String {
         let stem = socket.hasSuffix(".sock") ? String(socket.dropLast(".sock".count)) : socket
         return stem + ".http-token"
     }

@@ -2,7 +2,7 @@ import RegcodeEngine
 
 /// Named timing presets for fleets. The `misbehaving-*` ones are deliberately bad clients that a
 /// backend should survive; they are marked misbehaving so they may break the 3 s floor.
-public enum PollPreset: String, Sendable, CaseIterable {
+package enum PollPreset: String, Sendable, CaseIterable {
     /// Adobe's REST v2 guidance: every 5 s, ±10 % jitter, backoff on errors, honour 429.
     case adobeV2 = "adobe-v2"
     /// The AccessEnabler SDK's own poll timer: every 10 s.
@@ -15,7 +15,7 @@ public enum PollPreset: String, Sendable, CaseIterable {
     case misbehavingSynchronized = "misbehaving-synchronized"
 
     /// The policy the preset stands for; explicit keys in the config are applied on top.
-    public var policy: PollPolicy {
+    package var policy: PollPolicy {
         var policy = PollPolicy()
         switch self {
         case .adobeV2:

@@ -1,6 +1,6 @@
 import RegcodeSupport
 
 /// The version `daemon.status` and `rpc.discover` report.
-public enum RegcodedVersion {
-    public static let current = RegcodeVersion.current
+package enum RegcodedVersion {
+    package static let current = RegcodeVersion.current
 }

@@ -10,20 +10,20 @@ import Musl
 /// sd_notify(3) without libsystemd: one datagram per message to `$NOTIFY_SOCKET` (a path, or
 /// `@name` for the abstract namespace). The protocol is stable and tiny, which is why it is
 /// written here instead of linking libsystemd.
-public struct SystemdNotifier: Sendable {
-    public let socketPath: String?
+package struct SystemdNotifier: Sendable {
+    package let socketPath: String?
 
-    public init(environment: [String: String]) {
+    package init(environment: [String: String]) {
         let path = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
         socketPath = path
     }
 
-    public var isEnabled: Bool { socketPath != nil }
+    package var isEnabled: Bool { socketPath != nil }
 
     /// Sends `state` (e.g. `READY=1`) without waiting; returns false when there is no socket, sending
     /// failed, or the listener's queue is full.
     @discardableResult
-    public func notify(_ state: String) -> Bool {
+    package func notify(_ state: String) -> Bool {
         guard let socketPath else { return false }
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return false }
@@ -50,7 +50,7 @@ public struct SystemdNotifier: Sendable {
     }
 
     /// Half the watchdog period systemd asked for, when it asked this process.
-    public static func watchdogInterval(environment: [String: String]) -> Duration? {
+    package static func watchdogInterval(environment: [String: String]) -> Duration? {
         guard let usecText = environment["WATCHDOG_USEC"], let usec = UInt64(usecText), usec > 0 else { return nil }
         if let pid = environment["WATCHDOG_PID"], Int32(pid) != getpid() { return nil }
         return .microseconds(Int64(usec / 2))
@@ -58,12 +58,12 @@ public struct SystemdNotifier: Sendable {
 }
 
 /// Socket activation (sd_listen_fds(3)): the descriptors systemd passed, when they are ours.
-public enum SocketActivation {
-    public static let firstDescriptor: CInt = 3
+package enum SocketActivation {
+    package static let firstDescriptor: CInt = 3
 
     /// The listening descriptor to serve: the one named `control` in `LISTEN_FDNAMES`, else the
     /// first. `nil` when the process was not socket-activated.
-    public static func controlDescriptor(environment: [String: String]) -> CInt? {
+    package static func controlDescriptor(environment: [String: String]) -> CInt? {
         guard let pidText = environment["LISTEN_PID"], let pid = Int32(pidText), pid == getpid(),
             let countText = environment["LISTEN_FDS"], let count = Int32(countText), count > 0
         else { return nil }
@@ -76,7 +76,7 @@ public enum SocketActivation {
     }
 
     /// Children must not think the descriptors are theirs.
-    public static func clearEnvironment() {
+    package static func clearEnvironment() {
         unsetenv("LISTEN_PID")
         unsetenv("LISTEN_FDS")
         unsetenv("LISTEN_FDNAMES")

@@ -2,7 +2,7 @@ import RegcodeSupport
 
 /// What a device asks of the Adobe Pass backend. The engine decides *what* to call; the
 /// protocol client decides *how* (paths, headers, bodies, signing).
-public enum BackendRequest: Sendable, Equatable {
+package enum BackendRequest: Sendable, Equatable {
     /// DCR `POST /o/client/register` with the application's software statement.
     case registerClient(softwareStatement: String)
     /// DCR `POST /o/client/token` (grant `client_credentials`).
@@ -36,7 +36,7 @@ public enum BackendRequest: Sendable, Equatable {
     case partnerProfile(samlResponse: String, mvpd: String)
 
     /// Whether the call needs an access token (everything but DCR itself).
-    public var isProtected: Bool {
+    package var isProtected: Bool {
         switch self {
         case .registerClient, .obtainAccessToken: false
         default: true
@@ -44,7 +44,7 @@ public enum BackendRequest: Sendable, Equatable {
     }
 
     /// A short stable name for logs, metrics and the poll log.
-    public var name: String {
+    package var name: String {
         switch self {
         case .registerClient: "register"
         case .obtainAccessToken: "token"
@@ -65,7 +65,7 @@ public enum BackendRequest: Sendable, Equatable {
 }
 
 /// Which Adobe Pass API a device speaks.
-public enum APIProfile: String, Sendable, Codable, CaseIterable {
+package enum APIProfile: String, Sendable, Codable, CaseIterable {
     /// REST API v2 with DCR (the default).
     case v2
     /// Legacy REST API v1 ("clientless", reggie regcodes).
@@ -73,36 +73,36 @@ public enum APIProfile: String, Sendable, Codable, CaseIterable {
 }
 
 /// Everything the protocol client needs besides the request itself to build the HTTP call.
-public struct RequestContext: Sendable, Equatable {
-    public var profile: APIProfile
+package struct RequestContext: Sendable, Equatable {
+    package var profile: APIProfile
     /// The requestor id (v1) / service provider (v2).
-    public var requestor: String
+    package var requestor: String
     /// The stable device id; sent base64-encoded (`AP-Device-Identifier: fingerprint …` / `deviceId`).
-    public var deviceID: String
+    package var deviceID: String
     /// `X-Device-Info`: base64 of the device-info JSON.
-    public var deviceInfo: String
+    package var deviceInfo: String
     /// DCR bearer token when the call is protected and one is held.
-    public var accessToken: String?
+    package var accessToken: String?
     /// `AP-Visitor-Identifier` (from `setOptions`).
-    public var visitorID: String?
+    package var visitorID: String?
     /// Public key and secret for the legacy v1 HMAC `Authorization` header (used when no bearer token).
-    public var signingKeys: SigningKeys?
+    package var signingKeys: SigningKeys?
     /// Domain, redirect URLs and User-Agent the app presents.
-    public var identity: ClientIdentity
+    package var identity: ClientIdentity
     /// `X-Forwarded-For`: the device's client address, in the `forwarded-for` mode only.
-    public var forwardedFor: String?
+    package var forwardedFor: String?
     /// The local address the call's connection is bound to, in the `bind` mode only.
-    public var sourceAddress: String?
+    package var sourceAddress: String?
     /// REST v2 single sign-on identities to present (platform identity, service token).
-    public var ssoIdentity: SSOIdentitySettings?
+    package var ssoIdentity: SSOIdentitySettings?
     /// `AP-Partner-Framework-Status` (Apple single sign-on): base64 JSON, when the app sends it.
-    public var partnerFrameworkStatus: String?
+    package var partnerFrameworkStatus: String?
     /// How the call is carried (the device's ``DeviceSettings/connections``); nil: the common pool.
-    public var connections: ConnectionModel?
+    package var connections: ConnectionModel?
     /// `AP-TempPass-Identity` (promotional TempPass): base64 JSON of the user's identity, on calls for a TempPass MVPD.
-    public var tempPassIdentity: String? = nil
+    package var tempPassIdentity: String? = nil
 
-    public init(
+    package init(
         profile: APIProfile = .v2,
         requestor: String,
         deviceID: String,
@@ -135,35 +135,35 @@ public struct RequestContext: Sendable, Equatable {
 
 extension RequestContext: CustomStringConvertible, CustomReflectable {
     /// Names what the context carries without the bearer token or the signing secret.
-    public var description: String {
+    package var description: String {
         "RequestContext(profile: \(profile.rawValue), requestor: \(requestor), deviceID: \(deviceID), "
             + "accessToken: \(accessToken == nil ? "none" : "<redacted>"), signingKeys: \(signingKeys.map(\.description) ?? "none"))"
     }
 
-    public var customMirror: Mirror { Mirror(reflecting: description) }
+    package var customMirror: Mirror { Mirror(reflecting: description) }
 }
 
 /// The public key / secret pair of the legacy tvOS `setRequestor(…secret:publicKey:)`.
 ///
 /// Its description and mirror leave the secret out, so string interpolation, `dump` and test
 /// failure messages cannot leak it.
-public struct SigningKeys: Sendable, Equatable, Codable, CustomStringConvertible, CustomReflectable {
-    public var publicKey: String
-    public var secret: String
-    public init(publicKey: String, secret: String) {
+package struct SigningKeys: Sendable, Equatable, Codable, CustomStringConvertible, CustomReflectable {
+    package var publicKey: String
+    package var secret: String
+    package init(publicKey: String, secret: String) {
         self.publicKey = publicKey
         self.secret = secret
     }
 
-    public var description: String { "SigningKeys(publicKey: \(publicKey), secret: <redacted>)" }
-    public var customMirror: Mirror { Mirror(reflecting: description) }
+    package var description: String { "SigningKeys(publicKey: \(publicKey), secret: <redacted>)" }
+    package var customMirror: Mirror { Mirror(reflecting: description) }
 }
 
 /// DCR client credentials: registered once per device and kept indefinitely.
-public struct ClientCredentials: Sendable, Equatable, Codable {
-    public var clientID: String
-    public var clientSecret: String
-    public init(clientID: String, clientSecret: String) {
+package struct ClientCredentials: Sendable, Equatable, Codable {
+    package var clientID: String
+    package var clientSecret: String
+    package init(clientID: String, clientSecret: String) {
         self.clientID = clientID
         self.clientSecret = clientSecret
     }
@@ -174,34 +174,34 @@ public struct ClientCredentials: Sendable, Equatable, Codable {
 /// The platform fields say how the MVPD takes part in a streaming platform's single sign-on (Apple TV
 /// Provider on tvOS/iOS); they come from the v2 `/configuration` and the v1 MVPD list (DOC `[API-CONF]`,
 /// `[V1-MVPD]`). Snapshots written before they existed decode with the defaults below.
-public struct MVPD: Sendable, Equatable, Codable {
+package struct MVPD: Sendable, Equatable, Codable {
     /// `boardingStatus`: how far Apple onboarded the MVPD (AccessEnabler 2.2+; `nil` = not at all).
-    public enum BoardingStatus: String, Sendable, Hashable, Codable {
+    package enum BoardingStatus: String, Sendable, Hashable, Codable {
         /// Fully supported by Apple: authentication uses Apple's single sign-on token.
         case supported = "SUPPORTED"
         /// Shown in Apple's picker, but the authentication flow is Adobe's (registration code on tvOS).
         case picker = "PICKER"
     }
 
-    public var id: String
-    public var displayName: String
-    public var logoURL: String?
+    package var id: String
+    package var displayName: String
+    package var logoURL: String?
     /// The provider id Apple's VideoSubscriberAccount uses for this MVPD (`accountProviderIdentifier`).
-    public var platformMappingId: String?
+    package var platformMappingId: String?
     /// `nil` when absent or a value this version does not know.
-    public var boardingStatus: BoardingStatus?
+    package var boardingStatus: BoardingStatus?
     /// The MVPD supports the platform's single sign-on for this requestor.
-    public var enablePlatformServices: Bool
+    package var enablePlatformServices: Bool
     /// The MVPD may appear in the platform's picker even when not onboarded for single sign-on.
-    public var displayInPlatformPicker: Bool
+    package var displayInPlatformPicker: Bool
     /// The device must enforce the permissions the platform reports; `true` when the backend omits it
     /// (INFERRED: the safe reading of an absent flag).
-    public var enforcePlatformPermissions: Bool
+    package var enforcePlatformPermissions: Bool
     /// A TempPass pseudo-MVPD (v2 configuration `isTempPass`): choosing it gives temporary access without
     /// an MVPD login. `displayProviderDialog` shows it as AccessEnabler's `MVPD.tempPass`.
-    public var isTempPass: Bool
+    package var isTempPass: Bool
 
-    public init(
+    package init(
         id: String,
         displayName: String,
         logoURL: String? = nil,
@@ -230,7 +230,7 @@ public struct MVPD: Sendable, Equatable, Codable {
 
     /// Every platform field is optional, so that stored snapshots of older versions still decode; an
     /// unknown `boardingStatus` reads as `nil` rather than failing the whole snapshot.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(String.self, forKey: .id)
         displayName = try container.decode(String.self, forKey: .displayName)
@@ -247,12 +247,12 @@ public struct MVPD: Sendable, Equatable, Codable {
 }
 
 /// A second-screen code as the backend issued it.
-public struct IssuedCode: Sendable, Equatable, Codable {
-    public var code: String
+package struct IssuedCode: Sendable, Equatable, Codable {
+    package var code: String
     /// End of validity, milliseconds since the Unix epoch (v2 `notAfter`, v1 `expires`).
-    public var expiresEpochMs: Int64
-    public var mvpd: String?
-    public init(code: String, expiresEpochMs: Int64, mvpd: String?) {
+    package var expiresEpochMs: Int64
+    package var mvpd: String?
+    package init(code: String, expiresEpochMs: Int64, mvpd: String?) {
         self.code = code
         self.expiresEpochMs = expiresEpochMs
         self.mvpd = mvpd
@@ -260,16 +260,16 @@ public struct IssuedCode: Sendable, Equatable, Codable {
 }
 
 /// An authenticated profile (v2) / AuthN token (v1).
-public struct AuthProfile: Sendable, Equatable, Codable {
-    public var mvpd: String
-    public var userID: String?
+package struct AuthProfile: Sendable, Equatable, Codable {
+    package var mvpd: String
+    package var userID: String?
     /// End of validity, milliseconds since the Unix epoch.
-    public var expiresEpochMs: Int64
+    package var expiresEpochMs: Int64
     /// Apple when it was exchanged from the TV Provider account (`getMetadata` `tokenSource`).
-    public var source: TokenSource
+    package var source: TokenSource
     /// The profile's `type` as the backend gave it (`regular`, `temporary`, `degraded`, single sign-on types).
-    public var type: ProfileType
-    public init(mvpd: String, userID: String?, expiresEpochMs: Int64, source: TokenSource = .adobe, type: ProfileType? = nil) {
+    package var type: ProfileType
+    package init(mvpd: String, userID: String?, expiresEpochMs: Int64, source: TokenSource = .adobe, type: ProfileType? = nil) {
         self.mvpd = mvpd
         self.userID = userID
         self.expiresEpochMs = expiresEpochMs
@@ -278,14 +278,14 @@ public struct AuthProfile: Sendable, Equatable, Codable {
     }
 
     /// How the user got this authentication, as the soak report counts logins.
-    public var loginKind: LoginKind { type.loginKind }
+    package var loginKind: LoginKind { type.loginKind }
 
     private enum CodingKeys: String, CodingKey {
         case mvpd, userID, expiresEpochMs, source, type
     }
 
     /// Snapshots written before single sign-on have no source: Adobe.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
             mvpd: try c.decode(String.self, forKey: .mvpd),
@@ -298,16 +298,16 @@ public struct AuthProfile: Sendable, Equatable, Codable {
 }
 
 /// An Adobe Pass enhanced error (REST v2 always; v1 when enabled), or a DCR `{"error": …}` body.
-public struct EnhancedError: Sendable, Equatable, Codable, Error {
-    public var status: Int?
-    public var code: String
+package struct EnhancedError: Sendable, Equatable, Codable, Error {
+    package var status: Int?
+    package var code: String
     /// The remedy Adobe recommends (``ErrorAction``); nil for DCR errors and classic bodies that carry none.
-    public var action: ErrorAction?
-    public var message: String?
-    public var details: String?
-    public var helpUrl: String?
-    public var trace: String?
-    public init(
+    package var action: ErrorAction?
+    package var message: String?
+    package var details: String?
+    package var helpUrl: String?
+    package var trace: String?
+    package init(
         status: Int? = nil,
         code: String,
         action: ErrorAction? = nil,
@@ -327,13 +327,13 @@ public struct EnhancedError: Sendable, Equatable, Codable, Error {
 }
 
 /// A short media token, as `setToken` hands it to the app.
-public struct MediaToken: Sendable, Equatable {
-    public var resource: String
+package struct MediaToken: Sendable, Equatable {
+    package var resource: String
     /// The serialized (Base64) token.
-    public var serializedToken: String
+    package var serializedToken: String
     /// End of validity, milliseconds since the Unix epoch, when the backend said.
-    public var expiresEpochMs: Int64?
-    public init(resource: String, serializedToken: String, expiresEpochMs: Int64? = nil) {
+    package var expiresEpochMs: Int64?
+    package init(resource: String, serializedToken: String, expiresEpochMs: Int64? = nil) {
         self.resource = resource
         self.serializedToken = serializedToken
         self.expiresEpochMs = expiresEpochMs
@@ -341,18 +341,18 @@ public struct MediaToken: Sendable, Equatable {
 }
 
 /// The backend's authorization decision for one resource.
-public struct AuthorizationDecision: Sendable, Equatable {
-    public var resource: String
-    public var authorized: Bool
+package struct AuthorizationDecision: Sendable, Equatable {
+    package var resource: String
+    package var authorized: Bool
     /// End of the authorization's validity (v2 decision `notAfter`, v1 AuthZ token `expires`).
-    public var expiresEpochMs: Int64?
+    package var expiresEpochMs: Int64?
     /// The media token, when the decision carries one (v2); v1 fetches it with `tokens/media`.
-    public var token: MediaToken?
+    package var token: MediaToken?
     /// Why access was denied (the MVPD's `details` text among others).
-    public var error: EnhancedError?
+    package var error: EnhancedError?
     /// Who decided (v2 `source`: the MVPD, a degradation rule, TempPass); nil when the answer did not say.
-    public var source: DecisionSource?
-    public init(
+    package var source: DecisionSource?
+    package init(
         resource: String,
         authorized: Bool,
         expiresEpochMs: Int64? = nil,
@@ -370,18 +370,18 @@ public struct AuthorizationDecision: Sendable, Equatable {
 }
 
 /// User metadata of an authenticated user: values by name, and which of them are encrypted.
-public struct UserMetadata: Sendable, Equatable {
-    public var values: [String: JSONValue]
+package struct UserMetadata: Sendable, Equatable {
+    package var values: [String: JSONValue]
     /// Names whose value is encrypted with the programmer's key (v2 `state: "enc"`, v1 `encrypted` list).
-    public var encrypted: Set<String>
-    public init(values: [String: JSONValue] = [:], encrypted: Set<String> = []) {
+    package var encrypted: Set<String>
+    package init(values: [String: JSONValue] = [:], encrypted: Set<String> = []) {
         self.values = values
         self.encrypted = encrypted
     }
 }
 
 /// The parsed outcome of one backend call.
-public enum BackendResponse: Sendable, Equatable {
+package enum BackendResponse: Sendable, Equatable {
     case registered(ClientCredentials)
     /// `expiresIn` is the token's `expires_in`.
     case accessToken(token: String, expiresIn: Duration)
@@ -406,7 +406,7 @@ public enum BackendResponse: Sendable, Equatable {
 }
 
 /// Why a backend call did not produce a `BackendResponse`.
-public enum BackendFailure: Sendable, Equatable, Error {
+package enum BackendFailure: Sendable, Equatable, Error {
     /// An HTTP error status, with `Retry-After` (if any) and the parsed error body (if any).
     case http(status: Int, retryAfter: Duration?, error: EnhancedError?)
     /// Connection refused/reset/dropped, timeout, DNS, TLS: nothing usable came back. `code` names a cause an
@@ -416,7 +416,7 @@ public enum BackendFailure: Sendable, Equatable, Error {
     case malformed(status: Int, reason: String)
 
     /// The HTTP status, when there was one.
-    public var httpStatus: Int? {
+    package var httpStatus: Int? {
         switch self {
         case .http(let status, _, _), .malformed(let status, _): status
         case .transport: nil
@@ -425,16 +425,16 @@ public enum BackendFailure: Sendable, Equatable, Error {
 }
 
 /// Timing the I/O layer measured for a call, so the engine can record the poll log.
-public struct RequestTiming: Sendable {
-    public var sentAt: DeviceInstant
-    public var latency: Duration
-    public init(sentAt: DeviceInstant, latency: Duration) {
+package struct RequestTiming: Sendable {
+    package var sentAt: DeviceInstant
+    package var latency: Duration
+    package init(sentAt: DeviceInstant, latency: Duration) {
         self.sentAt = sentAt
         self.latency = latency
     }
 
     /// The latency in milliseconds, with its fraction.
-    public var latencyMilliseconds: Double {
+    package var latencyMilliseconds: Double {
         let (seconds, attoseconds) = latency.components
         return Double(seconds) * 1000 + Double(attoseconds) / 1e15
     }

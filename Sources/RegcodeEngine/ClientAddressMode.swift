@@ -1,6 +1,6 @@
 /// Which address the backend sees a device's calls come from (a fleet setting; `client_address:` in the
 /// configuration).
-public enum ClientAddressMode: String, Sendable, Hashable, Codable, CaseIterable {
+package enum ClientAddressMode: String, Sendable, Hashable, Codable, CaseIterable {
     /// No header: every call comes from the host's own address, as boxes behind one NAT do.
     case host
     /// Each device's connections are bound to its own local source address (``DeviceSettings/clientAddress``):

@@ -1,23 +1,23 @@
 /// What a device's app tells the backend about itself beyond its device id: values Adobe checks
 /// against the requestor's registration, so a fleet can match a real integration.
-public struct ClientIdentity: Sendable, Equatable, Codable {
+package struct ClientIdentity: Sendable, Equatable, Codable {
     /// v2 sessions `domainName`: a domain registered for the requestor.
-    public var domainName: String = "adobe.com"
+    package var domainName: String = "adobe.com"
     /// v2 sessions and logout `redirectUrl`: where the second-screen browser lands after the MVPD login.
-    public var redirectURL: String = "https://adobe.com"
+    package var redirectURL: String = "https://adobe.com"
     /// DCR `redirect_uri` sent with the software statement.
-    public var clientRedirectURI: String = "adobepass://ios.app"
+    package var clientRedirectURI: String = "adobepass://ios.app"
     /// `User-Agent` of every call; the backend derives part of its device model from it.
-    public var userAgent: String = "AppleTV11,1 tvOS/17.0 AccessEnabler/3.7.1 regcoded"
+    package var userAgent: String = "AppleTV11,1 tvOS/17.0 AccessEnabler/3.7.1 regcoded"
 
-    public init() {}
+    package init() {}
 
     private enum CodingKeys: String, CodingKey {
         case domainName, redirectURL, clientRedirectURI, userAgent
     }
 
     /// Reads a stored identity; a key an older version did not write keeps its default.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         var identity = ClientIdentity()
         identity.domainName = try c.decodeIfPresent(String.self, forKey: .domainName) ?? identity.domainName

@@ -1,5 +1,5 @@
 /// Why a registration code stopped being polled: decided by the engine, recorded by the store.
-public enum CodeOutcome: Sendable, Equatable {
+package enum CodeOutcome: Sendable, Equatable {
     /// Someone logged in with it.
     case authenticated
     /// Its time ran out (also when a renewal then asks for a new one).
@@ -13,11 +13,11 @@ public enum CodeOutcome: Sendable, Equatable {
 }
 
 /// A code that ended, and why.
-public struct CodeEnding: Sendable, Equatable {
-    public var code: String
-    public var outcome: CodeOutcome
+package struct CodeEnding: Sendable, Equatable {
+    package var code: String
+    package var outcome: CodeOutcome
 
-    public init(code: String, outcome: CodeOutcome) {
+    package init(code: String, outcome: CodeOutcome) {
         self.code = code
         self.outcome = outcome
     }

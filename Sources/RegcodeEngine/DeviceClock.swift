@@ -3,16 +3,16 @@ import RegcodeSupport
 
 /// The one instant type of the engine and the fleet: time since a clock's origin. A value type of one `Duration`, so
 /// timers compare and heap without generics, and a test's manual clock and the system clock hand out the same type.
-public struct DeviceInstant: InstantProtocol, Sendable, Hashable, CustomStringConvertible {
+package struct DeviceInstant: InstantProtocol, Sendable, Hashable, CustomStringConvertible {
     /// Time since the clock's origin.
-    public var offset: Duration
+    package var offset: Duration
 
-    public init(offset: Duration) { self.offset = offset }
+    package init(offset: Duration) { self.offset = offset }
 
-    public func advanced(by duration: Duration) -> DeviceInstant { DeviceInstant(offset: offset + duration) }
-    public func duration(to other: DeviceInstant) -> Duration { other.offset - offset }
-    public static func < (lhs: DeviceInstant, rhs: DeviceInstant) -> Bool { lhs.offset < rhs.offset }
-    public var description: String { "t+\(offset)" }
+    package func advanced(by duration: Duration) -> DeviceInstant { DeviceInstant(offset: offset + duration) }
+    package func duration(to other: DeviceInstant) -> Duration { other.offset - offset }
+    package static func < (lhs: DeviceInstant, rhs: DeviceInstant) -> Bool { lhs.offset < rhs.offset }
+    package var description: String { "t+\(offset)" }
 }
 
 /// The clock a device engine reads. Monotonic instants drive timers; `epochMilliseconds(at:)`
@@ -21,7 +21,7 @@ public struct DeviceInstant: InstantProtocol, Sendable, Hashable, CustomStringCo
 ///
 /// Not generic: one instant type, so the engine, the fleet and the registry are one concrete type each, whatever
 /// clock drives them (how a fleet waits for its timers is chosen when it is made, ``FleetTimers``).
-public protocol DeviceClock: Sendable {
+package protocol DeviceClock: Sendable {
     /// The instant now.
     var now: DeviceInstant { get }
     /// Milliseconds since the Unix epoch at `instant`.
@@ -32,33 +32,33 @@ public protocol DeviceClock: Sendable {
 
 extension DeviceClock {
     /// Milliseconds since the Unix epoch now.
-    public var epochMillisecondsNow: Int64 { epochMilliseconds(at: now) }
+    package var epochMillisecondsNow: Int64 { epochMilliseconds(at: now) }
 
     /// The instant at which wall-clock time reaches `epochMs` (as seen from now).
-    public func instant(forEpochMilliseconds epochMs: Int64) -> DeviceInstant {
+    package func instant(forEpochMilliseconds epochMs: Int64) -> DeviceInstant {
         now.advanced(by: .milliseconds(epochMs - epochMillisecondsNow))
     }
 }
 
 extension DeviceClock where Self == SystemDeviceClock {
     /// The system's clock (`clock: .system`).
-    public static var system: SystemDeviceClock { SystemDeviceClock() }
+    package static var system: SystemDeviceClock { SystemDeviceClock() }
 }
 
 /// The production clock: `ContinuousClock` for waits, the system wall clock for epoch times.
-public struct SystemDeviceClock: DeviceClock {
+package struct SystemDeviceClock: DeviceClock {
     /// Every system clock shares one origin: instants read by two of them compare.
     private static let origin = ContinuousClock.now
 
-    public init() {}
+    package init() {}
 
-    public var now: DeviceInstant { DeviceInstant(offset: Self.origin.duration(to: .now)) }
+    package var now: DeviceInstant { DeviceInstant(offset: Self.origin.duration(to: .now)) }
 
-    public func sleep(until deadline: DeviceInstant) async throws {
+    package func sleep(until deadline: DeviceInstant) async throws {
         try await ContinuousClock().sleep(until: Self.origin.advanced(by: deadline.offset), tolerance: nil)
     }
 
-    public func epochMilliseconds(at instant: DeviceInstant) -> Int64 {
+    package func epochMilliseconds(at instant: DeviceInstant) -> Int64 {
         // One rounding at the end: two (wall clock, then the offset) could put two instants read in order
         // up to 1.5 ms out of order each.
         let offset = now.duration(to: instant).components

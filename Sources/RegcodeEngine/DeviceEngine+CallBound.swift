@@ -9,7 +9,7 @@ extension DeviceEngine {
     /// another `setRequestor` is already waiting to be sent, which releases them as well; and on a configured device
     /// `checkAuthentication`, `setSelectedProvider(nil)` (the cookbook's cancel, which resets the authentication flow)
     /// and `logout`, which are answered from the device's state (a logout sends at most one call per profile).
-    public func refuses(_ command: DeviceCommand, bound: Int) -> Bool {
+    package func refuses(_ command: DeviceCommand, bound: Int) -> Bool {
         switch command {
         case .setOptions, .getSelectedProvider:
             return false
@@ -25,7 +25,7 @@ extension DeviceEngine {
 
     /// What the bound counts: calls waiting for a configured device and operations waiting behind the request in
     /// flight, not the configuration requests of `setRequestor` (which release them).
-    public var waitingCalls: Int {
+    package var waitingCalls: Int {
         pendingWork - pipeline.queue.lazy.filter { $0 == .configure || $0 == .refreshConfiguration }.count
     }
 }

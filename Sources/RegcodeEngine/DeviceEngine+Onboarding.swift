@@ -58,7 +58,7 @@ extension DeviceEngine {
     /// `setRequestor`, and operations queued behind the one request in flight. A caller that
     /// keeps sending faster than the backend answers is refused past a bound on this (see
     /// `Fleet`'s per-device bound) rather than growing it without limit.
-    public var pendingWork: Int { queuedCommands.count + pipeline.queue.count }
+    package var pendingWork: Int { queuedCommands.count + pipeline.queue.count }
 
     /// Calls waiting for `setRequestor`.
     private var queuedCommands: [DeviceCommand] {

@@ -3,7 +3,7 @@ extension DeviceEngine {
     /// stored it), or no longer holds the one the engine has (logout or wipe in another app). The
     /// engine takes it over silently: an AccessEnabler reads its storage on each call and says
     /// nothing when another app changed it.
-    public mutating func storageHolds(_ profile: AuthProfile?) -> [Action] {
+    package mutating func storageHolds(_ profile: AuthProfile?) -> [Action] {
         withPersistence { engine in
             guard engine.snapshot.profile != profile else { return [] }
             if let profile {

@@ -7,12 +7,12 @@ import RegcodeSupport
 /// profile through the REST v2 partner endpoints.
 extension DeviceEngine {
     /// What the fleet reports about the device's TV Provider account and this app's permission.
-    public mutating func tvProviderChanged(_ state: TVProviderState?) {
+    package mutating func tvProviderChanged(_ state: TVProviderState?) {
         tvProvider = state
     }
 
     /// Whether Apple's picker is open and waits for the user's choice.
-    public var isPresentingTVProvider: Bool {
+    package var isPresentingTVProvider: Bool {
         if case .awaitingTVProvider = login { return true }
         return false
     }

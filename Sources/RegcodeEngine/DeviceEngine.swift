@@ -13,15 +13,15 @@ import RegcodeSupport
 /// (provider, code request) in `DeviceEngine+Login`, the poll loop and each poll's outcome in
 /// `DeviceEngine+Polling`, the request queue and DCR in `DeviceEngine+RequestPipeline`, and how a
 /// failure becomes an AccessEnabler status id in `FailureMapping`.
-public struct DeviceEngine: Sendable {
-    public typealias Action = DeviceAction
+package struct DeviceEngine: Sendable {
+    package typealias Action = DeviceAction
 
-    public let settings: DeviceSettings
-    public let deviceID: String
+    package let settings: DeviceSettings
+    package let deviceID: String
     /// `X-Device-Info` of `settings.deviceInfo`, encoded once: every call sends it and `settings` never changes.
     let deviceInfoHeader: String
     /// The durable state; its `phase` is refreshed from ``phase`` whenever the engine persists.
-    public internal(set) var snapshot: DeviceSnapshot
+    package internal(set) var snapshot: DeviceSnapshot
 
     let clock: any DeviceClock
     var rng: SplitMix64
@@ -44,11 +44,11 @@ public struct DeviceEngine: Sendable {
     var authorizationExpiry: [String: Int64] = [:]
     /// Apple single sign-on: the device's TV Provider account and this app's permission, as the fleet
     /// last reported them; nil when the app does not emulate it (``tvProviderChanged(_:)``).
-    public internal(set) var tvProvider: TVProviderState?
+    package internal(set) var tvProvider: TVProviderState?
     /// The Apple single sign-on rules (INFERRED choices are fields there).
     var appleRules = AppleSSORules()
 
-    public init(settings: DeviceSettings, deviceID: String, snapshot: DeviceSnapshot = DeviceSnapshot(), clock: any DeviceClock, seed: UInt64) {
+    package init(settings: DeviceSettings, deviceID: String, snapshot: DeviceSnapshot = DeviceSnapshot(), clock: any DeviceClock, seed: UInt64) {
         self.settings = settings
         self.deviceID = deviceID
         self.deviceInfoHeader = settings.deviceInfo.headerValue
@@ -65,7 +65,7 @@ public struct DeviceEngine: Sendable {
     // MARK: State
 
     /// Where the device is in its life, computed from its state.
-    public var phase: DevicePhase {
+    package var phase: DevicePhase {
         if case .configuring = setup { return .configuring }
         switch login {
         case .awaitingProvider, .awaitingTVProvider: return .selectingProvider
@@ -79,13 +79,13 @@ public struct DeviceEngine: Sendable {
     }
 
     /// Whether the device holds an unexpired authentication profile.
-    public var isAuthenticated: Bool {
+    package var isAuthenticated: Bool {
         guard let profile = snapshot.profile else { return false }
         return profile.expiresEpochMs > clock.epochMillisecondsNow
     }
 
     /// Whether a poll loop is running.
-    public var isPolling: Bool {
+    package var isPolling: Bool {
         if case .polling = login { return true }
         return false
     }
@@ -94,7 +94,7 @@ public struct DeviceEngine: Sendable {
 
     /// Picks up where a stored snapshot left off: an unexpired code keeps being polled (no new
     /// code, no re-registration); an expired one is reported as expired.
-    public mutating func resume() -> [Action] {
+    package mutating func resume() -> [Action] {
         withPersistence { engine in
             if engine.snapshot.profile != nil && !engine.isAuthenticated {
                 engine.snapshot.profile = nil
@@ -108,12 +108,12 @@ public struct DeviceEngine: Sendable {
     }
 
     /// Applies an AccessEnabler call.
-    public mutating func handle(_ command: DeviceCommand) -> [Action] {
+    package mutating func handle(_ command: DeviceCommand) -> [Action] {
         withPersistence { engine in engine.apply(command) }
     }
 
     /// Feeds back the result of a `.send` action.
-    public mutating func handle(
+    package mutating func handle(
         response: Result<BackendResponse, BackendFailure>,
         for id: RequestID,
         timing: RequestTiming
@@ -127,7 +127,7 @@ public struct DeviceEngine: Sendable {
     }
 
     /// Reports that a timer armed with `.schedule` reached its deadline.
-    public mutating func timerFired(_ timer: DeviceTimer) -> [Action] {
+    package mutating func timerFired(_ timer: DeviceTimer) -> [Action] {
         withPersistence { engine in
             var actions: [Action]
             switch timer {
@@ -141,7 +141,7 @@ public struct DeviceEngine: Sendable {
     }
 
     /// Stops every loop and timer (device removed or daemon stopping); nothing is emitted.
-    public mutating func shutdown() -> [Action] {
+    package mutating func shutdown() -> [Action] {
         login = .idle
         pipeline.dropQueued()
         if case .awaitingRequestor(_, let failed) = setup { setup = .awaitingRequestor(pending: [], failed: failed) }

@@ -5,7 +5,7 @@ import RegcodeSupport
 ///
 /// ``callback`` and ``args`` are its wire form: the callback name and the parameters under their
 /// AccessEnabler names, as the socket sends them and the `events` table stores them.
-public enum DeviceEvent: Sendable, Equatable {
+package enum DeviceEvent: Sendable, Equatable {
     case setRequestorComplete(Int64)
     /// `status` 1 with ``ErrorCode/none``, or 0 with the reason.
     case setAuthenticationStatus(Int64, ErrorCode)
@@ -33,7 +33,7 @@ public enum DeviceEvent: Sendable, Equatable {
     case callRefused(DeviceCommand.Name, waiting: Int, limit: Int)
 
     /// An advanced-status callback.
-    public static func status(
+    package static func status(
         _ id: StatusID,
         level: StatusLevel = .error,
         message: String? = nil,
@@ -43,7 +43,7 @@ public enum DeviceEvent: Sendable, Equatable {
     }
 
     /// The AccessEnabler callback; nil for diagnostics.
-    public var callback: Callback? {
+    package var callback: Callback? {
         switch self {
         case .setRequestorComplete: .setRequestorComplete
         case .setAuthenticationStatus: .setAuthenticationStatus
@@ -63,14 +63,14 @@ public enum DeviceEvent: Sendable, Equatable {
     }
 
     /// The callback's (or diagnostic's) name on the wire.
-    public var name: String {
+    package var name: String {
         if case .sso(let diagnostic) = self { return diagnostic.name }
         if case .callRefused = self { return "queue.callRefused" }
         return callback?.rawValue ?? ""
     }
 
     /// The parameters under their AccessEnabler names (the `statusDictionary` keys as iOS sends them).
-    public var args: [String: JSONValue] {
+    package var args: [String: JSONValue] {
         switch self {
         case .setRequestorComplete(let status):
             ["status": .int(status)]
@@ -106,27 +106,27 @@ public enum DeviceEvent: Sendable, Equatable {
     }
 
     /// For `status` events, the status id.
-    public var statusID: StatusID? {
+    package var statusID: StatusID? {
         if case .status(let report) = self { return report.id }
         return nil
     }
 
     /// For `setAuthenticationStatus`, whether it says the user is authenticated.
-    public var authenticated: Bool? {
+    package var authenticated: Bool? {
         if case .setAuthenticationStatus(let status, _) = self { return status == AccessEnabler.statusSuccess }
         return nil
     }
 }
 
 /// The dictionary of an advanced-status callback.
-public struct StatusReport: Sendable, Equatable {
-    public var id: StatusID
-    public var level: StatusLevel
-    public var message: String?
+package struct StatusReport: Sendable, Equatable {
+    package var id: StatusID
+    package var level: StatusLevel
+    package var message: String?
     /// Further keys (`expires`, `code`, `resource`).
-    public var extra: [String: JSONValue]
+    package var extra: [String: JSONValue]
 
-    public init(id: StatusID, level: StatusLevel, message: String?, extra: [String: JSONValue]) {
+    package init(id: StatusID, level: StatusLevel, message: String?, extra: [String: JSONValue]) {
         self.id = id
         self.level = level
         self.message = message
@@ -144,17 +144,17 @@ public struct StatusReport: Sendable, Equatable {
 extension MVPD {
     /// The MVPD as AccessEnabler's picker objects describe it (`ID`, `displayName`, `logoURL`, and `tempPass` as
     /// the iOS `MVPD` object carries it).
-    public var jsonValue: JSONValue {
+    package var jsonValue: JSONValue {
         ["ID": .string(id), "displayName": .string(displayName), "logoURL": logoURL.map(JSONValue.string) ?? .null, "tempPass": .bool(isTempPass)]
     }
 }
 
 /// A denied resource of a preauthorization with its item-level enhanced error.
-public struct ResourceError: Sendable, Equatable {
-    public var resource: String
-    public var error: EnhancedError
+package struct ResourceError: Sendable, Equatable {
+    package var resource: String
+    package var error: EnhancedError
 
-    public init(resource: String, error: EnhancedError) {
+    package init(resource: String, error: EnhancedError) {
         self.resource = resource
         self.error = error
     }
@@ -172,5 +172,5 @@ public struct ResourceError: Sendable, Equatable {
 
 extension DeviceEvent {
     /// For `status` events, the `errorId` as text.
-    public var statusErrorID: String? { statusID?.rawValue }
+    package var statusErrorID: String? { statusID?.rawValue }
 }

@@ -4,27 +4,27 @@ import RegcodeSupport
 import Synchronization
 
 /// The device-info object sent (base64 JSON) as `X-Device-Info`; defaults describe an Apple TV.
-public struct DeviceInfo: Sendable, Hashable, Codable {
-    public var primaryHardwareType: String = "SetTopBox"
-    public var model: String = "AppleTV"
-    public var version: String = "11,1"
-    public var manufacturer: String = "Apple"
-    public var vendor: String = "Apple"
-    public var osName: String = "tvOS"
-    public var osFamily: String = "tvOS"
-    public var osVendor: String = "Apple"
-    public var osVersion: String = "17.0"
-    public var displayWidth: Int = 1920
-    public var displayHeight: Int = 1080
-    public var applicationId: String? = nil
+package struct DeviceInfo: Sendable, Hashable, Codable {
+    package var primaryHardwareType: String = "SetTopBox"
+    package var model: String = "AppleTV"
+    package var version: String = "11,1"
+    package var manufacturer: String = "Apple"
+    package var vendor: String = "Apple"
+    package var osName: String = "tvOS"
+    package var osFamily: String = "tvOS"
+    package var osVendor: String = "Apple"
+    package var osVersion: String = "17.0"
+    package var displayWidth: Int = 1920
+    package var displayHeight: Int = 1080
+    package var applicationId: String? = nil
 
-    public init() {}
+    package init() {}
 
     /// The header value: base64 of the compact JSON (keys sorted, so it is stable).
     ///
     /// Remembered per distinct value: every device of a fleet has the same one, and encoding it for each of
     /// 50,000 devices was a visible part of a restart.
-    public var headerValue: String {
+    package var headerValue: String {
         if let known = Self.headerValues.withLock({ $0[self] }) { return known }
         let value = Data(JSONWriter.text(jsonValue).utf8).base64EncodedString()
         Self.headerValues.withLock { values in
@@ -38,7 +38,7 @@ public struct DeviceInfo: Sendable, Hashable, Codable {
     private static let headerValues = Mutex<[DeviceInfo: String]>([:])
 
     /// The object the header carries: the `Codable` form's members (an absent `applicationId` is left out).
-    public var jsonValue: JSONValue {
+    package var jsonValue: JSONValue {
         var object: [String: JSONValue] = [
             "primaryHardwareType": .string(primaryHardwareType), "model": .string(model), "version": .string(version),
             "manufacturer": .string(manufacturer), "vendor": .string(vendor), "osName": .string(osName), "osFamily": .string(osFamily),
@@ -51,46 +51,46 @@ public struct DeviceInfo: Sendable, Hashable, Codable {
 }
 
 /// The static description of one emulated device: what it is and how it behaves.
-public struct DeviceSettings: Sendable, Equatable, Codable {
+package struct DeviceSettings: Sendable, Equatable, Codable {
     /// The device's name in the fleet (e.g. `stb-1`).
-    public var name: String
-    public var profile: APIProfile = .v2
+    package var name: String
+    package var profile: APIProfile = .v2
     /// Requestor id / service provider.
-    public var requestor: String
+    package var requestor: String
     /// An MVPD chosen without showing the picker.
-    public var presetMVPD: String? = nil
+    package var presetMVPD: String? = nil
     /// Which provider the `login` and `cycle` scenarios pick in the picker (regular or TempPass).
-    public var loginProvider: LoginProvider = .regular
+    package var loginProvider: LoginProvider = .regular
     /// Promotional TempPass: the e-mail address the app collected, sent as `AP-TempPass-Identity` on calls for
     /// a TempPass MVPD; nil: basic TempPass (no header).
-    public var tempPassEmail: String? = nil
+    package var tempPassEmail: String? = nil
     /// DCR software statement (a secret: never logged or emitted).
-    public var softwareStatement: String? = nil
+    package var softwareStatement: String? = nil
     /// v1 HMAC keys (secret: never logged or emitted).
-    public var signingKeys: SigningKeys? = nil
-    public var polling: PollPolicy = PollPolicy()
-    public var deviceInfo: DeviceInfo = DeviceInfo()
+    package var signingKeys: SigningKeys? = nil
+    package var polling: PollPolicy = PollPolicy()
+    package var deviceInfo: DeviceInfo = DeviceInfo()
     /// Domain, redirect URLs and User-Agent.
-    public var identity: ClientIdentity = ClientIdentity()
+    package var identity: ClientIdentity = ClientIdentity()
     /// The device's stable client address (stored in its own column, not with the settings), used as
     /// ``clientAddressMode`` says.
-    public var clientAddress: String? = nil
+    package var clientAddress: String? = nil
     /// How the backend sees the device's address: the host's, ``clientAddress`` bound as the connections' source,
     /// or ``clientAddress`` in `X-Forwarded-For`.
-    public var clientAddressMode: ClientAddressMode = .host
+    package var clientAddressMode: ClientAddressMode = .host
     /// Single sign-on: the device's platform and storage rules; nil for a plain one-app device.
-    public var sso: DeviceSSOSettings? = nil
+    package var sso: DeviceSSOSettings? = nil
     /// The apps the device hosts (first = the one calls without `app` reach); empty: one plain app.
-    public var apps: [AppConfiguration] = []
+    package var apps: [AppConfiguration] = []
     /// REST v2 single sign-on identities the device's calls present; nil: none.
-    public var ssoIdentity: SSOIdentitySettings? = nil
+    package var ssoIdentity: SSOIdentitySettings? = nil
     /// Apple single sign-on: the TV Provider account and permissions the device starts with (the lab
     /// changes them at run time); nil: the device has no TV Provider emulation.
-    public var tvProvider: TVProviderDevice? = nil
+    package var tvProvider: TVProviderDevice? = nil
     /// How the device's calls are carried; nil: the daemon's common pool.
-    public var connections: ConnectionModel? = nil
+    package var connections: ConnectionModel? = nil
 
-    public init(name: String, requestor: String) {
+    package init(name: String, requestor: String) {
         self.name = name
         self.requestor = requestor
     }
@@ -101,7 +101,7 @@ public struct DeviceSettings: Sendable, Equatable, Codable {
     }
 
     /// Reads stored settings; keys an older version did not write keep their defaults.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(name: try c.decode(String.self, forKey: .name), requestor: try c.decode(String.self, forKey: .requestor))
         profile = try c.decodeIfPresent(APIProfile.self, forKey: .profile) ?? profile
@@ -122,26 +122,26 @@ public struct DeviceSettings: Sendable, Equatable, Codable {
     }
 
     /// The `X-Forwarded-For` value of the device's calls: only in the `forwarded-for` mode.
-    public var forwardedFor: String? {
+    package var forwardedFor: String? {
         clientAddressMode == .forwardedFor ? clientAddress : nil
     }
 
     /// The local address the device's connections are bound to: only in the `bind` mode.
-    public var sourceAddress: String? {
+    package var sourceAddress: String? {
         clientAddressMode == .bind ? clientAddress : nil
     }
 
     /// Whether protected calls carry a DCR bearer token (always on v2; on v1 when a statement is set).
-    public var usesDCR: Bool {
+    package var usesDCR: Bool {
         profile == .v2 || softwareStatement != nil
     }
 }
 
 /// A DCR access token and when it stops being valid.
-public struct AccessToken: Sendable, Equatable, Codable {
-    public var token: String
-    public var expiresEpochMs: Int64
-    public init(token: String, expiresEpochMs: Int64) {
+package struct AccessToken: Sendable, Equatable, Codable {
+    package var token: String
+    package var expiresEpochMs: Int64
+    package init(token: String, expiresEpochMs: Int64) {
         self.token = token
         self.expiresEpochMs = expiresEpochMs
     }
@@ -149,7 +149,7 @@ public struct AccessToken: Sendable, Equatable, Codable {
 
 /// Where a device is in its life; shown by `devices` and stored with the snapshot. The engine
 /// computes it from its state (``DeviceEngine/phase``); the snapshot carries it only to storage.
-public enum DevicePhase: String, Sendable, Codable, CaseIterable {
+package enum DevicePhase: String, Sendable, Codable, CaseIterable {
     case new
     case configuring
     case ready
@@ -161,27 +161,27 @@ public enum DevicePhase: String, Sendable, Codable, CaseIterable {
 }
 
 /// The durable state of a device: what survives a restart.
-public struct DeviceSnapshot: Sendable, Equatable, Codable {
+package struct DeviceSnapshot: Sendable, Equatable, Codable {
     /// The phase as the engine last computed it (written by the engine only, when it persists).
-    public var phase: DevicePhase = .new
-    public var credentials: ClientCredentials? = nil
-    public var accessToken: AccessToken? = nil
+    package var phase: DevicePhase = .new
+    package var credentials: ClientCredentials? = nil
+    package var accessToken: AccessToken? = nil
     /// The requestor's MVPD list; `nil` until `setRequestor` succeeded.
-    public var mvpds: [MVPD]? = nil
-    public var selectedMVPD: String? = nil
+    package var mvpds: [MVPD]? = nil
+    package var selectedMVPD: String? = nil
     /// The code being polled, while a login is pending.
-    public var code: IssuedCode? = nil
-    public var profile: AuthProfile? = nil
+    package var code: IssuedCode? = nil
+    package var profile: AuthProfile? = nil
     /// `setOptions` values (visitor id, device-info override).
-    public var options: [String: String] = [:]
+    package var options: [String: String] = [:]
     /// Codes renewed automatically in the current login.
-    public var renewals: Int = 0
+    package var renewals: Int = 0
 
-    public init() {}
+    package init() {}
 }
 
 /// The device's timers; at most one of each kind is armed.
-public enum DeviceTimer: String, Sendable, Hashable, CaseIterable {
+package enum DeviceTimer: String, Sendable, Hashable, CaseIterable {
     case poll
     case codeExpiry
     /// A request that failed transiently is sent again (the request slot waits for it).
@@ -189,10 +189,10 @@ public enum DeviceTimer: String, Sendable, Hashable, CaseIterable {
 }
 
 /// Identifies one request a device has in flight.
-public typealias RequestID = UInt64
+package typealias RequestID = UInt64
 
 /// What the engine asks its I/O layer to do.
-public enum DeviceAction: Sendable {
+package enum DeviceAction: Sendable {
     /// Perform this backend call and feed the result back with the same id.
     case send(RequestID, BackendRequest, RequestContext)
     /// Store the request about to be sent before it goes out (it comes just before its ``send(_:_:_:)``).
@@ -216,7 +216,7 @@ public enum DeviceAction: Sendable {
 }
 
 /// The AccessEnabler calls an app (or a scenario, or a socket client) makes on a device.
-public enum DeviceCommand: Sendable, Equatable {
+package enum DeviceCommand: Sendable, Equatable {
     /// `setRequestor`; `signingKeys` are those of the legacy tvOS `setRequestor(…secret:publicKey:)`. They
     /// stay in the engine's memory (never in the snapshot) and replace the configured keys; `nil` keeps
     /// whatever keys the device already has.
@@ -237,12 +237,12 @@ public enum DeviceCommand: Sendable, Equatable {
     case selectTVProvider(TVProviderChoice)
 
     /// The calls by name: the one list of them (the daemon's control methods for them are named after it).
-    public enum Name: String, CaseIterable, Sendable {
+    package enum Name: String, CaseIterable, Sendable {
         case setRequestor, setOptions, checkAuthentication, getAuthentication, setSelectedProvider, getSelectedProvider
         case checkAuthorization, getAuthorization, checkPreauthorizedResources, getMetadata, logout, selectTVProvider
     }
 
-    public var name: Name {
+    package var name: Name {
         switch self {
         case .setRequestor: .setRequestor
         case .setOptions: .setOptions

@@ -2,30 +2,30 @@ import RegcodeRecords
 
 /// The durable effects of one engine step, in the order the engine produced them: what the fleet
 /// hands its sink and the store writes in one transaction.
-public struct DeviceStep: Sendable {
-    public var device: String
+package struct DeviceStep: Sendable {
+    package var device: String
     /// The app (AccessEnabler instance) of the device the step is for.
-    public var app: String
+    package var app: String
     /// Whether that app is the device's first: its state lives in the device's own row.
-    public var isFirstApp: Bool
+    package var isFirstApp: Bool
     /// The device's whole shared token storage, when this step changed it.
-    public var tokens: [SharedToken]?
+    package var tokens: [SharedToken]?
     /// The device's new durable state, when it changed.
-    public var snapshot: DeviceSnapshot?
+    package var snapshot: DeviceSnapshot?
     /// Codes that stopped being polled in this step, and why.
-    public var endedCodes: [CodeEnding]
-    public var polls: [PollAttempt]
+    package var endedCodes: [CodeEnding]
+    package var polls: [PollAttempt]
     /// Backend requests other than polls (registration, token, configuration, session, …).
-    public var requests: [RequestAttempt]
-    public var events: [DeviceEvent]
+    package var requests: [RequestAttempt]
+    package var events: [DeviceEvent]
     /// The request the app sends after this step, stored before it goes out.
-    public var sentRequest: RequestInFlight?
+    package var sentRequest: RequestInFlight?
     /// The ``RequestInFlight/id`` of the request answered in this step: its record is removed with the answer's.
-    public var answeredRequest: UInt64?
+    package var answeredRequest: UInt64?
     /// Wall-clock time of the step, milliseconds since the epoch.
-    public var epochMs: Int64
+    package var epochMs: Int64
 
-    public init(
+    package init(
         device: String,
         app: String = DeviceStep.defaultApp,
         isFirstApp: Bool = true,
@@ -48,10 +48,10 @@ public struct DeviceStep: Sendable {
         self.epochMs = epochMs
     }
 
-    public var isEmpty: Bool {
+    package var isEmpty: Bool {
         snapshot == nil && tokens == nil && polls.isEmpty && requests.isEmpty && events.isEmpty && sentRequest == nil && answeredRequest == nil
     }
 
     /// The id of a device's app when none is configured.
-    public static let defaultApp = "main"
+    package static let defaultApp = "main"
 }

@@ -5,30 +5,30 @@ import RegcodeSupport
 /// A profile's `type` (REST v2 `MvpdProfile.type`): how the backend authenticated the user.
 ///
 /// Open like ``StatusID``: a type this version does not name is kept as it came.
-public struct ProfileType: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
-    public var rawValue: String
+package struct ProfileType: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    package var rawValue: String
 
-    public init(rawValue: String) {
+    package init(rawValue: String) {
         self.rawValue = rawValue
     }
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 
     /// The user logged in with the MVPD (the code flow).
-    public static let regular = ProfileType(rawValue: "regular")
+    package static let regular = ProfileType(rawValue: "regular")
     /// TempPass (basic or promotional): no MVPD login, issuer Adobe, the TempPass's TTL.
-    public static let temporary = ProfileType(rawValue: "temporary")
+    package static let temporary = ProfileType(rawValue: "temporary")
     /// Authenticated by an AuthNAll degradation rule: no MVPD login, issuer Adobe.
-    public static let degraded = ProfileType(rawValue: "degraded")
-    public static let appleSSO = ProfileType(rawValue: "appleSSO")
-    public static let platformSSO = ProfileType(rawValue: "platformSSO")
-    public static let serviceTokenSSO = ProfileType(rawValue: "serviceTokenSSO")
+    package static let degraded = ProfileType(rawValue: "degraded")
+    package static let appleSSO = ProfileType(rawValue: "appleSSO")
+    package static let platformSSO = ProfileType(rawValue: "platformSSO")
+    package static let serviceTokenSSO = ProfileType(rawValue: "serviceTokenSSO")
 
     /// The single sign-on types: the login came from another app, device or the platform's account.
-    public static let singleSignOn: Set<ProfileType> = [.appleSSO, .platformSSO, .serviceTokenSSO]
+    package static let singleSignOn: Set<ProfileType> = [.appleSSO, .platformSSO, .serviceTokenSSO]
 
     /// How the soak report counts a login with this profile; an unknown type counts as regular.
-    public var loginKind: LoginKind {
+    package var loginKind: LoginKind {
         switch self {
         case .temporary: .tempPass
         case .degraded: .degraded
@@ -39,7 +39,7 @@ public struct ProfileType: RawRepresentable, Hashable, Sendable, Codable, Custom
 }
 
 /// The kinds of login the soak report counts (stored as `auth_profiles.kind` and `logins.kind`).
-public enum LoginKind: String, Sendable, Hashable, Codable, CaseIterable {
+package enum LoginKind: String, Sendable, Hashable, Codable, CaseIterable {
     case regular
     case tempPass = "temppass"
     case degraded
@@ -47,24 +47,24 @@ public enum LoginKind: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// A decision's `source` (REST v2 `DecisionResponse.source`): who decided.
-public struct DecisionSource: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    public var rawValue: String
+package struct DecisionSource: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    package var rawValue: String
 
-    public init(rawValue: String) {
+    package init(rawValue: String) {
         self.rawValue = rawValue
     }
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 
-    public static let mvpd = DecisionSource(rawValue: "mvpd")
+    package static let mvpd = DecisionSource(rawValue: "mvpd")
     /// An AuthNAll or AuthZAll degradation rule decided without the MVPD.
-    public static let degradation = DecisionSource(rawValue: "degradation")
-    public static let tempPass = DecisionSource(rawValue: "temppass")
-    public static let dummy = DecisionSource(rawValue: "dummy")
+    package static let degradation = DecisionSource(rawValue: "degradation")
+    package static let tempPass = DecisionSource(rawValue: "temppass")
+    package static let dummy = DecisionSource(rawValue: "dummy")
 }
 
 /// Which provider the `login` (and `cycle`) scenario picks in `displayProviderDialog`.
-public enum LoginProvider: String, Sendable, Hashable, Codable, CaseIterable {
+package enum LoginProvider: String, Sendable, Hashable, Codable, CaseIterable {
     /// The configured MVPD, else the first MVPD offered that is not a TempPass.
     case regular
     /// The first TempPass MVPD offered (`MVPD.tempPass`), ignoring the configured MVPD.

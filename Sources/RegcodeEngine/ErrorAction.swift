@@ -3,7 +3,7 @@
 /// SDKs' Preauthorize API adds `degradation` and `retry-after`, and Concurrency Monitoring answers `refresh`.
 /// Adobe may add values ("future updates … could add values to the finite sets"): one this version does
 /// not know is kept as ``unknown(_:)`` and read as if the answer carried no action.
-public enum ErrorAction: Sendable, Hashable {
+package enum ErrorAction: Sendable, Hashable {
     /// No predefined remedy; often an improper request.
     case none
     /// Retrying the request might help.
@@ -26,7 +26,7 @@ public enum ErrorAction: Sendable, Hashable {
     case unknown(String)
 
     /// The action as Adobe spells it.
-    public init(rawValue: String) {
+    package init(rawValue: String) {
         switch rawValue {
         case "none": self = .none
         case "retry": self = .retry
@@ -42,7 +42,7 @@ public enum ErrorAction: Sendable, Hashable {
     }
 
     /// Adobe's spelling.
-    public var rawValue: String {
+    package var rawValue: String {
         switch self {
         case .none: "none"
         case .retry: "retry"
@@ -58,22 +58,22 @@ public enum ErrorAction: Sendable, Hashable {
     }
 
     /// The documented actions, in Adobe's order.
-    public static let known: [ErrorAction] = [
+    package static let known: [ErrorAction] = [
         .none, .retry, .retryAfter, .refresh, .configuration, .applicationRegistration, .authentication, .authorization, .degradation,
     ]
 }
 
 extension ErrorAction: CustomStringConvertible {
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 }
 
 /// Written and read as Adobe's string, so stored errors keep the wire's shape.
 extension ErrorAction: Codable {
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(rawValue)
     }
@@ -81,7 +81,7 @@ extension ErrorAction: Codable {
 
 /// Lets fixtures and callers write Adobe's spelling (`action: "retry"`).
 extension ErrorAction: ExpressibleByStringLiteral {
-    public init(stringLiteral value: String) {
+    package init(stringLiteral value: String) {
         self.init(rawValue: value)
     }
 }

@@ -1,7 +1,7 @@
 /// How a device paces its polls: the polling contract of the product, every value configurable.
-public struct PollPolicy: Sendable, Equatable, Codable {
+package struct PollPolicy: Sendable, Equatable, Codable {
     /// What a device does when its code expires unanswered.
-    public enum ExpiryBehaviour: Sendable, Equatable, Codable {
+    package enum ExpiryBehaviour: Sendable, Equatable, Codable {
         /// Stop, report expiry (`status` REG410 + `setAuthenticationStatus(0, …)`).
         case stop
         /// Request a fresh code, at most `times` times per login, before giving up.
@@ -9,44 +9,44 @@ public struct PollPolicy: Sendable, Equatable, Codable {
     }
 
     /// Base interval between polls (Adobe: "every 3–5 seconds or more").
-    public var interval: Duration = .seconds(5)
+    package var interval: Duration = .seconds(5)
     /// Relative jitter applied to each interval: 0.1 means ±10 %.
-    public var jitter: Double = 0.1
+    package var jitter: Double = 0.1
     /// Delay from showing the code to the first poll.
-    public var firstPollDelay: Duration = .zero
+    package var firstPollDelay: Duration = .zero
     /// Start of the error backoff window (defaults to the interval).
-    public var backoffBase: Duration? = nil
+    package var backoffBase: Duration? = nil
     /// Upper bound of the error backoff window.
-    public var backoffCap: Duration = .seconds(60)
+    package var backoffCap: Duration = .seconds(60)
     /// Shortest wait after a 429, whatever `Retry-After` says (Adobe: at least one second).
-    public var minimumThrottleWait: Duration = .seconds(1)
+    package var minimumThrottleWait: Duration = .seconds(1)
     /// Whether 429 and `Retry-After` slow the device down (misbehaving clients ignore them).
-    public var honoursThrottle: Bool = true
+    package var honoursThrottle: Bool = true
     /// Consecutive failed polls after which the device gives up (`nil`: until the code expires).
-    public var maxConsecutiveErrors: Int? = nil
+    package var maxConsecutiveErrors: Int? = nil
     /// Transient failures retried when requesting a code, before `status` REG500.
-    public var codeRequestRetries: Int = 8
+    package var codeRequestRetries: Int = 8
     /// Transient failures (429, 5xx, network) retried at every other stage (registration, token,
     /// configuration, profile, decisions, metadata, logout) before the device reports the failure.
-    public var stageRetries: Int = 8
+    package var stageRetries: Int = 8
     /// Retries of a call (poll excepted) whose enhanced error asks for them (`action` `retry` or
     /// `retry-after`), before the device reports the failure (Adobe: "limited (i.e. 2-3)").
-    public var actionRetries: Int = 3
+    package var actionRetries: Int = 3
     /// Start of the back-off window of those retries.
-    public var stageBackoffBase: Duration = .seconds(1)
+    package var stageBackoffBase: Duration = .seconds(1)
     /// Upper bound of the back-off window of those retries.
-    public var stageBackoffCap: Duration = .seconds(30)
+    package var stageBackoffCap: Duration = .seconds(30)
     /// New codes a login asks for when the backend says the polled code is unknown (it forgot the
     /// session), before the login ends as failed.
-    public var codeRecoveries: Int = 3
-    public var onExpiry: ExpiryBehaviour = .stop
+    package var codeRecoveries: Int = 3
+    package var onExpiry: ExpiryBehaviour = .stop
     /// Marks a deliberately misbehaving client, which may poll faster than the 3 s floor.
-    public var misbehaving: Bool = false
+    package var misbehaving: Bool = false
 
     /// The fastest interval a well-behaved client may use.
-    public static let minimumInterval: Duration = .seconds(3)
+    package static let minimumInterval: Duration = .seconds(3)
 
-    public init() {}
+    package init() {}
 
     private enum CodingKeys: String, CodingKey {
         case interval, jitter, firstPollDelay, backoffBase, backoffCap, minimumThrottleWait, honoursThrottle
@@ -55,7 +55,7 @@ public struct PollPolicy: Sendable, Equatable, Codable {
     }
 
     /// Reads a stored policy; a key an older version did not write keeps its default.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         var p = PollPolicy()
         p.interval = try c.decodeIfPresent(Duration.self, forKey: .interval) ?? p.interval
@@ -78,10 +78,10 @@ public struct PollPolicy: Sendable, Equatable, Codable {
     }
 
     /// The effective start of the backoff window.
-    public var effectiveBackoffBase: Duration { backoffBase ?? interval }
+    package var effectiveBackoffBase: Duration { backoffBase ?? interval }
 
     /// Problems with the policy, as readable reasons (empty when valid).
-    public func validationErrors() -> [String] {
+    package func validationErrors() -> [String] {
         var errors: [String] = []
         if interval < .zero || (interval == .zero && !misbehaving) { errors.append("interval must be positive") }
         if interval < Self.minimumInterval && !misbehaving {
@@ -106,19 +106,19 @@ public struct PollPolicy: Sendable, Equatable, Codable {
     }
 
     /// The wait before the next poll after a normal (pending) answer: interval ± jitter.
-    public func nextPollDelay(using rng: inout some RandomNumberGenerator) -> Duration {
+    package func nextPollDelay(using rng: inout some RandomNumberGenerator) -> Duration {
         jittered(interval, using: &rng)
     }
 
     /// The wait after a 429: never under `minimumThrottleWait` nor `Retry-After`, never under the interval.
-    public func throttledDelay(retryAfter: Duration?, using rng: inout some RandomNumberGenerator) -> Duration {
+    package func throttledDelay(retryAfter: Duration?, using rng: inout some RandomNumberGenerator) -> Duration {
         let normal = nextPollDelay(using: &rng)
         guard honoursThrottle else { return normal }
         return max(normal, minimumThrottleWait, retryAfter ?? .zero)
     }
 
     /// The upper bound of the backoff window after `consecutiveErrors` failures: base·2ⁿ, capped.
-    public func backoffCeiling(consecutiveErrors: Int) -> Duration {
+    package func backoffCeiling(consecutiveErrors: Int) -> Duration {
         let base = effectiveBackoffBase
         var ceiling = base
         for _ in 0..<max(0, consecutiveErrors) {
@@ -130,7 +130,7 @@ public struct PollPolicy: Sendable, Equatable, Codable {
 
     /// The wait after a transport error or 5xx: full jitter over [base, ceiling], so a failing
     /// backend never sees a device poll faster than its normal interval.
-    public func backoffDelay(consecutiveErrors: Int, using rng: inout some RandomNumberGenerator) -> Duration {
+    package func backoffDelay(consecutiveErrors: Int, using rng: inout some RandomNumberGenerator) -> Duration {
         let base = effectiveBackoffBase
         let ceiling = backoffCeiling(consecutiveErrors: consecutiveErrors)
         let spread = ceiling - base
@@ -141,7 +141,7 @@ public struct PollPolicy: Sendable, Equatable, Codable {
 
     /// The wait before a request of another stage than polling is retried: full jitter over
     /// [base, min(cap, base·2ⁿ)]; after a 429 never under `minimumThrottleWait` nor `Retry-After`.
-    public func stageRetryDelay(
+    package func stageRetryDelay(
         throttled: Bool,
         retryAfter: Duration?,
         attempt: Int,

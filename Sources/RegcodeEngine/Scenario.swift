@@ -1,5 +1,5 @@
 /// The app's part of a device: which AccessEnabler calls it makes on its own.
-public enum Scenario: String, Sendable, Codable, CaseIterable {
+package enum Scenario: String, Sendable, Codable, CaseIterable {
     /// Log in once: `setRequestor`, `checkAuthentication`, `getAuthentication`, and answer the
     /// provider picker as ``DeviceSettings/loginProvider`` says: the configured MVPD, else the first regular
     /// one offered; or the first TempPass MVPD.
@@ -12,7 +12,7 @@ public enum Scenario: String, Sendable, Codable, CaseIterable {
 
     /// Calls made when the device starts. A device that resumes a pending code makes none:
     /// the resumed poll loop is already doing the app's work.
-    public func startCommands(resumingCode: Bool) -> [DeviceCommand] {
+    package func startCommands(resumingCode: Bool) -> [DeviceCommand] {
         switch self {
         case .login where !resumingCode, .cycle where !resumingCode:
             [.setRequestor(signingKeys: nil), .checkAuthentication, .getAuthentication(mvpd: nil)]
@@ -22,7 +22,7 @@ public enum Scenario: String, Sendable, Codable, CaseIterable {
     }
 
     /// Calls the app makes in answer to a callback.
-    public func reaction(to event: DeviceEvent, settings: DeviceSettings) -> [DeviceCommand] {
+    package func reaction(to event: DeviceEvent, settings: DeviceSettings) -> [DeviceCommand] {
         guard self != .idle, case .displayProviderDialog(let mvpds) = event else { return [] }
         let pick: String?
         switch settings.loginProvider {
@@ -36,12 +36,12 @@ public enum Scenario: String, Sendable, Codable, CaseIterable {
 
 /// Timing of the `cycle` scenario: hold each login for `hold`, calling `getAuthorization(resource)`
 /// every `authorizeEvery`, then log out and log in again.
-public struct CyclePlan: Sendable, Equatable, Codable {
-    public var hold: Duration
-    public var authorizeEvery: Duration
-    public var resource: String
+package struct CyclePlan: Sendable, Equatable, Codable {
+    package var hold: Duration
+    package var authorizeEvery: Duration
+    package var resource: String
 
-    public init(hold: Duration = .seconds(600), authorizeEvery: Duration = .seconds(60), resource: String = "REF30") {
+    package init(hold: Duration = .seconds(600), authorizeEvery: Duration = .seconds(60), resource: String = "REF30") {
         self.hold = hold
         self.authorizeEvery = authorizeEvery
         self.resource = resource

@@ -1,15 +1,15 @@
 /// One poll as it happened, for the poll log.
-public struct PollAttempt: Sendable, Equatable, Codable {
-    public var code: String
-    public var plannedEpochMs: Int64
-    public var sentEpochMs: Int64
-    public var latencyMs: Double
-    public var httpStatus: Int?
-    public var outcome: PollOutcome
+package struct PollAttempt: Sendable, Equatable, Codable {
+    package var code: String
+    package var plannedEpochMs: Int64
+    package var sentEpochMs: Int64
+    package var latencyMs: Double
+    package var httpStatus: Int?
+    package var outcome: PollOutcome
     /// The wait chosen after this attempt (`nil` when polling stopped).
-    public var nextDelayMs: Int64?
+    package var nextDelayMs: Int64?
 
-    public init(
+    package init(
         code: String,
         plannedEpochMs: Int64,
         sentEpochMs: Int64,

@@ -2,45 +2,45 @@
 ///
 /// A struct rather than a closed enum, like `StatusID`: a log written by another version may hold
 /// outcomes this one does not know, and they read back unchanged. The raw value is the stored text.
-public struct PollOutcome: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
-    public var rawValue: String
+package struct PollOutcome: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    package var rawValue: String
 
-    public init(rawValue: String) {
+    package init(rawValue: String) {
         self.rawValue = rawValue
     }
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 
     /// No one has logged in with the code yet.
-    public static let pending = PollOutcome(rawValue: "pending")
+    package static let pending = PollOutcome(rawValue: "pending")
     /// The poll answered with a profile: someone logged in with the code.
-    public static let authenticated = PollOutcome(rawValue: "authenticated")
+    package static let authenticated = PollOutcome(rawValue: "authenticated")
     /// HTTP 429.
-    public static let throttled = PollOutcome(rawValue: "throttled")
+    package static let throttled = PollOutcome(rawValue: "throttled")
     /// HTTP 5xx.
-    public static let serverError = PollOutcome(rawValue: "server-error")
+    package static let serverError = PollOutcome(rawValue: "server-error")
     /// No HTTP answer (connection refused, reset, timed out).
-    public static let transportError = PollOutcome(rawValue: "transport-error")
+    package static let transportError = PollOutcome(rawValue: "transport-error")
     /// An answer that could not be read.
-    public static let malformed = PollOutcome(rawValue: "malformed")
+    package static let malformed = PollOutcome(rawValue: "malformed")
     /// HTTP 401.
-    public static let unauthorized = PollOutcome(rawValue: "unauthorized")
+    package static let unauthorized = PollOutcome(rawValue: "unauthorized")
     /// The backend no longer knows the code (HTTP 410, or a 400 naming the session or the code).
-    public static let codeInvalid = PollOutcome(rawValue: "code-invalid")
+    package static let codeInvalid = PollOutcome(rawValue: "code-invalid")
     /// Another HTTP 4xx.
-    public static let clientError = PollOutcome(rawValue: "client-error")
+    package static let clientError = PollOutcome(rawValue: "client-error")
     /// The answer arrived after the loop had stopped (cancel, expiry, new code).
-    public static let abandoned = PollOutcome(rawValue: "abandoned")
+    package static let abandoned = PollOutcome(rawValue: "abandoned")
     /// No answer reached the device: the daemon was stopped (killed) with the poll in flight, and logged it at its
     /// next start.
-    public static let interrupted = PollOutcome(rawValue: "interrupted")
+    package static let interrupted = PollOutcome(rawValue: "interrupted")
 
     /// Whether the client, not the backend, ended the attempt (`abandoned`, `interrupted`): not an error, and
     /// not the end of the code's polling.
-    public var isClientSide: Bool { self == .abandoned || self == .interrupted }
+    package var isClientSide: Bool { self == .abandoned || self == .interrupted }
 
     /// The outcomes this version records, in the order reports list them.
-    public static let known: [PollOutcome] = [
+    package static let known: [PollOutcome] = [
         .pending, .authenticated, .throttled, .serverError, .transportError,
         .malformed, .unauthorized, .codeInvalid, .clientError, .abandoned, .interrupted,
     ]

@@ -1,19 +1,19 @@
 /// One backend request other than a poll, as it happened: the request log that shows failed
 /// onboardings and every 429 and 5xx by stage (polls have their own, richer log).
-public struct RequestAttempt: Sendable, Equatable, Codable {
-    public var stage: RequestStage
+package struct RequestAttempt: Sendable, Equatable, Codable {
+    package var stage: RequestStage
     /// The endpoint's short name (`BackendRequest.name`).
-    public var endpoint: String
-    public var sentEpochMs: Int64
-    public var latencyMs: Double
-    public var httpStatus: Int?
-    public var outcome: RequestOutcome
+    package var endpoint: String
+    package var sentEpochMs: Int64
+    package var latencyMs: Double
+    package var httpStatus: Int?
+    package var outcome: RequestOutcome
     /// Adobe's enhanced or DCR error code, when the answer carried one.
-    public var errorCode: String?
+    package var errorCode: String?
     /// The wait before the same request is tried again (`nil`: it is not retried).
-    public var retryDelayMs: Int64?
+    package var retryDelayMs: Int64?
 
-    public init(
+    package init(
         stage: RequestStage,
         endpoint: String,
         sentEpochMs: Int64,

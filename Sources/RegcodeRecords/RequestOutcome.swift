@@ -2,40 +2,40 @@
 ///
 /// A struct rather than a closed enum, like `StatusID`: a log written by another version may hold
 /// outcomes this one does not know, and they read back unchanged. The raw value is the stored text.
-public struct RequestOutcome: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
-    public var rawValue: String
+package struct RequestOutcome: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    package var rawValue: String
 
-    public init(rawValue: String) {
+    package init(rawValue: String) {
         self.rawValue = rawValue
     }
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 
     /// The request succeeded.
-    public static let ok = RequestOutcome(rawValue: "ok")
+    package static let ok = RequestOutcome(rawValue: "ok")
     /// HTTP 429.
-    public static let throttled = RequestOutcome(rawValue: "throttled")
+    package static let throttled = RequestOutcome(rawValue: "throttled")
     /// HTTP 5xx.
-    public static let serverError = RequestOutcome(rawValue: "server-error")
+    package static let serverError = RequestOutcome(rawValue: "server-error")
     /// No HTTP answer (connection refused, reset, timed out).
-    public static let transportError = RequestOutcome(rawValue: "transport-error")
+    package static let transportError = RequestOutcome(rawValue: "transport-error")
     /// An answer that could not be read.
-    public static let malformed = RequestOutcome(rawValue: "malformed")
+    package static let malformed = RequestOutcome(rawValue: "malformed")
     /// HTTP 401.
-    public static let unauthorized = RequestOutcome(rawValue: "unauthorized")
+    package static let unauthorized = RequestOutcome(rawValue: "unauthorized")
     /// Another HTTP 4xx.
-    public static let clientError = RequestOutcome(rawValue: "client-error")
+    package static let clientError = RequestOutcome(rawValue: "client-error")
     /// The answer arrived after the device had stopped waiting for it (shutdown, removal).
-    public static let abandoned = RequestOutcome(rawValue: "abandoned")
+    package static let abandoned = RequestOutcome(rawValue: "abandoned")
     /// No answer reached the device: the daemon was stopped (killed) with the request in flight, and logged it at
     /// its next start.
-    public static let interrupted = RequestOutcome(rawValue: "interrupted")
+    package static let interrupted = RequestOutcome(rawValue: "interrupted")
 
     /// Whether the client, not the backend, ended the attempt (`abandoned`, `interrupted`).
-    public var isClientSide: Bool { self == .abandoned || self == .interrupted }
+    package var isClientSide: Bool { self == .abandoned || self == .interrupted }
 
     /// The outcomes this version records, in the order reports list them.
-    public static let known: [RequestOutcome] = [
+    package static let known: [RequestOutcome] = [
         .ok, .throttled, .serverError, .transportError, .malformed, .unauthorized, .clientError, .abandoned, .interrupted,
     ]
 }

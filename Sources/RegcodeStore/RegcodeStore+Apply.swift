@@ -11,7 +11,7 @@ extension RegcodeStore {
     /// A step for a device that is not stored (removed while the step was queued) keeps its polls,
     /// requests and events but its snapshot is dropped. Either every step is stored or, on error, none.
     /// - Returns: the stored events with their sequence numbers, in order.
-    public func apply(_ steps: [DeviceStep]) async throws -> [StoredEvent] {
+    package func apply(_ steps: [DeviceStep]) async throws -> [StoredEvent] {
         guard !steps.isEmpty else { return [] }
         let json = JSONColumns()
         let applied = try await pool.write { db -> AppliedSteps in

@@ -134,7 +134,7 @@ extension RegcodeStore {
     }
 
     /// The token storage of one device, as stored (for `storage.list`).
-    public func tokens(of device: String) async throws -> [SharedToken] {
+    package func tokens(of device: String) async throws -> [SharedToken] {
         try await pool.read { db in try Self.loadTokens(db, device: device)[device] ?? [] }
     }
 }

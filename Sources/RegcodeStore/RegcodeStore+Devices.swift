@@ -7,13 +7,13 @@ extension RegcodeStore {
     /// Every stored device with its reconstructed snapshot, oldest first.
     ///
     /// Settings come back without `softwareStatement` and `signingKeys` (never stored).
-    public func loadDevices() async throws -> [StoredDevice] {
+    package func loadDevices() async throws -> [StoredDevice] {
         try await loadDevices(only: nil)
     }
 
     /// One stored device with its reconstructed snapshot, as ``loadDevices()`` reads it; nil when none is stored
     /// under `name`. Reads that device's rows only: a reset of one device among 90,000 costs one device.
-    public func loadDevice(named name: String) async throws -> StoredDevice? {
+    package func loadDevice(named name: String) async throws -> StoredDevice? {
         try await loadDevices(only: name).first
     }
 
@@ -68,13 +68,13 @@ extension RegcodeStore {
     /// resetting it. Secrets in the settings are not stored (see ``loadDevices()``).
     /// - Throws: ``RegcodeStoreError/clientAddressInUse(address:device:)`` when another device has
     ///   `device.clientAddress`; nothing is written then.
-    public func saveDevice(_ device: StoredDevice) async throws {
+    package func saveDevice(_ device: StoredDevice) async throws {
         try await saveDevices([device])
     }
 
     /// Stores `devices` (new or existing, as ``saveDevice(_:)``) in one transaction: a first start
     /// with tens of thousands of configured devices would otherwise pay a commit per device.
-    public func saveDevices(_ devices: [StoredDevice]) async throws {
+    package func saveDevices(_ devices: [StoredDevice]) async throws {
         guard !devices.isEmpty else { return }
         let json = JSONColumns()
         let columns = try devices.map { device in
@@ -140,7 +140,7 @@ extension RegcodeStore {
     /// Its poll attempts and events stay: they are history, and event sequence numbers already
     /// handed to subscribers must stay resolvable until retention prunes them.
     /// - Returns: whether the device existed.
-    public func removeDevice(named name: String) async throws -> Bool {
+    package func removeDevice(named name: String) async throws -> Bool {
         let removed = try await pool.write { db in
             try db.execute(sql: "DELETE FROM devices WHERE name = ?", arguments: [name])
             return db.changesCount > 0
@@ -158,7 +158,7 @@ extension RegcodeStore {
     ///   another device's (stored, or given to another device in the same call); nothing is
     ///   written then.
     @discardableResult
-    public func assignClientAddresses(_ addresses: [String: String]) async throws -> [String] {
+    package func assignClientAddresses(_ addresses: [String: String]) async throws -> [String] {
         guard !addresses.isEmpty else { return [] }
         let assigned = try await pool.write { db -> [String] in
             var assigned: [String] = []
@@ -183,7 +183,7 @@ extension RegcodeStore {
     }
 
     /// The client addresses in use: device name → address, for the stored devices that have one.
-    public func clientAddresses() async throws -> [String: String] {
+    package func clientAddresses() async throws -> [String: String] {
         try await pool.read { db in
             let rows = try Row.fetchCursor(db, sql: "SELECT name, client_address FROM devices WHERE client_address IS NOT NULL")
             var addresses: [String: String] = [:]
@@ -208,7 +208,7 @@ extension RegcodeStore {
     /// Every stored device as reports see it, oldest first: state, codes issued, client address.
     ///
     /// Works on a read-only store of an older schema version too (no address there).
-    public func deviceRecordSummaries() async throws -> [DeviceRecordSummary] {
+    package func deviceRecordSummaries() async throws -> [DeviceRecordSummary] {
         let address = fileSchemaVersion >= 2 ? "d.client_address" : "NULL"
         return try await pool.read { db in
             let rows = try Row.fetchCursor(
@@ -242,7 +242,7 @@ extension RegcodeStore {
     }
 
     /// The stable device id of a stored device.
-    public func deviceID(named name: String) async throws -> String? {
+    package func deviceID(named name: String) async throws -> String? {
         try await pool.read { db in
             try String.fetchOne(db, sql: "SELECT device_id FROM devices WHERE name = ?", arguments: [name])
         }
@@ -250,7 +250,7 @@ extension RegcodeStore {
 
     /// One overview line per device, oldest first: state, pending code, polls for that code and the
     /// latest poll.
-    public func deviceSummaries() async throws -> [DeviceSummary] {
+    package func deviceSummaries() async throws -> [DeviceSummary] {
         try await pool.read { db in
             let rows = try Row.fetchCursor(
                 db,
@@ -267,7 +267,7 @@ extension RegcodeStore {
     ///
     /// Its two lookups take the index by device when there is one and the time index when there is not,
     /// which reads the log back to the device's latest poll and to the issue of its pending code.
-    public func deviceSummary(named name: String) async throws -> DeviceSummary? {
+    package func deviceSummary(named name: String) async throws -> DeviceSummary? {
         try await pool.read { db in
             try Row.fetchOne(db, sql: Self.summaryOfOne, arguments: [Self.pollTimeSlackMs, name]).map(Self.summary)
         }

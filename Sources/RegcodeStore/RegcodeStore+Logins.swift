@@ -2,16 +2,16 @@ import GRDB
 import RegcodeEngine
 
 /// One row of the login log: a profile the device newly held, and how the user got it.
-public struct StoredLogin: Sendable, Equatable {
-    public var device: String
+package struct StoredLogin: Sendable, Equatable {
+    package var device: String
     /// Milliseconds since the Unix epoch.
-    public var epochMs: Int64
-    public var mvpd: String
+    package var epochMs: Int64
+    package var mvpd: String
     /// The stored kind (`regular`, `temppass`, `degraded`, `sso`); kept as text so a kind another version
     /// wrote still reads.
-    public var kind: String
+    package var kind: String
 
-    public init(device: String, epochMs: Int64, mvpd: String, kind: String) {
+    package init(device: String, epochMs: Int64, mvpd: String, kind: String) {
         self.device = device
         self.epochMs = epochMs
         self.mvpd = mvpd
@@ -22,7 +22,7 @@ public struct StoredLogin: Sendable, Equatable {
 extension RegcodeStore {
     /// Logins in time order; optionally of one device and/or at or after a time. A read-only store of a schema
     /// version before 5 (no login log) returns nil: the report then leaves logins out rather than showing zeros.
-    public func logins(device: String?, sinceEpochMs: Int64?) async throws -> [StoredLogin]? {
+    package func logins(device: String?, sinceEpochMs: Int64?) async throws -> [StoredLogin]? {
         guard fileSchemaVersion >= 5 else { return nil }
         let (filter, finalArguments) = Self.logFilter(device: device, sinceEpochMs: sinceEpochMs, timeColumn: "time")
         let sql = "SELECT device, time, mvpd, kind FROM logins\(filter) ORDER BY time, id"

@@ -10,7 +10,7 @@ extension RegcodeStore {
     ///
     /// `devices` / `names` restrict the device names and callback names; `nil` means any, an
     /// empty set means none.
-    public func events(after seq: Int64, devices: Set<String>?, names: Set<String>?, limit: Int) async throws -> [StoredEvent] {
+    package func events(after seq: Int64, devices: Set<String>?, names: Set<String>?, limit: Int) async throws -> [StoredEvent] {
         guard limit > 0, devices?.isEmpty != true, names?.isEmpty != true else { return [] }
         let json = JSONColumns()
         // Sets are bound as one JSON array and expanded with json_each, so a filter of thousands
@@ -50,7 +50,7 @@ extension RegcodeStore {
     }
 
     /// The highest sequence number ever assigned (0 before the first event), including pruned ones.
-    public func lastEventSequence() async throws -> Int64 {
+    package func lastEventSequence() async throws -> Int64 {
         try await pool.read { db in
             // sqlite_sequence, not MAX(seq): it still knows the last number after pruning.
             try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'events'") ?? 0
@@ -73,7 +73,7 @@ extension RegcodeStore {
     }
 
     /// Logged polls, in send order; optionally of one device and/or sent at or after a time.
-    public func pollAttempts(device: String?, sinceEpochMs: Int64?) async throws -> [StoredPollAttempt] {
+    package func pollAttempts(device: String?, sinceEpochMs: Int64?) async throws -> [StoredPollAttempt] {
         let (filter, finalArguments) = Self.logFilter(device: device, sinceEpochMs: sinceEpochMs)
         let sql = """
             SELECT device, code, planned_at, sent_at, http_status, latency_ms, outcome, next_delay_ms
@@ -96,7 +96,7 @@ extension RegcodeStore {
 
     /// Logged backend requests other than polls, in send order; optionally of one device and/or
     /// sent at or after a time. A read-only store of schema version 1 (no request log) returns none.
-    public func requestAttempts(device: String?, sinceEpochMs: Int64?) async throws -> [StoredRequestAttempt] {
+    package func requestAttempts(device: String?, sinceEpochMs: Int64?) async throws -> [StoredRequestAttempt] {
         guard fileSchemaVersion >= 2 else { return [] }
         let (filter, finalArguments) = Self.logFilter(device: device, sinceEpochMs: sinceEpochMs)
         let sql = """
@@ -135,7 +135,7 @@ extension RegcodeStore {
     /// Deletes in bounded batches, one transaction each, so `apply` and readers are never held up
     /// for long. Event sequence numbers are never reused.
     /// - Returns: how many rows were deleted from each log.
-    public func prune(pollAttemptsBefore: Int64?, eventsBefore: Int64?) async throws -> (polls: Int, requests: Int, events: Int) {
+    package func prune(pollAttemptsBefore: Int64?, eventsBefore: Int64?) async throws -> (polls: Int, requests: Int, events: Int) {
         var polls = 0
         var requests = 0
         var events = 0

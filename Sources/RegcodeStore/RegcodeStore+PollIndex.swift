@@ -8,7 +8,7 @@ extension RegcodeStore {
     /// again to the file: at 80,000 devices about a fifth of the daemon's CPU. Without the index the log is
     /// written in time order only, and the per-device views (`regcodectl devices`, the console's device
     /// page, `report --device`) read it by time instead, which is slower the longer the log.
-    public enum PollIndex: String, Sendable, CaseIterable {
+    package enum PollIndex: String, Sendable, CaseIterable {
         /// The index of `schema.sql` (the default).
         case device
         /// No index by device: the log is written in time order only.

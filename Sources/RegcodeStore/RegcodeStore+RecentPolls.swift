@@ -4,7 +4,7 @@ import RegcodeRecords
 
 extension RegcodeStore {
     /// A device's latest logged polls, newest first: the console's device page and `devices.polls`.
-    public func recentPolls(of device: String, limit: Int) async throws -> [PollAttempt] {
+    package func recentPolls(of device: String, limit: Int) async throws -> [PollAttempt] {
         try await pool.read { db in
             let rows = try Row.fetchAll(
                 db,

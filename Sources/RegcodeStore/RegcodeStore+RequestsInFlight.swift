@@ -3,22 +3,22 @@ import RegcodeRecords
 
 extension RegcodeStore {
     /// Requests a previous run left in flight, logged at start.
-    public struct InterruptedRequests: Sendable, Equatable {
+    package struct InterruptedRequests: Sendable, Equatable {
         /// Requests by stage (polls under `poll`).
-        public var byStage: [RequestStage: Int] = [:]
+        package var byStage: [RequestStage: Int] = [:]
 
-        public var polls: Int { byStage[.poll, default: 0] }
-        public var requests: Int { total - polls }
-        public var total: Int { byStage.values.reduce(0, +) }
+        package var polls: Int { byStage[.poll, default: 0] }
+        package var requests: Int { total - polls }
+        package var total: Int { byStage.values.reduce(0, +) }
 
-        public init() {}
+        package init() {}
     }
 
     /// Moves every request left in `requests_in_flight` into the poll or request log as `interrupted`, in one
     /// transaction: the daemon stopped (was killed) after storing the request and before storing its answer, so the
     /// answer never reached the device. Rows of devices no longer stored are dropped (their answers were dropped
     /// with them). Called at start, before any device sends; one daemon owns the file then.
-    public func recordInterruptedRequests() async throws -> InterruptedRequests {
+    package func recordInterruptedRequests() async throws -> InterruptedRequests {
         try await pool.write { db in
             var found = InterruptedRequests()
             try db.execute(sql: "DELETE FROM requests_in_flight WHERE device NOT IN (SELECT name FROM devices)")

@@ -1,7 +1,7 @@
 import GRDB
 
 /// Whether a database may be run as the shard asked for.
-public enum ShardBinding: Sendable, Equatable {
+package enum ShardBinding: Sendable, Equatable {
     /// The database is (now) bound to the shard asked for.
     case bound
     /// The database holds another shard's devices (`stored`), or an unsharded fleet (`stored` nil).
@@ -15,7 +15,7 @@ extension RegcodeStore {
     ///
     /// A database without a recorded shard is unsharded if it holds configured devices (devices added
     /// over the socket are not sliced), and free otherwise: a new file takes the shard it is started with.
-    public func bindShard(_ shard: String?) throws -> ShardBinding {
+    package func bindShard(_ shard: String?) throws -> ShardBinding {
         try pool.write { db in
             let stored = try String.fetchOne(db, sql: "SELECT value FROM daemon_settings WHERE key = 'shard'")
             if let stored { return stored == shard ? .bound : .mismatch(stored: stored) }

@@ -67,7 +67,7 @@ extension RegcodeStore {
     }
 
     /// Stores a device's TV Provider after the lab changed it.
-    public func saveTVProvider(_ state: TVProviderDevice?, device: String) async throws {
+    package func saveTVProvider(_ state: TVProviderDevice?, device: String) async throws {
         let now = Self.wallClockMs()
         try await pool.write { db in
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM devices WHERE name = ?", arguments: [device]) == true else { return }

@@ -18,19 +18,19 @@ import Darwin
 /// One process writes; every write that belongs together (a batch of engine steps) is one
 /// transaction. `schema.sql` is executed verbatim on a new file, so the file's schema is exactly
 /// what `sqlite3 new.db < schema.sql` creates.
-public final class RegcodeStore: Sendable {
+package final class RegcodeStore: Sendable {
     /// The schema version (`PRAGMA user_version`) this build reads and writes.
-    public static let schemaVersion: Int32 = 6
+    package static let schemaVersion: Int32 = 6
     /// `PRAGMA application_id` of a regcoded database ('RGCD').
-    public static let applicationID: Int32 = 0x5247_4344
+    package static let applicationID: Int32 = 0x5247_4344
 
     /// The database file.
-    public let path: String
+    package let path: String
 
     /// The schema version of the file as opened. A read-write store is always at ``schemaVersion``
     /// (it migrates older files on open); a read-only store also reads older versions it knows, and
     /// what they lack reads as empty (see ``requestAttempts(device:sinceEpochMs:)``).
-    public let fileSchemaVersion: Int32
+    package let fileSchemaVersion: Int32
 
     // The daemon opens a pool rather than a queue: WAL lets the control socket's reads (event
     // replay, summaries, poll reports) run concurrently with a long batched `apply` instead of
@@ -42,7 +42,7 @@ public final class RegcodeStore: Sendable {
     private let checkpointer: DatabaseQueue?
 
     /// Who moves the write-ahead log into the database file.
-    public enum WALCheckpoints: Sendable {
+    package enum WALCheckpoints: Sendable {
         /// SQLite's default: the committing connection checkpoints every ~1,000 pages, inside a commit.
         case onCommit
         /// Nobody on the commit path; the owner calls ``checkpoint()`` on a schedule.
@@ -58,7 +58,7 @@ public final class RegcodeStore: Sendable {
     /// does not know is refused and left untouched. The connection uses WAL, foreign keys and a
     /// busy timeout. `pollIndex` drops or builds the poll log's index by device (see ``PollIndex``).
     /// - Throws: ``RegcodeStoreError`` naming the path and the reason.
-    public init(path: String, walCheckpoints: WALCheckpoints = .onCommit, pollIndex: PollIndex = .device, logger: Logger) throws {
+    package init(path: String, walCheckpoints: WALCheckpoints = .onCommit, pollIndex: PollIndex = .device, logger: Logger) throws {
         self.path = path
         var logger = logger
         logger[metadataKey: "db"] = .string(path)
@@ -135,7 +135,7 @@ public final class RegcodeStore: Sendable {
     /// older one this build can migrate (see ``fileSchemaVersion``); an older file is read through a migrated
     /// copy (``migratedCopy(of:from:)``), so every query sees the current schema.
     /// - Throws: ``RegcodeStoreError`` naming the path and the reason.
-    public init(readingOnly path: String, logger: Logger) throws {
+    package init(readingOnly path: String, logger: Logger) throws {
         self.path = path
         var logger = logger
         logger[metadataKey: "db"] = .string(path)
@@ -186,7 +186,7 @@ public final class RegcodeStore: Sendable {
     /// log from its start again. A RESTART that cannot finish (a long reader) is tried again next time.
     /// - Returns: frames in the log and frames copied, as of the last pass that ran.
     @discardableResult
-    public func checkpoint() async throws -> (walFrames: Int, checkpointed: Int) {
+    package func checkpoint() async throws -> (walFrames: Int, checkpointed: Int) {
         let connection: any DatabaseWriter = checkpointer ?? pool
         let passive = try await connection.writeWithoutTransaction { try $0.checkpoint(.passive) }
         let restart = try await connection.writeWithoutTransaction { db -> (walFrameCount: Int, checkpointedFrameCount: Int)? in
@@ -358,7 +358,7 @@ extension RegcodeStore {
     /// Whether `error` says the database cannot be written or read now but may be later: another process holds its
     /// lock (past the busy timeout), the disk is full, an I/O error, the file cannot be opened or is read-only. The
     /// control layer answers such a failure with a retryable error rather than an internal one.
-    public static func isUnavailable(_ error: any Error) -> Bool {
+    package static func isUnavailable(_ error: any Error) -> Bool {
         guard let error = error as? DatabaseError else { return false }
         switch error.resultCode {
         case .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_FULL, .SQLITE_IOERR, .SQLITE_CANTOPEN, .SQLITE_READONLY, .SQLITE_PROTOCOL,
@@ -374,5 +374,5 @@ extension RegcodeStore {
     /// The memory SQLite holds in this process now, in bytes: its page caches (up to `cache_size`, 2 MB by default,
     /// per connection), statements and schema. It grows while the caches fill as the database grows, then stays: a
     /// soak that watches the process's memory subtracts it to see what the rest does.
-    public static var sqliteMemoryBytes: Int { Int(sqlite3_memory_used()) }
+    package static var sqliteMemoryBytes: Int { Int(sqlite3_memory_used()) }
 }

@@ -3,33 +3,33 @@ import RegcodeEngine
 import RegcodeRecords
 
 /// A device as stored: configuration, identity and durable state.
-public struct StoredDevice: Sendable, Equatable {
-    public var name: String
+package struct StoredDevice: Sendable, Equatable {
+    package var name: String
     /// The stable id sent to the backend; fixed when the row is first created.
-    public var deviceID: String
+    package var deviceID: String
     /// Loaded settings never carry `softwareStatement` or `signingKeys`: they are not stored,
     /// and the daemon supplies them again from its configuration.
-    public var settings: DeviceSettings
-    public var scenario: Scenario
+    package var settings: DeviceSettings
+    package var scenario: Scenario
     /// Jitter generator seed.
-    public var seed: UInt64
-    public var snapshot: DeviceSnapshot
+    package var seed: UInt64
+    package var snapshot: DeviceSnapshot
     /// The configured fleet the device belongs to or was modelled on, if any.
-    public var fleet: String?
+    package var fleet: String?
     /// Whether the device was added over the control socket rather than by the configuration
     /// file (such devices survive a restart although the file does not list them).
-    public var addedAtRuntime: Bool
+    package var addedAtRuntime: Bool
     /// The device's stable client address (its bound source address or `X-Forwarded-For`), unique among the
     /// stored devices; `nil` until the daemon assigns one (see ``RegcodeStore/assignClientAddresses(_:)``).
-    public var clientAddress: String?
+    package var clientAddress: String?
     /// The apps the device hosts, first app first; empty for a plain one-app device.
-    public var apps: [StoredApp] = []
+    package var apps: [StoredApp] = []
     /// The device's shared token storage (devices that host apps).
-    public var tokens: [SharedToken] = []
+    package var tokens: [SharedToken] = []
     /// The device's TV Provider (Apple single sign-on) as last stored; nil: not emulated.
-    public var tvProvider: TVProviderDevice?
+    package var tvProvider: TVProviderDevice?
 
-    public init(
+    package init(
         name: String,
         deviceID: String,
         settings: DeviceSettings,
@@ -53,35 +53,35 @@ public struct StoredDevice: Sendable, Equatable {
 }
 
 /// An app of a device as stored: who it is and, for apps other than the first, its own state.
-public struct StoredApp: Sendable, Equatable {
-    public var app: HostedApp
+package struct StoredApp: Sendable, Equatable {
+    package var app: HostedApp
     /// nil for the first app, whose state is the device's.
-    public var snapshot: DeviceSnapshot?
-    public init(app: HostedApp, snapshot: DeviceSnapshot? = nil) {
+    package var snapshot: DeviceSnapshot?
+    package init(app: HostedApp, snapshot: DeviceSnapshot? = nil) {
         self.app = app
         self.snapshot = snapshot
     }
 }
 
 /// One row of the poll log.
-public typealias StoredPollAttempt = PollLogEntry
+package typealias StoredPollAttempt = PollLogEntry
 
 /// One row of the request log.
-public typealias StoredRequestAttempt = RequestLogEntry
+package typealias StoredRequestAttempt = RequestLogEntry
 
 /// A stored device as reports see it: its state and how many codes it was ever issued, without
 /// settings or secrets.
-public struct DeviceRecordSummary: Sendable, Equatable {
-    public var name: String
-    public var state: DevicePhase
-    public var fleet: String?
+package struct DeviceRecordSummary: Sendable, Equatable {
+    package var name: String
+    package var state: DevicePhase
+    package var fleet: String?
     /// When the row was created, milliseconds since the Unix epoch.
-    public var createdEpochMs: Int64
+    package var createdEpochMs: Int64
     /// Rows in `codes` for the device: every code it was issued (pending or ended) while stored.
-    public var codesIssued: Int
-    public var clientAddress: String?
+    package var codesIssued: Int
+    package var clientAddress: String?
 
-    public init(name: String, state: DevicePhase, fleet: String?, createdEpochMs: Int64, codesIssued: Int, clientAddress: String?) {
+    package init(name: String, state: DevicePhase, fleet: String?, createdEpochMs: Int64, codesIssued: Int, clientAddress: String?) {
         self.name = name
         self.state = state
         self.fleet = fleet
@@ -92,23 +92,23 @@ public struct DeviceRecordSummary: Sendable, Equatable {
 }
 
 /// One line of the device overview.
-public struct DeviceSummary: Sendable, Equatable {
-    public var name: String
-    public var state: DevicePhase
+package struct DeviceSummary: Sendable, Equatable {
+    package var name: String
+    package var state: DevicePhase
     /// The code being polled, if a login is pending.
-    public var pendingCode: String?
+    package var pendingCode: String?
     /// When the pending code expires, milliseconds since the Unix epoch.
-    public var codeExpiresEpochMs: Int64?
+    package var codeExpiresEpochMs: Int64?
     /// Polls logged for the pending code (0 without one).
-    public var pollsForCode: Int
+    package var pollsForCode: Int
     /// HTTP status of the device's latest logged poll (`nil` without one or on transport errors).
-    public var lastHTTPStatus: Int?
+    package var lastHTTPStatus: Int?
     /// When the device's latest logged poll was sent, milliseconds since the Unix epoch.
-    public var lastPollEpochMs: Int64?
+    package var lastPollEpochMs: Int64?
     /// The configured fleet the device belongs to (or was modelled on, for a device added over the socket).
-    public var fleet: String?
+    package var fleet: String?
 
-    public init(
+    package init(
         name: String,
         state: DevicePhase,
         pendingCode: String?,
@@ -130,7 +130,7 @@ public struct DeviceSummary: Sendable, Equatable {
 }
 
 /// Why the store could not open a database or read a row.
-public enum RegcodeStoreError: Error, Equatable, CustomStringConvertible, LocalizedError {
+package enum RegcodeStoreError: Error, Equatable, CustomStringConvertible, LocalizedError {
     /// The file could not be created, opened or read as SQLite.
     case cannotOpen(path: String, reason: String)
     /// The file is an SQLite database, but not one this daemon created.
@@ -142,7 +142,7 @@ public enum RegcodeStoreError: Error, Equatable, CustomStringConvertible, Locali
     /// The client address is already another stored device's.
     case clientAddressInUse(address: String, device: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .cannotOpen(let path, let reason):
             "cannot open state database \(path): \(reason)"
@@ -159,5 +159,5 @@ public enum RegcodeStoreError: Error, Equatable, CustomStringConvertible, Locali
         }
     }
 
-    public var errorDescription: String? { description }
+    package var errorDescription: String? { description }
 }

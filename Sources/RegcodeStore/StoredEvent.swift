@@ -2,17 +2,17 @@ import RegcodeEngine
 import RegcodeSupport
 
 /// A callback as stored: the gap-free sequence number is assigned by the database.
-public struct StoredEvent: Sendable, Equatable {
-    public var seq: Int64
-    public var device: String
+package struct StoredEvent: Sendable, Equatable {
+    package var seq: Int64
+    package var device: String
     /// The app of the device that fired it (``DeviceStep/defaultApp`` on a plain device).
-    public var app: String
+    package var app: String
     /// Milliseconds since the Unix epoch.
-    public var time: Int64
-    public var name: String
-    public var args: [String: JSONValue]
+    package var time: Int64
+    package var name: String
+    package var args: [String: JSONValue]
 
-    public init(seq: Int64, device: String, app: String = DeviceStep.defaultApp, time: Int64, name: String, args: [String: JSONValue]) {
+    package init(seq: Int64, device: String, app: String = DeviceStep.defaultApp, time: Int64, name: String, args: [String: JSONValue]) {
         self.seq = seq
         self.device = device
         self.app = app

@@ -7,36 +7,36 @@ import Logging
 /// never printed it: about 5 % of `pass-sim`'s CPU under load. Here the attached metadata stays a dictionary
 /// and goes to the stream handler with the message (explicit metadata of a message still wins), so the
 /// lines written are the same.
-public struct DeferredMetadataLogHandler: LogHandler {
+package struct DeferredMetadataLogHandler: LogHandler {
     private var stream: StreamLogHandler
-    public var metadata: Logger.Metadata = [:]
+    package var metadata: Logger.Metadata = [:]
 
     /// Writes to standard error, as `StreamLogHandler.standardError(label:)`.
-    public static func standardError(label: String) -> Self {
+    package static func standardError(label: String) -> Self {
         Self(stream: StreamLogHandler.standardError(label: label))
     }
 
     /// Wraps `stream`; metadata set on the wrapper reaches it with each message.
-    public init(stream: StreamLogHandler) {
+    package init(stream: StreamLogHandler) {
         self.stream = stream
     }
 
-    public var logLevel: Logger.Level {
+    package var logLevel: Logger.Level {
         get { stream.logLevel }
         set { stream.logLevel = newValue }
     }
 
-    public var metadataProvider: Logger.MetadataProvider? {
+    package var metadataProvider: Logger.MetadataProvider? {
         get { stream.metadataProvider }
         set { stream.metadataProvider = newValue }
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         guard !metadata.isEmpty else { return stream.log(event: event) }
         var event = event
         event.metadata = metadata.merging(event.metadata ?? [:]) { _, explicit in explicit }

@@ -4,25 +4,25 @@
 /// `s`, `m`, `h`, `d`, `w` (`500ms`, `10s`, `2m`, `1h30m`, `7d`). Case and surrounding blanks are
 /// ignored. Negative, non-finite and out-of-range values (beyond ``maximum``) are refused with a
 /// reason rather than trapping later in `Duration` or nanosecond arithmetic.
-public enum DurationParser {
+package enum DurationParser {
     static let unitMilliseconds: [Substring: Double] = [
         "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000,
     ]
     /// The longest duration accepted: one year. Intervals, back-offs and retention ages are scaled,
     /// doubled and converted to `Int64` nanoseconds on their way to timers; a year leaves a margin of
     /// over 250× before any of that overflows, and nothing the daemon times is longer.
-    public static let maximum: Duration = .seconds(365 * 86_400)
+    package static let maximum: Duration = .seconds(365 * 86_400)
     static let maximumMilliseconds = Double(maximum.milliseconds)
 
     /// Why a text is not an accepted duration.
-    public enum Problem: Error, Equatable, CustomStringConvertible {
+    package enum Problem: Error, Equatable, CustomStringConvertible {
         /// Not in the grammar at all.
         case notADuration(String)
         case notFinite(String)
         case negative(String)
         case tooLong(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .notADuration(let text): "'\(text)' is not a duration (e.g. 5s, 500ms, 2m, 7d)"
             case .notFinite(let text): "'\(text)' is not a finite duration"
@@ -32,22 +32,22 @@ public enum DurationParser {
         }
     }
 
-    public static func parse(_ text: String) -> Duration? {
+    package static func parse(_ text: String) -> Duration? {
         try? read(text)
     }
 
     /// The duration, or the reason `text` is refused: the form every configuration error reports.
-    public static func read(_ text: String) throws(Problem) -> Duration {
+    package static func read(_ text: String) throws(Problem) -> Duration {
         .milliseconds(try readMilliseconds(text))
     }
 
     /// The duration in whole milliseconds (rounded), or nil when `text` is not a duration.
-    public static func milliseconds(_ text: String) -> Int64? {
+    package static func milliseconds(_ text: String) -> Int64? {
         try? readMilliseconds(text)
     }
 
     /// The duration in whole milliseconds (rounded), or the reason `text` is refused.
-    public static func readMilliseconds(_ text: String) throws(Problem) -> Int64 {
+    package static func readMilliseconds(_ text: String) throws(Problem) -> Int64 {
         var rest = Substring(text.trimmingBlanks().lowercased())
         guard !rest.isEmpty else { throw .notADuration(text) }
         if let seconds = Double(rest) {
@@ -75,7 +75,7 @@ public enum DurationParser {
     }
 
     /// Renders a duration the way `parse` reads it back.
-    public static func format(_ duration: Duration) -> String {
+    package static func format(_ duration: Duration) -> String {
         let ms = duration.milliseconds
         if ms % 86_400_000 == 0 && ms > 0 { return "\(ms / 86_400_000)d" }
         if ms % 3_600_000 == 0 && ms > 0 { return "\(ms / 3_600_000)h" }

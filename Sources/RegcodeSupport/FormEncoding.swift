@@ -1,5 +1,5 @@
 /// RFC 3986 percent-encoding, shared by path segments, query strings and form bodies.
-public enum FormEncoding {
+package enum FormEncoding {
     /// Only the unreserved characters stay literal, so `/`, `?`, `#`, `&`, `=` and `+` can never change the
     /// structure of a path or a form. A switch, not a `Set<UInt8>`: every poll encodes its path, and hashing each
     /// byte cost more than the rest of the encoding.
@@ -15,7 +15,7 @@ public enum FormEncoding {
 
     private static let hexDigits = Array("0123456789ABCDEF".utf8)
 
-    public static func percentEncode(_ text: String) -> String {
+    package static func percentEncode(_ text: String) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)
         for byte in text.utf8 {
@@ -31,7 +31,7 @@ public enum FormEncoding {
     }
 
     /// A single path segment; `.` and `..` are escaped too so a value can never climb the path.
-    public static func pathSegment(_ text: String) -> String {
+    package static func pathSegment(_ text: String) -> String {
         switch text {
         case ".": "%2E"
         case "..": "%2E%2E"
@@ -40,7 +40,7 @@ public enum FormEncoding {
     }
 
     /// `application/x-www-form-urlencoded` / query-string encoding of ordered pairs.
-    public static func encode(_ pairs: [(String, String)]) -> String {
+    package static func encode(_ pairs: [(String, String)]) -> String {
         pairs.map { percentEncode($0.0) + "=" + percentEncode($0.1) }.joined(separator: "&")
     }
 }

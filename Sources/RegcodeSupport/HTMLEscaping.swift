@@ -6,10 +6,10 @@ import Foundation
 
 /// Text made safe for HTML and XML markup (the simulator's activation pages, the soak report, SAML messages), and
 /// read back.
-public enum HTML {
+package enum HTML {
     /// `text` safe both as element content and inside a quoted attribute. Control characters are
     /// not allowed in HTML text, so they show as U+FFFD (newline and tab are kept).
-    public static func escape(_ text: String) -> String {
+    package static func escape(_ text: String) -> String {
         var output = ""
         output.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {
@@ -29,7 +29,7 @@ public enum HTML {
 
     /// The text `escape` (or another writer of the five predefined entities) wrote: entities back to characters,
     /// `&amp;` last so `&amp;lt;` stays `&lt;`.
-    public static func unescape(_ text: String) -> String {
+    package static func unescape(_ text: String) -> String {
         guard text.contains("&") else { return text }
         return
             text

@@ -1,14 +1,14 @@
 /// `HOST:PORT` as flags write it.
-public struct HostPort: Sendable, Equatable {
-    public var host: String
-    public var port: Int
+package struct HostPort: Sendable, Equatable {
+    package var host: String
+    package var port: Int
 
-    public init(host: String, port: Int) {
+    package init(host: String, port: Int) {
         self.host = host
         self.port = port
     }
 
-    public static func parse(_ text: String) -> HostPort? {
+    package static func parse(_ text: String) -> HostPort? {
         guard let colon = text.lastIndex(of: ":") else { return nil }
         var host = String(text[..<colon])
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }

@@ -10,12 +10,12 @@
 ///
 /// Integers without fraction or exponent that fit `Int64` become `.int`; every other number `.double`.
 /// Duplicate object keys keep the last value. Input must be valid UTF-8.
-public struct JSONValueParser {
+package struct JSONValueParser {
     /// The deepest nesting ``InputLimits/nestingOnly`` allows (Foundation's decoder stops at 512 too).
-    public static let maximumDepth = 512
+    package static let maximumDepth = 512
 
     /// How a number written with a fraction or an exponent is read.
-    public enum Numbers: Sendable {
+    package enum Numbers: Sendable {
         /// As written: `1.0` is `.double(1)`. For backend answers, where the form can carry meaning.
         case asWritten
         /// JSON has one number type: any integral value that fits `Int64` is `.int` (`1.0`, `1e3`), as Foundation's
@@ -23,14 +23,14 @@ public struct JSONValueParser {
         case integralAsInt
     }
 
-    public enum Failure: Error, Equatable, CustomStringConvertible {
+    package enum Failure: Error, Equatable, CustomStringConvertible {
         /// Not JSON, or not representable as a ``JSONValue``; the message names what was wrong and, where it can,
         /// the byte offset.
         case syntax(String)
         /// JSON so far, but past a limit: `value` is the limit, `offset` where reading stopped.
         case limit(InputLimits.Limit, value: Int, offset: Int)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .syntax(let message): message
             case .limit(let limit, let value, let offset): "\(limit.rawValue) \(value) exceeded at byte \(offset)"
@@ -40,14 +40,14 @@ public struct JSONValueParser {
 
     /// Parses a whole document, nesting at most ``maximumDepth`` deep; trailing bytes other than whitespace
     /// are an error.
-    public static func parse(_ bytes: some Collection<UInt8>, numbers: Numbers = .asWritten) throws(Failure) -> JSONValue {
+    package static func parse(_ bytes: some Collection<UInt8>, numbers: Numbers = .asWritten) throws(Failure) -> JSONValue {
         try parse(bytes, limits: .nestingOnly, numbers: numbers)
     }
 
     /// Parses a whole document within `limits`. A grammar or limit violation is reported at the first byte
     /// that breaks it; a value JSON allows but `JSONValue` cannot hold (a number beyond `Double`, an unpaired
     /// surrogate escape) only once the whole document has been read, so that a later grammar error wins.
-    public static func parse(_ bytes: some Collection<UInt8>, limits: InputLimits, numbers: Numbers = .asWritten) throws(Failure) -> JSONValue {
+    package static func parse(_ bytes: some Collection<UInt8>, limits: InputLimits, numbers: Numbers = .asWritten) throws(Failure) -> JSONValue {
         var work = Work()
         return try parse(bytes, limits: limits, numbers: numbers, work: &work)
     }
@@ -55,22 +55,22 @@ public struct JSONValueParser {
     /// What one parse did, counted as it went: the bytes it read, the values it made and the values it moved into
     /// their containers. Each is at most the input's length, whatever its shape, which is what keeps the cost of
     /// a document linear in its size; tests and benchmarks read it to show that.
-    public struct Work: Sendable, Equatable {
+    package struct Work: Sendable, Equatable {
         /// Bytes read, up to where the parse stopped (each once).
-        public var bytes = 0
+        package var bytes = 0
         /// Values finished: scalars, arrays and objects.
-        public var values = 0
+        package var values = 0
         /// Values moved from the parser's stacks into the array or object that holds them (each once).
-        public var moves = 0
+        package var moves = 0
 
-        public init() {}
+        package init() {}
 
         /// Everything counted: at most three units per byte of input.
-        public var total: Int { bytes + values + moves }
+        package var total: Int { bytes + values + moves }
     }
 
     /// ``parse(_:limits:numbers:)``, also saying what it did, whether it succeeded or not.
-    public static func parse(
+    package static func parse(
         _ bytes: some Collection<UInt8>,
         limits: InputLimits,
         numbers: Numbers = .asWritten,
@@ -319,7 +319,7 @@ public struct JSONValueParser {
 
 extension JSONValue {
     /// Parses a JSON document, or nil when `bytes` are not one.
-    public init?(parsing bytes: some Collection<UInt8>) {
+    package init?(parsing bytes: some Collection<UInt8>) {
         guard let value = try? JSONValueParser.parse(bytes) else { return nil }
         self = value
     }

@@ -5,22 +5,22 @@
 /// output (object keys of a ``JSONValue`` sorted by their UTF-8 bytes, no escaped slashes, integers
 /// never printed as doubles), some need members in the order they were written (reports), and the
 /// event hot path should not go through `Data` and `Encodable` boxing.
-public struct JSONWriter: Sendable {
-    public enum Layout: Sendable {
+package struct JSONWriter: Sendable {
+    package enum Layout: Sendable {
         case compact
         /// Pretty-printed with this many spaces per level.
         case indented(Int)
     }
 
     /// The text written so far.
-    public private(set) var text: String
+    package private(set) var text: String
     private let indent: Int?
     /// Elements written in each open container, innermost last.
     private var counts: [Int] = []
     /// A key was just written: the next value completes the member.
     private var afterKey = false
 
-    public init(layout: Layout = .compact, capacity: Int = 256) {
+    package init(layout: Layout = .compact, capacity: Int = 256) {
         text = ""
         text.reserveCapacity(capacity)
         switch layout {
@@ -30,7 +30,7 @@ public struct JSONWriter: Sendable {
     }
 
     /// `value` as compact JSON.
-    public static func text(_ value: JSONValue) -> String {
+    package static func text(_ value: JSONValue) -> String {
         var writer = JSONWriter()
         writer.value(value)
         return writer.text
@@ -38,7 +38,7 @@ public struct JSONWriter: Sendable {
 
     // MARK: Values
 
-    public mutating func value(_ value: JSONValue) {
+    package mutating func value(_ value: JSONValue) {
         switch value {
         case .null: null()
         case .bool(let flag): bool(flag)
@@ -60,42 +60,42 @@ public struct JSONWriter: Sendable {
         }
     }
 
-    public mutating func null() { raw("null") }
-    public mutating func bool(_ flag: Bool) { raw(flag ? "true" : "false") }
-    public mutating func int(_ number: Int64) { raw(String(number)) }
+    package mutating func null() { raw("null") }
+    package mutating func bool(_ flag: Bool) { raw(flag ? "true" : "false") }
+    package mutating func int(_ number: Int64) { raw(String(number)) }
 
     /// JSON has no NaN or infinity: they are written as null, as JavaScript's `JSON.stringify` does.
-    public mutating func double(_ number: Double) {
+    package mutating func double(_ number: Double) {
         raw(number.isFinite ? number.description : "null")
     }
 
     /// A value already rendered as JSON (e.g. a number with its own rounding).
-    public mutating func raw(_ json: String) {
+    package mutating func raw(_ json: String) {
         beginValue()
         text += json
     }
 
-    public mutating func string(_ string: String) {
+    package mutating func string(_ string: String) {
         beginValue()
         Self.quote(string, into: &text)
     }
 
     // MARK: Containers, members in the order written
 
-    public mutating func array(_ body: (inout JSONWriter) -> Void) {
+    package mutating func array(_ body: (inout JSONWriter) -> Void) {
         open("[")
         body(&self)
         close("]")
     }
 
-    public mutating func object(_ body: (inout JSONWriter) -> Void) {
+    package mutating func object(_ body: (inout JSONWriter) -> Void) {
         open("{")
         body(&self)
         close("}")
     }
 
     /// Starts an object member; the next value written is its value.
-    public mutating func key(_ name: String) {
+    package mutating func key(_ name: String) {
         beginElement()
         Self.quote(name, into: &text)
         text += indent == nil ? ":" : ": "

@@ -1,5 +1,5 @@
 /// The release every tool reports with `--version` (regcoded, regcodectl, pass-sim).
-public enum RegcodeVersion {
+package enum RegcodeVersion {
     /// The version string, e.g. `0.2.0`.
-    public static let current = "0.2.0"
+    package static let current = "0.2.0"
 }

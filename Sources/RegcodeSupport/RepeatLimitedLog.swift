@@ -4,9 +4,9 @@ import Synchronization
 /// Which repeats of a log line to write: the first of each reason at once, then at most one per interval carrying
 /// the count of those held back, so a flood (refused connections, failing accepts) costs a line per interval, not
 /// one per occurrence.
-public struct RepeatLimiter<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
+package struct RepeatLimiter<Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
     /// What to do with one occurrence.
-    public enum Decision: Equatable, Sendable {
+    package enum Decision: Equatable, Sendable {
         /// Write it; `suppressed` repeats of the same reason were held back over `over` before it (0 and nil for the
         /// first occurrence after a quiet interval).
         case write(suppressed: Int, over: Duration?)
@@ -19,15 +19,15 @@ public struct RepeatLimiter<Instant: InstantProtocol>: Sendable where Instant.Du
         var suppressed: Int
     }
 
-    public let interval: Duration
+    package let interval: Duration
     private var reasons: [String: Reason] = [:]
 
-    public init(interval: Duration) {
+    package init(interval: Duration) {
         self.interval = interval
     }
 
     /// Records one occurrence of `reason` at `now`.
-    public mutating func record(_ reason: String, now: Instant) -> Decision {
+    package mutating func record(_ reason: String, now: Instant) -> Decision {
         guard var entry = self.reasons[reason] else {
             self.reasons[reason] = Reason(lastWritten: now, suppressed: 0)
             return .write(suppressed: 0, over: nil)
@@ -46,12 +46,12 @@ public struct RepeatLimiter<Instant: InstantProtocol>: Sendable where Instant.Du
 
 /// A logger that rate-limits its own repeats: one line per reason per interval, each saying how many were held back
 /// ("refused connections over the cap; 19532 more in the last 10 s"). Shared by every listener.
-public final class RepeatLimitedLog<C: Clock>: Sendable where C.Duration == Duration, C.Instant: Sendable {
+package final class RepeatLimitedLog<C: Clock>: Sendable where C.Duration == Duration, C.Instant: Sendable {
     private let logger: Logger
     private let clock: C
     private let limiter: Mutex<RepeatLimiter<C.Instant>>
 
-    public init(logger: Logger, interval: Duration = .seconds(10), clock: C) {
+    package init(logger: Logger, interval: Duration = .seconds(10), clock: C) {
         self.logger = logger
         self.clock = clock
         self.limiter = Mutex(RepeatLimiter(interval: interval))
@@ -60,7 +60,7 @@ public final class RepeatLimitedLog<C: Clock>: Sendable where C.Duration == Dura
     /// Logs `message` under `reason` unless a line for the same reason went out less than an interval ago.
     /// - Returns: whether a line was written.
     @discardableResult
-    public func log(
+    package func log(
         _ level: Logger.Level,
         reason: String,
         _ message: @autoclosure () -> String,
@@ -81,7 +81,7 @@ public final class RepeatLimitedLog<C: Clock>: Sendable where C.Duration == Dura
 }
 
 extension RepeatLimitedLog where C == ContinuousClock {
-    public convenience init(logger: Logger, interval: Duration = .seconds(10)) {
+    package convenience init(logger: Logger, interval: Duration = .seconds(10)) {
         self.init(logger: logger, interval: interval, clock: ContinuousClock())
     }
 }

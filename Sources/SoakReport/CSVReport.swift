@@ -17,7 +17,7 @@ extension SoakReport {
     /// `never_got_code`, `stopped_at`, `stop_status`, `last_error`, `all_429`, `all_5xx`,
     /// `all_errors`, `poll_5xx`, `poll_errors`), and with named fleets one `group` row per fleet
     /// follows the devices (its `fleet` column names it).
-    public func csv() -> String {
+    package func csv() -> String {
         let columns = Self.pollColumns(outcomes: Self.orderedOutcomes(fleet).map(\.0), statuses: fleet.httpStatuses.keys.sorted())
         let requestColumns = requestsLoaded ? Self.requestColumns(stages: requests.stages.map(\.stage)) : []
         let troubleColumns = Self.troubleColumns

@@ -1,5 +1,5 @@
 /// How polling a code ended, as far as the poll log (and, when loaded, the event log) tells.
-public enum CodeFate: String, Sendable, Equatable, CaseIterable {
+package enum CodeFate: String, Sendable, Equatable, CaseIterable {
     /// A poll of the code answered `authenticated`.
     case authenticated
     /// The code expired, became invalid or was given up: a `REG410` event names it, or its last
@@ -14,16 +14,16 @@ public enum CodeFate: String, Sendable, Equatable, CaseIterable {
 }
 
 /// One code of one device: the span of its polls and how it ended.
-public struct CodeSummary: Sendable, Equatable {
-    public var device: String
-    public var code: String
+package struct CodeSummary: Sendable, Equatable {
+    package var device: String
+    package var code: String
     /// `sent_at` of the first and last logged poll, milliseconds since the Unix epoch.
-    public var firstSentMs: Int64
-    public var lastSentMs: Int64
-    public var polls: Int
-    public var fate: CodeFate
+    package var firstSentMs: Int64
+    package var lastSentMs: Int64
+    package var polls: Int
+    package var fate: CodeFate
 
-    public init(device: String, code: String, firstSentMs: Int64, lastSentMs: Int64, polls: Int, fate: CodeFate) {
+    package init(device: String, code: String, firstSentMs: Int64, lastSentMs: Int64, polls: Int, fate: CodeFate) {
         self.device = device
         self.code = code
         self.firstSentMs = firstSentMs

@@ -5,10 +5,10 @@
 /// to it. No interpolation, so every reported percentile is a value that actually occurred.
 /// Examples: p50 of `[10, 20]` is 10 (rank ⌈1.0⌉ = 1); p95 of `[10, 20]` is 20 (rank ⌈1.9⌉ = 2);
 /// p95 of `1…100` is 95; p99 of `1…100` is 99; any percentile of a single value is that value.
-public enum NearestRank {
+package enum NearestRank {
     /// The `percent`-th percentile of `sorted` (ascending), or `nil` when it is empty.
     /// - Precondition: `1 ≤ percent ≤ 100`.
-    public static func percentile<Value>(_ percent: Int, ofSorted sorted: [Value]) -> Value? {
+    package static func percentile<Value>(_ percent: Int, ofSorted sorted: [Value]) -> Value? {
         precondition((1...100).contains(percent), "percentile must be between 1 and 100")
         guard !sorted.isEmpty else { return nil }
         // Integer ceiling: 0.95 * 100 in floating point is not exactly 95, which would shift a rank.
@@ -20,22 +20,22 @@ public enum NearestRank {
 /// Summary of a set of measurements (milliseconds, or a plain count for polls per code).
 ///
 /// Every figure is `nil` when there are no values; percentiles use ``NearestRank``.
-public struct Distribution: Sendable, Equatable {
-    public var count: Int
-    public var min: Double?
-    public var p50: Double?
-    public var p95: Double?
-    public var p99: Double?
-    public var max: Double?
-    public var mean: Double?
+package struct Distribution: Sendable, Equatable {
+    package var count: Int
+    package var min: Double?
+    package var p50: Double?
+    package var p95: Double?
+    package var p99: Double?
+    package var max: Double?
+    package var mean: Double?
 
     /// The summary of `values`, in any order.
-    public init(_ values: [Double]) {
+    package init(_ values: [Double]) {
         self.init(sorted: values.sorted())
     }
 
     /// The summary of `sorted`, which must be in ascending order.
-    public init(sorted: [Double]) {
+    package init(sorted: [Double]) {
         count = sorted.count
         min = sorted.first
         max = sorted.last
@@ -46,10 +46,10 @@ public struct Distribution: Sendable, Equatable {
     }
 
     /// The summary of integer values (milliseconds, counts).
-    public init<Values: Sequence>(integers values: Values) where Values.Element: BinaryInteger {
+    package init<Values: Sequence>(integers values: Values) where Values.Element: BinaryInteger {
         self.init(values.map { Double($0) })
     }
 
     /// The empty summary.
-    public static let empty = Distribution(sorted: [])
+    package static let empty = Distribution(sorted: [])
 }

@@ -2,20 +2,20 @@
 // time measure the generator, not the backend. Found from the poll log's planned and sent times.
 
 /// A run of time buckets in which the emulator fell behind its own poll schedule.
-public struct GeneratorWindow: Sendable, Equatable {
+package struct GeneratorWindow: Sendable, Equatable {
     /// `G1`, `G2`, … in time order.
-    public var label: String
-    public var startMs: Int64
+    package var label: String
+    package var startMs: Int64
     /// The end of its last bucket.
-    public var endMs: Int64
+    package var endMs: Int64
     /// Polls sent in the window, and those sent later than ``SoakReport/generatorLatenessBoundMs``.
-    public var polls: Int
-    public var latePolls: Int
+    package var polls: Int
+    package var latePolls: Int
     /// The 99th percentile and the worst of the window's lateness, milliseconds.
-    public var latenessP99Ms: Int64
-    public var worstLatenessMs: Int64
+    package var latenessP99Ms: Int64
+    package var worstLatenessMs: Int64
 
-    public init(label: String, startMs: Int64, endMs: Int64, polls: Int, latePolls: Int, latenessP99Ms: Int64, worstLatenessMs: Int64) {
+    package init(label: String, startMs: Int64, endMs: Int64, polls: Int, latePolls: Int, latenessP99Ms: Int64, worstLatenessMs: Int64) {
         self.label = label
         self.startMs = startMs
         self.endMs = endMs
@@ -29,7 +29,7 @@ public struct GeneratorWindow: Sendable, Equatable {
 extension SoakReport {
     /// A poll sent this much later than planned means the emulator fell behind (its timers fire within
     /// `timer_slack`, 10 ms by default; a second is far past anything a healthy process shows).
-    public static let generatorLatenessBoundMs: Int64 = 1000
+    package static let generatorLatenessBoundMs: Int64 = 1000
 
     /// The windows, on the trouble timeline's buckets, whose polls' lateness p99 passed
     /// ``generatorLatenessBoundMs``; behind buckets with no on-time bucket between them join into one window.

@@ -5,7 +5,7 @@ import RegcodeSupport
 
 extension SoakReport {
     /// Device rows the state timeline draws by default; further devices are counted, not drawn.
-    public static let defaultTimelineRows = 200
+    package static let defaultTimelineRows = 200
 
     /// The product's lateness target (p99 under 50 ms), drawn as a reference line.
     static let latenessTargetMs = 50.0
@@ -18,7 +18,7 @@ extension SoakReport {
     ///
     /// It loads nothing from anywhere (inline CSS, SVG and one small script that sorts the device
     /// table); it follows the viewer's light or dark scheme.
-    public func html(timelineRows: Int = SoakReport.defaultTimelineRows) -> String {
+    package func html(timelineRows: Int = SoakReport.defaultTimelineRows) -> String {
         var page = """
             <!DOCTYPE html>
             <html lang="en">

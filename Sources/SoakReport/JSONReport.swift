@@ -14,7 +14,7 @@ extension SoakReport {
     /// `fleet` and `trouble`; `throttled_429` of the poll figures still counts poll 429s only.
     ///
     /// With `thresholds`, `thresholds` (each with its value and result) and `passed` come first.
-    public func json(pretty: Bool = true, thresholds: [ThresholdResult]? = nil) -> String {
+    package func json(pretty: Bool = true, thresholds: [ThresholdResult]? = nil) -> String {
         var json = JSONWriter(layout: pretty ? .indented(2) : .compact)
         json.object { json in
             if let thresholds {

@@ -1,15 +1,15 @@
 import RegcodeSupport
 
 /// A login as the report reads it from the login log (`logins`): a profile the device newly held.
-public struct LoginRecord: Sendable, Equatable {
-    public var device: String
+package struct LoginRecord: Sendable, Equatable {
+    package var device: String
     /// Milliseconds since the Unix epoch.
-    public var timeMs: Int64
-    public var mvpd: String
+    package var timeMs: Int64
+    package var mvpd: String
     /// `regular`, `temppass`, `degraded` or `sso` (another version's kind is counted as it is spelled).
-    public var kind: String
+    package var kind: String
 
-    public init(device: String, timeMs: Int64, mvpd: String, kind: String) {
+    package init(device: String, timeMs: Int64, mvpd: String, kind: String) {
         self.device = device
         self.timeMs = timeMs
         self.mvpd = mvpd
@@ -18,17 +18,17 @@ public struct LoginRecord: Sendable, Equatable {
 }
 
 /// Logins counted by kind: the user's own MVPD login, TempPass, degradation, single sign-on.
-public struct LoginFigures: Sendable, Equatable {
-    public var total: Int
+package struct LoginFigures: Sendable, Equatable {
+    package var total: Int
     /// Every kind of ``kinds`` (zero when none happened), then other kinds alphabetically.
-    public var byKind: [(kind: String, count: Int)]
+    package var byKind: [(kind: String, count: Int)]
     /// Devices with at least one login.
-    public var devices: Int
+    package var devices: Int
 
     /// The kinds always listed, in this order.
-    public static let kinds = ["regular", "temppass", "degraded", "sso"]
+    package static let kinds = ["regular", "temppass", "degraded", "sso"]
 
-    public init(_ logins: [LoginRecord]) {
+    package init(_ logins: [LoginRecord]) {
         var counts: [String: Int] = [:]
         for login in logins { counts[login.kind, default: 0] += 1 }
         let others = counts.keys.filter { !Self.kinds.contains($0) }.sorted()
@@ -37,17 +37,17 @@ public struct LoginFigures: Sendable, Equatable {
         devices = Set(logins.map(\.device)).count
     }
 
-    public func count(_ kind: String) -> Int {
+    package func count(_ kind: String) -> Int {
         byKind.first { $0.kind == kind }?.count ?? 0
     }
 
     /// `12 logins (regular 8, temppass 2, degraded 1, sso 1) on 10 devices`.
-    public var summary: String {
+    package var summary: String {
         let kinds = byKind.map { "\($0.kind) \($0.count)" }.joined(separator: ", ")
         return "\(total) login\(total == 1 ? "" : "s") (\(kinds)) on \(devices) device\(devices == 1 ? "" : "s")"
     }
 
-    public static func == (lhs: LoginFigures, rhs: LoginFigures) -> Bool {
+    package static func == (lhs: LoginFigures, rhs: LoginFigures) -> Bool {
         lhs.total == rhs.total && lhs.devices == rhs.devices && lhs.byKind.map(\.kind) == rhs.byKind.map(\.kind)
             && lhs.byKind.map(\.count) == rhs.byKind.map(\.count)
     }

@@ -1,7 +1,7 @@
 /// Orders names the way people count: digit runs compare by value, so `stb-2` < `stb-10`.
-public enum NaturalOrder {
+package enum NaturalOrder {
     /// Whether `a` sorts before `b`; equal-valued digit runs fall back to plain string order.
-    public static func less(_ a: String, _ b: String) -> Bool {
+    package static func less(_ a: String, _ b: String) -> Bool {
         let left = Array(a.unicodeScalars)
         let right = Array(b.unicodeScalars)
         var i = 0

@@ -7,25 +7,25 @@ extension SoakReport {
     /// Poll outcomes after which the engine waits a backoff delay rather than the interval.
     ///
     /// `client-error` belongs here too: the engine counts it as a consecutive error like a 5xx.
-    public static let backoffOutcomes: Set<PollOutcome> = [.serverError, .transportError, .malformed, .unauthorized, .clientError]
+    package static let backoffOutcomes: Set<PollOutcome> = [.serverError, .transportError, .malformed, .unauthorized, .clientError]
 
     /// The engine's request stages other than polling, in the order reports list them.
-    public static let stageKinds = RequestStage.known.filter { $0 != .poll }
+    package static let stageKinds = RequestStage.known.filter { $0 != .poll }
 
     /// The engine's request outcomes, in the order reports list them.
-    public static let requestOutcomeKinds = RequestOutcome.known
+    package static let requestOutcomeKinds = RequestOutcome.known
 
     /// The engine's poll outcomes, in the order reports list them.
-    public static let outcomeKinds = PollOutcome.known
+    package static let outcomeKinds = PollOutcome.known
 
     /// Poll outcomes counted as errors in the trouble figures; `abandoned`, `interrupted` and `code-invalid` are the
     /// client's or the code's doing, not the backend's.
-    public static let errorPollOutcomes: Set<PollOutcome> = [
+    package static let errorPollOutcomes: Set<PollOutcome> = [
         .throttled, .serverError, .transportError, .malformed, .unauthorized, .clientError,
     ]
 
     /// Request outcomes counted as errors in the trouble figures; `abandoned` and `interrupted` are the client's doing.
-    public static let errorRequestOutcomes: Set<RequestOutcome> = [
+    package static let errorRequestOutcomes: Set<RequestOutcome> = [
         .throttled, .serverError, .transportError, .malformed, .unauthorized, .clientError,
     ]
 }

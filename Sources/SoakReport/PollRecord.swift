@@ -1,4 +1,4 @@
 import RegcodeRecords
 
 /// One logged poll, as the report reads it: the engine's `PollAttempt` and its device.
-public typealias PollRecord = PollLogEntry
+package typealias PollRecord = PollLogEntry

@@ -1,69 +1,69 @@
 import RegcodeRecords
 
 /// The request log's figures of one stage (registration, token, configuration, …).
-public struct StageFigures: Sendable, Equatable {
-    public var stage: RequestStage
+package struct StageFigures: Sendable, Equatable {
+    package var stage: RequestStage
     /// Logged requests, each retry counted.
-    public var requests: Int = 0
+    package var requests: Int = 0
     /// Outcome `ok`.
-    public var ok: Int = 0
+    package var ok: Int = 0
     /// Outcome `throttled` (HTTP 429).
-    public var throttled: Int = 0
+    package var throttled: Int = 0
     /// Outcome `server-error` (HTTP 5xx).
-    public var serverErrors: Int = 0
+    package var serverErrors: Int = 0
     /// Outcome `transport-error` (no HTTP answer).
-    public var transportErrors: Int = 0
+    package var transportErrors: Int = 0
     /// Outcomes `client-error` and `unauthorized` (HTTP 4xx other than 429).
-    public var clientErrors: Int = 0
+    package var clientErrors: Int = 0
     /// Every other outcome: `malformed`, `abandoned`, and outcomes this build does not know.
-    public var other: Int = 0
+    package var other: Int = 0
     /// Requests after which the same request was tried again (a retry delay was chosen).
-    public var retried: Int = 0
+    package var retried: Int = 0
     /// Requests per outcome; every kind the report knows is present, zero or not.
-    public var outcomes: [RequestOutcome: Int] = [:]
-    public var latency: Distribution = .empty
+    package var outcomes: [RequestOutcome: Int] = [:]
+    package var latency: Distribution = .empty
 
-    public init(stage: RequestStage) {
+    package init(stage: RequestStage) {
         self.stage = stage
     }
 }
 
 /// The request log's figures of one device or of the fleet.
-public struct RequestFigures: Sendable, Equatable {
+package struct RequestFigures: Sendable, Equatable {
     /// Logged requests other than polls.
-    public var requests: Int = 0
+    package var requests: Int = 0
     /// Requests after which the same request was tried again.
-    public var retried: Int = 0
+    package var retried: Int = 0
     /// One entry per stage: every known stage in ``SoakReport/stageKinds`` order, then others
     /// alphabetically.
-    public var stages: [StageFigures] = []
+    package var stages: [StageFigures] = []
 
-    public init() {}
+    package init() {}
 
     /// The figures of `stage`, if it is listed.
-    public func stage(_ stage: RequestStage) -> StageFigures? {
+    package func stage(_ stage: RequestStage) -> StageFigures? {
         stages.first { $0.stage == stage }
     }
 }
 
 /// How devices got (or did not get) their codes. For a device the counts are its own (0 or 1 for
 /// the device counts); for the fleet they are sums.
-public struct OnboardingFigures: Sendable, Equatable {
+package struct OnboardingFigures: Sendable, Equatable {
     /// Devices that got at least one code: polled one, were shown one (`REGCODE`), were answered
     /// `ok` on a `session` request, or have codes in the state database.
-    public var devicesWithCode: Int = 0
+    package var devicesWithCode: Int = 0
     /// Devices that never got a code.
-    public var failedOnboardings: Int = 0
+    package var failedOnboardings: Int = 0
     /// `registration` requests answered `ok`.
-    public var registrations: Int = 0
+    package var registrations: Int = 0
     /// `ok` registrations beyond each device's first: the device registered again.
-    public var reRegistrations: Int = 0
+    package var reRegistrations: Int = 0
     /// `REGCODE` status events (codes shown); `nil` when the event log was not read.
-    public var codesIssued: Int?
+    package var codesIssued: Int?
     /// `REGCODE` events beyond each device's first; `nil` when the event log was not read.
-    public var newCodes: Int?
+    package var newCodes: Int?
 
-    public init() {}
+    package init() {}
 
     mutating func merge(_ other: OnboardingFigures) {
         devicesWithCode += other.devicesWithCode
@@ -76,20 +76,20 @@ public struct OnboardingFigures: Sendable, Equatable {
 }
 
 /// A device that never got a code, with what the logs say about why.
-public struct FailedOnboarding: Sendable, Equatable {
-    public var device: String
+package struct FailedOnboarding: Sendable, Equatable {
+    package var device: String
     /// The stored state, when the device is still stored.
-    public var state: String?
+    package var state: String?
     /// The device's logged requests (any stage).
-    public var requests: Int
+    package var requests: Int
     /// The device's failure `status` events (see ``StatusEventRecord/isFailure``).
-    public var failureEvents: Int
+    package var failureEvents: Int
     /// The latest failure `status` event, e.g. `R400`, `CFG429`, `REG500`.
-    public var lastFailure: StatusEventRecord?
+    package var lastFailure: StatusEventRecord?
     /// The latest request that did not end `ok`.
-    public var lastFailedRequest: RequestRecord?
+    package var lastFailedRequest: RequestRecord?
 
-    public init(
+    package init(
         device: String,
         state: String?,
         requests: Int,

@@ -1,20 +1,20 @@
 import RegcodeRecords
 
 /// One logged backend request other than a poll, as the report reads it: the engine's `RequestAttempt` and its device.
-public typealias RequestRecord = RequestLogEntry
+package typealias RequestRecord = RequestLogEntry
 
 /// A device as the report reads it from the `devices` table: present devices appear in the report
 /// even without any logged activity, and codes issued before the report's window still count.
-public struct DeviceRecord: Sendable, Equatable {
-    public var device: String
+package struct DeviceRecord: Sendable, Equatable {
+    package var device: String
     /// The engine's `DevicePhase` raw value (`polling`, `authenticated`, `failed`, …).
-    public var state: String?
+    package var state: String?
     /// Codes the device was ever issued, as far as the state database remembers.
-    public var codesIssued: Int
+    package var codesIssued: Int
     /// `devices.fleet`: the configured fleet the device belongs to.
-    public var fleet: String?
+    package var fleet: String?
 
-    public init(device: String, state: String?, codesIssued: Int, fleet: String? = nil) {
+    package init(device: String, state: String?, codesIssued: Int, fleet: String? = nil) {
         self.device = device
         self.state = state
         self.codesIssued = codesIssued

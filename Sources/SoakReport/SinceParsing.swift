@@ -2,11 +2,11 @@ import Foundation
 import RegcodeSupport
 
 /// Reads the start of a report window as people write it.
-public enum ReportSince {
+package enum ReportSince {
     /// Why a `--since` value was refused.
-    public struct ParseError: Error, Equatable, CustomStringConvertible {
-        public var input: String
-        public var description: String {
+    package struct ParseError: Error, Equatable, CustomStringConvertible {
+        package var input: String
+        package var description: String {
             "cannot read '\(input)' as a start time: use a duration back from now (30m, 2h, 7d, 1h30m), an ISO-8601 time (2026-11-21T10:00:00Z) or epoch milliseconds"
         }
     }
@@ -17,7 +17,7 @@ public enum ReportSince {
     /// `w`; e.g. `30m`, `1h30m`, `7d`), an ISO-8601 date or date-time (`2026-11-21`,
     /// `2026-11-21T10:00:00Z`, with fractional seconds or an offset; without a zone it is UTC),
     /// or a plain integer of epoch milliseconds.
-    public static func parse(_ input: String, nowMs: Int64) throws(ParseError) -> Int64 {
+    package static func parse(_ input: String, nowMs: Int64) throws(ParseError) -> Int64 {
         let text = input.trimmingCharacters(in: .whitespaces)
         guard !text.isEmpty else { throw ParseError(input: input) }
         if text.allSatisfy(\.isASCIIDigit), let epochMs = Int64(text) { return epochMs }

@@ -2,40 +2,40 @@ import RegcodeRecords
 
 /// A soak report: figures for the fleet and for each device, computed from the poll log and,
 /// optionally, the `status` events, the request log and the stored devices.
-public struct SoakReport: Sendable, Equatable {
+package struct SoakReport: Sendable, Equatable {
     /// When the report was made, milliseconds since the Unix epoch.
-    public var generatedAtMs: Int64
+    package var generatedAtMs: Int64
     /// The start of the window the logs were read from, if one was given.
-    public var sinceMs: Int64?
+    package var sinceMs: Int64?
     /// Whether `status` events were read (else the event figures are `nil`).
-    public var eventsLoaded: Bool
+    package var eventsLoaded: Bool
     /// Whether the request log was read. Only then do the renderings show requests by stage,
     /// onboarding figures and failed onboardings.
-    public var requestsLoaded: Bool
-    public var fleet: PollFigures
+    package var requestsLoaded: Bool
+    package var fleet: PollFigures
     /// The fleet's request log figures.
-    public var requests: RequestFigures
+    package var requests: RequestFigures
     /// The fleet's onboarding figures.
-    public var onboarding: OnboardingFigures
+    package var onboarding: OnboardingFigures
     /// Every device the logs or the devices table name (got a code or not), in natural name order
     /// (`stb-2` before `stb-10`).
-    public var devices: [DeviceReport]
+    package var devices: [DeviceReport]
     /// The devices that never got a code, in natural name order.
-    public var failedOnboardings: [FailedOnboarding]
+    package var failedOnboardings: [FailedOnboarding]
     /// Every code, by device (natural order), then by first poll.
-    public var codes: [CodeSummary]
-    public var series: ReportSeries
+    package var codes: [CodeSummary]
+    package var series: ReportSeries
     /// Devices without a code, 429s and 5xx by stage (polls included), errors over time and the
     /// trouble windows, fleet-wide.
-    public var trouble: Trouble
+    package var trouble: Trouble
     /// Every figure per fleet (`devices.fleet`), in natural name order with ``noFleetName`` last.
-    public var fleets: [FleetReport]
+    package var fleets: [FleetReport]
     /// Logins by kind (regular, TempPass, degraded, single sign-on); nil when the login log was not read
     /// (a database older than the log).
-    public var logins: LoginFigures?
+    package var logins: LoginFigures?
     /// Where the emulator fell behind its own poll schedule (see ``generatorLatenessBoundMs``); empty when it
     /// kept up. Said first, before any figure about the backend.
-    public var generatorWindows: [GeneratorWindow] = []
+    package var generatorWindows: [GeneratorWindow] = []
 
     /// Computes the report.
     /// - Parameters:
@@ -51,7 +51,7 @@ public struct SoakReport: Sendable, Equatable {
     ///   - outcomeKinds: poll outcomes always listed (with zero counts); others that occur are added.
     ///   - stageKinds: request stages always listed; others that occur are added.
     ///   - requestOutcomeKinds: request outcomes always listed; others that occur are added.
-    public init(
+    package init(
         polls: [PollRecord],
         statusEvents: [StatusEventRecord]?,
         requests: [RequestRecord]? = nil,

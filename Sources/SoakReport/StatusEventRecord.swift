@@ -5,20 +5,20 @@ import AccessEnablerAPI
 /// `REG410` (the code expired) and `REG500` (no code, or polling given up) are counted as such;
 /// `REGCODE` counts the codes a device was issued; any failure (see ``isFailure``) can be the
 /// reason a device never got a code. Other ids are accepted and otherwise ignored.
-public struct StatusEventRecord: Sendable, Equatable {
-    public var device: String
+package struct StatusEventRecord: Sendable, Equatable {
+    package var device: String
     /// Milliseconds since the Unix epoch.
-    public var timeMs: Int64
+    package var timeMs: Int64
     /// `statusDictionary.errorId`, e.g. `REG410`.
-    public var errorId: String
+    package var errorId: String
     /// `statusDictionary.code`: the code an expiry names, when the event carries one.
-    public var code: String?
+    package var code: String?
     /// `statusDictionary.message`.
-    public var message: String?
+    package var message: String?
     /// `statusDictionary.level` (`success`, `info`, `warning`, `error`), when known.
-    public var level: String?
+    package var level: String?
 
-    public init(device: String, timeMs: Int64, errorId: String, code: String?, message: String? = nil, level: String? = nil) {
+    package init(device: String, timeMs: Int64, errorId: String, code: String?, message: String? = nil, level: String? = nil) {
         self.device = device
         self.timeMs = timeMs
         self.errorId = errorId
@@ -30,7 +30,7 @@ public struct StatusEventRecord: Sendable, Equatable {
     /// Whether the status reports a failure: level `error` or `warning`; without a level, any id
     /// but `REGCODE`. `N010` and `Z010` are warnings about a success (logged in, authorized under
     /// degradation), not failures.
-    public var isFailure: Bool {
+    package var isFailure: Bool {
         if Self.degradedSuccess.contains(errorId) { return false }
         return switch level {
         case "error", "warning": true
@@ -40,11 +40,11 @@ public struct StatusEventRecord: Sendable, Equatable {
     }
 
     /// The error id of a code expiry.
-    public static let expired = StatusID.registrationCodeExpired.rawValue
+    package static let expired = StatusID.registrationCodeExpired.rawValue
     /// The error id of a failure to get a code or of polling given up.
-    public static let failed = StatusID.registrationCodeFailed.rawValue
+    package static let failed = StatusID.registrationCodeFailed.rawValue
     /// The ids of a login and an authorization that succeeded under degradation (warnings).
-    public static let degradedSuccess: Set<String> = [StatusID.authenticatedDegraded.rawValue, StatusID.authorizedDegraded.rawValue]
+    package static let degradedSuccess: Set<String> = [StatusID.authenticatedDegraded.rawValue, StatusID.authorizedDegraded.rawValue]
     /// The error id of a new code to show.
-    public static let registrationCode = StatusID.registrationCode.rawValue
+    package static let registrationCode = StatusID.registrationCode.rawValue
 }

@@ -9,7 +9,7 @@ extension SoakReport {
     /// the fleet's figures, trouble by stage with the trouble windows, the fleets, then (when the
     /// request log was read) onboarding, requests by stage and failed onboardings, then one table
     /// row per device.
-    public func text() -> String {
+    package func text() -> String {
         var lines: [String] = []
         lines.append("regcoded soak report, generated \(UTCText.readable(generatedAtMs))")
         var window = sinceMs.map { "since \(UTCText.readable($0))" } ?? "whole log"

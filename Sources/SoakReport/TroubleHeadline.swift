@@ -2,7 +2,7 @@
 
 extension SoakReport {
     /// The sentences that say what went wrong, most important first; one sentence when nothing did.
-    public var headline: [String] {
+    package var headline: [String] {
         let t = trouble.figures
         var sentences: [String] = []
         if let generator = generatorSentence { sentences.append(generator) }

@@ -5,16 +5,16 @@ import SoakReport
 
 /// Reads what a soak report needs from one state database, read-only: polls, status events, requests,
 /// devices and logins, of `devices` only when some are named.
-public struct ReportLoader: Sendable {
+package struct ReportLoader: Sendable {
     /// The devices to read; empty for all.
-    public var devices: [String]
+    package var devices: [String]
 
-    public init(devices: [String] = []) {
+    package init(devices: [String] = []) {
         self.devices = devices
     }
 
     /// The logs of one database.
-    public func load(_ path: String, sinceMs: Int64?) async throws -> ReportLogs {
+    package func load(_ path: String, sinceMs: Int64?) async throws -> ReportLogs {
         let store = try RegcodeStore(readingOnly: path, logger: Logger(label: "regcodectl.report", factory: { _ in SwiftLogNoOpLogHandler() }))
         return ReportLogs(
             polls: try await loadPolls(store, sinceMs: sinceMs),

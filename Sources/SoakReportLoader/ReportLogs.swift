@@ -1,21 +1,21 @@
 import SoakReport
 
 /// What `report` reads from one or more state databases (one per shard), ready for ``SoakReport``.
-public struct ReportLogs: Sendable {
-    public var polls: [PollRecord] = []
-    public var events: [StatusEventRecord] = []
+package struct ReportLogs: Sendable {
+    package var polls: [PollRecord] = []
+    package var events: [StatusEventRecord] = []
     /// nil when a database has no request log (schema version 1): the report then leaves request
     /// figures out for every shard rather than counting some.
-    public var requests: [RequestRecord]? = []
-    public var devices: [DeviceRecord] = []
+    package var requests: [RequestRecord]? = []
+    package var devices: [DeviceRecord] = []
     /// nil when a database has no login log (schema version before 5): logins are then left out.
-    public var logins: [LoginRecord]? = []
+    package var logins: [LoginRecord]? = []
     /// The databases each device was read from.
     private var sources: [String: [String]] = [:]
 
-    public init() {}
+    package init() {}
 
-    public init(polls: [PollRecord], events: [StatusEventRecord], requests: [RequestRecord]?, devices: [DeviceRecord], logins: [LoginRecord]? = []) {
+    package init(polls: [PollRecord], events: [StatusEventRecord], requests: [RequestRecord]?, devices: [DeviceRecord], logins: [LoginRecord]? = []) {
         self.polls = polls
         self.events = events
         self.requests = requests
@@ -24,7 +24,7 @@ public struct ReportLogs: Sendable {
     }
 
     /// Adds one database's logs: the union, since shards run disjoint devices.
-    public mutating func append(_ other: ReportLogs, from path: String) {
+    package mutating func append(_ other: ReportLogs, from path: String) {
         polls += other.polls
         events += other.events
         if let theirs = other.requests { requests? += theirs } else { requests = nil }
@@ -36,14 +36,14 @@ public struct ReportLogs: Sendable {
     }
 
     /// Devices found in more than one database (a shard started twice on copies, say), by name.
-    public var devicesInSeveralDatabases: [(String, [String])] {
+    package var devicesInSeveralDatabases: [(String, [String])] {
         sources.filter { $0.value.count > 1 }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 }
 
 extension SoakReport {
     /// The report over `logs`, made at `nowMs`.
-    public init(logs: ReportLogs, generatedAtMs nowMs: Int64, sinceMs: Int64?) {
+    package init(logs: ReportLogs, generatedAtMs nowMs: Int64, sinceMs: Int64?) {
         self.init(
             polls: logs.polls,
             statusEvents: logs.events,

@@ -1,19 +1,19 @@
 import Foundation
 
 /// What a finished command printed and how it exited.
-public struct CommandResult: Sendable {
-    public var status: Int32
-    public var stdout: String
-    public var stderr: String
+package struct CommandResult: Sendable {
+    package var status: Int32
+    package var stdout: String
+    package var stderr: String
 }
 
 /// Runs programs to completion for tests: built executables, `sqlite3`, systemd's tools.
-public enum Command {
+package enum Command {
     /// Runs `executable` with `arguments`, standard input from `input` (else empty), and waits.
     ///
     /// Output goes to temporary files rather than pipes, so a program that writes much to both
     /// streams cannot block on a full pipe while the test waits for it.
-    public static func run(_ executable: URL, _ arguments: [String], input: URL? = nil) throws -> CommandResult {
+    package static func run(_ executable: URL, _ arguments: [String], input: URL? = nil) throws -> CommandResult {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("command-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -43,31 +43,31 @@ public enum Command {
     }
 
     /// Runs a program found by absolute path, e.g. `/usr/bin/systemd-analyze`.
-    public static func run(_ path: String, _ arguments: [String], input: URL? = nil) throws -> CommandResult {
+    package static func run(_ path: String, _ arguments: [String], input: URL? = nil) throws -> CommandResult {
         try run(URL(fileURLWithPath: path), arguments, input: input)
     }
 }
 
 /// The package's own executables, as `swift build` placed them next to the test bundle.
-public enum BuiltProducts {
-    public static var directory: URL {
+package enum BuiltProducts {
+    package static var directory: URL {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     }
 
     /// The executable `name`; `swift test` may run the bundle from a nested directory, hence the
     /// fallback to `.build/debug`.
-    public static func url(_ name: String) -> URL {
+    package static func url(_ name: String) -> URL {
         let candidate = directory.appendingPathComponent(name)
         if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
         return repository.appendingPathComponent(".build/debug/\(name)")
     }
 
     /// Whether `name` was built (a package-wide build builds every executable).
-    public static func isBuilt(_ name: String) -> Bool {
+    package static func isBuilt(_ name: String) -> Bool {
         FileManager.default.isExecutableFile(atPath: url(name).path)
     }
 
     /// The package's root folder.
-    public static let repository = URL(fileURLWithPath: #filePath)
+    package static let repository = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 }

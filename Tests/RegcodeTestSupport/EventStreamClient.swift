@@ -6,19 +6,19 @@ import Glibc
 
 /// A plain loopback TCP client for `GET /events`: many of them stream at once (the test client has one connection),
 /// and one can connect, ask, and never read.
-public final class EventStreamClient: @unchecked Sendable {
-    public let fd: CInt
-    public private(set) var received: [UInt8] = []
+package final class EventStreamClient: @unchecked Sendable {
+    package let fd: CInt
+    package private(set) var received: [UInt8] = []
 
     /// - Parameter receiveBuffer: A small kernel receive buffer, so a client that never reads stalls the server soon.
-    public init(port: Int, receiveBuffer: Int? = nil) throws {
+    package init(port: Int, receiveBuffer: Int? = nil) throws {
         let fd = try LoopbackConnect.tcp(port: port, receiveBuffer: receiveBuffer)
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         self.fd = fd
     }
 
     /// Closes the socket once; later calls do nothing (a second `close` could close a descriptor the process reused).
-    public func close() {
+    package func close() {
         guard !self.closed else { return }
         self.closed = true
         Glibc.close(self.fd)
@@ -27,7 +27,7 @@ public final class EventStreamClient: @unchecked Sendable {
     private var closed = false
 
     /// Sends `GET path` as an `EventSource` does, with `headers` besides.
-    public func get(_ path: String, headers: [String: String] = [:]) throws {
+    package func get(_ path: String, headers: [String: String] = [:]) throws {
         var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { request += "\(name): \(value)\r\n" }
         let bytes = Array((request + "\r\n").utf8)
@@ -36,13 +36,13 @@ public final class EventStreamClient: @unchecked Sendable {
     }
 
     /// What arrived so far, as text (chunked framing included: a chunk holds whole events).
-    public var text: String { String(decoding: self.received, as: UTF8.self) }
+    package var text: String { String(decoding: self.received, as: UTF8.self) }
 
     /// The `id:` of every event received so far, in order.
     ///
     /// Parsed as bytes, line by line, and only once per line: `String` treats `\r\n` (the chunked framing's line end)
     /// as one character, and a stream of many megabytes re-read after every chunk made reading quadratic.
-    public var eventIDs: [Int64] {
+    package var eventIDs: [Int64] {
         let prefix = Array("id: ".utf8)
         while let newline = self.received[self.scanned...].firstIndex(of: UInt8(ascii: "\n")) {
             var line = self.received[self.scanned..<newline]
@@ -61,7 +61,7 @@ public final class EventStreamClient: @unchecked Sendable {
 
     /// Reads until `done` holds or the server closes the connection; false if neither happened within `attempts`
     /// waits of 10 ms with nothing to read.
-    public func read(attempts: Int = 3000, until done: (EventStreamClient) -> Bool) async throws -> Bool {
+    package func read(attempts: Int = 3000, until done: (EventStreamClient) -> Bool) async throws -> Bool {
         var idle = 0
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while !done(self) {
@@ -83,7 +83,7 @@ public final class EventStreamClient: @unchecked Sendable {
     }
 
     /// Reads everything until the server closes the connection; false if it did not within `attempts` idle waits.
-    public func readUntilClosed(attempts: Int = 3000) async throws -> Bool {
+    package func readUntilClosed(attempts: Int = 3000) async throws -> Bool {
         try await self.read(attempts: attempts) { _ in false }
     }
 }

@@ -6,10 +6,10 @@ import Glibc
 
 /// The blocking connect of the raw-protocol test clients: to `127.0.0.1:port` or to a Unix socket path. Each returns
 /// the connected descriptor, which the caller closes, or the failure's errno (the descriptor closed).
-public enum LoopbackConnect {
+package enum LoopbackConnect {
     /// - Parameter receiveBuffer: `SO_RCVBUF`, set before connecting (a client that never reads then stalls the
     ///   server soon).
-    public static func tcp(port: Int, receiveBuffer: Int? = nil) throws(POSIXError) -> CInt {
+    package static func tcp(port: Int, receiveBuffer: Int? = nil) throws(POSIXError) -> CInt {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -21,7 +21,7 @@ public enum LoopbackConnect {
         }
     }
 
-    public static func unix(path: String) throws(POSIXError) -> CInt {
+    package static func unix(path: String) throws(POSIXError) -> CInt {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { raw in raw.copyBytes(from: path.utf8.prefix(raw.count - 1)) }

@@ -3,8 +3,8 @@ import RegcodeSupport
 import Synchronization
 
 /// A clock that only moves when told to: the engine's tests and simulations run on it.
-public final class ManualClock: DeviceClock, Clock {
-    public typealias Instant = DeviceInstant
+package final class ManualClock: DeviceClock, Clock {
+    package typealias Instant = DeviceInstant
 
     private struct Sleeper {
         var deadline: Instant
@@ -23,26 +23,26 @@ public final class ManualClock: DeviceClock, Clock {
     private let originEpochMs: Int64
 
     /// - Parameter originEpochMs: the wall-clock time of the origin instant.
-    public init(originEpochMs: Int64 = 1_763_720_000_000) {
+    package init(originEpochMs: Int64 = 1_763_720_000_000) {
         self.originEpochMs = originEpochMs
     }
 
-    public var now: Instant { state.withLock { $0.now } }
+    package var now: Instant { state.withLock { $0.now } }
     /// Sleeps waiting for time to move.
-    public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
-    public var minimumResolution: Swift.Duration { .nanoseconds(1) }
+    package var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+    package var minimumResolution: Swift.Duration { .nanoseconds(1) }
 
-    public func epochMilliseconds(at instant: Instant) -> Int64 {
+    package func epochMilliseconds(at instant: Instant) -> Int64 {
         originEpochMs + instant.offset.milliseconds
     }
 
     /// Moves time forward and wakes every sleeper whose deadline has passed.
-    public func advance(by duration: Swift.Duration) {
+    package func advance(by duration: Swift.Duration) {
         advance(to: now.advanced(by: duration))
     }
 
     /// Moves time to `instant` (never backwards) and wakes due sleepers.
-    public func advance(to instant: Instant) {
+    package func advance(to instant: Instant) {
         let due: [CheckedContinuation<Void, any Error>] = state.withLock { state in
             if instant > state.now { state.now = instant }
             let ready = state.sleepers.filter { $0.value.deadline <= state.now }
@@ -52,11 +52,11 @@ public final class ManualClock: DeviceClock, Clock {
         for continuation in due { continuation.resume() }
     }
 
-    public func sleep(until deadline: Instant) async throws {
+    package func sleep(until deadline: Instant) async throws {
         try await sleep(until: deadline, tolerance: nil)
     }
 
-    public func sleep(until deadline: Instant, tolerance: Swift.Duration?) async throws {
+    package func sleep(until deadline: Instant, tolerance: Swift.Duration?) async throws {
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
             return state.nextID

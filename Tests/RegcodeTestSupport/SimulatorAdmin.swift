@@ -4,15 +4,15 @@ import NIOHTTP1
 import NIOPosix
 
 /// Calls to a simulator's admin API (`/_sim/…`) in in-process tests, over the project's one HTTP transport.
-public enum SimulatorAdmin {
+package enum SimulatorAdmin {
     /// The answer: status and body text.
-    public struct Answer: Sendable {
-        public var status: Int
-        public var body: String
+    package struct Answer: Sendable {
+        package var status: Int
+        package var body: String
     }
 
     /// Sends `method` with a JSON body to `baseURL` + `path` on a connection of its own, bounded by ten seconds.
-    public static func call(_ baseURL: String, _ path: String, method: HTTPMethod = .POST, json: String? = nil) async throws -> Answer {
+    package static func call(_ baseURL: String, _ path: String, method: HTTPMethod = .POST, json: String? = nil) async throws -> Answer {
         guard let origin = Origin(baseURL: baseURL) else { throw KeepAliveHTTPError.protocolError("not a base URL: \(baseURL)") }
         let pool = KeepAliveConnectionPool(origin: origin, eventLoopGroup: MultiThreadedEventLoopGroup.singleton, maxConnections: 1)
         defer { pool.shutdown() }

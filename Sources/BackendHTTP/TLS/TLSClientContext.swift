@@ -10,14 +10,14 @@ import X509
 /// The chain is checked by swift-certificates' `Verifier` instead of BoringSSL's built-in check, because BoringSSL
 /// reports every refusal as `CERTIFICATE_VERIFY_FAILED`, and an operator needs to know whether the issuer, the name or
 /// the dates are wrong (``TLSHandshakeFailure``).
-public final class TLSClientContext: Sendable {
-    public let settings: TLSClientSettings
+package final class TLSClientContext: Sendable {
+    package let settings: TLSClientSettings
     let sslContext: NIOSSLContext
     private let trustRoots: CertificateStore
 
     /// Loads the files the settings name.
     /// - Throws: ``TLSSettingsError`` naming the file that could not be used.
-    public init(settings: TLSClientSettings) throws(TLSSettingsError) {
+    package init(settings: TLSClientSettings) throws(TLSSettingsError) {
         self.settings = settings
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.minimumTLSVersion = settings.minimumVersion == .tls13 ? .tlsv13 : .tlsv12
@@ -125,10 +125,10 @@ final class HandshakeVerdict: Sendable {
 }
 
 /// A TLS setting that could not be used.
-public enum TLSSettingsError: Error, Equatable, CustomStringConvertible {
+package enum TLSSettingsError: Error, Equatable, CustomStringConvertible {
     case unusable(file: String, reason: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unusable(let file, let reason): "TLS: \(file): \(reason)"
         }

@@ -3,30 +3,30 @@
 ///
 /// The defaults are what a living-room box's URLSession does: the system's roots, the origin's host as the name,
 /// TLS 1.2 or later, HTTP/2 when the server offers it.
-public struct TLSClientSettings: Sendable, Equatable {
+package struct TLSClientSettings: Sendable, Equatable {
     /// The lowest protocol version the client accepts.
-    public enum MinimumVersion: String, Sendable, CaseIterable {
+    package enum MinimumVersion: String, Sendable, CaseIterable {
         case tls12 = "1.2"
         case tls13 = "1.3"
     }
 
     /// PEM bundle of certificate authorities trusted besides the system's roots (alone with ``caOnly``).
-    public var caFile: String?
+    package var caFile: String?
     /// Trusts only ``caFile``, not the system's roots.
-    public var caOnly: Bool
+    package var caOnly: Bool
     /// The name sent by SNI and checked against the certificate; default: the origin's host.
-    public var serverName: String?
+    package var serverName: String?
     /// PEM certificate (chain) shown when the server asks for one: mutual TLS.
-    public var clientCertificateFile: String?
+    package var clientCertificateFile: String?
     /// PEM private key of ``clientCertificateFile``.
-    public var clientKeyFile: String?
-    public var minimumVersion: MinimumVersion
+    package var clientKeyFile: String?
+    package var minimumVersion: MinimumVersion
     /// false: any certificate is accepted (a lab shortcut; the daemon warns about it wherever it reports status).
-    public var verify: Bool
+    package var verify: Bool
     /// Which HTTP versions are offered by ALPN.
-    public var httpVersion: HTTPVersionPreference
+    package var httpVersion: HTTPVersionPreference
 
-    public init(
+    package init(
         caFile: String? = nil,
         caOnly: Bool = false,
         serverName: String? = nil,
@@ -48,7 +48,7 @@ public struct TLSClientSettings: Sendable, Equatable {
 }
 
 /// The HTTP version a TLS connection speaks.
-public enum HTTPVersionPreference: String, Sendable, CaseIterable {
+package enum HTTPVersionPreference: String, Sendable, CaseIterable {
     /// HTTP/2 when the server offers it by ALPN, else HTTP/1.1 (what URLSession does).
     case auto
     /// HTTP/1.1 only.
@@ -67,7 +67,7 @@ public enum HTTPVersionPreference: String, Sendable, CaseIterable {
 }
 
 /// The HTTP version a connection ended up speaking.
-public enum NegotiatedHTTPVersion: String, Sendable {
+package enum NegotiatedHTTPVersion: String, Sendable {
     case http1 = "http/1.1"
     case http2 = "h2"
 }

@@ -1,7 +1,7 @@
 import NIOSSL
 
 /// Why a TLS connection could not be made, in the words an operator can act on.
-public enum TLSHandshakeFailure: Sendable, Equatable, CustomStringConvertible {
+package enum TLSHandshakeFailure: Sendable, Equatable, CustomStringConvertible {
     /// No chain from the server's certificate to a trusted root.
     case untrustedIssuer
     /// The certificate holds neither the expected name nor the address.
@@ -20,7 +20,7 @@ public enum TLSHandshakeFailure: Sendable, Equatable, CustomStringConvertible {
     case other(String)
 
     /// A stable code: the request row's `error_code` and the device's last outcome.
-    public var code: String {
+    package var code: String {
         switch self {
         case .untrustedIssuer: "tls-untrusted-issuer"
         case .nameMismatch: "tls-name-mismatch"
@@ -34,7 +34,7 @@ public enum TLSHandshakeFailure: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .untrustedIssuer: "TLS: the server's certificate is not issued by a trusted authority"
         case .nameMismatch(let expected): "TLS: the server's certificate is not valid for \(expected)"
@@ -49,7 +49,7 @@ public enum TLSHandshakeFailure: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// What to change, named by its configuration key.
-    public var fix: String {
+    package var fix: String {
         switch self {
         case .untrustedIssuer: "set tls.ca_file to the certificate authority that issued the backend's certificate"
         case .nameMismatch: "set tls.server_name to a name the certificate holds, or use that name in the backend URL"
@@ -63,7 +63,7 @@ public enum TLSHandshakeFailure: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// A representative failure for a stored ``code`` (the name of a mismatch is not kept in the code).
-    public init?(code: String) {
+    package init?(code: String) {
         let all: [TLSHandshakeFailure] = [
             .untrustedIssuer, .nameMismatch(expected: "the name asked for"), .expired, .notYetValid, .protocolVersion,
             .handshakeTimeout, .clientCertificateRefused, .http2NotOffered, .other("see the log"),

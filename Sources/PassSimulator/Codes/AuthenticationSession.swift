@@ -5,9 +5,9 @@ import Foundation
 #endif
 
 /// An authentication session and its code, as the simulator holds it.
-public struct AuthenticationSession: Sendable {
+package struct AuthenticationSession: Sendable {
     /// The state of a session at a given time.
-    public enum Status: Sendable, Equatable {
+    package enum Status: Sendable, Equatable {
         /// Waiting for the user to log in on a second screen.
         case pending
         /// Logged in; the profile stays retrievable by code until the code's `notAfter`.
@@ -29,32 +29,32 @@ public struct AuthenticationSession: Sendable {
     }
 
     /// The 7-character code shown on the TV.
-    public let code: String
+    package let code: String
     /// The API that issued the code.
-    public let api: CodeAPI
+    package let api: CodeAPI
     /// Opaque session id (`sessionId`).
-    public let sessionId: String
+    package let sessionId: String
     /// The service provider (requestor) the code belongs to.
-    public let serviceProvider: String
+    package let serviceProvider: String
     /// The Base64 value of the creating device's `AP-Device-Identifier: fingerprint <value>`.
-    public let deviceIdentifier: String
+    package let deviceIdentifier: String
     /// DCR client that created the session.
-    public let clientId: String
+    package let clientId: String
     /// Selected MVPD, if known yet.
-    public internal(set) var mvpd: String?
+    package internal(set) var mvpd: String?
     /// `domainName` supplied when the session was created or resumed.
-    public internal(set) var domainName: String?
+    package internal(set) var domainName: String?
     /// `redirectUrl` supplied when the session was created or resumed.
-    public internal(set) var redirectUrl: String?
+    package internal(set) var redirectUrl: String?
     /// Start of the code's validity window, epoch milliseconds.
-    public let notBefore: Int64
+    package let notBefore: Int64
     /// End of the code's validity window, epoch milliseconds.
-    public internal(set) var notAfter: Int64
+    package internal(set) var notAfter: Int64
     /// The session's status when it was read.
-    public internal(set) var status: Status
+    package internal(set) var status: Status
 
     /// The scripted outcome, if any, and when it happens (epoch ms).
-    public internal(set) var script: CodeScript?
+    package internal(set) var script: CodeScript?
     var scriptDueAt: Int64?
     /// An end before `notAfter`, and its reason; the published window is left as issued.
     var cutoff: (at: Int64, reason: Cutoff)?
@@ -70,7 +70,7 @@ public struct AuthenticationSession: Sendable {
     var effectiveEnd: Int64 { min(self.notAfter, self.cutoff?.at ?? .max) }
 
     /// Whether the code can still be used: pending or completed, and not past `notAfter`.
-    public var isLive: Bool {
+    package var isLive: Bool {
         switch self.status {
         case .pending, .completed: true
         case .expired, .superseded: false

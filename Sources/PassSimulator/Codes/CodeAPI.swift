@@ -6,7 +6,7 @@ import Foundation
 
 /// Which API generation a code belongs to: v2 sessions and v1 registration codes live side by side but are not
 /// visible to each other's endpoints.
-public enum CodeAPI: String, Sendable, Equatable, Codable {
+package enum CodeAPI: String, Sendable, Equatable, Codable {
     /// `POST /api/v2/{sp}/sessions`.
     case v2
     /// `POST /reggie/v1/{requestor}/regcode`.

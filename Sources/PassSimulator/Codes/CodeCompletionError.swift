@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// Why completing a code failed.
-public enum CodeCompletionError: Error, Sendable, Equatable {
+package enum CodeCompletionError: Error, Sendable, Equatable {
     /// No such code (never issued, or purged long after expiry).
     case unknownCode
     /// The code is past its `notAfter`, or a newer code replaced it.

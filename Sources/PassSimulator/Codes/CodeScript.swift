@@ -13,9 +13,9 @@ import Foundation
 /// JSON: `{"outcome": "approve", "after": 10, "mvpd"?: "…", "userId"?: "…"}`, `{"outcome": "deny", "after"?: 0}`,
 /// `{"outcome": "never"}`. `after` is in seconds: from the script call for `PUT /_sim/codes/{code}/script`, from
 /// the code's issue time for ``SimulatorConfiguration/defaultCodeScript``.
-public struct CodeScript: Sendable, Equatable, Codable {
+package struct CodeScript: Sendable, Equatable, Codable {
     /// What happens to the code.
-    public enum Outcome: String, Sendable, Codable {
+    package enum Outcome: String, Sendable, Codable {
         /// The user logs in (with `mvpd`, else the code's MVPD, else the first configured one).
         case approve
         /// The login fails: the code ends and polls get the dead-code answer.
@@ -25,16 +25,16 @@ public struct CodeScript: Sendable, Equatable, Codable {
     }
 
     /// What happens.
-    public var outcome: Outcome
+    package var outcome: Outcome
     /// Delay in seconds before it happens (0 when absent).
-    public var after: Double?
+    package var after: Double?
     /// MVPD used by `approve`.
-    public var mvpd: String?
+    package var mvpd: String?
     /// User id used by `approve`.
-    public var userId: String?
+    package var userId: String?
 
     /// A script with `outcome` happening `after` seconds later.
-    public init(outcome: Outcome, after: Double? = nil, mvpd: String? = nil, userId: String? = nil) {
+    package init(outcome: Outcome, after: Double? = nil, mvpd: String? = nil, userId: String? = nil) {
         self.outcome = outcome
         self.after = after
         self.mvpd = mvpd

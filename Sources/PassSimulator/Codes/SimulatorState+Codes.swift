@@ -110,7 +110,7 @@ extension SimulatorState {
     ///
     /// Codes are matched case-insensitively; with `serviceProvider`, a code of another provider is unknown; with `api`,
     /// a code of the other API generation is unknown.
-    public func session(code: String, serviceProvider: String? = nil, api: CodeAPI? = nil) -> AuthenticationSession? {
+    package func session(code: String, serviceProvider: String? = nil, api: CodeAPI? = nil) -> AuthenticationSession? {
         let now = self.now
         self.sweepIfDue(now: now)
         let code = code.uppercased()
@@ -146,7 +146,7 @@ extension SimulatorState {
     /// `attributes` override the generated user metadata (see ``ProfileAttribute``). Completing an already completed
     /// code with the same (or no) MVPD returns the existing profile, unless `requirePending`.
     @discardableResult
-    public func completeCode(
+    package func completeCode(
         _ code: String,
         mvpd: String? = nil,
         userId: String? = nil,
@@ -173,7 +173,7 @@ extension SimulatorState {
     /// Gives `code` a scripted outcome; `after` counts from now. Returns the code as it stands afterwards (a due
     /// outcome is applied at once).
     @discardableResult
-    public func setScript(_ script: CodeScript, forCode code: String) throws(CodeCompletionError) -> AuthenticationSession {
+    package func setScript(_ script: CodeScript, forCode code: String) throws(CodeCompletionError) -> AuthenticationSession {
         guard var session = self.session(code: code) else { throw .unknownCode }
         switch session.status {
         case .expired, .superseded:
@@ -192,7 +192,7 @@ extension SimulatorState {
     }
 
     /// Codes that can still be used, oldest first.
-    public func liveSessions() -> [AuthenticationSession] {
+    package func liveSessions() -> [AuthenticationSession] {
         let now = self.now
         self.sweepIfDue(now: now)
         var live: [AuthenticationSession] = []
@@ -206,7 +206,7 @@ extension SimulatorState {
 
     /// Makes `code` expire now; returns `false` for an unknown code.
     @discardableResult
-    public func expireCode(_ code: String) -> Bool {
+    package func expireCode(_ code: String) -> Bool {
         let code = code.uppercased()
         guard var session = self.sessions[code] else { return false }
         let now = self.now

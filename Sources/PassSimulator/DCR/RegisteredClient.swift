@@ -5,15 +5,15 @@ import Foundation
 #endif
 
 /// A client application registered through DCR (`POST /o/client/register`).
-public struct RegisteredClient: Sendable {
+package struct RegisteredClient: Sendable {
     /// The issued `client_id`.
-    public let clientId: String
+    package let clientId: String
     /// The issued `client_secret`; never logged.
     let clientSecret: String
     /// `software_id` of the software statement the client registered with.
-    public let softwareId: String
+    package let softwareId: String
     /// Redirect URIs echoed in the registration answer.
-    public let redirectURIs: [String]
+    package let redirectURIs: [String]
     /// `client_id_issued_at`, in epoch seconds.
-    public let issuedAtSeconds: Int64
+    package let issuedAtSeconds: Int64
 }

@@ -7,7 +7,7 @@ import Foundation
 /// Client registration and access tokens (DCR).
 extension SimulatorState {
     /// Registers a client application and returns its fresh credentials.
-    public func registerClient(softwareId: String, redirectURIs: [String]) -> RegisteredClient {
+    package func registerClient(softwareId: String, redirectURIs: [String]) -> RegisteredClient {
         let client = RegisteredClient(
             clientId: self.randomToken(bytes: 12),
             clientSecret: self.randomToken(bytes: 24),
@@ -47,7 +47,7 @@ extension SimulatorState {
     }
 
     /// The client an unexpired access token belongs to, or `nil` for unknown and expired tokens.
-    public func clientId(forAccessToken token: String) -> String? {
+    package func clientId(forAccessToken token: String) -> String? {
         guard let grant = self.tokens[token] else { return nil }
         guard self.now < grant.expiresAt else { return nil }
         return grant.clientId
@@ -61,7 +61,7 @@ extension SimulatorState {
     /// Makes every access token of `clientId` invalid now, as if their TTL had passed; `nil` for an unknown client,
     /// else the number of tokens revoked.
     @discardableResult
-    public func expireAccessTokens(ofClient clientId: String) -> Int? {
+    package func expireAccessTokens(ofClient clientId: String) -> Int? {
         guard self.clients[clientId] != nil else { return nil }
         let revoked = self.tokensByClient.removeValue(forKey: clientId) ?? []
         for token in revoked {

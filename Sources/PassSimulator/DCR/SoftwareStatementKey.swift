@@ -14,7 +14,7 @@ import Foundation
 ///
 /// A key made with ``ephemeral()`` is generated on first use and lives as long as the process; one read from a file
 /// (``loadOrCreate(path:)``) is kept from run to run, so statements issued once keep working.
-public struct SoftwareStatementKey: Sendable {
+package struct SoftwareStatementKey: Sendable {
     private final class Storage: Sendable {
         let key: Mutex<_RSA.Signing.PrivateKey?>
         init(_ key: _RSA.Signing.PrivateKey?) { self.key = Mutex(key) }
@@ -22,15 +22,15 @@ public struct SoftwareStatementKey: Sendable {
 
     private let storage: Storage
     /// The file the key was read from or written to; `nil` for an in-memory key.
-    public let path: String?
+    package let path: String?
 
     /// A key generated when first needed, never written anywhere.
-    public static func ephemeral() -> SoftwareStatementKey {
+    package static func ephemeral() -> SoftwareStatementKey {
         SoftwareStatementKey(storage: Storage(nil), path: nil)
     }
 
     /// A key from its PKCS#1 or PKCS#8 PEM text.
-    public init(pemRepresentation: String) throws {
+    package init(pemRepresentation: String) throws {
         self.init(storage: Storage(try _RSA.Signing.PrivateKey(pemRepresentation: pemRepresentation)), path: nil)
     }
 
@@ -41,13 +41,13 @@ public struct SoftwareStatementKey: Sendable {
 
     /// The file holding the statement key of a simulator that keeps its state in `statePath`: its name without
     /// `.sqlite`, then `.statement-key.pem`.
-    public static func path(besideState statePath: String) -> String {
+    package static func path(besideState statePath: String) -> String {
         (statePath.hasSuffix(".sqlite") ? String(statePath.dropLast(".sqlite".count)) : statePath) + ".statement-key.pem"
     }
 
     /// Reads the key in `path`, or generates one and writes it there (mode 0600) when the file does not exist.
     /// - Returns: the key and whether it was created now.
-    public static func loadOrCreate(path: String) throws(SoftwareStatementKeyError) -> (key: SoftwareStatementKey, created: Bool) {
+    package static func loadOrCreate(path: String) throws(SoftwareStatementKeyError) -> (key: SoftwareStatementKey, created: Bool) {
         if FileManager.default.fileExists(atPath: path) {
             let text: String
             do {
@@ -95,7 +95,7 @@ public struct SoftwareStatementKey: Sendable {
     /// `{"software_id", "client_name"?, "redirect_uris"?, "iat"}`, signed RS256.
     ///
     /// A client registering with the statement may name only one of `redirectURIs` as its `redirect_uri`.
-    public func issue(
+    package func issue(
         softwareId: String,
         redirectURIs: [String] = [],
         clientName: String? = nil,
@@ -124,12 +124,12 @@ public struct SoftwareStatementKey: Sendable {
 }
 
 /// Why a statement key could not be read, written or used.
-public enum SoftwareStatementKeyError: Error, Sendable, CustomStringConvertible {
+package enum SoftwareStatementKeyError: Error, Sendable, CustomStringConvertible {
     case unreadable(path: String, reason: String)
     case cannotWrite(path: String, reason: String)
     case invalidClaims(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unreadable(let path, let reason): "cannot read the statement key \(path): \(reason)"
         case .cannotWrite(let path, let reason): "cannot write the statement key \(path): \(reason)"

@@ -5,19 +5,19 @@ import Foundation
 #endif
 
 /// The deny lists in force: resource → details, MVPD → details.
-public struct DenyLists: Sendable, Equatable, Codable {
+package struct DenyLists: Sendable, Equatable, Codable {
     /// Denied resources and the `details` text for each (empty: a generated message).
-    public var resources: [String: String]
+    package var resources: [String: String]
     /// MVPDs denying every resource, with the `details` text (empty: a generated message).
-    public var mvpds: [String: String]
+    package var mvpds: [String: String]
 
     /// Deny lists with the given entries.
-    public init(resources: [String: String] = [:], mvpds: [String: String] = [:]) {
+    package init(resources: [String: String] = [:], mvpds: [String: String] = [:]) {
         self.resources = resources
         self.mvpds = mvpds
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.resources = try container.decodeIfPresent([String: String].self, forKey: .resources) ?? [:]
         self.mvpds = try container.decodeIfPresent([String: String].self, forKey: .mvpds) ?? [:]

@@ -30,12 +30,12 @@ extension SimulatorState {
     }
 
     /// The deny lists in force.
-    public func denyLists() -> DenyLists {
+    package func denyLists() -> DenyLists {
         self.deny
     }
 
     /// Replaces the deny lists.
-    public func setDenyLists(_ lists: DenyLists) {
+    package func setDenyLists(_ lists: DenyLists) {
         self.deny = lists
     }
 }

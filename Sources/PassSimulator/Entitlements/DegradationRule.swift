@@ -1,5 +1,5 @@
 /// A degradation rule applied to a requestor × MVPD integration (Adobe's degraded access, REST v2 degraded flows).
-public enum DegradationRule: String, Sendable, Hashable, Codable, CaseIterable {
+package enum DegradationRule: String, Sendable, Hashable, Codable, CaseIterable {
     /// Authentication and authorization bypassed: sessions answer `authorize`/`degraded`, profiles are `degraded`
     /// (issuer Adobe), decisions permit with `source: degradation`.
     case authNAll = "AuthNAll"
@@ -13,13 +13,13 @@ public enum DegradationRule: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// One degradation rule and the integration it applies to; without `serviceProvider` it applies to every requestor.
-public struct DegradationEntry: Sendable, Hashable, Codable {
-    public var serviceProvider: String?
-    public var mvpd: String
-    public var rule: DegradationRule
+package struct DegradationEntry: Sendable, Hashable, Codable {
+    package var serviceProvider: String?
+    package var mvpd: String
+    package var rule: DegradationRule
 
     /// `rule` for `mvpd` with `serviceProvider`, or with every requestor.
-    public init(serviceProvider: String? = nil, mvpd: String, rule: DegradationRule) {
+    package init(serviceProvider: String? = nil, mvpd: String, rule: DegradationRule) {
         self.serviceProvider = serviceProvider
         self.mvpd = mvpd
         self.rule = rule

@@ -14,18 +14,18 @@ import Foundation
 ///  "itemErrors": {"resources": {"adult-movie": "authorization_denied_by_parental_controls"},
 ///                 "mvpds": {"DTV": {"code": "network_connection_timeout", "details": "…"}}}}
 /// ```
-public struct EntitlementSettings: Sendable, Hashable, Codable {
+package struct EntitlementSettings: Sendable, Hashable, Codable {
     /// TempPass MVPDs by id (published with `isTempPass: true`).
-    public var tempPass: [String: TempPassSettings]
+    package var tempPass: [String: TempPassSettings]
     /// Degradation rules; one naming the requestor wins over one for every requestor.
-    public var degradation: [DegradationEntry]
+    package var degradation: [DegradationEntry]
     /// Home-based authentication by MVPD.
-    public var homeNetworks: [String: HomeNetwork]
+    package var homeNetworks: [String: HomeNetwork]
     /// Item-level decision errors by resource and by MVPD.
-    public var itemErrors: ItemErrorLists
+    package var itemErrors: ItemErrorLists
 
     /// Settings with the given variants (none by default: Adobe's regular flows).
-    public init(
+    package init(
         tempPass: [String: TempPassSettings] = [:],
         degradation: [DegradationEntry] = [],
         homeNetworks: [String: HomeNetwork] = [:],
@@ -41,7 +41,7 @@ public struct EntitlementSettings: Sendable, Hashable, Codable {
         case tempPass, degradation, homeNetworks, itemErrors
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.tempPass = try container.decodeIfPresent([String: TempPassSettings].self, forKey: .tempPass) ?? [:]
         self.degradation = try container.decodeIfPresent([DegradationEntry].self, forKey: .degradation) ?? []
@@ -50,7 +50,7 @@ public struct EntitlementSettings: Sendable, Hashable, Codable {
     }
 
     /// Reads the JSON file at `path`.
-    public static func load(path: String) throws -> EntitlementSettings {
+    package static func load(path: String) throws -> EntitlementSettings {
         // Foundation's coder stays: a `Codable` file format, and its `DecodingError` path is the error text users see.
         try JSONDecoder().decode(Self.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
     }
@@ -62,7 +62,7 @@ public struct EntitlementSettings: Sendable, Hashable, Codable {
     }
 
     /// The MVPD ids the settings name that `known` does not contain, for a readable refusal.
-    public func unknownMVPDs(known: Set<String>) -> [String] {
+    package func unknownMVPDs(known: Set<String>) -> [String] {
         let named = Set(self.tempPass.keys).union(self.degradation.map(\.mvpd)).union(self.homeNetworks.keys)
             .union(self.itemErrors.mvpds.keys)
         return named.subtracting(known).sorted()
@@ -70,7 +70,7 @@ public struct EntitlementSettings: Sendable, Hashable, Codable {
 
     /// Adds the TempPass MVPDs missing from `configuration`'s MVPD list to it (named by their `displayName`, else
     /// their id), then installs the settings.
-    public func apply(to configuration: inout SimulatorConfiguration) {
+    package func apply(to configuration: inout SimulatorConfiguration) {
         for (id, settings) in self.tempPass.sorted(by: { $0.key < $1.key }) where configuration.mvpd(id: id) == nil {
             configuration.mvpds.append(SimulatedMVPD(id: id, displayName: settings.displayName ?? id, authPerAggregator: true))
         }

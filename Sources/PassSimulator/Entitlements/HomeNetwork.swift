@@ -1,13 +1,13 @@
 /// Home-based authentication of one MVPD: the address blocks that count as the subscriber's home network, and an
 /// optional shorter lifetime for profiles obtained from home.
-public struct HomeNetwork: Sendable, Hashable, Codable {
+package struct HomeNetwork: Sendable, Hashable, Codable {
     /// Blocks in CIDR notation; a device whose address lies in one is at home.
-    public var addresses: [String]
+    package var addresses: [String]
     /// Lifetime in seconds of profiles whose `hba_status` is `true`; `nil`: the usual profile lifetime.
-    public var ttl: Int64?
+    package var ttl: Int64?
 
     /// A home network of `addresses`.
-    public init(addresses: [String], ttl: Int64? = nil) {
+    package init(addresses: [String], ttl: Int64? = nil) {
         self.addresses = addresses
         self.ttl = ttl
     }
@@ -16,7 +16,7 @@ public struct HomeNetwork: Sendable, Hashable, Codable {
         case addresses, ttl
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.addresses = try container.decode([String].self, forKey: .addresses)
         self.ttl = try container.decodeIfPresent(Int64.self, forKey: .ttl)

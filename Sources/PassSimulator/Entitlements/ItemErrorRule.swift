@@ -1,6 +1,6 @@
 /// The item-level errors an MVPD's authorization can end in besides a plain denial (Adobe's enhanced error codes,
 /// REST API v2 list), returned as a decision's `error`.
-public enum ItemErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
+package enum ItemErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
     case authorizationDeniedByParentalControls = "authorization_denied_by_parental_controls"
     case networkReceivedError = "network_received_error"
     case networkConnectionTimeout = "network_connection_timeout"
@@ -39,12 +39,12 @@ public enum ItemErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// An item error and an optional `details` text; JSON `"network_received_error"` or `{"code": …, "details": …}`.
-public struct ItemErrorRule: Sendable, Hashable, Codable {
-    public var code: ItemErrorCode
-    public var details: String?
+package struct ItemErrorRule: Sendable, Hashable, Codable {
+    package var code: ItemErrorCode
+    package var details: String?
 
     /// `code`, with `details` when given.
-    public init(_ code: ItemErrorCode, details: String? = nil) {
+    package init(_ code: ItemErrorCode, details: String? = nil) {
         self.code = code
         self.details = details
     }
@@ -53,7 +53,7 @@ public struct ItemErrorRule: Sendable, Hashable, Codable {
         case code, details
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         if let code = try? decoder.singleValueContainer().decode(ItemErrorCode.self) {
             self.init(code)
             return
@@ -64,17 +64,17 @@ public struct ItemErrorRule: Sendable, Hashable, Codable {
 }
 
 /// Item errors by resource (the id, or the MRSS channel title) and by MVPD (every resource); a resource rule wins.
-public struct ItemErrorLists: Sendable, Hashable, Codable {
-    public var resources: [String: ItemErrorRule]
-    public var mvpds: [String: ItemErrorRule]
+package struct ItemErrorLists: Sendable, Hashable, Codable {
+    package var resources: [String: ItemErrorRule]
+    package var mvpds: [String: ItemErrorRule]
 
     /// Lists with the given entries.
-    public init(resources: [String: ItemErrorRule] = [:], mvpds: [String: ItemErrorRule] = [:]) {
+    package init(resources: [String: ItemErrorRule] = [:], mvpds: [String: ItemErrorRule] = [:]) {
         self.resources = resources
         self.mvpds = mvpds
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.resources = try container.decodeIfPresent([String: ItemErrorRule].self, forKey: .resources) ?? [:]
         self.mvpds = try container.decodeIfPresent([String: ItemErrorRule].self, forKey: .mvpds) ?? [:]

@@ -9,12 +9,12 @@ import Foundation
 /// Entitlement variants: TempPass trials, degradation, home-based authentication and item errors.
 extension SimulatorState {
     /// The variants in force.
-    public func entitlementSettings() -> EntitlementSettings {
+    package func entitlementSettings() -> EntitlementSettings {
         self.entitlements
     }
 
     /// Replaces the variants; TempPass trials of MVPDs that are no longer TempPass are dropped.
-    public func setEntitlementSettings(_ settings: EntitlementSettings) {
+    package func setEntitlementSettings(_ settings: EntitlementSettings) {
         self.entitlements = settings
         for trial in self.tempPasses.trials where settings.tempPass[trial.mvpd] == nil {
             _ = self.tempPasses.reset(serviceProvider: trial.serviceProvider, mvpd: trial.mvpd, device: nil, key: nil)
@@ -156,7 +156,7 @@ extension SimulatorState {
     }
 
     /// Adobe's Reset TempPass: drops the pair's trials of one device, of one identity key, or all; returns how many.
-    public func resetTempPass(serviceProvider: String, mvpd: String, device: String? = nil, key: String? = nil) -> Int {
+    package func resetTempPass(serviceProvider: String, mvpd: String, device: String? = nil, key: String? = nil) -> Int {
         self.tempPasses.reset(serviceProvider: serviceProvider, mvpd: mvpd, device: device, key: key)
     }
 

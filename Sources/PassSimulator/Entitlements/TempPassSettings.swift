@@ -1,17 +1,17 @@
 /// How a TempPass MVPD grants temporary access (Adobe's TempPass feature): basic (time only, per device) or
 /// promotional (time and a number of resources, per device and per `AP-TempPass-Identity`).
-public struct TempPassSettings: Sendable, Hashable, Codable {
+package struct TempPassSettings: Sendable, Hashable, Codable {
     /// Seconds from the first authorization request (or session) of a device or identity until access ends.
-    public var ttl: Int64
+    package var ttl: Int64
     /// Promotional TempPass: at most ``maxResources`` distinct resources, identity from `AP-TempPass-Identity`.
-    public var promotional: Bool
+    package var promotional: Bool
     /// Distinct resources a promotional TempPass may authorize; `nil` for basic TempPass.
-    public var maxResources: Int?
+    package var maxResources: Int?
     /// The picker name used when the MVPD is added to the MVPD list by the configuration file.
-    public var displayName: String?
+    package var displayName: String?
 
     /// A basic TempPass of `ttl` seconds, or a promotional one when `maxResources` is given.
-    public init(ttl: Int64, maxResources: Int? = nil, displayName: String? = nil) {
+    package init(ttl: Int64, maxResources: Int? = nil, displayName: String? = nil) {
         self.ttl = ttl
         self.promotional = maxResources != nil
         self.maxResources = maxResources
@@ -23,7 +23,7 @@ public struct TempPassSettings: Sendable, Hashable, Codable {
     }
 
     /// `promotional` defaults to whether `maxResources` is given; a promotional TempPass needs `maxResources`.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.ttl = try container.decode(Int64.self, forKey: .ttl)
         self.maxResources = try container.decodeIfPresent(Int.self, forKey: .maxResources)

@@ -9,7 +9,7 @@ import Foundation
 #endif
 
 /// The groups of endpoints fault injection is configured and counted by.
-public enum EndpointClass: String, Sendable, CaseIterable, Codable, CodingKeyRepresentable {
+package enum EndpointClass: String, Sendable, CaseIterable, Codable, CodingKeyRepresentable {
     /// `/o/client/*` (DCR registration and tokens).
     case dcr
     /// Code creation and lookup: v2 `sessions`, v1 `reggie/…/regcode` (alias `regcode`).
@@ -24,7 +24,7 @@ public enum EndpointClass: String, Sendable, CaseIterable, Codable, CodingKeyRep
     case other
 
     /// The class named `name`, accepting the aliases `regcode` and `authorize`.
-    public init?(name: String) {
+    package init?(name: String) {
         switch name {
         case "regcode": self = .sessions
         case "authorize": self = .decisions

@@ -14,26 +14,26 @@ import Foundation
 /// `{"default": {"error5xx": 0.05, "latencyMs": 50}, "poll": {"throttle429": 0.1}, "dcr": {…}}`; `all` is another
 /// name for `default`. `{"decisions": {"error5xx": 1, "error5xxStatuses": [500], "errorAction": "none"}}` answers
 /// every decision with Adobe's enhanced 500; `{"poll": {"error4xx": 1}}` every poll with an edge's HTML 403.
-public struct FaultConfiguration: Sendable, Equatable {
+package struct FaultConfiguration: Sendable, Equatable {
     /// Settings for every class, unless the class overrides them.
-    public var defaults: FaultRates
+    package var defaults: FaultRates
     /// Per-class overrides, field by field.
-    public var classes: [EndpointClass: FaultRates]
+    package var classes: [EndpointClass: FaultRates]
 
     /// No faults anywhere.
-    public init(defaults: FaultRates = .init(), classes: [EndpointClass: FaultRates] = [:]) {
+    package init(defaults: FaultRates = .init(), classes: [EndpointClass: FaultRates] = [:]) {
         self.defaults = defaults
         self.classes = classes
     }
 
     /// The effective settings of `endpointClass`.
-    public func rates(for endpointClass: EndpointClass) -> FaultRates {
+    package func rates(for endpointClass: EndpointClass) -> FaultRates {
         (self.classes[endpointClass] ?? FaultRates()).over(self.defaults)
     }
 
     /// Throws when a probability is outside 0…1, the response faults of a class add up to more than 1, a 5xx
     /// status is not 500…599, or a latency or `Retry-After` is negative.
-    public func validate() throws(FaultConfigurationError) {
+    package func validate() throws(FaultConfigurationError) {
         for endpointClass in EndpointClass.allCases {
             let rates = self.rates(for: endpointClass)
             let probabilities =
@@ -74,7 +74,7 @@ public struct FaultConfiguration: Sendable, Equatable {
 }
 
 extension FaultConfiguration: Codable {
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: AnyCodingKey.self)
         var defaults = FaultRates()
         var classes: [EndpointClass: FaultRates] = [:]
@@ -102,7 +102,7 @@ extension FaultConfiguration: Codable {
         self.init(defaults: defaults, classes: classes)
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: AnyCodingKey.self)
         try container.encode(self.defaults, forKey: AnyCodingKey("default"))
         for (endpointClass, rates) in self.classes {

@@ -9,9 +9,9 @@ import Foundation
 #endif
 
 /// An invalid ``FaultConfiguration``.
-public struct FaultConfigurationError: Error, Sendable, CustomStringConvertible {
+package struct FaultConfigurationError: Error, Sendable, CustomStringConvertible {
     /// What is wrong.
-    public let description: String
+    package let description: String
 
     init(_ description: String) {
         self.description = description

@@ -9,7 +9,7 @@ import Foundation
 #endif
 
 /// The kinds of injected faults, as counted by `GET /_sim/stats`.
-public enum FaultKind: String, Sendable, CaseIterable, Codable, CodingKeyRepresentable {
+package enum FaultKind: String, Sendable, CaseIterable, Codable, CodingKeyRepresentable {
     /// A 5xx answer with an openresty-style HTML body (or Adobe's enhanced error, see `errorAction`); the
     /// request is not processed.
     case error5xx

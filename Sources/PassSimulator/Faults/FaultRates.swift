@@ -13,47 +13,47 @@ import Foundation
 ///
 /// The response faults (`error5xx`, `throttle429`, `throttle429RetryAfter`, `drop`, `malformed`, `tokenExpiry`) share
 /// one draw per request, so each probability is exact and together they may not exceed 1.
-public struct FaultRates: Sendable, Equatable {
+package struct FaultRates: Sendable, Equatable {
     /// Probability of a 5xx answer.
-    public var error5xx: Double?
+    package var error5xx: Double?
     /// Statuses a 5xx answer picks from uniformly (default 500, 502, 503).
-    public var error5xxStatuses: [Int]?
+    package var error5xxStatuses: [Int]?
     /// Probability of a 4xx answer (an edge's HTML page unless `errorAction` is set).
-    public var error4xx: Double?
+    package var error4xx: Double?
     /// Statuses a 4xx answer picks from uniformly (default 403).
-    public var error4xxStatuses: [Int]?
+    package var error4xxStatuses: [Int]?
     /// When set, 4xx and 5xx faults answer with Adobe's enhanced error JSON carrying this `action` (`none`,
     /// `retry`, `retry-after`, `configuration`, …; any value, to test unknown ones) instead of an HTML page.
-    public var errorAction: String?
+    package var errorAction: String?
     /// The enhanced error's `code` (default: one Adobe lists with the action).
-    public var errorCode: String?
+    package var errorCode: String?
     /// Probability of a 429 without `Retry-After`.
-    public var throttle429: Double?
+    package var throttle429: Double?
     /// Probability of a 429 with `Retry-After`.
-    public var throttle429RetryAfter: Double?
+    package var throttle429RetryAfter: Double?
     /// The `Retry-After` value, in seconds (default 1).
-    public var retryAfterSeconds: Int?
+    package var retryAfterSeconds: Int?
     /// Probability that the connection is closed without a response.
-    public var drop: Double?
+    package var drop: Double?
     /// Probability of a 200 with a truncated body.
-    public var malformed: Double?
+    package var malformed: Double?
     /// Probability that a protected call (one that needs a bearer token or v1 signature) is answered 401 as if the
     /// token expired; elsewhere it has no effect.
-    public var tokenExpiry: Double?
+    package var tokenExpiry: Double?
     /// Probability that a new code expires at issue time plus a random fraction of its TTL. Codes are created by the
     /// `sessions` class, so only its effective value counts.
-    public var earlyExpiry: Double?
+    package var earlyExpiry: Double?
     /// Fixed latency added to every response, in milliseconds.
-    public var latencyMs: Int?
+    package var latencyMs: Int?
     /// Extra latency drawn uniformly from 0…`latencySpreadMs` milliseconds.
-    public var latencySpreadMs: Int?
+    package var latencySpreadMs: Int?
     /// Probability that a response is held back by a latency spike, on top of the latency above.
-    public var latencySpike: Double?
+    package var latencySpike: Double?
     /// Length of a latency spike, in milliseconds (default 5000).
-    public var latencySpikeMs: Int?
+    package var latencySpikeMs: Int?
 
     /// No faults.
-    public init(
+    package init(
         error5xx: Double? = nil,
         error5xxStatuses: [Int]? = nil,
         error4xx: Double? = nil,
@@ -135,7 +135,7 @@ extension FaultRates: Codable {
         case tokenExpiry, earlyExpiry, latencyMs, latencySpreadMs, latencySpike, latencySpikeMs
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let names = try decoder.container(keyedBy: AnyCodingKey.self)
         // Unknown keys are refused: a misspelt probability in a soak configuration must not silently mean 0.
         for key in names.allKeys where CodingKeys(rawValue: key.stringValue) == nil {
@@ -167,7 +167,7 @@ extension FaultRates: Codable {
         )
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encodeIfPresent(self.error5xx, forKey: .error5xx)
         try container.encodeIfPresent(self.error5xxStatuses, forKey: .error5xxStatuses)

@@ -10,19 +10,19 @@ import Foundation
 #endif
 
 /// Counters reported by `GET /_sim/stats`.
-public struct SimulatorStats: Sendable, Equatable, Codable {
+package struct SimulatorStats: Sendable, Equatable, Codable {
     /// Requests by endpoint class, then by HTTP status (`"dropped"` for dropped connections).
-    public var requests: [EndpointClass: [String: Int]]
+    package var requests: [EndpointClass: [String: Int]]
     /// Injected faults by kind (every kind present, zeros included).
-    public var faults: [FaultKind: Int]
+    package var faults: [FaultKind: Int]
     /// Injected faults by endpoint class, then kind.
-    public var faultsByClass: [EndpointClass: [FaultKind: Int]]
+    package var faultsByClass: [EndpointClass: [FaultKind: Int]]
     /// Accepted connections by wire.
-    public var connections: ConnectionStats
+    package var connections: ConnectionStats
     /// The clients' addresses as the simulator saw them.
-    public var peers = PeerStats()
+    package var peers = PeerStats()
     /// The listener's cap and what it turned away or timed out.
-    public var listener = ListenerStats()
+    package var listener = ListenerStats()
 
     static var empty: SimulatorStats {
         SimulatorStats(
@@ -36,16 +36,16 @@ public struct SimulatorStats: Sendable, Equatable, Codable {
 
 /// The listener's connection cap and counts; `listener` in `GET /_sim/stats`. `open` is now; the others count since
 /// start (or the last `DELETE /_sim/stats`).
-public struct ListenerStats: Sendable, Equatable, Codable {
+package struct ListenerStats: Sendable, Equatable, Codable {
     /// Connections held at once, at most.
-    public var cap: Int
-    public var open: Int
+    package var cap: Int
+    package var open: Int
     /// Connections accepted past the cap and closed at once.
-    public var refused: Int
+    package var refused: Int
     /// Connections closed for idling, or for sending a request too slowly.
-    public var timedOut: Int
+    package var timedOut: Int
 
-    public init(cap: Int = 0, open: Int = 0, refused: Int = 0, timedOut: Int = 0) {
+    package init(cap: Int = 0, open: Int = 0, refused: Int = 0, timedOut: Int = 0) {
         self.cap = cap
         self.open = open
         self.refused = refused
@@ -63,13 +63,13 @@ public struct ListenerStats: Sendable, Equatable, Codable {
 }
 
 /// Peer addresses since start (or the last `DELETE /_sim/stats`); `peers` in `GET /_sim/stats`.
-public struct PeerStats: Sendable, Equatable, Codable {
+package struct PeerStats: Sendable, Equatable, Codable {
     /// Distinct TCP peer addresses of the accepted connections.
-    public var distinct: Int
+    package var distinct: Int
     /// Requests that carried `X-Forwarded-For` (trusted or not).
-    public var forwardedForRequests: Int
+    package var forwardedForRequests: Int
 
-    public init(distinct: Int = 0, forwardedForRequests: Int = 0) {
+    package init(distinct: Int = 0, forwardedForRequests: Int = 0) {
         self.distinct = distinct
         self.forwardedForRequests = forwardedForRequests
     }
@@ -83,21 +83,21 @@ public struct PeerStats: Sendable, Equatable, Codable {
 /// Connections accepted since start (or the last `DELETE /_sim/stats`), by wire; `connections` in `GET /_sim/stats`.
 ///
 /// A client that keeps one connection per device shows up as one connection per device here.
-public struct ConnectionStats: Sendable, Equatable, Codable {
+package struct ConnectionStats: Sendable, Equatable, Codable {
     /// Plain HTTP/1.1 connections.
-    public var plain: Int
+    package var plain: Int
     /// Connections accepted on the TLS listener, whether or not their handshake completed.
-    public var tlsAccepted: Int
+    package var tlsAccepted: Int
     /// Completed TLS handshakes: ``tlsHTTP1`` plus ``tlsH2``. Fewer than ``tlsAccepted`` when handshakes failed
     /// (say, a refused client certificate) or are still going on.
-    public var tlsHandshakes: Int
+    package var tlsHandshakes: Int
     /// TLS connections that negotiated HTTP/1.1 (or no ALPN).
-    public var tlsHTTP1: Int
+    package var tlsHTTP1: Int
     /// TLS connections that negotiated HTTP/2.
-    public var tlsH2: Int
+    package var tlsH2: Int
 
     /// Counts, all zero by default.
-    public init(plain: Int = 0, tlsAccepted: Int = 0, tlsHandshakes: Int = 0, tlsHTTP1: Int = 0, tlsH2: Int = 0) {
+    package init(plain: Int = 0, tlsAccepted: Int = 0, tlsHandshakes: Int = 0, tlsHTTP1: Int = 0, tlsH2: Int = 0) {
         self.plain = plain
         self.tlsAccepted = tlsAccepted
         self.tlsHandshakes = tlsHandshakes

@@ -7,7 +7,7 @@ import Foundation
 #endif
 
 /// A JSON value, as carried by user-metadata attributes (strings, lists, objects such as `maxRating`).
-public enum MetadataValue: Sendable, Equatable, Codable {
+package enum MetadataValue: Sendable, Equatable, Codable {
     case null
     case bool(Bool)
     case integer(Int64)
@@ -16,7 +16,7 @@ public enum MetadataValue: Sendable, Equatable, Codable {
     case list([MetadataValue])
     case object([String: MetadataValue])
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
@@ -36,7 +36,7 @@ public enum MetadataValue: Sendable, Equatable, Codable {
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
         case .null: try container.encodeNil()
@@ -50,7 +50,7 @@ public enum MetadataValue: Sendable, Equatable, Codable {
     }
 
     /// The text of a `.string`, else `nil`.
-    public var stringValue: String? {
+    package var stringValue: String? {
         if case .string(let text) = self { return text }
         return nil
     }
@@ -89,15 +89,15 @@ public enum MetadataValue: Sendable, Equatable, Codable {
 }
 
 /// One user-metadata attribute of a profile: a value and whether Adobe marks it encrypted (`state: "enc"`).
-public struct ProfileAttribute: Sendable, Equatable, Codable {
+package struct ProfileAttribute: Sendable, Equatable, Codable {
     /// The attribute's value.
-    public var value: MetadataValue
+    package var value: MetadataValue
     /// Whether the value is published as encrypted. The simulator holds no programmer certificate, so an "encrypted"
     /// value is only Base64 of the plain text; clients must treat it as opaque either way.
-    public var encrypted: Bool
+    package var encrypted: Bool
 
     /// An attribute with `value`, plain unless `encrypted`.
-    public init(_ value: MetadataValue, encrypted: Bool = false) {
+    package init(_ value: MetadataValue, encrypted: Bool = false) {
         self.value = value
         self.encrypted = encrypted
     }

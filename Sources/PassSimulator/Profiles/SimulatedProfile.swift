@@ -5,26 +5,26 @@ import Foundation
 #endif
 
 /// An authenticated profile, created when a code completes (reference §7.6).
-public struct SimulatedProfile: Sendable, Equatable, Codable {
+package struct SimulatedProfile: Sendable, Equatable, Codable {
     /// The MVPD that authenticated the user (also the profile's `issuer`).
-    public let mvpd: String
+    package let mvpd: String
     /// The `userID` attribute.
-    public let userId: String
+    package let userId: String
     /// The `householdID` attribute.
-    public let householdId: String
+    package let householdId: String
     /// Start of validity, epoch milliseconds.
-    public let notBefore: Int64
+    package let notBefore: Int64
     /// End of validity, epoch milliseconds.
-    public let notAfter: Int64
+    package let notAfter: Int64
     /// Id of the authentication session that created the profile.
-    public let sessionId: String
+    package let sessionId: String
     /// User metadata by name (`userID`, `householdID`, `zip`, `maxRating`, `channelID`, `encryptedZip`, …).
-    public let attributes: [String: ProfileAttribute]
+    package let attributes: [String: ProfileAttribute]
     /// How the profile was obtained (`regular` for a basic login).
-    public internal(set) var type: ProfileType = .regular
+    package internal(set) var type: ProfileType = .regular
 
     /// The profile's `issuer`: the MVPD, `Apple` or `Adobe` (sso.md §2.5).
-    public var issuer: String { self.type.issuer(mvpd: self.mvpd) }
+    package var issuer: String { self.type.issuer(mvpd: self.mvpd) }
 }
 
 extension SimulatedProfile {
@@ -33,7 +33,7 @@ extension SimulatedProfile {
     }
 
     /// Profiles written before SSO existed have no `type`: they are `regular`.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
             mvpd: try container.decode(String.self, forKey: .mvpd),

@@ -7,7 +7,7 @@ import Foundation
 /// The v2 profiles a completed code leaves per device and client.
 extension SimulatorState {
     /// The unexpired profiles of a device for one client application, by MVPD.
-    public func profiles(serviceProvider: String, deviceIdentifier: String, clientId: String) -> [String: SimulatedProfile] {
+    package func profiles(serviceProvider: String, deviceIdentifier: String, clientId: String) -> [String: SimulatedProfile] {
         let now = self.now
         self.sweepIfDue(now: now)
         self.observeV2Device(DeviceKey(serviceProvider: serviceProvider, deviceIdentifier: deviceIdentifier), now: now)
@@ -17,7 +17,7 @@ extension SimulatorState {
 
     /// Removes the device's profile for `mvpd` (v2 logout); returns whether one existed.
     @discardableResult
-    public func removeProfile(serviceProvider: String, deviceIdentifier: String, clientId: String, mvpd: String) -> Bool {
+    package func removeProfile(serviceProvider: String, deviceIdentifier: String, clientId: String, mvpd: String) -> Bool {
         let key = self.profileKey(serviceProvider, deviceIdentifier, clientId)
         guard self.profiles[key]?.removeValue(forKey: mvpd) != nil else { return false }
         if self.profiles[key]?.isEmpty == true { self.profiles[key] = nil }

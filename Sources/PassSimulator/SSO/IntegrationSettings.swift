@@ -1,20 +1,20 @@
 /// The settings of one requestor × MVPD integration that single sign-on depends on (sso.md §3.3).
-public struct IntegrationSettings: Sendable, Hashable, Codable {
+package struct IntegrationSettings: Sendable, Hashable, Codable {
     /// A disabled integration is answered 400 `invalid_integration` on v2, as a missing one is.
-    public var enabled: Bool
+    package var enabled: Bool
     /// The MVPD is degraded: partner sessions answer `authorize`/`degraded`, partner profiles are `degraded`.
-    public var degraded: Bool
+    package var degraded: Bool
     /// Legacy per-requestor authentication flag; published only.
-    public var authPerRequestor: Bool
+    package var authPerRequestor: Bool
     /// Legacy switch that turns every SSO method off for the integration.
-    public var ssoDisabled: Bool
+    package var ssoDisabled: Bool
     /// SSO methods allowed per platform.
-    public var sso: SSOPlatforms
+    package var sso: SSOPlatforms
     /// Lifetime of profiles created for the integration, in seconds; `nil` uses the simulator's profile TTL.
-    public var ttl: Int64?
+    package var ttl: Int64?
 
     /// An enabled, healthy integration with every SSO method on.
-    public init(
+    package init(
         enabled: Bool = true,
         degraded: Bool = false,
         authPerRequestor: Bool = false,
@@ -35,7 +35,7 @@ public struct IntegrationSettings: Sendable, Hashable, Codable {
     }
 
     /// Missing fields take the defaults.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.enabled = try container.decodeIfPresent(Bool.self, forKey: .enabled) ?? true
         self.degraded = try container.decodeIfPresent(Bool.self, forKey: .degraded) ?? false

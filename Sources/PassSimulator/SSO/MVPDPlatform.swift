@@ -2,23 +2,23 @@
 ///
 /// Kept apart from ``SimulatedMVPD`` because the admin API (`PUT /_sim/mvpds/{mvpd}`) replaces them at runtime and
 /// the state file keeps the replacement.
-public struct MVPDPlatform: Sendable, Hashable, Codable {
+package struct MVPDPlatform: Sendable, Hashable, Codable {
     /// The identifier the platform knows the MVPD by (Apple's `accountProviderIdentifier`).
-    public var platformMappingId: String?
+    package var platformMappingId: String?
     /// Whether and how the platform onboarded the MVPD; `nil`: not at all.
-    public var boardingStatus: BoardingStatus?
+    package var boardingStatus: BoardingStatus?
     /// Whether the app should use the platform's services (VideoSubscriberAccount) for this MVPD.
-    public var enablePlatformServices: Bool
+    package var enablePlatformServices: Bool
     /// Whether the MVPD appears in the platform's own picker.
-    public var displayInPlatformPicker: Bool
+    package var displayInPlatformPicker: Bool
     /// Whether the user's platform permission must be granted; `false` skips the permission part of the
     /// `AP-Partner-Framework-Status` checks (INFERRED from the field's description, sso.md §3.3).
-    public var enforcePlatformPermissions: Bool
+    package var enforcePlatformPermissions: Bool
     /// SAML attributes the partner must return; empty asks for `uid`, `NameID`, `uniqueId` (Adobe's sample).
-    public var requiredMetadataFields: [String]
+    package var requiredMetadataFields: [String]
 
     /// Platform fields; the defaults describe an MVPD no platform onboarded.
-    public init(
+    package init(
         platformMappingId: String? = nil,
         boardingStatus: BoardingStatus? = nil,
         enablePlatformServices: Bool = false,
@@ -40,7 +40,7 @@ public struct MVPDPlatform: Sendable, Hashable, Codable {
     }
 
     /// Missing fields take the defaults, so a partial object (config file, admin `PUT`) is complete.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.platformMappingId = try container.decodeIfPresent(String.self, forKey: .platformMappingId)
         self.boardingStatus = try container.decodeIfPresent(BoardingStatus.self, forKey: .boardingStatus)

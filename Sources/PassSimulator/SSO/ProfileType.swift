@@ -1,5 +1,5 @@
 /// A v2 profile's `type` (sso.md §2.5).
-public enum ProfileType: String, Sendable, Hashable, Codable, CaseIterable {
+package enum ProfileType: String, Sendable, Hashable, Codable, CaseIterable {
     /// Basic authentication (a code completed on a second screen).
     case regular
     /// Created from Apple's SAML answer (`POST profiles/sso/Apple`); issuer `Apple`.

@@ -5,16 +5,16 @@ import X509
 /// identity provider that signs the SAML assertion VideoSubscriberAccount hands the app (sso.md §3.3). regcoded's
 /// TV Provider signs with its own key; the daemon wires its embedded simulator with it, and a lab hands a separately
 /// started pass-sim the daemon's `x.tv-provider-idp.pem` (`--tv-provider-idp-key`, or per MVPD in `--sso-config`).
-public struct SAMLTrust: Sendable {
+package struct SAMLTrust: Sendable {
     /// PEM (`PUBLIC KEY` or `CERTIFICATE`, P-256) trusted for every MVPD without its own.
-    public var defaultKeyPEM: String?
+    package var defaultKeyPEM: String?
     /// PEM trusted for one MVPD, by MVPD id.
-    public var keyPEMByMVPD: [String: String] = [:]
+    package var keyPEMByMVPD: [String: String] = [:]
     /// Accept an assertion whose signature is missing or does not verify (setups from before signed assertions);
     /// every such acceptance is logged.
-    public var acceptUnsigned = false
+    package var acceptUnsigned = false
 
-    public init() {}
+    package init() {}
 
     /// The key trusted for `mvpd`; nil when none is configured or it does not parse (``problem`` says which).
     func publicKey(forMVPD mvpd: String) -> P256.Signing.PublicKey? {
@@ -22,7 +22,7 @@ public struct SAMLTrust: Sendable {
     }
 
     /// Why the configured keys cannot be used, for the start-up check; nil when they can.
-    public var problem: String? {
+    package var problem: String? {
         if let pem = defaultKeyPEM, Self.publicKey(pem: pem) == nil {
             return "the TV Provider identity provider key is not a P-256 public key or certificate in PEM"
         }

@@ -17,18 +17,18 @@ import Foundation
 /// integrates them explicitly, nothing else); `identityIssuers` adds accepted external issuers;
 /// `samlIdentityProviders` names, per MVPD id, the PEM file (or the PEM itself) of the identity provider whose
 /// partner SAML answers are believed for it.
-public struct SSOConfigurationFile: Sendable, Decodable {
+package struct SSOConfigurationFile: Sendable, Decodable {
     /// One integration's settings with the pair it belongs to.
-    public struct Integration: Sendable, Decodable {
-        public var serviceProvider: String
-        public var mvpd: String
-        public var settings: IntegrationSettings
+    package struct Integration: Sendable, Decodable {
+        package var serviceProvider: String
+        package var mvpd: String
+        package var settings: IntegrationSettings
 
         private enum CodingKeys: String, CodingKey {
             case serviceProvider, mvpd
         }
 
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             self.serviceProvider = try container.decode(String.self, forKey: .serviceProvider)
             self.mvpd = try container.decode(String.self, forKey: .mvpd)
@@ -36,20 +36,20 @@ public struct SSOConfigurationFile: Sendable, Decodable {
         }
     }
 
-    public var mvpds: [SimulatedMVPD]?
-    public var integrations: [Integration]?
-    public var identityIssuers: [String: IdentityIssuer]?
-    public var samlIdentityProviders: [String: String]?
+    package var mvpds: [SimulatedMVPD]?
+    package var integrations: [Integration]?
+    package var identityIssuers: [String: IdentityIssuer]?
+    package var samlIdentityProviders: [String: String]?
 
     /// Reads the file at `path`.
-    public static func load(path: String) throws -> SSOConfigurationFile {
+    package static func load(path: String) throws -> SSOConfigurationFile {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         // Foundation's coder stays: a `Codable` file format, and its `DecodingError` path is the error text users see.
         return try JSONDecoder().decode(Self.self, from: data)
     }
 
     /// Applies the sections to `configuration`; throws a readable message when they contradict each other.
-    public func apply(to configuration: inout SimulatorConfiguration) throws(SSOConfigurationError) {
+    package func apply(to configuration: inout SimulatorConfiguration) throws(SSOConfigurationError) {
         if let mvpds {
             guard !mvpds.isEmpty else { throw SSOConfigurationError("mvpds must not be empty") }
             guard Set(mvpds.map(\.id)).count == mvpds.count else { throw SSOConfigurationError("mvpds has duplicate ids") }
@@ -79,8 +79,8 @@ public struct SSOConfigurationFile: Sendable, Decodable {
 }
 
 /// Why the SSO configuration file cannot be applied.
-public struct SSOConfigurationError: Error, Sendable, CustomStringConvertible {
-    public let description: String
+package struct SSOConfigurationError: Error, Sendable, CustomStringConvertible {
+    package let description: String
 
     init(_ description: String) {
         self.description = description

@@ -1,6 +1,6 @@
 /// The header-based single sign-on methods of REST v2 (sso.md §2.2, §2.3); partner (Apple) SSO is device-bound and
 /// has no subject.
-public enum SSOMethod: String, Sendable, Hashable, Codable, CaseIterable {
+package enum SSOMethod: String, Sendable, Hashable, Codable, CaseIterable {
     /// `Adobe-Subject-Token` or `X-Roku-Reserved-Roku-Connect-Token`; profiles of type `platformSSO`.
     case platform
     /// `AD-Service-Token`; profiles of type `serviceTokenSSO`.

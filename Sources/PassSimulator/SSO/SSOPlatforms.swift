@@ -1,17 +1,17 @@
 /// Which single sign-on methods an integration allows (the TVE Dashboard's "Enable Single Sign On" per platform,
 /// sso.md §3.3); all on by default, as Roku documents.
-public struct SSOPlatforms: Sendable, Hashable, Codable {
+package struct SSOPlatforms: Sendable, Hashable, Codable {
     /// Apple partner SSO from iOS and iPadOS.
-    public var appleIos: Bool
+    package var appleIos: Bool
     /// Apple partner SSO from tvOS.
-    public var appleTvos: Bool
+    package var appleTvos: Bool
     /// Platform identity (`Adobe-Subject-Token`, `X-Roku-Reserved-Roku-Connect-Token`).
-    public var platform: Bool
+    package var platform: Bool
     /// Service token (`AD-Service-Token`).
-    public var serviceToken: Bool
+    package var serviceToken: Bool
 
     /// Every method on unless switched off.
-    public init(appleIos: Bool = true, appleTvos: Bool = true, platform: Bool = true, serviceToken: Bool = true) {
+    package init(appleIos: Bool = true, appleTvos: Bool = true, platform: Bool = true, serviceToken: Bool = true) {
         self.appleIos = appleIos
         self.appleTvos = appleTvos
         self.platform = platform
@@ -23,7 +23,7 @@ public struct SSOPlatforms: Sendable, Hashable, Codable {
     }
 
     /// Missing fields stay on.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.appleIos = try container.decodeIfPresent(Bool.self, forKey: .appleIos) ?? true
         self.appleTvos = try container.decodeIfPresent(Bool.self, forKey: .appleTvos) ?? true

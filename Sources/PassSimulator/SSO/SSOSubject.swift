@@ -2,11 +2,11 @@
 ///
 /// `did` of a platform token is not part of the key, so a platform user spans that platform's devices, as Roku
 /// describes.
-public struct SSOSubject: Sendable, Hashable, Codable {
+package struct SSOSubject: Sendable, Hashable, Codable {
     /// Which header identified the subject.
-    public let method: SSOMethod
+    package let method: SSOMethod
     /// The token's `iss`.
-    public let issuer: String
+    package let issuer: String
     /// The token's `sub`.
-    public let subject: String
+    package let subject: String
 }

@@ -11,9 +11,9 @@ import Foundation
 /// §2.3, §3.3).
 extension SimulatorState {
     /// `iss` of the platform identity tokens the simulator issues.
-    public static let platformIssuer = "pass-sim-platform"
+    package static let platformIssuer = "pass-sim-platform"
     /// Default `iss` of the service tokens the simulator issues.
-    public static let serviceIssuer = "pass-sim-service"
+    package static let serviceIssuer = "pass-sim-service"
 
     /// A generated secret, created on first use and kept in the state.
     func secret(_ name: SSOSecret) throws -> String {
@@ -35,7 +35,7 @@ extension SimulatorState {
 
     /// Issues a platform identity token (HS256, `iss` `pass-sim-platform`, `aud` `adobe`) for platform user `sub` on
     /// device `did`, valid `ttlSeconds`.
-    public func issuePlatformToken(subject: String, deviceId: String?, ttlSeconds: Int64) throws -> String {
+    package func issuePlatformToken(subject: String, deviceId: String?, ttlSeconds: Int64) throws -> String {
         let now = self.now / 1000
         var claims: [String: MetadataValue] = [
             "iss": .string(Self.platformIssuer), "sub": .string(subject), "aud": .string("adobe"),
@@ -47,7 +47,7 @@ extension SimulatorState {
 
     /// Issues a service token (RS256 with the simulator's key, `aud` `adobe`) for user `sub` of identity service `iss`,
     /// valid `ttlSeconds`.
-    public func issueServiceToken(issuer: String, subject: String, ttlSeconds: Int64) throws -> String {
+    package func issueServiceToken(issuer: String, subject: String, ttlSeconds: Int64) throws -> String {
         let now = self.now / 1000
         let claims: [String: MetadataValue] = [
             "iss": .string(issuer), "sub": .string(subject), "aud": .string("adobe"),
@@ -58,7 +58,7 @@ extension SimulatorState {
     }
 
     /// The public key of the simulator's service tokens in PEM (generated on first use).
-    public func serviceTokenPublicKey() throws -> String {
+    package func serviceTokenPublicKey() throws -> String {
         try _RSA.Signing.PrivateKey(pemRepresentation: try self.secret(.serviceRSA)).publicKey.pemRepresentation
     }
 

@@ -9,13 +9,13 @@ extension SimulatorState {
     }
 
     /// The platform fields of a configured MVPD; `nil` for an unknown MVPD.
-    public func platform(ofMVPD mvpd: String) -> MVPDPlatform? {
+    package func platform(ofMVPD mvpd: String) -> MVPDPlatform? {
         guard let configured = self.configuration.mvpd(id: mvpd) else { return nil }
         return self.mvpdPlatforms[mvpd] ?? configured.platform
     }
 
     /// The configured MVPDs with their platform fields in force, in configuration order.
-    public func mvpdsInForce() -> [SimulatedMVPD] {
+    package func mvpdsInForce() -> [SimulatedMVPD] {
         self.configuration.mvpds.map { mvpd in
             var current = mvpd
             if let platform = self.mvpdPlatforms[mvpd.id] { current.platform = platform }
@@ -25,7 +25,7 @@ extension SimulatorState {
 
     /// Replaces an MVPD's platform fields (`PUT /_sim/mvpds/{mvpd}`); `false` for an unknown MVPD.
     @discardableResult
-    public func setPlatform(_ platform: MVPDPlatform, ofMVPD mvpd: String) -> Bool {
+    package func setPlatform(_ platform: MVPDPlatform, ofMVPD mvpd: String) -> Bool {
         guard self.configuration.mvpd(id: mvpd) != nil else { return false }
         self.mvpdPlatforms[mvpd] = platform
         return true
@@ -37,7 +37,7 @@ extension SimulatorState {
     }
 
     /// The settings of the `serviceProvider` × `mvpd` integration.
-    public func integrationSettings(serviceProvider: String, mvpd: String) -> IntegrationSettings {
+    package func integrationSettings(serviceProvider: String, mvpd: String) -> IntegrationSettings {
         self.integrationOverrides[IntegrationKey(serviceProvider: serviceProvider, mvpd: mvpd)]
             ?? self.configuration.integrationSettings[serviceProvider]?[mvpd]
             ?? IntegrationSettings()
@@ -45,7 +45,7 @@ extension SimulatorState {
 
     /// Replaces an integration's settings (`PUT /_sim/integrations/{sp}/{mvpd}`); `false` for an unknown MVPD.
     @discardableResult
-    public func setIntegrationSettings(_ settings: IntegrationSettings, serviceProvider: String, mvpd: String) -> Bool {
+    package func setIntegrationSettings(_ settings: IntegrationSettings, serviceProvider: String, mvpd: String) -> Bool {
         guard self.configuration.mvpd(id: mvpd) != nil else { return false }
         self.integrationOverrides[IntegrationKey(serviceProvider: serviceProvider, mvpd: mvpd)] = settings
         return true

@@ -5,19 +5,19 @@ import Synchronization
 /// A lock rather than an actor: each request's work on the state is a few dictionary operations with no suspension
 /// point, and an actor hop per request (two thread switches, and under NIO's executor takeover a handler left on
 /// whichever loop ran the actor) cost more than the work itself.
-public final class SharedSimulatorState: Sendable {
+package final class SharedSimulatorState: Sendable {
     /// The configuration the state was created with.
-    public let configuration: SimulatorConfiguration
+    package let configuration: SimulatorConfiguration
     private let state: Mutex<SimulatorState>
 
     /// Creates empty state governed by `configuration` (TTLs, MVPDs, deny lists, clock).
-    public init(configuration: SimulatorConfiguration = .init()) {
+    package init(configuration: SimulatorConfiguration = .init()) {
         self.configuration = configuration
         self.state = Mutex(SimulatorState(configuration: configuration))
     }
 
     /// Runs `body` with the state, holding the lock; `body` must not block or wait.
-    public func withLock<Result, Failure: Error>(
+    package func withLock<Result, Failure: Error>(
         _ body: (SimulatorState) throws(Failure) -> sending Result
     ) throws(Failure) -> sending Result {
         try self.state.withLock { (state) throws(Failure) -> sending Result in try body(state) }

@@ -14,7 +14,7 @@ import Foundation
 ///
 /// Not `Sendable`: it is only reached through ``SharedSimulatorState/withLock(_:)``, which serialises every request's
 /// work on it.
-public final class SimulatorState {
+package final class SimulatorState {
     struct DeviceKey: Hashable, Sendable {
         let serviceProvider: String
         let deviceIdentifier: String
@@ -38,7 +38,7 @@ public final class SimulatorState {
     static let codeAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789".utf8)
 
     /// The configuration the state was created with.
-    public let configuration: SimulatorConfiguration
+    package let configuration: SimulatorConfiguration
 
     // The durable records: every write is reported to the journal (when there is a state file).
     var clients = TrackedMap<String, RegisteredClient> { .client($0, $1) }
@@ -71,7 +71,7 @@ public final class SimulatorState {
     var generator = SystemRandomNumberGenerator()
 
     /// Creates empty state governed by `configuration` (TTLs, MVPDs, deny lists, clock).
-    public init(configuration: SimulatorConfiguration = .init()) {
+    package init(configuration: SimulatorConfiguration = .init()) {
         self.configuration = configuration
         self.deny = DenyLists(resources: configuration.denyResources, mvpds: configuration.denyMVPDs)
         self.entitlements = configuration.entitlements

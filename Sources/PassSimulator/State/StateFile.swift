@@ -15,7 +15,7 @@ import Darwin
 #endif
 
 /// Why the state file cannot be used.
-public enum SimulatorStateError: Error, Sendable, CustomStringConvertible {
+package enum SimulatorStateError: Error, Sendable, CustomStringConvertible {
     /// The file exists but is not a pass-sim state file; it was left untouched.
     case notAStateFile(path: String, reason: String)
     /// The file was written by a newer pass-sim; it was left untouched.
@@ -23,7 +23,7 @@ public enum SimulatorStateError: Error, Sendable, CustomStringConvertible {
     /// The file could not be created, opened, read or written.
     case cannotOpen(path: String, reason: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .notAStateFile(let path, let reason):
             "\(path) is not a pass-sim state file (\(reason)); it was left untouched"

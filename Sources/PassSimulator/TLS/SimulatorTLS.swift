@@ -2,9 +2,9 @@ import NIOSSL
 
 /// HTTPS settings of the simulator: where its certificate and key are, whether clients must present a certificate
 /// (mutual TLS), and which HTTP versions it offers by ALPN.
-public struct SimulatorTLS: Sendable, Equatable {
+package struct SimulatorTLS: Sendable, Equatable {
     /// The HTTP versions offered in the TLS handshake (ALPN).
-    public enum Protocols: String, Sendable, CaseIterable {
+    package enum Protocols: String, Sendable, CaseIterable {
         /// `h2` and `http/1.1`; a client without ALPN gets HTTP/1.1.
         case http2AndHTTP1
         /// `http/1.1` only.
@@ -12,17 +12,17 @@ public struct SimulatorTLS: Sendable, Equatable {
     }
 
     /// PEM file with the server certificate, then any intermediates.
-    public var certificateChainPath: String
+    package var certificateChainPath: String
     /// PEM file with the server certificate's private key.
-    public var privateKeyPath: String
+    package var privateKeyPath: String
     /// PEM file of the CA certificates client certificates must chain to; when set, a client certificate is
     /// required and verified (mutual TLS), and a handshake without one is refused.
-    public var clientCAPath: String?
+    package var clientCAPath: String?
     /// The HTTP versions offered by ALPN.
-    public var protocols: Protocols
+    package var protocols: Protocols
 
     /// Settings serving the certificate chain and key of these PEM files.
-    public init(
+    package init(
         certificateChainPath: String,
         privateKeyPath: String,
         clientCAPath: String? = nil,
@@ -36,7 +36,7 @@ public struct SimulatorTLS: Sendable, Equatable {
 
     /// Reads the files and builds a TLS context, so a bad path, PEM or key reports before the server starts.
     /// - Throws: ``SimulatorTLSError``.
-    public func validate() throws(SimulatorTLSError) {
+    package func validate() throws(SimulatorTLSError) {
         _ = try self.serverConfiguration()
     }
 
@@ -97,13 +97,13 @@ public struct SimulatorTLS: Sendable, Equatable {
 }
 
 /// Why the TLS settings cannot be used.
-public enum SimulatorTLSError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum SimulatorTLSError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A PEM file could not be read or parsed.
     case cannotLoad(what: String, path: String, reason: String)
     /// The files load but do not make a TLS context (for example, the key is not the certificate's).
     case unusable(reason: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .cannotLoad(let what, let path, let reason): "cannot load the \(what) \(path): \(reason)"
         case .unusable(let reason): "the TLS settings cannot be used: \(reason)"

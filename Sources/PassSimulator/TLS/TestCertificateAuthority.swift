@@ -13,9 +13,9 @@ import Foundation
 /// certificates, so the simulator can serve HTTPS (and require client certificates) without a real PKI.
 ///
 /// Not for production: keys are kept in memory and written as unencrypted PEM.
-public struct TestCertificateAuthority: Sendable {
+package struct TestCertificateAuthority: Sendable {
     /// The self-signed CA certificate clients trust.
-    public let certificate: Certificate
+    package let certificate: Certificate
     private let privateKey: Certificate.PrivateKey
 
     /// Creates a CA with a new P-256 key: basicConstraints CA (critical), keyUsage keyCertSign and cRLSign.
@@ -23,7 +23,7 @@ public struct TestCertificateAuthority: Sendable {
     ///   - commonName: The subject (and issuer) CN.
     ///   - notValidBefore: Start of validity; by default an hour ago, so clocks a little behind still accept it.
     ///   - notValidAfter: End of validity; by default in ten years.
-    public init(
+    package init(
         commonName: String = "pass-sim test CA",
         notValidBefore: Date = Date().addingTimeInterval(-3600),
         notValidAfter: Date = Date().addingTimeInterval(10 * 365 * 24 * 3600)
@@ -54,7 +54,7 @@ public struct TestCertificateAuthority: Sendable {
     /// - Throws: ``TestCertificateAuthorityError/keyDoesNotMatchCertificate`` when the key is not the certificate's,
     ///   ``TestCertificateAuthorityError/notACertificateAuthority`` when the certificate may not sign certificates,
     ///   or the PEM decoding error.
-    public init(certificatePEM: String, privateKeyPEM: String) throws {
+    package init(certificatePEM: String, privateKeyPEM: String) throws {
         let certificate = try Certificate(pemEncoded: certificatePEM)
         let key = try Certificate.PrivateKey(pemEncoded: privateKeyPEM)
         guard certificate.publicKey == key.publicKey else {
@@ -68,12 +68,12 @@ public struct TestCertificateAuthority: Sendable {
     }
 
     /// The CA certificate as PEM, for clients' trust stores (`curl --cacert`, `tls.ca_file`).
-    public var certificatePEM: String {
+    package var certificatePEM: String {
         get throws { try self.certificate.serializeAsPEM().pemString }
     }
 
     /// The CA private key as PEM.
-    public var privateKeyPEM: String {
+    package var privateKeyPEM: String {
         get throws { try self.privateKey.serializeAsPEM().pemString }
     }
 
@@ -85,7 +85,7 @@ public struct TestCertificateAuthority: Sendable {
     ///   - notValidBefore: Start of validity; by default an hour ago.
     ///   - notValidAfter: End of validity; by default in a year. A date in the past makes an expired certificate.
     /// - Throws: ``TestCertificateAuthorityError/invalidIPAddress(_:)`` for an address that is not an IP literal.
-    public func issueServerCertificate(
+    package func issueServerCertificate(
         commonName: String = "pass-sim",
         dnsNames: [String] = ["localhost"],
         ipAddresses: [String] = ["127.0.0.1", "::1"],
@@ -111,7 +111,7 @@ public struct TestCertificateAuthority: Sendable {
     ///   - commonName: The subject CN, e.g. a device or lab name.
     ///   - notValidBefore: Start of validity; by default an hour ago.
     ///   - notValidAfter: End of validity; by default in a year. A date in the past makes an expired certificate.
-    public func issueClientCertificate(
+    package func issueClientCertificate(
         commonName: String = "pass-sim client",
         notValidBefore: Date = Date().addingTimeInterval(-3600),
         notValidAfter: Date = Date().addingTimeInterval(365 * 24 * 3600)
@@ -167,25 +167,25 @@ public struct TestCertificateAuthority: Sendable {
 }
 
 /// A certificate issued by a ``TestCertificateAuthority`` and its (P-256) private key.
-public struct IssuedCertificate: Sendable {
+package struct IssuedCertificate: Sendable {
     /// The certificate.
-    public let certificate: Certificate
+    package let certificate: Certificate
     /// The certificate's private key.
-    public let privateKey: Certificate.PrivateKey
+    package let privateKey: Certificate.PrivateKey
 
     /// The certificate as PEM.
-    public var certificatePEM: String {
+    package var certificatePEM: String {
         get throws { try self.certificate.serializeAsPEM().pemString }
     }
 
     /// The private key as PEM.
-    public var privateKeyPEM: String {
+    package var privateKeyPEM: String {
         get throws { try self.privateKey.serializeAsPEM().pemString }
     }
 }
 
 /// Why a ``TestCertificateAuthority`` could not be read or could not issue.
-public enum TestCertificateAuthorityError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum TestCertificateAuthorityError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The private key is not the one of the CA certificate.
     case keyDoesNotMatchCertificate
     /// The certificate has no basicConstraints CA flag.
@@ -193,7 +193,7 @@ public enum TestCertificateAuthorityError: Error, Sendable, Equatable, CustomStr
     /// A subject alternative name meant as an IP address is not an IPv4 or IPv6 literal.
     case invalidIPAddress(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .keyDoesNotMatchCertificate: "the private key does not belong to the CA certificate"
         case .notACertificateAuthority: "the certificate is not a certificate authority (no basicConstraints CA)"

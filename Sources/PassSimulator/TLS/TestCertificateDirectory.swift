@@ -12,22 +12,22 @@ import Foundation
 ///
 /// The CA is kept from run to run, so clients configured once with `ca.pem` keep trusting the simulator; only the
 /// server certificate is re-issued when it no longer fits.
-public struct TestCertificateDirectory: Sendable {
+package struct TestCertificateDirectory: Sendable {
     /// The directory.
-    public let path: String
+    package let path: String
     /// Whether ``prepare(_:serverNames:now:)`` made a new CA (none was there, or it was about to expire).
-    public let createdAuthority: Bool
+    package let createdAuthority: Bool
     /// Whether ``prepare(_:serverNames:now:)`` issued a new server certificate.
-    public let issuedCertificate: Bool
+    package let issuedCertificate: Bool
 
     /// The CA certificate, for clients' trust stores.
-    public var caCertificatePath: String { self.path + "/ca.pem" }
+    package var caCertificatePath: String { self.path + "/ca.pem" }
     /// The CA private key.
-    public var caPrivateKeyPath: String { self.path + "/ca-key.pem" }
+    package var caPrivateKeyPath: String { self.path + "/ca-key.pem" }
     /// The server certificate.
-    public var certificatePath: String { self.path + "/cert.pem" }
+    package var certificatePath: String { self.path + "/cert.pem" }
     /// The server private key.
-    public var privateKeyPath: String { self.path + "/key.pem" }
+    package var privateKeyPath: String { self.path + "/key.pem" }
 
     /// How long before its end a certificate is replaced, so a server started now does not expire under its clients.
     static let renewalMargin: TimeInterval = 24 * 3600
@@ -39,7 +39,7 @@ public struct TestCertificateDirectory: Sendable {
     /// it expires within a day. Re-issues the server certificate when it is missing, does not cover a name, was not
     /// issued by that CA, does not match `key.pem`, or expires within a day.
     /// - Throws: ``TestCertificateDirectoryError``.
-    public static func prepare(
+    package static func prepare(
         _ path: String,
         serverNames: [String],
         now: Date = Date()
@@ -163,13 +163,13 @@ public struct TestCertificateDirectory: Sendable {
 }
 
 /// Why a ``TestCertificateDirectory`` could not be prepared.
-public enum TestCertificateDirectoryError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum TestCertificateDirectoryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The directory or a file in it could not be written.
     case cannotWrite(path: String, reason: String)
     /// The CA in the directory cannot be used (half missing, unreadable, or its key does not match).
     case unusableAuthority(path: String, reason: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .cannotWrite(let path, let reason): "cannot write \(path): \(reason)"
         case .unusableAuthority(let path, let reason): "the CA in \(path) cannot be used: \(reason)"

@@ -2,9 +2,9 @@ import Foundation
 
 /// `docs/reference/control-methods.md`: the control methods as the table the handler dispatches through holds them
 /// (the same source as `rpc.discover`), so the page cannot list a method the daemon does not answer.
-public enum ControlMethodReference {
+package enum ControlMethodReference {
     /// The page; its first line names `command`, which writes it.
-    public static func markdown(generatedBy command: String) -> String {
+    package static func markdown(generatedBy command: String) -> String {
         ControlMethods.table.markdown(generatedBy: command)
     }
 }

@@ -1,16 +1,16 @@
 /// An app a device hosts, as configured: who it is. What it learns at run time (its login, a new
 /// vendor generation after a reinstall) is state, kept elsewhere.
-public struct AppConfiguration: Sendable, Equatable, Codable {
+package struct AppConfiguration: Sendable, Equatable, Codable {
     /// The app's id on the device, as socket calls name it.
-    public var id: String
-    public var bundleId: String
-    public var teamId: String
+    package var id: String
+    package var bundleId: String
+    package var teamId: String
     /// The app's requestor; nil uses the device's.
-    public var requestor: String?
-    public var accessEnabler: SemanticVersion
-    public var installSource: InstallSource
+    package var requestor: String?
+    package var accessEnabler: SemanticVersion
+    package var installSource: InstallSource
 
-    public init(
+    package init(
         id: String,
         bundleId: String,
         teamId: String,
@@ -27,7 +27,7 @@ public struct AppConfiguration: Sendable, Equatable, Codable {
     }
 
     /// The app as the storage rules see it.
-    public func hosted(defaultRequestor: String, vendorGeneration: Int = 0) -> HostedApp {
+    package func hosted(defaultRequestor: String, vendorGeneration: Int = 0) -> HostedApp {
         HostedApp(
             id: id,
             identity: AppIdentity(

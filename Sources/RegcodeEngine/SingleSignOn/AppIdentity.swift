@@ -1,5 +1,5 @@
 /// How an app came onto the device; it decides how iOS groups apps under one vendor id (APPLE).
-public enum InstallSource: String, Sendable, Hashable, Codable, CaseIterable {
+package enum InstallSource: String, Sendable, Hashable, Codable, CaseIterable {
     /// App Store (and TestFlight): the vendor is the team, narrowed here by the bundle prefix.
     case appStore
     /// Built and run from Xcode.
@@ -14,20 +14,20 @@ public enum InstallSource: String, Sendable, Hashable, Codable, CaseIterable {
 ///
 /// Everything single sign-on depends on is here: the bundle id and team decide the vendor id and the
 /// storage domain, the AccessEnabler version decides which storage and which wipe rules apply.
-public struct AppIdentity: Sendable, Hashable, Codable {
+package struct AppIdentity: Sendable, Hashable, Codable {
     /// e.g. `com.x.y.AppA`.
-    public var bundleId: String
+    package var bundleId: String
     /// The Apple developer team that signed the app (e.g. `T1`).
-    public var teamId: String
+    package var teamId: String
     /// The requestor id the app passes to `setRequestor`.
-    public var requestor: String
+    package var requestor: String
     /// The embedded AccessEnabler SDK version.
-    public var accessEnabler: SemanticVersion
-    public var installSource: InstallSource
+    package var accessEnabler: SemanticVersion
+    package var installSource: InstallSource
     /// Bumped when the last app of this app's vendor is uninstalled, so a reinstall gets a new IDFV (APPLE).
-    public var vendorGeneration: Int
+    package var vendorGeneration: Int
 
-    public init(
+    package init(
         bundleId: String,
         teamId: String,
         requestor: String,

@@ -5,26 +5,26 @@ import Foundation
 ///
 /// Derivation instead of storage: the same secret gives the same MAC, IDFVs and AccessEnabler device
 /// ids after any restart, and the secret itself never has to leave the device record (sso.md §3.1).
-public struct DeviceIdentifiers: Sendable {
+package struct DeviceIdentifiers: Sendable {
     private let hardwareSecret: [UInt8]
-    public let platform: DevicePlatform
+    package let platform: DevicePlatform
 
     /// `hardwareSecret`: the device's random bytes (32 in practice); never logged or exported.
-    public init<Secret: Sequence<UInt8>>(hardwareSecret: Secret, platform: DevicePlatform) {
+    package init<Secret: Sequence<UInt8>>(hardwareSecret: Secret, platform: DevicePlatform) {
         self.hardwareSecret = Array(hardwareSecret)
         self.platform = platform
     }
 
     /// The Wi-Fi MAC: `02:` and five bytes of HMAC-SHA256(secret, "mac"), lowercase.
     /// INFERRED format: `02` marks a locally administered unicast address, so it is never a real vendor's.
-    public var mac: String {
+    package var mac: String {
         let bytes = derive("mac").prefix(5)
         return (["02"] + bytes.map { hex($0) }).joined(separator: ":")
     }
 
     /// The bundle ID prefix iOS groups vendor ids by (APPLE, quoted by the tech note): all components but the
     /// last on iOS ≥ 7 (and tvOS), the first two on iOS 6 and earlier; a one-component id is used whole.
-    public func bundlePrefix(of bundleId: String) -> String {
+    package func bundlePrefix(of bundleId: String) -> String {
         let components = bundleId.split(separator: ".", omittingEmptySubsequences: false)
         guard components.count > 1 else { return bundleId }
         let kept = platform.isLegacyIOS ? components.prefix(2) : components.dropLast()
@@ -36,14 +36,14 @@ public struct DeviceIdentifiers: Sendable {
     /// App Store: `teamId|bundlePrefix` — INFERRED union of Apple's rule (vendor = team) and the tech note's
     /// prefix rule; it gives exactly the seed's outcomes. Other sources: the bundle prefix alone (APPLE),
     /// so two teams with a common prefix then share an IDFV, the tech note's "may get different results".
-    public func vendorKey(_ app: AppIdentity) -> String {
+    package func vendorKey(_ app: AppIdentity) -> String {
         let prefix = bundlePrefix(of: app.bundleId)
         return app.installSource == .appStore ? "\(app.teamId)|\(prefix)" : prefix
     }
 
     /// identifierForVendor: UUIDv5 in the namespace UUID(HMAC(secret, "idfv")) of `vendorKey#vendorGeneration`,
     /// so it changes only when the vendor's last app was uninstalled (generation bump).
-    public func idfv(_ app: AppIdentity) -> UUID {
+    package func idfv(_ app: AppIdentity) -> UUID {
         NameBasedUUID.v5(
             namespace: NameBasedUUID.raw(derive("idfv")),
             name: "\(vendorKey(app))#\(app.vendorGeneration)"
@@ -53,7 +53,7 @@ public struct DeviceIdentifiers: Sendable {
     /// The id the AccessEnabler binds tokens to (and sends as v1 `deviceId`): hex SHA-256 of the MAC string
     /// on iOS ≤ 6, else of the IDFV's uppercase string (SEED: MAC vs IDFV by OS; the hash is INFERRED,
     /// the SDK's real algorithm is not public).
-    public func aeDeviceId(_ app: AppIdentity) -> String {
+    package func aeDeviceId(_ app: AppIdentity) -> String {
         let source = platform.isLegacyIOS ? mac : idfv(app).uuidString
         return SHA256.hash(data: Array(source.utf8)).map { hex($0) }.joined()
     }

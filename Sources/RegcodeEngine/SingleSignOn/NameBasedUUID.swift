@@ -2,9 +2,9 @@ import Crypto
 import Foundation
 
 /// RFC 9562 name-based UUIDs (version 5, SHA-1), used to derive stable per-vendor ids.
-public enum NameBasedUUID {
+package enum NameBasedUUID {
     /// The version-5 UUID of `name` (UTF-8) in `namespace`.
-    public static func v5(namespace: UUID, name: String) -> UUID {
+    package static func v5(namespace: UUID, name: String) -> UUID {
         var input = withUnsafeBytes(of: namespace.uuid) { Array($0) }
         input.append(contentsOf: Array(name.utf8))
         var bytes = Array(Insecure.SHA1.hash(data: input).prefix(16))

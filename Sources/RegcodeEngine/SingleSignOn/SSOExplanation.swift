@@ -1,22 +1,22 @@
 /// Why an app is or is not signed in through its storage: `sso.explain`.
-public struct SSOExplanation: Sendable, Equatable {
-    public var app: String
-    public var domain: StorageDomain
-    public var rule: StorageRule
+package struct SSOExplanation: Sendable, Equatable {
+    package var app: String
+    package var domain: StorageDomain
+    package var rule: StorageRule
     /// False when the device's `storage.scope` override, not Adobe's or Apple's behaviour, chose the domain.
-    public var faithful: Bool
-    public var deviceID: String
-    public var idfv: String
-    public var vendorKey: String
-    public var candidates: [Candidate]
+    package var faithful: Bool
+    package var deviceID: String
+    package var idfv: String
+    package var vendorKey: String
+    package var candidates: [Candidate]
 
     /// One token on the device and what the app's AccessEnabler made of it.
-    public struct Candidate: Sendable, Equatable {
-        public var token: SharedToken
-        public var verdict: Verdict
+    package struct Candidate: Sendable, Equatable {
+        package var token: SharedToken
+        package var verdict: Verdict
     }
 
-    public enum Verdict: Sendable, Equatable {
+    package enum Verdict: Sendable, Equatable {
         /// The token the app is authenticated with.
         case used
         case ignored(TokenIgnoreReason)
@@ -25,7 +25,7 @@ public struct SSOExplanation: Sendable, Equatable {
         /// Usable, but an earlier token was used.
         case notReached
 
-        public var text: String {
+        package var text: String {
             switch self {
             case .used: "used"
             case .ignored(let reason): reason.rawValue
@@ -38,7 +38,7 @@ public struct SSOExplanation: Sendable, Equatable {
 
 extension SSOHost {
     /// Explains the lookup `app` would make now, token by token.
-    public func explain(app: Int, configuredMVPDs: Set<String>, backend: APIProfile, now: Int64) -> SSOExplanation {
+    package func explain(app: Int, configuredMVPDs: Set<String>, backend: APIProfile, now: Int64) -> SSOExplanation {
         let choice = storage(of: app)
         let (result, _) = lookup(app: app, configuredMVPDs: configuredMVPDs, backend: backend, now: now)
         let ignored = Dictionary(result.ignored.map { ($0.token, $0.reason) }, uniquingKeysWith: { first, _ in first })

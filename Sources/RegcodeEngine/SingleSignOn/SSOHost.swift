@@ -1,20 +1,20 @@
 import Crypto
 
 /// An app on a device: its id in the fleet (what socket calls name) and what single sign-on depends on.
-public struct HostedApp: Sendable, Equatable {
-    public var id: String
-    public var identity: AppIdentity
-    public init(id: String, identity: AppIdentity) {
+package struct HostedApp: Sendable, Equatable {
+    package var id: String
+    package var identity: AppIdentity
+    package init(id: String, identity: AppIdentity) {
         self.id = id
         self.identity = identity
     }
 }
 
 /// The device-wide single sign-on settings of a device that hosts apps.
-public struct DeviceSSOSettings: Sendable, Equatable, Codable {
-    public var platform: DevicePlatform
-    public var storage: StoragePolicy
-    public init(platform: DevicePlatform = DevicePlatform(.tvos, "17.0"), storage: StoragePolicy = StoragePolicy()) {
+package struct DeviceSSOSettings: Sendable, Equatable, Codable {
+    package var platform: DevicePlatform
+    package var storage: StoragePolicy
+    package init(platform: DevicePlatform = DevicePlatform(.tvos, "17.0"), storage: StoragePolicy = StoragePolicy()) {
         self.platform = platform
         self.storage = storage
     }
@@ -25,12 +25,12 @@ public struct DeviceSSOSettings: Sendable, Equatable, Codable {
 /// Pure: the fleet asks it what an app's AccessEnabler sees before a call and tells it what the app's
 /// engine adopted or dropped after one; it answers with diagnostics and token changes to store. Apps
 /// are addressed by their index on the device; index 0 is the device's first app.
-public struct SSOHost: Sendable {
-    public let settings: DeviceSSOSettings
-    public let rules: SSORules
-    public private(set) var apps: [HostedApp]
+package struct SSOHost: Sendable {
+    package let settings: DeviceSSOSettings
+    package let rules: SSORules
+    package private(set) var apps: [HostedApp]
     /// Every token on the device, in the order they were stored (lookup takes the first usable one).
-    public private(set) var tokens: [SharedToken]
+    package private(set) var tokens: [SharedToken]
     /// The profile each app's engine holds, as last seen: what a change is compared with.
     private var held: [AuthProfile?]
     private let identifiers: DeviceIdentifiers
@@ -42,7 +42,7 @@ public struct SSOHost: Sendable {
     ///   - storedDeviceID: the device's stable id from before it hosted several apps; the first app keeps
     ///     it (and so do apps iOS gives the same vendor id), so an existing device's backend state stays valid.
     ///   - heldProfiles: the profile each app's engine resumed with.
-    public init(
+    package init(
         settings: DeviceSSOSettings,
         rules: SSORules = SSORules(),
         apps: [HostedApp],
@@ -72,39 +72,39 @@ public struct SSOHost: Sendable {
         identifiers.platform.isLegacyIOS ? "mac" : "\(identifiers.vendorKey(app))#\(app.vendorGeneration)"
     }
 
-    public func index(of appID: String) -> Int? {
+    package func index(of appID: String) -> Int? {
         apps.firstIndex { $0.id == appID }
     }
 
     /// The storage domain of an app, and the rule that chose it.
-    public func storage(of app: Int) -> StorageChoice {
+    package func storage(of app: Int) -> StorageChoice {
         settings.storage.domain(for: apps[app].identity, on: settings.platform)
     }
 
     /// The id the app's AccessEnabler binds tokens to and sends as its device id.
-    public func deviceID(of app: Int) -> String {
+    package func deviceID(of app: Int) -> String {
         let identity = apps[app].identity
         return Self.identityKey(identity, identifiers) == anchorKey ? storedDeviceID : identifiers.aeDeviceId(identity)
     }
 
     /// The app's identifierForVendor, as iOS would report it.
-    public func idfv(of app: Int) -> String {
+    package func idfv(of app: Int) -> String {
         identifiers.idfv(apps[app].identity).uuidString
     }
 
     /// The vendor key IDFVs are grouped by (for explanations).
-    public func vendorKey(of app: Int) -> String {
+    package func vendorKey(of app: Int) -> String {
         identifiers.vendorKey(apps[app].identity)
     }
 
     /// The device's emulated MAC address.
-    public var mac: String { identifiers.mac }
+    package var mac: String { identifiers.mac }
 
     // MARK: AccessEnabler calls
 
     /// What `setRequestor` does to storage before it completes: the version behaviours of ``SSORules``.
     /// Deleted tokens are gone from ``tokens`` on return; `cleared` lists apps whose engine held one.
-    public mutating func setRequestor(app: Int) -> (events: [SSODiagnosticEvent], status: StatusReport?, cleared: [Int]) {
+    package mutating func setRequestor(app: Int) -> (events: [SSODiagnosticEvent], status: StatusReport?, cleared: [Int]) {
         let domain = storage(of: app).domain
         let effects = rules.setRequestor(
             app: apps[app].identity,
@@ -127,7 +127,7 @@ public struct SSOHost: Sendable {
     }
 
     /// The AccessEnabler's local lookup for `app`, with the diagnostics a lab sees for it.
-    public func lookup(app: Int, configuredMVPDs: Set<String>, backend: APIProfile, now: Int64) -> (TokenLookupResult, [SSODiagnosticEvent]) {
+    package func lookup(app: Int, configuredMVPDs: Set<String>, backend: APIProfile, now: Int64) -> (TokenLookupResult, [SSODiagnosticEvent]) {
         let identity = apps[app].identity
         let domain = storage(of: app).domain
         let result = rules.lookup(
@@ -151,13 +151,13 @@ public struct SSOHost: Sendable {
     }
 
     /// The stored token behind a lookup result.
-    public func sharedToken(for metadata: StoredToken) -> SharedToken? {
+    package func sharedToken(for metadata: StoredToken) -> SharedToken? {
         tokens.first { $0.metadata == metadata }
     }
 
     /// `logout` in `app`: every token of its domain goes (DOC `[OV]`). Returns the other apps whose engine
     /// held one of them, so they can forget it too.
-    public mutating func logout(app: Int) -> [Int] {
+    package mutating func logout(app: Int) -> [Int] {
         let doomed = Set(rules.logout(domain: storage(of: app).domain, tokens: tokens.map(\.metadata)))
         let removed = tokens.filter { doomed.contains($0.metadata) }
         tokens.removeAll { doomed.contains($0.metadata) }
@@ -169,7 +169,7 @@ public struct SSOHost: Sendable {
     /// AccessEnabler deletes a token the backend refused or that expired).
     /// - Parameter backend: the app's API; on REST v2 each app keeps its own token (its client's profile).
     /// - Returns: whether ``tokens`` changed.
-    public mutating func engineHolds(_ profile: AuthProfile?, app: Int, backend: APIProfile, source: TokenSource = .adobe) -> Bool {
+    package mutating func engineHolds(_ profile: AuthProfile?, app: Int, backend: APIProfile, source: TokenSource = .adobe) -> Bool {
         let before = held[app]
         guard profile != before else { return false }
         held[app] = profile
@@ -206,7 +206,7 @@ public struct SSOHost: Sendable {
     }
 
     /// The profile `app`'s engine holds, as last recorded.
-    public func heldProfile(of app: Int) -> AuthProfile? { held[app] }
+    package func heldProfile(of app: Int) -> AuthProfile? { held[app] }
 
     /// Apps whose engine holds one of `removed`; their record is cleared (the caller clears the engines).
     private mutating func forget(_ removed: [SharedToken]) -> [Int] {
@@ -226,7 +226,7 @@ public struct SSOHost: Sendable {
     }
 
     /// Marks the vendor's apps as reinstalled after all were uninstalled: iOS hands out a new IDFV.
-    public mutating func reinstallVendor(of app: Int) {
+    package mutating func reinstallVendor(of app: Int) {
         let key = vendorKey(of: app)
         for index in apps.indices where vendorKey(of: index) == key {
             apps[index].identity.vendorGeneration += 1

@@ -2,21 +2,21 @@
 ///
 /// AccessEnabler and OS versions are compared with thresholds (`< 1.9`, `≥ 3.7.0`, `< 7`), and string
 /// comparison gets `1.10 < 1.9` wrong. Missing components count as zero, so `1.10 == 1.10.0`.
-public struct SemanticVersion: Sendable, Hashable, Comparable, Codable, LosslessStringConvertible,
+package struct SemanticVersion: Sendable, Hashable, Comparable, Codable, LosslessStringConvertible,
     ExpressibleByStringLiteral
 {
-    public var major: Int
-    public var minor: Int
-    public var patch: Int
+    package var major: Int
+    package var minor: Int
+    package var patch: Int
 
-    public init(_ major: Int, _ minor: Int = 0, _ patch: Int = 0) {
+    package init(_ major: Int, _ minor: Int = 0, _ patch: Int = 0) {
         self.major = major
         self.minor = minor
         self.patch = patch
     }
 
     /// Parses one to three non-negative integers separated by dots; nil for anything else.
-    public init?(_ description: String) {
+    package init?(_ description: String) {
         let parts = description.split(separator: ".", omittingEmptySubsequences: false)
         guard (1...3).contains(parts.count) else { return nil }
         var numbers: [Int] = []
@@ -29,20 +29,20 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, Codable, Lossless
     }
 
     /// For literals in code and tests; a malformed literal is a programming error.
-    public init(stringLiteral value: String) {
+    package init(stringLiteral value: String) {
         guard let version = SemanticVersion(value) else { preconditionFailure("not a version: \(value)") }
         self = version
     }
 
     /// Always three components, so a stored value reads back equal.
-    public var description: String { "\(major).\(minor).\(patch)" }
+    package var description: String { "\(major).\(minor).\(patch)" }
 
-    public static func < (lhs: SemanticVersion, rhs: SemanticVersion) -> Bool {
+    package static func < (lhs: SemanticVersion, rhs: SemanticVersion) -> Bool {
         (lhs.major, lhs.minor, lhs.patch) < (rhs.major, rhs.minor, rhs.patch)
     }
 
     /// Encoded as its string (`"1.10.0"`), as configurations write it.
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let version = SemanticVersion(text) else {
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a version: \(text)"))
@@ -50,7 +50,7 @@ public struct SemanticVersion: Sendable, Hashable, Comparable, Codable, Lossless
         self = version
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(description)
     }

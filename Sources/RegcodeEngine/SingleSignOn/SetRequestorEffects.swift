@@ -1,7 +1,7 @@
 import AccessEnablerAPI
 
 /// Something the storage rules did that a lab should be able to see.
-public enum SSODiagnostic: Sendable, Hashable {
+package enum SSODiagnostic: Sendable, Hashable {
     /// The 1.7.5 ..< 1.9 sanitizer deleted a token bound to another device id (`sso.tokenWiped`).
     case tokenWiped(StoredToken)
     /// `SEC412`: the app's own token was bound to its previous device id; the app's tokens were deleted.
@@ -9,20 +9,20 @@ public enum SSODiagnostic: Sendable, Hashable {
 }
 
 /// What `setRequestor` does to the stored tokens before `setRequestorComplete`.
-public struct StorageEffects: Sendable, Equatable {
+package struct StorageEffects: Sendable, Equatable {
     /// Tokens to remove from storage (each at most once, in stored order).
-    public var deletions: [StoredToken]
-    public var diagnostics: [SSODiagnostic]
+    package var deletions: [StoredToken]
+    package var diagnostics: [SSODiagnostic]
     /// An advanced-status callback to emit, if any (`SEC412`, warning).
-    public var status: StatusReport?
+    package var status: StatusReport?
 
-    public init(deletions: [StoredToken] = [], diagnostics: [SSODiagnostic] = [], status: StatusReport? = nil) {
+    package init(deletions: [StoredToken] = [], diagnostics: [SSODiagnostic] = [], status: StatusReport? = nil) {
         self.deletions = deletions
         self.diagnostics = diagnostics
         self.status = status
     }
 
-    public static let none = StorageEffects()
+    package static let none = StorageEffects()
 }
 
 extension SSORules {
@@ -33,7 +33,7 @@ extension SSORules {
     /// * `SEC412` (≥ ``sec412From``): if a token the app itself created is bound to another device id, its own
     ///   id changed: delete all tokens the app created in the domain and warn (the "own token" test is INFERRED).
     /// * otherwise nothing: newer AccessEnablers just ignore foreign tokens at lookup.
-    public func setRequestor(
+    package func setRequestor(
         app: AppIdentity,
         domain: StorageDomain,
         deviceId: String,
@@ -59,12 +59,12 @@ extension SSORules {
 
     /// `logout` in an app: every token in its domain goes, whichever app or requestor stored it
     /// (DOC `[OV]`, `[SSO-SUP]`); apps in other domains keep theirs.
-    public func logout(domain: StorageDomain, tokens: [StoredToken]) -> [StoredToken] {
+    package func logout(domain: StorageDomain, tokens: [StoredToken]) -> [StoredToken] {
         tokens.filter { $0.domain == domain }
     }
 
     /// `setSelectedProvider(null)` (cancel): deletes nothing (DOC `[OV]`).
-    public func cancel(domain: StorageDomain, tokens: [StoredToken]) -> [StoredToken] {
+    package func cancel(domain: StorageDomain, tokens: [StoredToken]) -> [StoredToken] {
         []
     }
 }

@@ -1,13 +1,13 @@
 /// A token in a device's shared storage: what the AccessEnabler rules look at (``StoredToken``), the
 /// profile an app adopts when it uses it, and which app of the device stored it.
-public struct SharedToken: Sendable, Equatable {
-    public var metadata: StoredToken
-    public var profile: AuthProfile
+package struct SharedToken: Sendable, Equatable {
+    package var metadata: StoredToken
+    package var profile: AuthProfile
     /// The id of the app (on this device) that stored it.
-    public var creatorAppID: String
-    public var source: TokenSource
+    package var creatorAppID: String
+    package var source: TokenSource
 
-    public init(metadata: StoredToken, profile: AuthProfile, creatorAppID: String, source: TokenSource = .adobe) {
+    package init(metadata: StoredToken, profile: AuthProfile, creatorAppID: String, source: TokenSource = .adobe) {
         self.metadata = metadata
         self.profile = profile
         self.creatorAppID = creatorAppID

@@ -1,5 +1,5 @@
 /// Where an app's AccessEnabler reads and writes its tokens; apps see each other's tokens only in the same domain.
-public enum StorageDomain: Sendable, Hashable {
+package enum StorageDomain: Sendable, Hashable {
     /// One pasteboard for every app (iOS ≤ 6).
     case global
     /// A custom pasteboard per app suite (iOS ≥ 7: same team).
@@ -9,13 +9,13 @@ public enum StorageDomain: Sendable, Hashable {
     /// The keychain group of a team, split by the AccessEnabler 3.0 / 3.7.0 storage generations.
     case keychain(team: String, generation: KeychainGeneration)
 
-    public enum KeychainGeneration: String, Sendable, Hashable, Codable {
+    package enum KeychainGeneration: String, Sendable, Hashable, Codable {
         case v30
         case v37
     }
 
     /// The stable text key (`global`, `team:T1`, `app:com.x.y.AppA`, `keychain:T1:v37`) for storage and events.
-    public var key: String {
+    package var key: String {
         switch self {
         case .global: "global"
         case .team(let team): "team:\(team)"
@@ -25,7 +25,7 @@ public enum StorageDomain: Sendable, Hashable {
     }
 
     /// Parses a ``key``; nil for anything else.
-    public init?(key: String) {
+    package init?(key: String) {
         let parts = key.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
         switch (parts[0], parts.count) {
         case ("global", 1): self = .global

@@ -1,5 +1,5 @@
 /// A per-device override of the storage rule table, for labs that want e.g. the seed table on tvOS.
-public enum StorageScope: String, Sendable, Hashable, Codable, CaseIterable {
+package enum StorageScope: String, Sendable, Hashable, Codable, CaseIterable {
     /// The rule table (faithful).
     case auto
     /// Every app private. Non-faithful.
@@ -11,7 +11,7 @@ public enum StorageScope: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// Which storage rule chose an app's domain, so an explanation can name it.
-public enum StorageRule: String, Sendable, Hashable, Codable {
+package enum StorageRule: String, Sendable, Hashable, Codable {
     /// iOS < 7, AccessEnabler < 3.0: the shared pasteboard (SEED).
     case legacyIOSPasteboard
     /// iOS ≥ 7, AccessEnabler < 3.0: the team's custom pasteboard (SEED, DOC).
@@ -27,40 +27,40 @@ public enum StorageRule: String, Sendable, Hashable, Codable {
 }
 
 /// The domain chosen for an app, and why.
-public struct StorageChoice: Sendable, Hashable {
-    public var domain: StorageDomain
-    public var rule: StorageRule
+package struct StorageChoice: Sendable, Hashable {
+    package var domain: StorageDomain
+    package var rule: StorageRule
     /// False when an override, not Adobe's or Apple's behaviour, chose the domain.
-    public var isFaithful: Bool { rule != .override }
+    package var isFaithful: Bool { rule != .override }
 
-    public init(domain: StorageDomain, rule: StorageRule) {
+    package init(domain: StorageDomain, rule: StorageRule) {
         self.domain = domain
         self.rule = rule
     }
 }
 
 /// The storage-domain rule table of sso.md §3.1, first match wins, plus the device's knobs.
-public struct StoragePolicy: Sendable, Hashable, Codable {
+package struct StoragePolicy: Sendable, Hashable, Codable {
     /// `storage.scope`; anything but `auto` is reported as non-faithful.
-    public var scope: StorageScope
+    package var scope: StorageScope
     /// `storage.adHocPrivate`: apps not installed from the App Store get a private domain (INFERRED, off by default).
-    public var adHocPrivate: Bool
+    package var adHocPrivate: Bool
 
-    public init(scope: StorageScope = .auto, adHocPrivate: Bool = false) {
+    package init(scope: StorageScope = .auto, adHocPrivate: Bool = false) {
         self.scope = scope
         self.adHocPrivate = adHocPrivate
     }
 
     /// AccessEnabler 3.0 moved tokens to the keychain; 3.7.0 started a new keychain generation (DOC `[UP370]`).
-    public static let keychainFrom: SemanticVersion = "3.0.0"
-    public static let keychainV37From: SemanticVersion = "3.7.0"
+    package static let keychainFrom: SemanticVersion = "3.0.0"
+    package static let keychainV37From: SemanticVersion = "3.7.0"
 
     /// The domain `app` uses on `platform`.
     ///
     /// The `adHocPrivate` row is listed last in sso.md, but the four rows above it cover every app, so it is
     /// checked first here: as an opt-in knob it must be able to win. With the knob off (default) this is the
     /// table exactly.
-    public func domain(for app: AppIdentity, on platform: DevicePlatform) -> StorageChoice {
+    package func domain(for app: AppIdentity, on platform: DevicePlatform) -> StorageChoice {
         switch scope {
         case .app: return StorageChoice(domain: .app(app.bundleId), rule: .override)
         case .team: return StorageChoice(domain: .team(app.teamId), rule: .override)

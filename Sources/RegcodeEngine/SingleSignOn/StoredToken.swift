@@ -1,5 +1,5 @@
 /// The on-device token format an AccessEnabler writes; an AccessEnabler reads only its own.
-public enum TokenFormatGeneration: String, Sendable, Hashable, Codable {
+package enum TokenFormatGeneration: String, Sendable, Hashable, Codable {
     /// Pasteboard / NSUserDefaults tokens (AccessEnabler < 3.0).
     case legacy
     /// Keychain tokens of AccessEnabler 3.0 – 3.6.x.
@@ -9,7 +9,7 @@ public enum TokenFormatGeneration: String, Sendable, Hashable, Codable {
 
     /// The format `accessEnabler` writes, and the only one it reads (INFERRED: 3.7.0 reaches `v30` tokens
     /// only through its first-run importer, which is not part of this layer).
-    public init(accessEnabler: SemanticVersion) {
+    package init(accessEnabler: SemanticVersion) {
         if accessEnabler >= StoragePolicy.keychainV37From {
             self = .v37
         } else if accessEnabler >= StoragePolicy.keychainFrom {
@@ -21,19 +21,19 @@ public enum TokenFormatGeneration: String, Sendable, Hashable, Codable {
 }
 
 /// An authentication token as an AccessEnabler keeps it on the device (metadata only, no token value).
-public struct StoredToken: Sendable, Hashable {
-    public var domain: StorageDomain
+package struct StoredToken: Sendable, Hashable {
+    package var domain: StorageDomain
     /// The AccessEnabler device id of the app that obtained it; other ids make it unusable.
-    public var boundDeviceId: String
-    public var requestor: String
-    public var mvpd: String
+    package var boundDeviceId: String
+    package var requestor: String
+    package var mvpd: String
     /// Bundle id of the app that stored it (what `SEC412` looks for).
-    public var creatorApp: String
+    package var creatorApp: String
     /// Expiry, epoch milliseconds; the token is expired from this instant on.
-    public var notAfter: Int64
-    public var formatGeneration: TokenFormatGeneration
+    package var notAfter: Int64
+    package var formatGeneration: TokenFormatGeneration
 
-    public init(
+    package init(
         domain: StorageDomain,
         boundDeviceId: String,
         requestor: String,
@@ -51,7 +51,7 @@ public struct StoredToken: Sendable, Hashable {
         self.formatGeneration = formatGeneration
     }
 
-    public func isExpired(at nowMillis: Int64) -> Bool {
+    package func isExpired(at nowMillis: Int64) -> Bool {
         nowMillis >= notAfter
     }
 }

@@ -1,5 +1,5 @@
 /// Why the AccessEnabler looked at a token in its domain and did not use it.
-public enum TokenIgnoreReason: String, Sendable, Hashable, Codable {
+package enum TokenIgnoreReason: String, Sendable, Hashable, Codable {
     case expired
     /// Written by another AccessEnabler storage generation.
     case unreadableFormat
@@ -16,27 +16,27 @@ public enum TokenIgnoreReason: String, Sendable, Hashable, Codable {
 }
 
 /// A token seen and passed over, with the first rule that excluded it.
-public struct IgnoredToken: Sendable, Hashable {
-    public var token: StoredToken
-    public var reason: TokenIgnoreReason
+package struct IgnoredToken: Sendable, Hashable {
+    package var token: StoredToken
+    package var reason: TokenIgnoreReason
 
-    public init(token: StoredToken, reason: TokenIgnoreReason) {
+    package init(token: StoredToken, reason: TokenIgnoreReason) {
         self.token = token
         self.reason = reason
     }
 }
 
 /// The answer to "is this app already authenticated?" (`checkAuthentication`, `getAuthentication`).
-public enum TokenLookupResult: Sendable, Hashable {
+package enum TokenLookupResult: Sendable, Hashable {
     /// A usable token; `ignored` lists the tokens passed over before it, for diagnostics.
     case authenticated(StoredToken, ignored: [IgnoredToken])
     case notAuthenticated(ignored: [IgnoredToken])
 
-    public var token: StoredToken? {
+    package var token: StoredToken? {
         if case .authenticated(let token, _) = self { token } else { nil }
     }
 
-    public var ignored: [IgnoredToken] {
+    package var ignored: [IgnoredToken] {
         switch self {
         case .authenticated(_, let ignored), .notAuthenticated(let ignored): ignored
         }
@@ -50,7 +50,7 @@ extension SSORules {
     /// requestor; the first token passing all is used (tokens keep their stored order).
     /// Another requestor's token is usable unless its MVPD is in ``requestorBoundMVPDs`` (DOC `[SSO-SUP]`).
     /// Passive authentication for those (step 4) needs the backend and is not decided here.
-    public func lookup(
+    package func lookup(
         app: AppIdentity,
         domain: StorageDomain,
         deviceId: String,

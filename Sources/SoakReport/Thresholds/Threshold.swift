@@ -4,8 +4,8 @@ import RegcodeSupport
 /// A pass/fail bound on one figure of a soak, written as k6 writes its thresholds:
 /// `login_success_rate>=0.99`, `poll_lateness_p99<50ms`, `http_429_rate<1%`, `onboarding_failures==0`, and for
 /// one configured fleet `http_5xx_rate{fleet:stb}<0.001`.
-public struct Threshold: Sendable, Equatable, CustomStringConvertible {
-    public enum Comparison: String, Sendable, CaseIterable {
+package struct Threshold: Sendable, Equatable, CustomStringConvertible {
+    package enum Comparison: String, Sendable, CaseIterable {
         // Two-character operators first: `<=` must not read as `<` followed by `=0.5`.
         case lessOrEqual = "<="
         case greaterOrEqual = ">="
@@ -26,16 +26,16 @@ public struct Threshold: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public var metric: ThresholdMetric
+    package var metric: ThresholdMetric
     /// The configured fleet it applies to; `nil` for the whole run.
-    public var fleet: String?
-    public var comparison: Comparison
+    package var fleet: String?
+    package var comparison: Comparison
     /// In the metric's unit: a fraction, milliseconds or a count.
-    public var bound: Double
+    package var bound: Double
     /// The expression as written.
-    public var description: String
+    package var description: String
 
-    public init(metric: ThresholdMetric, fleet: String? = nil, comparison: Comparison, bound: Double, description: String) {
+    package init(metric: ThresholdMetric, fleet: String? = nil, comparison: Comparison, bound: Double, description: String) {
         self.metric = metric
         self.fleet = fleet
         self.comparison = comparison
@@ -44,12 +44,12 @@ public struct Threshold: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Why an expression could not be read; the message names the expression and what was expected.
-    public struct ParseError: Error, Equatable, CustomStringConvertible {
-        public var description: String
+    package struct ParseError: Error, Equatable, CustomStringConvertible {
+        package var description: String
     }
 
     /// Reads one expression (spaces around the parts are allowed).
-    public init(parsing text: String) throws(ParseError) {
+    package init(parsing text: String) throws(ParseError) {
         let expression = text.trimmingCharacters(in: .whitespaces)
         func fail(_ why: String) -> ParseError { ParseError(description: "threshold '\(expression)': \(why)") }
         guard let (operatorRange, comparison) = Self.findComparison(in: expression) else {
@@ -103,12 +103,12 @@ public struct Threshold: Sendable, Equatable, CustomStringConvertible {
 
     /// On in every check: a run whose emulator fell behind its own schedule never passes, whatever its other
     /// figures (they measured the emulator). A threshold of the caller's on the same metric replaces it.
-    public static let defaults: [Threshold] = [
+    package static let defaults: [Threshold] = [
         Threshold(metric: .generatorBehindWindows, comparison: .equal, bound: 0, description: "generator_behind_windows==0")
     ]
 
     /// `thresholds` after the defaults on metrics they do not set (overall).
-    public static func withDefaults(_ thresholds: [Threshold]) -> [Threshold] {
+    package static func withDefaults(_ thresholds: [Threshold]) -> [Threshold] {
         defaults.filter { fallback in !thresholds.contains { $0.metric == fallback.metric && $0.fleet == nil } } + thresholds
     }
 }

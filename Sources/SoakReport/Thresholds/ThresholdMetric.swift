@@ -6,7 +6,7 @@ import RegcodeRecords
 /// `50ms`, `2s`), counts are whole numbers. A figure without samples (a lateness percentile with no polls, a
 /// login rate with no finished code) has no value, and a threshold on it fails: a soak that measured nothing
 /// has not passed.
-public enum ThresholdMetric: String, Sendable, CaseIterable {
+package enum ThresholdMetric: String, Sendable, CaseIterable {
     /// Finished codes that ended in a login: `authenticated / (authenticated + expired)`; codes still polled
     /// at the end, and codes a cancel or a newer code ended, are not counted.
     case loginSuccessRate = "login_success_rate"
@@ -36,11 +36,11 @@ public enum ThresholdMetric: String, Sendable, CaseIterable {
     case pollLatencyMax = "poll_latency_max"
 
     /// How the metric's value reads and is written.
-    public enum Kind: Sendable {
+    package enum Kind: Sendable {
         case rate, milliseconds, count
     }
 
-    public var kind: Kind {
+    package var kind: Kind {
         switch self {
         case .loginSuccessRate, .http429Rate, .http5xxRate, .errorRate: .rate
         case .logins, .onboardingFailures, .polls, .generatorBehindWindows: .count

@@ -4,10 +4,10 @@ import RegcodeSupport
 
 extension [ThresholdResult] {
     /// Whether every threshold held (true when there are none).
-    public var allPassed: Bool { allSatisfy(\.passed) }
+    package var allPassed: Bool { allSatisfy(\.passed) }
 
     /// `Thresholds: 1 of 3 failed` and one line per threshold, failures marked.
-    public var text: String {
+    package var text: String {
         guard !isEmpty else { return "" }
         let failed = filter { !$0.passed }.count
         var lines = [failed == 0 ? "Thresholds: all \(count) passed" : "Thresholds: \(failed) of \(count) failed"]
@@ -20,7 +20,7 @@ extension [ThresholdResult] {
     }
 
     /// Writes `[{expression, metric, fleet, value, passed, note}]`.
-    public func write(to json: inout JSONWriter) {
+    package func write(to json: inout JSONWriter) {
         json.array { json in
             for result in self {
                 json.object { json in
@@ -42,7 +42,7 @@ extension [ThresholdResult] {
     }
 
     /// A JUnit XML document: one test case per threshold, a failure element for each that failed.
-    public func junit(suite: String = "regcoded soak thresholds") -> String {
+    package func junit(suite: String = "regcoded soak thresholds") -> String {
         let failures = filter { !$0.passed }.count
         var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
         xml += #"<testsuites name="\#(HTML.escape(suite))" tests="\#(count)" failures="\#(failures)">"# + "\n"

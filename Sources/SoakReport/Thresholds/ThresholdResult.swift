@@ -1,14 +1,14 @@
 /// One threshold checked against a report.
-public struct ThresholdResult: Sendable, Equatable {
-    public var threshold: Threshold
+package struct ThresholdResult: Sendable, Equatable {
+    package var threshold: Threshold
     /// The figure, in the metric's unit; `nil` when there were no samples (or no such fleet).
-    public var value: Double?
-    public var passed: Bool
+    package var value: Double?
+    package var passed: Bool
     /// Why it failed without a value: `no samples`, `no fleet 'x' in the report`.
-    public var note: String?
+    package var note: String?
 
     /// The value as the expression writes it: `0.9950`, `3470 ms`, `12`, `no samples`.
-    public var valueText: String {
+    package var valueText: String {
         guard let value else { return note ?? "no samples" }
         switch threshold.metric.kind {
         case .rate: return Self.rate(value)
@@ -27,7 +27,7 @@ public struct ThresholdResult: Sendable, Equatable {
 extension SoakReport {
     /// Each threshold with the report's figure and whether it holds, in the order given, after the default ones
     /// (``Threshold/defaults``) the list does not already set.
-    public func check(_ thresholds: [Threshold]) -> [ThresholdResult] {
+    package func check(_ thresholds: [Threshold]) -> [ThresholdResult] {
         Threshold.withDefaults(thresholds).map { threshold in
             var figures = fleet
             var troubleFigures = trouble.figures

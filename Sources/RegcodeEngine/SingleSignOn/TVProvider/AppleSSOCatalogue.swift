@@ -1,8 +1,8 @@
 /// A requestor's MVPDs as Apple single sign-on sees them, built from its configuration (sso.md §3.2
 /// `setRequestor` step 1, catalogue; DOC `[API-CONF]`, `[AOV]` onboarding matrix).
-public struct AppleSSOCatalogue: Sendable, Equatable {
+package struct AppleSSOCatalogue: Sendable, Equatable {
     /// How a provider picked in Apple's picker relates to this requestor.
-    public enum Role: Sendable, Equatable {
+    package enum Role: Sendable, Equatable {
         /// Onboarded (`SUPPORTED`) and single sign-on enabled: Apple's token is exchanged.
         case singleSignOn(MVPD)
         /// In Apple's picker, but authentication is Adobe's (`PICKER`, `displayInPlatformPicker`, or not
@@ -16,15 +16,15 @@ public struct AppleSSOCatalogue: Sendable, Equatable {
     }
 
     /// The configuration's MVPDs, in its order.
-    public let mvpds: [MVPD]
+    package let mvpds: [MVPD]
     /// `enablePlatformServices` and `boardingStatus = SUPPORTED` (sso.md §3.2 step 1 `ssoMvpds`).
-    public let ssoMVPDs: [MVPD]
+    package let ssoMVPDs: [MVPD]
     /// What Apple's picker may show: MVPDs with a `platformMappingId` that are `SUPPORTED`, `PICKER` or
     /// `displayInPlatformPicker` (Apple identifies providers only by that id).
-    public let pickerMVPDs: [MVPD]
+    package let pickerMVPDs: [MVPD]
     private let byProviderID: [String: MVPD]
 
-    public init(mvpds: [MVPD]) {
+    package init(mvpds: [MVPD]) {
         self.mvpds = mvpds
         ssoMVPDs = mvpds.filter(Self.isSingleSignOn)
         pickerMVPDs = mvpds.filter { mvpd in
@@ -40,26 +40,26 @@ public struct AppleSSOCatalogue: Sendable, Equatable {
     }
 
     /// The MVPD takes part in Apple single sign-on for this requestor.
-    public static func isSingleSignOn(_ mvpd: MVPD) -> Bool {
+    package static func isSingleSignOn(_ mvpd: MVPD) -> Bool {
         mvpd.enablePlatformServices && mvpd.boardingStatus == .supported
     }
 
     /// At least one single sign-on MVPD: without one nothing Apple-related happens (INFERRED for the
     /// status codes; SEED §E for the classic flow).
-    public var hasSingleSignOn: Bool { !ssoMVPDs.isEmpty }
+    package var hasSingleSignOn: Bool { !ssoMVPDs.isEmpty }
 
     /// The MVPD Apple's provider id maps to (`platformMappingId` → MVPD).
-    public func mvpd(forProvider providerID: String) -> MVPD? {
+    package func mvpd(forProvider providerID: String) -> MVPD? {
         byProviderID[providerID]
     }
 
     /// The Apple provider id of an MVPD (MVPD → `platformMappingId`).
-    public func providerID(forMVPD mvpdID: String) -> String? {
+    package func providerID(forMVPD mvpdID: String) -> String? {
         mvpds.first { $0.id == mvpdID }?.platformMappingId
     }
 
     /// What picking (or being signed in to) `providerID` means for this requestor.
-    public func role(ofProvider providerID: String) -> Role {
+    package func role(ofProvider providerID: String) -> Role {
         guard let mvpd = byProviderID[providerID] else { return .notIntegrated }
         if Self.isSingleSignOn(mvpd) { return .singleSignOn(mvpd) }
         if mvpd.boardingStatus == .supported { return .singleSignOnDisabled(mvpd) }

@@ -6,7 +6,7 @@ extension AppleSSORules {
     /// Only when the user is signed in at system level (DOC): fault → `APPL_ERROR`; permission not granted
     /// → `VSA403` / `VSA404`. Nothing for a requestor without single sign-on MVPDs (INFERRED). This call
     /// never exchanges: it does no network (DOC `[REF]`).
-    public func checkAuthentication(catalogue: AppleSSOCatalogue, state: TVProviderState) -> [StatusReport] {
+    package func checkAuthentication(catalogue: AppleSSOCatalogue, state: TVProviderState) -> [StatusReport] {
         guard catalogue.hasSingleSignOn, state.account.isSignedIn else { return [] }
         if let fault = state.fault { return [statuses.checkAuthenticationFault(fault)] }
         if let report = statuses.permission(state.access) { return [report] }

@@ -1,5 +1,5 @@
 /// How `getAuthentication` proceeds for an app that is not authenticated.
-public enum TVProviderAuthenticationOutcome: Sendable, Equatable {
+package enum TVProviderAuthenticationOutcome: Sendable, Equatable {
     /// No single sign-on MVPD: the classic tvOS flow (`displayProviderDialog`, registration code) — SEED §E.
     case classic
     /// Emit this status (`VSA403`, `VSA404`, `VSA503`), then `displayProviderDialog` (DOC `[ASSO]` step 4).
@@ -11,7 +11,7 @@ public enum TVProviderAuthenticationOutcome: Sendable, Equatable {
     case silentExchange(MVPD)
 
     /// The statuses to emit (for ``TVProviderState/consumeFault(reportedIn:)``).
-    public var statuses: [StatusReport] {
+    package var statuses: [StatusReport] {
         if case .statusThenProviderDialog(let report) = self { [report] } else { [] }
     }
 }
@@ -26,7 +26,7 @@ extension AppleSSORules {
     /// 4. valid sign-in to a single sign-on MVPD → silent exchange (INFERRED, ``signedInSkipsPicker``);
     /// 5. else Apple's picker, restricted by `filter` (``picker(catalogue:filter:)``); an empty picker →
     ///    classic flow (INFERRED).
-    public func getAuthentication(
+    package func getAuthentication(
         catalogue: AppleSSOCatalogue,
         state: TVProviderState,
         filter: TVProviderFilter = .none,
@@ -48,7 +48,7 @@ extension AppleSSORules {
     ///   Absent → every picker MVPD in configuration order. Nothing left → all of them
     ///   (``emptyFilterShowsAll``, INFERRED) or an empty picker.
     /// * `FEATURED_TV_PROVIDERS`: the shown MVPDs to feature, in the filter's order; others ignored.
-    public func picker(catalogue: AppleSSOCatalogue, filter: TVProviderFilter) -> TVProviderPicker {
+    package func picker(catalogue: AppleSSOCatalogue, filter: TVProviderFilter) -> TVProviderPicker {
         let all = catalogue.pickerMVPDs
         func select(_ ids: [String], from pool: [MVPD]) -> [MVPD] {
             var seen: Set<String> = []

@@ -3,7 +3,7 @@ extension AppleSSORules {
     /// Provider account, emitted before the final `setAuthenticationStatus(0, "User Not Authenticated
     /// Error")` (order INFERRED); `nil` for any other token or none. The TV Provider account is untouched,
     /// so the app's next `setRequestor` exchanges again.
-    public func logout(tokenSource: TokenSource?) -> StatusReport? {
+    package func logout(tokenSource: TokenSource?) -> StatusReport? {
         tokenSource == .apple ? statuses.signOutRequired : nil
     }
 }

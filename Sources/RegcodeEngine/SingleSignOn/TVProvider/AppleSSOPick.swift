@@ -1,7 +1,7 @@
 import AccessEnablerAPI
 
 /// The user's answer in Apple's TV Provider picker (`vsa.pick`).
-public enum TVProviderChoice: Sendable, Hashable {
+package enum TVProviderChoice: Sendable, Hashable {
     /// A provider, by Apple's id (an MVPD's `platformMappingId`).
     case provider(String)
     /// "Other TV Provider".
@@ -10,7 +10,7 @@ public enum TVProviderChoice: Sendable, Hashable {
 }
 
 /// What follows `dismissTvProviderDialog` after the user answered the picker.
-public enum TVProviderPickOutcome: Sendable, Equatable {
+package enum TVProviderPickOutcome: Sendable, Equatable {
     /// Exchange Apple's token for this MVPD, then `setAuthenticationStatus(1, "")` and tracking
     /// (`tokenSource = "Apple"`). `signsIn`: the picker signed the user in at system level first (the
     /// caller updates the device's ``TVProviderAccount``).
@@ -27,7 +27,7 @@ public enum TVProviderPickOutcome: Sendable, Equatable {
     case cancelled(StatusReport, errorCode: ErrorCode)
 
     /// The statuses to emit after `dismissTvProviderDialog`.
-    public var statuses: [StatusReport] {
+    package var statuses: [StatusReport] {
         switch self {
         case .exchange, .pickerOnly: []
         case .unsupported(let report), .other(let report), .cancelled(let report, _): [report]
@@ -44,7 +44,7 @@ extension AppleSSORules {
     /// * "Other TV Provider" → `N003`; cancel → `N005` + ``cancelledErrorCode`` (INFERRED).
     ///
     /// The caller checks that a picker is open and offers the provider (``TVProviderPicker/offers(providerID:)``).
-    public func pick(
+    package func pick(
         _ choice: TVProviderChoice,
         catalogue: AppleSSOCatalogue,
         account: TVProviderAccount,

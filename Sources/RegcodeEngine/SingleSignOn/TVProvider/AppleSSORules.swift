@@ -6,21 +6,21 @@ import AccessEnablerAPI
 ///
 /// Callers own the state, the network and the callbacks: these functions only say what to emit and
 /// which flow follows. INFERRED choices are fields, so a lab can move them.
-public struct AppleSSORules: Sendable, Hashable {
+package struct AppleSSORules: Sendable, Hashable {
     /// Status dictionaries (levels, messages, `restricted` → `VSA403`).
-    public var statuses: AppleSSOStatuses
+    package var statuses: AppleSSOStatuses
     /// `getAuthentication` with a valid system sign-in to a single sign-on provider of the requestor
     /// exchanges without opening the picker (INFERRED: VSA answers a metadata request without interface
     /// when the account is already signed in — APPLE; matters when the user signed in after `setRequestor`).
-    public var signedInSkipsPicker: Bool
+    package var signedInSkipsPicker: Bool
     /// A `TV_PROVIDERS` filter that leaves no provider is ignored rather than opening an empty picker
     /// (INFERRED).
-    public var emptyFilterShowsAll: Bool
+    package var emptyFilterShowsAll: Bool
     /// The `setAuthenticationStatus(0, …)` code after a cancelled Apple picker: INFERRED by analogy with
     /// `setSelectedProvider(null)`.
-    public var cancelledErrorCode: ErrorCode
+    package var cancelledErrorCode: ErrorCode
 
-    public init(
+    package init(
         statuses: AppleSSOStatuses = AppleSSOStatuses(),
         signedInSkipsPicker: Bool = true,
         emptyFilterShowsAll: Bool = true,

@@ -1,5 +1,5 @@
 /// What Apple single sign-on adds to `setRequestor`, before `setRequestorComplete(1)`.
-public enum TVProviderSetRequestorOutcome: Sendable, Equatable {
+package enum TVProviderSetRequestorOutcome: Sendable, Equatable {
     /// Nothing Apple-related.
     case none
     /// Emit this status (`VSA403`, `VSA404` or `APPL`), then `setRequestorComplete` as usual.
@@ -9,7 +9,7 @@ public enum TVProviderSetRequestorOutcome: Sendable, Equatable {
     case silentExchange(MVPD)
 
     /// The statuses to emit (for ``TVProviderState/consumeFault(reportedIn:)``).
-    public var statuses: [StatusReport] {
+    package var statuses: [StatusReport] {
         if case .status(let report) = self { [report] } else { [] }
     }
 }
@@ -26,7 +26,7 @@ extension AppleSSORules {
     ///    outcome, decided by the backend, not here.
     ///
     /// `alreadyAuthenticated`: the local lookup (sso.md §3.1) found a usable token.
-    public func setRequestor(
+    package func setRequestor(
         catalogue: AppleSSOCatalogue,
         state: TVProviderState,
         alreadyAuthenticated: Bool,

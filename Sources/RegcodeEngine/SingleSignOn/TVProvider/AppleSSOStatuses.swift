@@ -6,26 +6,26 @@ import RegcodeSupport
 /// Levels are DOC `[ERR]` except VSA403's (INFERRED `info`, a field). Adobe documents no `message`
 /// strings for these ids: the defaults are the docs' descriptions (INFERRED), fields so a lab can match an
 /// app's expectations.
-public struct AppleSSOStatuses: Sendable, Hashable {
+package struct AppleSSOStatuses: Sendable, Hashable {
     /// The ids that report an injected fault (what spends a `once` fault).
-    public static let faultIDs: Set<StatusID> = [.appleSSOError, .appleSSOAuthenticationError, .tvProviderUnavailable]
+    package static let faultIDs: Set<StatusID> = [.appleSSOError, .appleSSOAuthenticationError, .tvProviderUnavailable]
 
     /// `VSA403`'s level: INFERRED `info` (the id is missing from `[ERR]`'s table).
-    public var accessDeniedLevel: StatusLevel
+    package var accessDeniedLevel: StatusLevel
     /// What `restricted` permission reports: INFERRED `VSA403`, like `denied`.
-    public var restrictedStatus: StatusID
-    public var signOutRequiredMessage: String
-    public var accessDeniedMessage: String
-    public var accessUndeterminedMessage: String
+    package var restrictedStatus: StatusID
+    package var signOutRequiredMessage: String
+    package var accessDeniedMessage: String
+    package var accessUndeterminedMessage: String
     /// `VSA503`'s message, followed by ": " and the fault's description (DOC: context in `message`).
-    public var unavailableMessage: String
-    public var appleErrorMessage: String
-    public var otherProviderMessage: String
-    public var notSupportedMessage: String
+    package var unavailableMessage: String
+    package var appleErrorMessage: String
+    package var otherProviderMessage: String
+    package var notSupportedMessage: String
     /// `N005`: the JS SDK's message, the one regcoded already sends for a cancelled MVPD picker.
-    public var cancelledMessage: String
+    package var cancelledMessage: String
 
-    public init(
+    package init(
         accessDeniedLevel: StatusLevel = .info,
         restrictedStatus: StatusID = .tvProviderAccessDenied,
         signOutRequiredMessage: String =
@@ -51,7 +51,7 @@ public struct AppleSSOStatuses: Sendable, Hashable {
     }
 
     /// `VSA403` (denied; restricted per ``restrictedStatus``) or `VSA404` (notDetermined); `nil` when granted.
-    public func permission(_ access: TVProviderAccess) -> StatusReport? {
+    package func permission(_ access: TVProviderAccess) -> StatusReport? {
         let id: StatusID
         switch access {
         case .granted: return nil
@@ -66,17 +66,17 @@ public struct AppleSSOStatuses: Sendable, Hashable {
     }
 
     /// `APPL`, error, `details` = the VSA error (`setRequestor`, DOC `[ASSO]` step 2).
-    public func setRequestorFault(_ fault: TVProviderFault) -> StatusReport {
+    package func setRequestorFault(_ fault: TVProviderFault) -> StatusReport {
         appleError(.appleSSOError, fault)
     }
 
     /// `APPL_ERROR`, error, `details` = the VSA error (`checkAuthentication`, DOC `[ASSO]` step 3).
-    public func checkAuthenticationFault(_ fault: TVProviderFault) -> StatusReport {
+    package func checkAuthenticationFault(_ fault: TVProviderFault) -> StatusReport {
         appleError(.appleSSOAuthenticationError, fault)
     }
 
     /// `VSA503`, info, the fault as context in `message` (`getAuthentication`, DOC `[ASSO]` step 4, `[ERR]`).
-    public func getAuthenticationFault(_ fault: TVProviderFault) -> StatusReport {
+    package func getAuthenticationFault(_ fault: TVProviderFault) -> StatusReport {
         StatusReport(
             id: .tvProviderUnavailable,
             level: .info,
@@ -86,22 +86,22 @@ public struct AppleSSOStatuses: Sendable, Hashable {
     }
 
     /// `VSA203`, info (`logout` of an Apple token, DOC `[ERR]`, seed §I).
-    public var signOutRequired: StatusReport {
+    package var signOutRequired: StatusReport {
         StatusReport(id: .tvProviderSignOutRequired, level: .info, message: signOutRequiredMessage, extra: [:])
     }
 
     /// `N003`, info ("Other TV Provider").
-    public var otherProvider: StatusReport {
+    package var otherProvider: StatusReport {
         StatusReport(id: .otherTVProviderSelected, level: .info, message: otherProviderMessage, extra: [:])
     }
 
     /// `N004`, info (provider not supported by this requestor).
-    public var notSupported: StatusReport {
+    package var notSupported: StatusReport {
         StatusReport(id: .tvProviderNotSupported, level: .info, message: notSupportedMessage, extra: [:])
     }
 
     /// `N005`, info (picker cancelled).
-    public var cancelled: StatusReport {
+    package var cancelled: StatusReport {
         StatusReport(id: .providerSelectionCancelled, level: .info, message: cancelledMessage, extra: [:])
     }
 

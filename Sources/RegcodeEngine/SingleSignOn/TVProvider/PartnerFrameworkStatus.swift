@@ -5,30 +5,30 @@ import RegcodeSupport
 /// object describing the app's VideoSubscriberAccount permission and provider (DOC `[H-PFS]`; sso.md §2.4).
 ///
 /// regcoded builds it from the device's state (sso.md §3.3); pass-sim and tests parse it back.
-public struct PartnerFrameworkStatus: Sendable, Hashable {
-    public static let headerName = "AP-Partner-Framework-Status"
+package struct PartnerFrameworkStatus: Sendable, Hashable {
+    package static let headerName = "AP-Partner-Framework-Status"
 
     /// The optional `error` of either part.
-    public struct ErrorInfo: Sendable, Hashable {
-        public var code: String
-        public var message: String
+    package struct ErrorInfo: Sendable, Hashable {
+        package var code: String
+        package var message: String
 
-        public init(code: String, message: String) {
+        package init(code: String, message: String) {
             self.code = code
             self.message = message
         }
     }
 
     /// `frameworkPermissionInfo.accessStatus` (required by the doc; `nil` = absent or unknown).
-    public var accessStatus: TVProviderAccess?
-    public var permissionError: ErrorInfo?
+    package var accessStatus: TVProviderAccess?
+    package var permissionError: ErrorInfo?
     /// `frameworkProviderInfo.id`, the signed-in `platformMappingId`.
-    public var providerID: String?
+    package var providerID: String?
     /// `frameworkProviderInfo.expirationDate`, epoch ms (a string on the wire).
-    public var expirationDateMs: Int64?
-    public var providerError: ErrorInfo?
+    package var expirationDateMs: Int64?
+    package var providerError: ErrorInfo?
 
-    public init(
+    package init(
         accessStatus: TVProviderAccess?,
         permissionError: ErrorInfo? = nil,
         providerID: String? = nil,
@@ -49,7 +49,7 @@ public struct PartnerFrameworkStatus: Sendable, Hashable {
     ///   (the server judges expiry);
     /// * a fault becomes an `error`: `accessNotGranted` on the permission part, any other on the provider
     ///   part (placement INFERRED), code = the `VSErrorCode` (or the fault's name), message = its description.
-    public init(state: TVProviderState) {
+    package init(state: TVProviderState) {
         self.init(accessStatus: state.access)
         if let fault = state.fault {
             let error = ErrorInfo(code: fault.kind.code.map(String.init) ?? fault.kind.rawValue, message: fault.kind.description)
@@ -61,7 +61,7 @@ public struct PartnerFrameworkStatus: Sendable, Hashable {
     }
 
     /// The decoded JSON object.
-    public var json: JSONValue {
+    package var json: JSONValue {
         func error(_ info: ErrorInfo) -> JSONValue { ["code": .string(info.code), "message": .string(info.message)] }
         var permission: [String: JSONValue] = [:]
         if let accessStatus { permission["accessStatus"] = .string(accessStatus.rawValue) }
@@ -74,14 +74,14 @@ public struct PartnerFrameworkStatus: Sendable, Hashable {
     }
 
     /// The header value: Base64 of the compact JSON with sorted keys (deterministic, so requests compare).
-    public var headerValue: String {
+    package var headerValue: String {
         Data(JSONWriter.text(json).utf8).base64EncodedString()
     }
 
     /// Parses a header value; `nil` when it is not Base64 of a JSON object. Fields absent or of the wrong
     /// type read as `nil`; `expirationDate` is accepted as a string or a number of epoch ms; an unknown
     /// `accessStatus` reads as `nil`.
-    public init?(headerValue: String) {
+    package init?(headerValue: String) {
         let trimmed = headerValue.trimmingCharacters(in: .whitespaces)
         guard let data = Data(base64Encoded: trimmed),
             let json = JSONValue(parsing: data), json.objectValue != nil

@@ -2,7 +2,7 @@
 /// (APPLE, DOC `[ASSO]`; sso.md §3.2 `vsa_access`).
 ///
 /// Raw values are the `accessStatus` strings of the `AP-Partner-Framework-Status` header (DOC `[H-PFS]`).
-public enum TVProviderAccess: String, Sendable, Hashable, Codable, CaseIterable {
+package enum TVProviderAccess: String, Sendable, Hashable, Codable, CaseIterable {
     /// The user was never asked (the default for a newly installed app).
     case notDetermined
     /// The user may not grant it (e.g. parental controls).
@@ -11,7 +11,7 @@ public enum TVProviderAccess: String, Sendable, Hashable, Codable, CaseIterable 
     case granted
 
     /// Apple's numeric `VSAccountAccessStatus` (notDetermined 0, restricted 1, denied 2, granted 3).
-    public var accessStatusCode: Int {
+    package var accessStatusCode: Int {
         switch self {
         case .notDetermined: 0
         case .restricted: 1
@@ -20,5 +20,5 @@ public enum TVProviderAccess: String, Sendable, Hashable, Codable, CaseIterable 
         }
     }
 
-    public var isGranted: Bool { self == .granted }
+    package var isGranted: Bool { self == .granted }
 }

@@ -1,10 +1,10 @@
 /// The subscriber attributes the TV Provider account hands out (the SAML attributes of the sign-in).
-public struct TVProviderUser: Sendable, Hashable, Codable {
-    public var userID: String
-    public var householdID: String?
-    public var zip: String?
+package struct TVProviderUser: Sendable, Hashable, Codable {
+    package var userID: String
+    package var householdID: String?
+    package var zip: String?
 
-    public init(userID: String, householdID: String? = nil, zip: String? = nil) {
+    package init(userID: String, householdID: String? = nil, zip: String? = nil) {
         self.userID = userID
         self.householdID = householdID
         self.zip = zip
@@ -13,34 +13,34 @@ public struct TVProviderUser: Sendable, Hashable, Codable {
 
 /// The device's TV Provider account (Settings → Accounts → TV Provider): one per device, shared by every
 /// app — that sharing is Apple's single sign-on (APPLE, DOC `[ASSO]`; sso.md §3.2 `vsa_account`).
-public struct TVProviderAccount: Sendable, Hashable, Codable {
+package struct TVProviderAccount: Sendable, Hashable, Codable {
     /// The signed-in provider as Apple names it (`accountProviderIdentifier`, an MVPD's
     /// `platformMappingId`), or `nil` when nobody is signed in.
-    public var providerID: String?
-    public var user: TVProviderUser?
+    package var providerID: String?
+    package var user: TVProviderUser?
     /// `authenticationExpirationDate`, epoch milliseconds; the sign-in is expired from this instant on.
-    public var expiresEpochMs: Int64
+    package var expiresEpochMs: Int64
 
-    public init(providerID: String?, user: TVProviderUser? = nil, expiresEpochMs: Int64) {
+    package init(providerID: String?, user: TVProviderUser? = nil, expiresEpochMs: Int64) {
         self.providerID = providerID
         self.user = user
         self.expiresEpochMs = expiresEpochMs
     }
 
     /// Nobody signed in at system level.
-    public static let signedOut = TVProviderAccount(providerID: nil, user: nil, expiresEpochMs: 0)
+    package static let signedOut = TVProviderAccount(providerID: nil, user: nil, expiresEpochMs: 0)
 
     /// Someone is signed in at system level, expired or not (what `checkAuthentication`'s VSA codes need).
-    public var isSignedIn: Bool { providerID != nil }
+    package var isSignedIn: Bool { providerID != nil }
 
     /// Signed in and the Apple sign-in not yet expired (the "Apple device token valid" row of the TTL table).
-    public func isValid(at nowMillis: Int64) -> Bool {
+    package func isValid(at nowMillis: Int64) -> Bool {
         isSignedIn && nowMillis < expiresEpochMs
     }
 }
 
 /// Where an authentication token came from, as `getMetadata` `tokenSource` reports it (DOC `[ASSO]`).
-public enum TokenSource: String, Sendable, Hashable, Codable {
+package enum TokenSource: String, Sendable, Hashable, Codable {
     /// Exchanged from the TV Provider account (silent exchange or the Apple picker).
     case apple = "Apple"
     /// Any regular Adobe flow (registration code, including a picker-only provider).
@@ -48,7 +48,7 @@ public enum TokenSource: String, Sendable, Hashable, Codable {
 
     /// The `setMetadataStatus` value for `user_metadata_name: "tokenSource"`: `"Apple"` for Apple tokens,
     /// `nil` (JSON null) otherwise — INFERRED, the docs define only the Apple value.
-    public var userMetadataValue: String? {
+    package var userMetadataValue: String? {
         self == .apple ? rawValue : nil
     }
 }

@@ -1,25 +1,25 @@
 /// A device's TV Provider (Apple single sign-on) as a whole: the one system account every app
 /// shares, and each app's permission to use it (Settings → TV Provider). The fleet keeps it and
 /// hands each app's engine its ``TVProviderState``.
-public struct TVProviderDevice: Sendable, Equatable, Codable {
-    public var account: TVProviderAccount
+package struct TVProviderDevice: Sendable, Equatable, Codable {
+    package var account: TVProviderAccount
     /// Permission by app id; apps not listed have ``defaultAccess``.
-    public var access: [String: TVProviderAccess]
+    package var access: [String: TVProviderAccess]
     /// What an app's permission is until someone sets it (Apple: not determined until the prompt).
-    public var defaultAccess: TVProviderAccess
+    package var defaultAccess: TVProviderAccess
     /// An injected TV Provider failure, for every app.
-    public var fault: TVProviderFault?
+    package var fault: TVProviderFault?
     /// How the scenario answers Apple's picker; nil: the lab answers (`vsa.pick`).
-    public var pickerAnswer: PickerAnswer?
+    package var pickerAnswer: PickerAnswer?
     /// The MVPD identity provider the account signs in with (the daemon's key); never stored with the device.
-    public var identityProvider: TVProviderIdentityProvider? = nil
+    package var identityProvider: TVProviderIdentityProvider? = nil
 
     private enum CodingKeys: String, CodingKey {
         case account, access, defaultAccess, fault, pickerAnswer
     }
 
     /// The scenario's answer in Apple's picker.
-    public enum PickerAnswer: Sendable, Equatable, Codable {
+    package enum PickerAnswer: Sendable, Equatable, Codable {
         /// The first provider the picker offers.
         case first
         case provider(String)
@@ -27,7 +27,7 @@ public struct TVProviderDevice: Sendable, Equatable, Codable {
         case cancel
 
         /// `first`, `other`, `cancel`, or a provider's Apple id.
-        public init(_ text: String) {
+        package init(_ text: String) {
             switch text {
             case "first": self = .first
             case "other": self = .other
@@ -37,7 +37,7 @@ public struct TVProviderDevice: Sendable, Equatable, Codable {
         }
 
         /// The choice for a picker offering `providers` (Apple ids, in order); nil when there is none to pick.
-        public func choice(offering providers: [String]) -> TVProviderChoice? {
+        package func choice(offering providers: [String]) -> TVProviderChoice? {
             switch self {
             case .first: providers.first.map(TVProviderChoice.provider)
             case .provider(let id): .provider(id)
@@ -47,7 +47,7 @@ public struct TVProviderDevice: Sendable, Equatable, Codable {
         }
     }
 
-    public init(
+    package init(
         account: TVProviderAccount = .signedOut,
         access: [String: TVProviderAccess] = [:],
         defaultAccess: TVProviderAccess = .notDetermined,
@@ -62,7 +62,7 @@ public struct TVProviderDevice: Sendable, Equatable, Codable {
     }
 
     /// What app `id`'s AccessEnabler sees.
-    public func state(for app: String) -> TVProviderState {
+    package func state(for app: String) -> TVProviderState {
         TVProviderState(account: account, access: access[app] ?? defaultAccess, fault: fault, identityProvider: identityProvider)
     }
 }

@@ -5,10 +5,10 @@ import AccessEnablerAPI
 /// While set, every VSA request of the affected app fails: `setRequestor` reports `APPL`,
 /// `checkAuthentication` `APPL_ERROR` (signed in only), `getAuthentication` `VSA503`. A ``once`` fault is
 /// spent by the first decision that reports it (``TVProviderState/consumeFault(reportedIn:)``).
-public struct TVProviderFault: Sendable, Hashable, Codable {
+package struct TVProviderFault: Sendable, Hashable, Codable {
     /// What went wrong: Apple's `VSErrorCode` values, plus the two ways a request "succeeds" without
     /// what the AccessEnabler needs.
-    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
+    package enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
         case accessNotGranted
         /// The provider is not in the request's supported list (carries the provider id at Apple).
         case unsupportedProvider
@@ -26,7 +26,7 @@ public struct TVProviderFault: Sendable, Hashable, Codable {
         case noSAMLResponse
 
         /// `VSErrorCode` in `VSErrorDomain` (APPLE; 6 and 7 INFERRED), `nil` for the two non-errors.
-        public var code: Int? {
+        package var code: Int? {
             switch self {
             case .accessNotGranted: 0
             case .unsupportedProvider: 1
@@ -41,7 +41,7 @@ public struct TVProviderFault: Sendable, Hashable, Codable {
         }
 
         /// A one-line description in the spirit of Apple's `localizedDescription` (wording INFERRED).
-        public var description: String {
+        package var description: String {
             switch self {
             case .accessNotGranted: "The user has not granted access to the TV provider account."
             case .unsupportedProvider: "The TV provider is not supported."
@@ -57,38 +57,38 @@ public struct TVProviderFault: Sendable, Hashable, Codable {
         }
     }
 
-    public var kind: Kind
+    package var kind: Kind
     /// Fail the next reporting decision only, then disappear (`vsa.injectFault {once: true}`).
-    public var once: Bool
+    package var once: Bool
 
-    public init(_ kind: Kind, once: Bool = false) {
+    package init(_ kind: Kind, once: Bool = false) {
         self.kind = kind
         self.once = once
     }
 
     /// The original VSA error as `APPL`/`APPL_ERROR` `details` carry it: `"VSErrorDomain <code>:
     /// <description>"` (INFERRED format); the non-errors say `"VSAccountMetadata: <description>"`.
-    public var details: String {
+    package var details: String {
         if let code = kind.code { "VSErrorDomain \(code): \(kind.description)" } else { "VSAccountMetadata: \(kind.description)" }
     }
 
     /// The fault still in place after it was reported once.
-    public var remainingAfterUse: TVProviderFault? { once ? nil : self }
+    package var remainingAfterUse: TVProviderFault? { once ? nil : self }
 }
 
 /// What one app reads from VideoSubscriberAccount at the moment of a decision.
-public struct TVProviderState: Sendable, Hashable {
+package struct TVProviderState: Sendable, Hashable {
     /// The device-wide account.
-    public var account: TVProviderAccount
+    package var account: TVProviderAccount
     /// This app's permission.
-    public var access: TVProviderAccess
+    package var access: TVProviderAccess
     /// An injected failure for this app, if any.
-    public var fault: TVProviderFault?
+    package var fault: TVProviderFault?
     /// The identity provider that answers the SAML request for the signed-in account; nil: none is emulated, so an
     /// exchange fails as a TV Provider error.
-    public var identityProvider: TVProviderIdentityProvider?
+    package var identityProvider: TVProviderIdentityProvider?
 
-    public init(
+    package init(
         account: TVProviderAccount,
         access: TVProviderAccess,
         fault: TVProviderFault? = nil,
@@ -101,7 +101,7 @@ public struct TVProviderState: Sendable, Hashable {
     }
 
     /// Spends a ``TVProviderFault/once`` fault if `statuses` report it (`APPL`, `APPL_ERROR`, `VSA503`).
-    public mutating func consumeFault(reportedIn statuses: [StatusReport]) {
+    package mutating func consumeFault(reportedIn statuses: [StatusReport]) {
         let reported = statuses.contains { AppleSSOStatuses.faultIDs.contains($0.id) }
         if reported { fault = fault?.remainingAfterUse }
     }

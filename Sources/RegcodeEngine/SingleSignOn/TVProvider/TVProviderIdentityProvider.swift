@@ -13,7 +13,7 @@ import RegcodeSupport
 /// Not XML-DSig: no package this project depends on writes or canonicalises signed XML, so the SAML is written by
 /// hand, and the signature covers the exact bytes of the `<saml:Assertion>` element, carried as Base64 DER in a
 /// `<tvp:Signature>` sibling. Any change inside the assertion fails verification.
-public struct TVProviderIdentityProvider: Sendable {
+package struct TVProviderIdentityProvider: Sendable {
     /// The private key's raw scalar (swift-crypto's key type is not `Sendable`).
     private let rawKey: Data
     private var key: P256.Signing.PrivateKey {
@@ -22,30 +22,30 @@ public struct TVProviderIdentityProvider: Sendable {
     }
 
     /// The namespace of the signature element.
-    public static let signatureNamespace = "urn:regcoded:tv-provider-idp"
+    package static let signatureNamespace = "urn:regcoded:tv-provider-idp"
     /// How long an assertion stays acceptable.
-    public static let assertionLifetimeMs: Int64 = 5 * 60_000
+    package static let assertionLifetimeMs: Int64 = 5 * 60_000
 
     /// A new key.
-    public init() {
+    package init() {
         rawKey = P256.Signing.PrivateKey().rawRepresentation
     }
 
     /// The key of a PEM `PRIVATE KEY` (PKCS #8) or `EC PRIVATE KEY` (SEC 1) file.
-    public init(privateKeyPEM: String) throws {
+    package init(privateKeyPEM: String) throws {
         rawKey = try P256.Signing.PrivateKey(pemRepresentation: privateKeyPEM).rawRepresentation
     }
 
-    public var privateKeyPEM: String { key.pemRepresentation }
+    package var privateKeyPEM: String { key.pemRepresentation }
     /// The `PUBLIC KEY` PEM a backend trusts for this identity provider.
-    public var publicKeyPEM: String { key.publicKey.pemRepresentation }
+    package var publicKeyPEM: String { key.publicKey.pemRepresentation }
 
     /// Base64 of a signed SAML `Response` answering the Base64 SAML request `request` for `user`, issued by
     /// `provider` (the MVPD's `platformMappingId`); `nil` when the request names no `ID`.
     ///
     /// The audience is the request's `Issuer`; the attributes are the user's plus every attribute the request
     /// names (valued with the user id, as an MVPD would fill `uid`, `NameID`, `uniqueId`).
-    public func response(toRequest request: String, provider: String, user: TVProviderUser, nowMillis: Int64) -> String? {
+    package func response(toRequest request: String, provider: String, user: TVProviderUser, nowMillis: Int64) -> String? {
         guard let data = Data(base64Encoded: request.filter { !$0.isWhitespace }) else { return nil }
         let xml = String(decoding: data, as: UTF8.self)
         guard let requestID = SAMLText.rootAttribute("ID", in: xml) else { return nil }
@@ -88,11 +88,11 @@ public struct TVProviderIdentityProvider: Sendable {
 }
 
 extension TVProviderIdentityProvider: Hashable {
-    public static func == (lhs: Self, rhs: Self) -> Bool {
+    package static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.rawKey == rhs.rawKey
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(rawKey)
     }
 }

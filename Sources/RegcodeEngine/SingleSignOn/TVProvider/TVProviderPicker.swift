@@ -2,23 +2,23 @@ import RegcodeSupport
 
 /// The `getAuthentication:filter` dictionary (AccessEnabler 2.4+; DOC `[REF]`): MVPD ids to show in
 /// Apple's picker, in order, and the subset to feature.
-public struct TVProviderFilter: Sendable, Hashable {
-    public static let providersKey = "TV_PROVIDERS"
-    public static let featuredKey = "FEATURED_TV_PROVIDERS"
+package struct TVProviderFilter: Sendable, Hashable {
+    package static let providersKey = "TV_PROVIDERS"
+    package static let featuredKey = "FEATURED_TV_PROVIDERS"
 
     /// `TV_PROVIDERS`; `nil` = no restriction.
-    public var providers: [String]?
+    package var providers: [String]?
     /// `FEATURED_TV_PROVIDERS`; `nil` = none featured.
-    public var featured: [String]?
+    package var featured: [String]?
 
-    public init(providers: [String]? = nil, featured: [String]? = nil) {
+    package init(providers: [String]? = nil, featured: [String]? = nil) {
         self.providers = providers
         self.featured = featured
     }
 
     /// From the filter argument as an app passes it: the dictionary form, or the flat list of MVPD ids
     /// of AccessEnabler 2.0–2.3.1 (read as `TV_PROVIDERS`). Non-string entries are skipped.
-    public init(_ json: JSONValue) {
+    package init(_ json: JSONValue) {
         func ids(_ value: JSONValue?) -> [String]? {
             value?.arrayValue.map { $0.compactMap(\.stringValue) }
         }
@@ -29,34 +29,34 @@ public struct TVProviderFilter: Sendable, Hashable {
         }
     }
 
-    public static let none = TVProviderFilter()
+    package static let none = TVProviderFilter()
 }
 
 /// Apple's TV Provider picker as `presentTvProviderDialog` opens it (`supportedAccountProviderIdentifiers`
 /// and `featuredAccountProviderIdentifiers` of the VSA request).
-public struct TVProviderPicker: Sendable, Equatable {
+package struct TVProviderPicker: Sendable, Equatable {
     /// Shown providers, in order (each has a `platformMappingId`).
-    public var providers: [MVPD]
+    package var providers: [MVPD]
     /// Featured providers, a subset of ``providers``.
-    public var featured: [MVPD]
+    package var featured: [MVPD]
 
-    public init(providers: [MVPD], featured: [MVPD] = []) {
+    package init(providers: [MVPD], featured: [MVPD] = []) {
         self.providers = providers
         self.featured = featured
     }
 
     /// Apple provider ids of ``providers``.
-    public var providerIDs: [String] { providers.compactMap(\.platformMappingId) }
+    package var providerIDs: [String] { providers.compactMap(\.platformMappingId) }
     /// Apple provider ids of ``featured``.
-    public var featuredProviderIDs: [String] { featured.compactMap(\.platformMappingId) }
+    package var featuredProviderIDs: [String] { featured.compactMap(\.platformMappingId) }
 
     /// Whether the user can pick `providerID` in this picker.
-    public func offers(providerID: String) -> Bool { providerIDs.contains(providerID) }
+    package func offers(providerID: String) -> Bool { providerIDs.contains(providerID) }
 
     /// The `viewController` argument of `presentTvProviderDialog` / `dismissTvProviderDialog` on the wire
     /// (sso.md §3.2): `{kind: "VSAccountPicker", providers: [...], featured: [...]}`, each provider as
     /// `{id: <Apple provider id>, mvpd: <MVPD id>, displayName}`.
-    public var viewController: JSONValue {
+    package var viewController: JSONValue {
         func entry(_ mvpd: MVPD) -> JSONValue {
             [
                 "id": .string(mvpd.platformMappingId ?? mvpd.id), "mvpd": .string(mvpd.id),

@@ -18,7 +18,11 @@ extension EndToEnd {
             #expect(run.text.contains("polls/s · late p99"))
             // A code line clears the status line and draws it again under itself.
             #expect(run.text.range(of: "\r\u{1B}\\[Kregcoded: stb-[123]: code ", options: .regularExpression) != nil, "\(run.text)")
-            #expect(run.text.contains("regcoded: stopped after 7 s: 3 devices (3 authenticated)"), "\(run.text)")
+            // 7 s from the start of the run, 8 s when a loaded machine makes the start slow.
+            #expect(
+                run.text.range(of: "regcoded: stopped after [78] s: 3 devices \\(3 authenticated\\)", options: .regularExpression) != nil,
+                "\(run.text)"
+            )
         }
 
         @Test func aPipeGetsNeither() async throws {

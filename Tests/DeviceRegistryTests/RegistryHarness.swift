@@ -60,16 +60,6 @@ final class GatedStepStore: StepStore {
     }
 }
 
-/// A backend that never answers (the registry's tests drive no scenario); a removed device's call ends with it.
-struct SilentBackend: BackendExecutor {
-    nonisolated(nonsending) func execute(_ request: BackendRequest, context: RequestContext) async -> Result<BackendResponse, BackendFailure> {
-        let (never, continuation) = AsyncStream<Void>.makeStream()
-        for await _ in never {}
-        continuation.finish()
-        return .failure(.transport("cancelled"))
-    }
-}
-
 /// A registry over a real fleet (manual clock, silent backend), a real pipeline and a temporary SQLite store.
 struct RegistryHarness {
     let directory: URL

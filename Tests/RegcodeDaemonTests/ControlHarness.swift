@@ -42,7 +42,7 @@ struct ControlHarness {
         fleet = PartitionedFleet(
             clock: SystemDeviceClock(),
             eventLoops: [MultiThreadedEventLoopGroup.singleton.next()],
-            makeExecutor: { _ in NeverAnsweringBackend() },
+            makeExecutor: { _ in SilentBackend() },
             sink: pipeline,
             logger: Self.logger
         )
@@ -111,15 +111,5 @@ struct ControlHarness {
         fleet.count = count
         fleet.scenario = .idle
         return fleet
-    }
-}
-
-/// A backend that never answers: the harness's devices are idle, and a removed device's call ends with it.
-struct NeverAnsweringBackend: BackendExecutor {
-    nonisolated(nonsending) func execute(_ request: BackendRequest, context: RequestContext) async -> Result<BackendResponse, BackendFailure> {
-        let (never, continuation) = AsyncStream<Void>.makeStream()
-        for await _ in never {}
-        continuation.finish()
-        return .failure(.transport("cancelled"))
     }
 }

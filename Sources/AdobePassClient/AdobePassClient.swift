@@ -218,8 +218,10 @@ enum RequestBuilder {
             V2Requests.pollProfile(code: code, context: context, configuration: configuration)
         case (.pollProfile, .v1), (.fetchProfile, .v1):
             V1Requests.pollToken(context: context, configuration: configuration)
-        case (.checkAuthentication, .v2):
+        case (.checkAuthentication, .v2), (.launchProfiles(nil), _):
             V2Requests.profiles(context: context, configuration: configuration)
+        case (.launchProfiles(let mvpd?), _):
+            V2Requests.profile(mvpd: mvpd, context: context, configuration: configuration)
         case (.checkAuthentication, .v1):
             V1Requests.checkAuthentication(context: context, configuration: configuration)
         case (.fetchProfile(let mvpd), .v2), (.userMetadata(let mvpd), .v2):

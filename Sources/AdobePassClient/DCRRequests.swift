@@ -15,7 +15,7 @@ enum DCRRequests {
             headers.append(("X-Device-Info", context.deviceInfo))
         }
         // No `Accept`: `dcrApi.json` does not list it for either DCR call.
-        headers.append(("User-Agent", context.identity.userAgent))
+        headers.append(("User-Agent", context.identity.userAgent ?? ClientIdentity.sdkUserAgent))
         if let address = context.forwardedFor {
             headers.append(("X-Forwarded-For", address))
         }

@@ -63,6 +63,8 @@ package enum AdobePassResponseParser {
             parsed = parseAuthNToken(json)
         case (.checkAuthentication, _):
             parsed = parseProfileCount(json)
+        case (.launchProfiles, _):
+            parsed = parseProfileList(json).map { .profiles($0) }
         case (.authorize(let mvpd, let resource), .v2):
             parsed = parseDecisions(json, mvpd: mvpd).flatMap { decide(resource, in: $0, asMediaToken: false) }
         case (.mediaToken(let mvpd, let resource), .v2):
@@ -308,7 +310,12 @@ package enum AdobePassResponseParser {
 
     /// v2 `{"profiles": {mvpd: MvpdProfile}}`; an empty map means the code is still pending. The profile of
     /// `preferred` wins when present.
-    private static func parseProfiles(_ json: JSONValue, preferring preferred: String?) -> Result<BackendResponse, Malformed> {
+    /// Every profile of a v2 `{"profiles": {mvpd: {…}}}` answer, in key order.
+    private static func parseProfileList(_ json: JSONValue) -> Result<[AuthProfile], Malformed> {
+        parseProfileCandidates(json).map { $0.map(\.profile).sorted { $0.mvpd < $1.mvpd } }
+    }
+
+    private static func parseProfileCandidates(_ json: JSONValue) -> Result<[(mvpd: String, profile: AuthProfile, rank: Int)], Malformed> {
         guard let profiles = json["profiles"]?.objectValue else {
             return .failure(Malformed(reason: "missing profiles map"))
         }
@@ -333,6 +340,15 @@ package enum AdobePassResponseParser {
                     profileRank(value["type"]?.stringValue)
                 )
             )
+        }
+        return .success(candidates)
+    }
+
+    private static func parseProfiles(_ json: JSONValue, preferring preferred: String?) -> Result<BackendResponse, Malformed> {
+        let candidates: [(mvpd: String, profile: AuthProfile, rank: Int)]
+        switch parseProfileCandidates(json) {
+        case .success(let found): candidates = found
+        case .failure(let malformed): return .failure(malformed)
         }
         // Normally one code yields one profile; with several, a regular MVPD profile beats a single sign-on one,
         // which beats temporary/degraded ones, then the longest-lived wins, then the key order keeps the choice

@@ -91,7 +91,8 @@ actor SSOIdentityTokens {
     static func applies(to request: BackendRequest, path: String) -> Bool {
         guard path.hasPrefix("/api/v2/") else { return false }
         switch request {
-        case .createSession, .checkAuthentication, .fetchProfile, .userMetadata, .authorize, .mediaToken, .preauthorize, .logout: return true
+        case .createSession, .checkAuthentication, .launchProfiles, .fetchProfile, .userMetadata, .authorize, .mediaToken, .preauthorize, .logout:
+            return true
         case .registerClient, .obtainAccessToken, .configuration, .pollProfile, .partnerSession, .partnerProfile: return false
         }
     }

@@ -54,7 +54,7 @@ enum V1Requests {
             headers.append(("X-Device-Info", context.deviceInfo))
         }
         headers.append(("Accept", "application/json"))
-        headers.append(("User-Agent", context.identity.userAgent))
+        headers.append(("User-Agent", context.identity.userAgent ?? ClientIdentity.sdkUserAgent))
         if let address = context.forwardedFor {
             headers.append(("X-Forwarded-For", address))
         }

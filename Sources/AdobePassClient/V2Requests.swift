@@ -34,14 +34,16 @@ enum V2Requests {
             headers.append(("Authorization", "Bearer \(token)"))
         }
         // Empty values are left out rather than sent blank, so the backend reports the header as missing.
-        if set.contains(.device), !context.deviceID.isEmpty {
+        // The checklist's policy puts the device headers on every call, the OpenAPI file's only where it lists them.
+        let deviceHeaders = set.contains(.device) || context.deviceHeaders == .everyCall
+        if deviceHeaders, !context.deviceID.isEmpty {
             headers.append(("AP-Device-Identifier", "fingerprint \(Data(context.deviceID.utf8).base64EncodedString())"))
         }
-        if set.contains(.device), !context.deviceInfo.isEmpty {
+        if deviceHeaders, !context.deviceInfo.isEmpty {
             headers.append(("X-Device-Info", context.deviceInfo))
         }
-        headers.append(("Accept", "application/json"))
-        headers.append(("User-Agent", context.identity.userAgent))
+        headers.append(("Accept", context.jsonCharset ? "application/json;charset=utf-8" : "application/json"))
+        headers.append(("User-Agent", context.identity.userAgent ?? ClientIdentity.sdkUserAgent))
         if let address = context.forwardedFor {
             headers.append(("X-Forwarded-For", address))
         }
@@ -127,7 +129,7 @@ extension V2Requests {
     ) -> HTTPCall {
         let body = Data(JSONWriter.text(["resources": .array(resources.map(JSONValue.string))]).utf8)
         var headers = headers(context: context, configuration: configuration, .partner)
-        headers.append(("Content-Type", "application/json"))
+        headers.append(("Content-Type", context.jsonCharset ? "application/json;charset=utf-8" : "application/json"))
         return HTTPCall(
             method: .post,
             path: base(context) + "/decisions/" + kind + "/" + FormEncoding.pathSegment(mvpd),

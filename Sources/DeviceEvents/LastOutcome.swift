@@ -91,6 +91,21 @@ package struct LastOutcome: Sendable, Equatable {
             return LastOutcome(at: at, kind: "error", text: report.message ?? report.id.rawValue, why: report.id.rawValue)
         case .setToken(_, let resource):
             return LastOutcome(at: at, kind: "ok", text: "authorized \(resource)", why: nil)
+        case .app(.signedIn(let profile)):
+            return LastOutcome(at: at, kind: "authenticated", text: "authenticated (\(profile.mvpd))", why: nil)
+        case .app(.sessionCreated(_, let code?, _)):
+            return LastOutcome(at: at, kind: "pending", text: "code \(code) issued", why: nil)
+        case .app(.sessionEnded(let reason, let error)):
+            return LastOutcome(at: at, kind: reason == .expired ? "expired" : "error", text: "login \(reason.rawValue)", why: error?.code)
+        case .app(.callFailed(let call, let error, let message)):
+            return LastOutcome(at: at, kind: "error", text: "\(call): \(message)", why: error?.code)
+        case .app(.decision(let decision)):
+            return LastOutcome(
+                at: at,
+                kind: decision.authorized ? "ok" : "error",
+                text: (decision.authorized ? "authorized " : "not authorized ") + decision.resource,
+                why: decision.error?.code
+            )
         case .tokenRequestFailed(let resource, let code, let description):
             return LastOutcome(at: at, kind: "error", text: "not authorized \(resource): \(description)", why: code.rawValue)
         default:

@@ -6,15 +6,15 @@ import RegcodeEngine
 extension Fleet {
     /// Moves a `cycle` device along its loop when a callback says a step finished.
     func cycleReaction(to event: DeviceEvent, device: String) -> [DeviceCommand] {
-        guard var member = members[device], case .setAuthenticationStatus(let status, let errorCode) = event else { return [] }
-        let authenticated = status == AccessEnabler.statusSuccess
+        guard var member = members[device], let signal = event.loginSignal else { return [] }
+        let authenticated = signal == .signedIn
         var commands: [DeviceCommand] = []
         switch member.cycleState {
         case .loggingIn where authenticated:
             let until = clock.now.advanced(by: member.cycle.hold)
             member.cycleState = .holding(until: until)
             scheduleCycleTick(device, at: min(clock.now.advanced(by: member.cycle.authorizeEvery), until))
-        case .loggingIn where errorCode == .genericAuthentication:
+        case .loggingIn where signal == .loginFailed:
             // The login ended without success (code expired, none obtainable): try again after a pause.
             // ("User Not Authenticated Error" is only checkAuthentication's answer before the login.)
             scheduleCycleTick(device, at: clock.now.advanced(by: member.cycle.authorizeEvery))

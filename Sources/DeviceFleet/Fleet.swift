@@ -175,7 +175,7 @@ package actor Fleet: Service {
         for app in members[name]!.apps.indices {
             if let actions = members[name]?.apps[app].engine.resume() { process(name, app: app, actions) }
         }
-        for command in spec.scenario.startCommands(resumingCode: resumingCode) {
+        for command in spec.scenario.startCommands(resumingCode: resumingCode, rules: spec.settings.persona.rules) {
             apply(command, to: name)
         }
         logger.debug("device added", metadata: ["device": "\(name)", "scenario": "\(spec.scenario.rawValue)"])

@@ -77,6 +77,7 @@ package struct DeviceCatalog: Sendable {
     package func settings(for name: String, fleet: FleetConfiguration) -> DeviceSettings {
         var settings = DeviceSettings(name: name, requestor: fleet.requestor)
         settings.profile = fleet.profile
+        settings.persona = fleet.persona
         settings.presetMVPD = fleet.mvpd
         settings.loginProvider = fleet.loginProvider
         settings.tempPassEmail = fleet.tempPassEmail

@@ -10,6 +10,7 @@ package struct NewDevice: Sendable {
     package var requestor: String?
     package var mvpd: String?
     package var profile: APIProfile?
+    package var persona: DevicePersona?
     package var scenario: Scenario?
     /// The login scenario's provider and TempPass identity, both replacing the fleet's when given.
     package var login: (provider: LoginProvider, tempPassEmail: String?)?
@@ -44,6 +45,7 @@ extension DeviceRegistry {
         if let requestor = new.requestor { fleet.requestor = requestor }
         if let mvpd = new.mvpd { fleet.mvpd = mvpd }
         if let profile = new.profile { fleet.profile = profile }
+        if let persona = new.persona { fleet.persona = persona }
         if let scenario = new.scenario { fleet.scenario = scenario }
         if let login = new.login { (fleet.loginProvider, fleet.tempPassEmail) = login }
         if await self.fleet.settings(of: new.name) != nil { throw .duplicateDevice(new.name) }

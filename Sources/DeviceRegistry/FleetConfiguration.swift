@@ -6,6 +6,8 @@ package struct FleetConfiguration: Sendable, Equatable {
     package var count: Int = 1
     package var requestor: String = "REF30"
     package var profile: APIProfile = .v2
+    /// What kind of app the devices are: an AccessEnabler SDK app or a native REST v2 app.
+    package var persona: DevicePersona = .accessEnabler
     package var mvpd: String?
     package var scenario: Scenario = .login
     /// `login: {provider:}`: which provider the login and cycle scenarios pick in the picker.

@@ -115,19 +115,16 @@ final class RegcodeMetrics: Sendable {
         for step in steps {
             for event in step.events {
                 CoreMetrics.Counter(label: "regcoded_events_total", dimensions: common + [("name", event.name)], factory: factory).increment()
-                switch event {
-                case .status(let report) where report.id == .registrationCode:
+                if event.shownCode != nil {
                     codesIssued.increment()
                     codeShownAt.withLock { $0[step.device] = step.epochMs }
-                case .status(let report) where report.id == .registrationCodeExpired:
+                } else if event.saysCodeExpired {
                     codesExpired.increment()
                     _ = codeShownAt.withLock { $0.removeValue(forKey: step.device) }
-                case .setAuthenticationStatus(AccessEnabler.statusSuccess, _):
+                } else if event.loginSignal == .signedIn {
                     if let shown = codeShownAt.withLock({ $0.removeValue(forKey: step.device) }) {
                         timeToAuthenticate.recordMilliseconds(max(0, step.epochMs - shown))
                     }
-                default:
-                    break
                 }
             }
         }

@@ -19,6 +19,9 @@ package enum BackendRequest: Sendable, Equatable {
     case checkAuthentication
     /// v2 `GET /api/v2/{sp}/profiles/{mvpd}` (v1 `GET /api/v1/tokens/authn`): the profile the backend holds.
     case fetchProfile(mvpd: String)
+    /// A native app's launch check: v2 `GET /api/v2/{sp}/profiles`, or `/profiles/{mvpd}` when the app knows its
+    /// MVPD (REST v2 cookbook step 2): every profile the backend holds for the device.
+    case launchProfiles(mvpd: String?)
     /// v2 `POST /api/v2/{sp}/decisions/authorize/{mvpd}` (v1 `GET /api/v1/authorize`).
     case authorize(mvpd: String, resource: String)
     /// v1 `GET /api/v1/tokens/media`: the short media token after a v1 authorization (v2 decisions carry it).
@@ -53,6 +56,7 @@ package enum BackendRequest: Sendable, Equatable {
         case .pollProfile: "profiles.code"
         case .checkAuthentication: "checkauthn"
         case .fetchProfile: "profiles.mvpd"
+        case .launchProfiles(let mvpd): mvpd == nil ? "profiles" : "profiles.mvpd"
         case .authorize: "authorize"
         case .mediaToken: "tokens.media"
         case .preauthorize: "preauthorize"
@@ -101,6 +105,10 @@ package struct RequestContext: Sendable, Equatable {
     package var connections: ConnectionModel?
     /// `AP-TempPass-Identity` (promotional TempPass): base64 JSON of the user's identity, on calls for a TempPass MVPD.
     package var tempPassIdentity: String? = nil
+    /// Which calls carry the device headers (the persona's ``PersonaRules/deviceHeaders``).
+    package var deviceHeaders: DeviceHeaderPolicy = .oas
+    /// Whether `Accept` and JSON bodies name `charset=utf-8` (the persona's ``PersonaRules/jsonCharset``).
+    package var jsonCharset = false
 
     package init(
         profile: APIProfile = .v2,
@@ -115,7 +123,9 @@ package struct RequestContext: Sendable, Equatable {
         sourceAddress: String? = nil,
         ssoIdentity: SSOIdentitySettings? = nil,
         partnerFrameworkStatus: String? = nil,
-        connections: ConnectionModel? = nil
+        connections: ConnectionModel? = nil,
+        deviceHeaders: DeviceHeaderPolicy = .oas,
+        jsonCharset: Bool = false
     ) {
         self.profile = profile
         self.requestor = requestor
@@ -130,6 +140,8 @@ package struct RequestContext: Sendable, Equatable {
         self.ssoIdentity = ssoIdentity
         self.partnerFrameworkStatus = partnerFrameworkStatus
         self.connections = connections
+        self.deviceHeaders = deviceHeaders
+        self.jsonCharset = jsonCharset
     }
 }
 
@@ -395,6 +407,8 @@ package enum BackendResponse: Sendable, Equatable {
     case profile(AuthProfile?)
     /// The answer to `checkAuthentication` (v1 200 / 403).
     case authenticationStatus(Bool)
+    /// Every profile the backend holds (a native app's launch check), in MVPD order; empty: signed out.
+    case profiles([AuthProfile])
     /// An authorization decision (granted or denied; a denial is an answer, not a failure).
     case authorization(AuthorizationDecision)
     case mediaToken(MediaToken)

@@ -7,8 +7,12 @@ package struct ClientIdentity: Sendable, Equatable, Codable {
     package var redirectURL: String = "https://adobe.com"
     /// DCR `redirect_uri` sent with the software statement.
     package var clientRedirectURI: String = "adobepass://ios.app"
-    /// `User-Agent` of every call; the backend derives part of its device model from it.
-    package var userAgent: String = "AppleTV11,1 tvOS/17.0 AccessEnabler/3.7.1 regcoded"
+    /// `User-Agent` of every call; the backend derives part of its device model from it. nil: the persona's
+    /// (``PersonaRules/defaultUserAgent``), filled in by the engine before a call leaves.
+    package var userAgent: String? = nil
+
+    /// The AccessEnabler SDK's `User-Agent` on an Apple TV.
+    package static let sdkUserAgent = "AppleTV11,1 tvOS/17.0 AccessEnabler/3.7.1 regcoded"
 
     package init() {}
 
@@ -23,7 +27,7 @@ package struct ClientIdentity: Sendable, Equatable, Codable {
         identity.domainName = try c.decodeIfPresent(String.self, forKey: .domainName) ?? identity.domainName
         identity.redirectURL = try c.decodeIfPresent(String.self, forKey: .redirectURL) ?? identity.redirectURL
         identity.clientRedirectURI = try c.decodeIfPresent(String.self, forKey: .clientRedirectURI) ?? identity.clientRedirectURI
-        identity.userAgent = try c.decodeIfPresent(String.self, forKey: .userAgent) ?? identity.userAgent
+        identity.userAgent = try c.decodeIfPresent(String.self, forKey: .userAgent)
         self = identity
     }
 }

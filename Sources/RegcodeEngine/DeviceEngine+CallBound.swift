@@ -14,7 +14,7 @@ extension DeviceEngine {
         case .setOptions, .getSelectedProvider:
             return false
         case .setRequestor:
-            return pipeline.queue.contains(.configure) && pendingWork >= bound
+            return pipeline.queue.contains(where: \.opensTheApp) && pendingWork >= bound
         case .checkAuthentication, .setSelectedProvider(.none), .logout:
             if case .configured = setup { return false }
         default:
@@ -26,6 +26,16 @@ extension DeviceEngine {
     /// What the bound counts: calls waiting for a configured device and operations waiting behind the request in
     /// flight, not the configuration requests of `setRequestor` (which release them).
     package var waitingCalls: Int {
-        pendingWork - pipeline.queue.lazy.filter { $0 == .configure || $0 == .refreshConfiguration }.count
+        pendingWork - pipeline.queue.lazy.filter { $0.opensTheApp || $0 == .refreshConfiguration }.count
+    }
+}
+
+extension DeviceEngine.Operation {
+    /// The request of `setRequestor`: the configuration, or a native app's launch check.
+    var opensTheApp: Bool {
+        switch self {
+        case .configure, .launchCheck: true
+        default: false
+        }
     }
 }

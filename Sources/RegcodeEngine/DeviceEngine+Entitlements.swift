@@ -76,6 +76,22 @@ extension DeviceEngine {
         stage: Stage,
         fetchedToken: Bool
     ) -> [Action] {
+        var app: [Action] = []
+        switch result {
+        case .success(.authorization(let decision)): app = [.emit(.app(.decision(decision)))]
+        case .failure: app = [.emit(.app(.callFailed(call: "decisions.authorize", error: result.enhancedError, message: result.failureDescription)))]
+        default: break
+        }
+        return app + authorizationAnswered(result, resource: resource, mvpd: mvpd, stage: stage, fetchedToken: fetchedToken)
+    }
+
+    private mutating func authorizationAnswered(
+        _ result: Result<BackendResponse, BackendFailure>,
+        resource: String,
+        mvpd: String,
+        stage: Stage,
+        fetchedToken: Bool
+    ) -> [Action] {
         switch result {
         case .success(.authorization(let decision)) where decision.authorized:
             if let expires = decision.expiresEpochMs { authorizationExpiry[resource] = expires }
@@ -212,6 +228,7 @@ extension DeviceEngine {
     mutating func preauthorizationFinished(_ result: Result<BackendResponse, BackendFailure>, resources: [String], stage: Stage) -> [Action] {
         switch result {
         case .success(.preauthorization(let decisions)):
+            var actions: [Action] = [.emit(.app(.preauthorization(decisions)))]
             let granted = Set(decisions.filter(\.authorized).map(\.resource))
             // In the order the app asked, each once; resources the backend did not answer count as denied.
             var seen = Set<String>()
@@ -224,7 +241,8 @@ extension DeviceEngine {
                 else { return nil }
                 return ResourceError(resource: resource, error: error)
             }
-            return [.emit(.preauthorizedResources(ids, errors: errors))]
+            actions.append(.emit(.preauthorizedResources(ids, errors: errors)))
+            return actions
         case .failure(let failure) where stage == .call && Self.isProfileRejection(failure):
             return profileRejected() + [.emit(.preauthorizedResources([]))]
         default:
@@ -310,8 +328,8 @@ extension DeviceEngine {
         return actions + enqueue(.logout(mvpd: mvpd, apple: apple))
     }
 
-    mutating func logoutFinished(_ result: Result<BackendResponse, BackendFailure>, apple: Bool) -> [Action] {
-        var actions: [Action] = []
+    mutating func logoutFinished(_ result: Result<BackendResponse, BackendFailure>, mvpd: String, apple: Bool) -> [Action] {
+        var actions: [Action] = [.emit(.app(.loggedOut(mvpd: mvpd)))]
         if case .failure(let failure) = result, isSignatureRefusal(failure) {
             actions.append(signatureRefusedStatus(failure))
         }
@@ -364,7 +382,7 @@ extension DeviceEngine {
         case .userMetadata(let key, _, _):
             return [.emit(.setMetadataStatus(.null, encrypted: false, key: AccessEnabler.MetadataOpCode.userMetadata.rawValue, arguments: key))]
         case .configure, .refreshConfiguration, .checkAuthentication, .fetchProfile, .createSession, .poll, .logout, .partnerSession,
-            .partnerProfile:
+            .partnerProfile, .launchCheck, .pickerConfiguration:
             return []
         }
     }

@@ -16,8 +16,7 @@ extension DeviceEngine {
         if let preset = mvpd ?? (settings.loginProvider == .regular ? settings.presetMVPD : nil) {
             actions += selectProvider(preset)
         } else {
-            login = .awaitingProvider
-            actions.append(.emit(.displayProviderDialog(snapshot.mvpds ?? [])))
+            actions += showProviderPicker()
         }
         return actions
     }
@@ -84,6 +83,7 @@ extension DeviceEngine {
     func authenticationStatusEvents(cached: Bool) -> [Action] {
         if isAuthenticated, let profile = snapshot.profile {
             return [
+                .emit(.app(.signedIn(profile))),
                 .emit(.setAuthenticationStatus(AccessEnabler.statusSuccess, .none)),
                 .emit(.sendTrackingData(.authenticationDetection, Tracking.authentication(profile, cached: cached, settings: settings))),
             ]
@@ -104,9 +104,10 @@ extension DeviceEngine {
         switch result {
         case .success(.session(let code)):
             snapshot.code = code
-            return startPolling(code, login: id, announce: true, recoveries: request.recoveries)
+            let created: Action = .emit(.app(.sessionCreated(mvpd: code.mvpd ?? mvpd, code: code.code, notAfterMs: code.expiresEpochMs)))
+            return [created] + startPolling(code, login: id, announce: true, recoveries: request.recoveries)
         case .success(.alreadyAuthenticated(let mvpd)):
-            return enqueue(.fetchProfile(mvpd: mvpd, login: id))
+            return [.emit(.app(.sessionCreated(mvpd: mvpd, code: nil, notAfterMs: nil)))] + enqueue(.fetchProfile(mvpd: mvpd, login: id))
         default:
             let failure: BackendFailure
             if case .failure(let error) = result {
@@ -132,7 +133,7 @@ extension DeviceEngine {
                 .emit(.setAuthenticationStatus(AccessEnabler.statusError, .userNotAuthenticated)),
             ] + failPendingAuthorizations()
         }
-        var actions: [Action] = []
+        var actions: [Action] = [.emit(.app(.sessionEnded(reason: .failed, error: Result.failure(failure).enhancedError)))]
         // A refused registration or token explains the REG500; a transient failure whose retries ran out does not.
         if let refusal = FailureMapping.refusal(failure, at: stage) {
             actions.append(.emit(.status(refusal, message: FailureMapping.describe(failure))))
@@ -188,6 +189,7 @@ extension DeviceEngine {
         snapshot.profile = profile
         snapshot.selectedMVPD = profile.mvpd
         actions += [.cancel(.poll), .cancel(.codeExpiry)]
+        actions.append(.emit(.app(.signedIn(profile))))
         actions.append(.emit(.setAuthenticationStatus(AccessEnabler.statusSuccess, .none)))
         actions.append(.emit(.sendTrackingData(.authenticationDetection, Tracking.authentication(profile, cached: cached, settings: settings))))
         if let variant = EntitlementVariants.authenticationStatus(for: profile) {

@@ -8,7 +8,7 @@ extension DeviceEngine {
         case .setRequestor(let keys):
             if let keys { runtimeSigningKeys = keys }
             setup = .configuring(pending: queuedCommands)
-            return enqueue(.configure)
+            return enqueue(openingOperation())
         case .setOptions(let options):
             for (key, value) in options { snapshot.options[key] = value }
             return []

@@ -232,6 +232,7 @@ extension DeviceEngine {
             return actions
         }
         login = .idle
+        actions.append(.emit(.app(.sessionEnded(reason: .expired, error: nil))))
         actions.append(
             .emit(
                 .status(

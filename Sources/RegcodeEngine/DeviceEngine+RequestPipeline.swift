@@ -11,6 +11,10 @@ import RegcodeSupport
 extension DeviceEngine {
     enum Operation: Sendable, Equatable {
         case configure
+        /// A native app opening: which profiles the backend holds (`GET /profiles`, `/profiles/{mvpd}`).
+        case launchCheck(mvpd: String?)
+        /// The MVPD list a native app loads for its picker.
+        case pickerConfiguration
         /// The configuration fetched again after an answer with action `configuration`: the MVPD list is
         /// replaced, nothing is emitted (the app's `setRequestor` completed long ago).
         case refreshConfiguration
@@ -35,7 +39,8 @@ extension DeviceEngine {
         /// The stage the request log files the call under.
         var stage: RequestStage {
             switch self {
-            case .configure, .refreshConfiguration: .configuration
+            case .configure, .refreshConfiguration, .pickerConfiguration: .configuration
+            case .launchCheck: .profile
             case .checkAuthentication, .createSession, .partnerSession: .session
             case .partnerProfile: .profile
             case .fetchProfile: .profile
@@ -168,8 +173,11 @@ extension DeviceEngine {
 
     func isCurrent(_ operation: Operation) -> Bool {
         switch operation {
-        case .configure, .refreshConfiguration:
+        case .configure, .refreshConfiguration, .launchCheck:
             return true
+        case .pickerConfiguration:
+            if case .awaitingProvider = login { return true }
+            return false
         case .createSession(_, let id), .checkAuthentication(_, let id), .fetchProfile(_, let id):
             if case .requestingCode(let request) = login { return request.id == id }
             return false
@@ -221,7 +229,8 @@ extension DeviceEngine {
 
     func backendRequest(for operation: Operation) -> BackendRequest {
         switch operation {
-        case .configure, .refreshConfiguration: .configuration
+        case .configure, .refreshConfiguration, .pickerConfiguration: .configuration
+        case .launchCheck(let mvpd): .launchProfiles(mvpd: mvpd)
         case .checkAuthentication: .checkAuthentication
         case .fetchProfile(let mvpd, _): .fetchProfile(mvpd: mvpd)
         case .createSession(let mvpd, _): .createSession(mvpd: mvpd)
@@ -256,13 +265,23 @@ extension DeviceEngine {
             accessToken: settings.usesDCR ? snapshot.accessToken?.token : nil,
             visitorID: snapshot.options["visitorID"],
             signingKeys: runtimeSigningKeys ?? settings.signingKeys,
-            identity: settings.identity,
+            identity: resolvedIdentity,
             forwardedFor: settings.forwardedFor,
             sourceAddress: settings.sourceAddress,
             ssoIdentity: settings.ssoIdentity,
             partnerFrameworkStatus: tvProvider.map { PartnerFrameworkStatus(state: $0).headerValue },
-            connections: settings.connections
+            connections: settings.connections,
+            deviceHeaders: rules.deviceHeaders,
+            jsonCharset: rules.jsonCharset
         )
+    }
+
+    /// The fleet's identity with the persona's `User-Agent` where the fleet set none.
+    var resolvedIdentity: ClientIdentity {
+        guard settings.identity.userAgent == nil else { return settings.identity }
+        var identity = settings.identity
+        identity.userAgent = rules.defaultUserAgent
+        return identity
     }
 
     /// Whether v1 calls are signed with the HMAC header rather than carrying a DCR bearer token.
@@ -412,7 +431,7 @@ extension DeviceEngine {
     mutating func refetchConfiguration(_ remedy: FailureRemedy?, after operation: Operation) -> [Action] {
         guard remedy == .refetchConfiguration else { return [] }
         switch operation {
-        case .configure, .refreshConfiguration: return []
+        case .configure, .refreshConfiguration, .pickerConfiguration: return []
         default: break
         }
         // `setRequestor` may be under way or queued: it fetches the configuration anyway.
@@ -447,7 +466,10 @@ extension DeviceEngine {
             }
         }
         guard attempt < bound else { return nil }
-        return policy.stageRetryDelay(throttled: waitsRetryAfter, retryAfter: retryAfter, attempt: attempt + 1, using: &rng)
+        let delay = policy.stageRetryDelay(throttled: waitsRetryAfter, retryAfter: retryAfter, attempt: attempt + 1, using: &rng)
+        // Adobe's 429 names no wait; a native app waits at least the persona's minimum (Adobe's throttling page).
+        if case .http(429, _, _) = failure, let minimum = rules.minimumWaitAfterThrottle { return max(delay, minimum) }
+        return delay
     }
 
     /// The `.retry` timer: the request that backed off is sent again, unless its flow moved on.
@@ -528,6 +550,10 @@ extension DeviceEngine {
         switch operation {
         case .configure:
             return configurationFinished(result, stage: stage)
+        case .launchCheck:
+            return launchChecked(result)
+        case .pickerConfiguration:
+            return pickerConfigurationLoaded(result)
         case .refreshConfiguration:
             if case .success(.configuration(let mvpds)) = result { snapshot.mvpds = mvpds }
             return []
@@ -547,8 +573,8 @@ extension DeviceEngine {
             return preauthorizationFinished(result, resources: resources, stage: stage)
         case .userMetadata(let key, let name, _):
             return userMetadataFinished(result, key: key, name: name)
-        case .logout(_, let apple):
-            return logoutFinished(result, apple: apple)
+        case .logout(let mvpd, let apple):
+            return logoutFinished(result, mvpd: mvpd, apple: apple)
         case .partnerSession(let mvpd, let id):
             return partnerSessionFinished(result, mvpd: mvpd, login: id, stage: stage)
         case .partnerProfile(_, _, let id):

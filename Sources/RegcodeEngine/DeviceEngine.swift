@@ -17,6 +17,8 @@ package struct DeviceEngine: Sendable {
     package typealias Action = DeviceAction
 
     package let settings: DeviceSettings
+    /// The persona's rules (``DevicePersona/rules``): where the two kinds of app differ.
+    let rules: PersonaRules
     package let deviceID: String
     /// `X-Device-Info` of `settings.deviceInfo`, encoded once: every call sends it and `settings` never changes.
     let deviceInfoHeader: String
@@ -47,11 +49,16 @@ package struct DeviceEngine: Sendable {
     package internal(set) var tvProvider: TVProviderState?
     /// The Apple single sign-on rules (INFERRED choices are fields there).
     var appleRules = AppleSSORules()
+    /// When the MVPD list was last loaded for the picker (a persona that caches it; memory only).
+    var configurationLoadedAt: DeviceInstant?
 
     package init(settings: DeviceSettings, deviceID: String, snapshot: DeviceSnapshot = DeviceSnapshot(), clock: any DeviceClock, seed: UInt64) {
         self.settings = settings
+        self.rules = settings.persona.rules
         self.deviceID = deviceID
-        self.deviceInfoHeader = settings.deviceInfo.headerValue
+        var deviceInfo = settings.deviceInfo
+        deviceInfo.connectionType = deviceInfo.connectionType ?? rules.connectionType
+        self.deviceInfoHeader = deviceInfo.headerValue
         self.snapshot = snapshot
         self.clock = clock
         self.rng = SplitMix64(seed: seed)
@@ -159,7 +166,7 @@ package struct DeviceEngine: Sendable {
     /// state changed, so storage sees the state before the events that announce it.
     mutating func withPersistence(_ body: (inout Self) -> [Action]) -> [Action] {
         let before = snapshot
-        var actions = body(&self)
+        var actions = keepingVocabulary(body(&self))
         snapshot.phase = phase
         if snapshot != before {
             actions.insert(.persist(snapshot), at: 0)

@@ -31,6 +31,8 @@ package enum DeviceEvent: Sendable, Equatable {
     /// `queue.callRefused`, a diagnostic: the device already had `waiting` calls waiting (the bound is `limit`), so
     /// this call was refused and makes no callback; the caller also got the error. Not an AccessEnabler callback.
     case callRefused(DeviceCommand.Name, waiting: Int, limit: Int)
+    /// A native REST v2 app's state (`app.…`): what a `rest-v2` device reports instead of callbacks.
+    case app(AppEvent)
 
     /// An advanced-status callback.
     package static func status(
@@ -58,7 +60,7 @@ package enum DeviceEvent: Sendable, Equatable {
         case .presentTvProviderDialog: .presentTvProviderDialog
         case .dismissTvProviderDialog: .dismissTvProviderDialog
         case .navigateToUrl: .navigateToUrl
-        case .sso, .callRefused: nil
+        case .sso, .callRefused, .app: nil
         }
     }
 
@@ -66,6 +68,7 @@ package enum DeviceEvent: Sendable, Equatable {
     package var name: String {
         if case .sso(let diagnostic) = self { return diagnostic.name }
         if case .callRefused = self { return "queue.callRefused" }
+        if case .app(let event) = self { return event.name }
         return callback?.rawValue ?? ""
     }
 
@@ -102,6 +105,8 @@ package enum DeviceEvent: Sendable, Equatable {
             diagnostic.args
         case .callRefused(let call, let waiting, let limit):
             ["call": .string(call.rawValue), "waiting": .int(Int64(waiting)), "limit": .int(Int64(limit))]
+        case .app(let event):
+            event.args
         }
     }
 
@@ -111,10 +116,58 @@ package enum DeviceEvent: Sendable, Equatable {
         return nil
     }
 
-    /// For `setAuthenticationStatus`, whether it says the user is authenticated.
+    /// What an event says about the login, in either vocabulary: `setAuthenticationStatus` for an SDK app, the
+    /// `app.…` states for a native one.
+    package enum LoginSignal: Sendable, Equatable {
+        case signedIn
+        /// A login ended without a profile (code expired, none obtainable).
+        case loginFailed
+        /// Not (or no longer) signed in: a check's answer, or a logout.
+        case signedOut
+    }
+
+    package var loginSignal: LoginSignal? {
+        switch self {
+        case .setAuthenticationStatus(let status, _) where status == AccessEnabler.statusSuccess: .signedIn
+        case .setAuthenticationStatus(_, .genericAuthentication): .loginFailed
+        case .setAuthenticationStatus: .signedOut
+        case .app(.signedIn): .signedIn
+        case .app(.sessionEnded): .loginFailed
+        case .app(.loggedOut): .signedOut
+        default: nil
+        }
+    }
+
+    /// The code a device shows for a second-screen login, in either vocabulary (`status` `REGCODE`, `app.sessionCreated`).
+    package var shownCode: (code: String, expiresEpochMs: Int64?)? {
+        switch self {
+        case .status(let report) where report.id == .registrationCode:
+            report.message.map { ($0, report.extra["expires"]?.intValue) }
+        case .app(.sessionCreated(_, let code?, let notAfterMs)):
+            (code, notAfterMs)
+        default:
+            nil
+        }
+    }
+
+    /// Whether the event says the shown code expired (`status` `REG200`-style expiry, `app.sessionEnded` expired).
+    package var saysCodeExpired: Bool {
+        switch self {
+        case .status(let report): report.id == .registrationCodeExpired
+        case .app(.sessionEnded(.expired, _)): true
+        default: false
+        }
+    }
+
+    /// For `setAuthenticationStatus` (and a native app's sign-in or failed login), whether it says the user is
+    /// authenticated.
     package var authenticated: Bool? {
-        if case .setAuthenticationStatus(let status, _) = self { return status == AccessEnabler.statusSuccess }
-        return nil
+        switch self {
+        case .setAuthenticationStatus(let status, _): status == AccessEnabler.statusSuccess
+        case .app(.signedIn): true
+        case .app(.sessionEnded): false
+        default: nil
+        }
     }
 }
 

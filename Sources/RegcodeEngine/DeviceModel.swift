@@ -17,6 +17,9 @@ package struct DeviceInfo: Sendable, Hashable, Codable {
     package var displayWidth: Int = 1920
     package var displayHeight: Int = 1080
     package var applicationId: String? = nil
+    /// The network connection type, which Adobe's `X-Device-Info` page marks required ("e.g. WiFi, LAN, 3G, 4G,
+    /// 5G"); nil: the persona's (``PersonaRules/connectionType``).
+    package var connectionType: String? = nil
 
     package init() {}
 
@@ -46,6 +49,7 @@ package struct DeviceInfo: Sendable, Hashable, Codable {
             "displayHeight": .int(Int64(displayHeight)),
         ]
         if let applicationId { object["applicationId"] = .string(applicationId) }
+        if let connectionType { object["connectionType"] = .string(connectionType) }
         return .object(object)
     }
 }
@@ -54,6 +58,8 @@ package struct DeviceInfo: Sendable, Hashable, Codable {
 package struct DeviceSettings: Sendable, Equatable, Codable {
     /// The device's name in the fleet (e.g. `stb-1`).
     package var name: String
+    /// What kind of app the device is; its differences are ``PersonaRules``.
+    package var persona: DevicePersona = .accessEnabler
     package var profile: APIProfile = .v2
     /// Requestor id / service provider.
     package var requestor: String
@@ -97,7 +103,7 @@ package struct DeviceSettings: Sendable, Equatable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case name, profile, requestor, presetMVPD, softwareStatement, signingKeys, polling, deviceInfo, identity, sso, apps, ssoIdentity, tvProvider
-        case connections, clientAddressMode, loginProvider, tempPassEmail
+        case connections, clientAddressMode, loginProvider, tempPassEmail, persona
     }
 
     /// Reads stored settings; keys an older version did not write keep their defaults.
@@ -119,6 +125,7 @@ package struct DeviceSettings: Sendable, Equatable, Codable {
         clientAddressMode = try c.decodeIfPresent(ClientAddressMode.self, forKey: .clientAddressMode) ?? clientAddressMode
         loginProvider = try c.decodeIfPresent(LoginProvider.self, forKey: .loginProvider) ?? .regular
         tempPassEmail = try c.decodeIfPresent(String.self, forKey: .tempPassEmail)
+        persona = try c.decodeIfPresent(DevicePersona.self, forKey: .persona) ?? .accessEnabler
     }
 
     /// The `X-Forwarded-For` value of the device's calls: only in the `forwarded-for` mode.

@@ -174,7 +174,7 @@ extension BackendRequest {
     var mvpd: String? {
         switch self {
         case .createSession(let mvpd): mvpd
-        case .pollProfile(_, let mvpd): mvpd
+        case .pollProfile(_, let mvpd), .launchProfiles(let mvpd): mvpd
         case .fetchProfile(let mvpd), .authorize(let mvpd, _), .mediaToken(let mvpd, _), .preauthorize(let mvpd, _),
             .userMetadata(let mvpd), .logout(let mvpd), .partnerSession(let mvpd), .partnerProfile(_, let mvpd):
             mvpd

@@ -12,10 +12,15 @@ package enum Scenario: String, Sendable, Codable, CaseIterable {
 
     /// Calls made when the device starts. A device that resumes a pending code makes none:
     /// the resumed poll loop is already doing the app's work.
-    package func startCommands(resumingCode: Bool) -> [DeviceCommand] {
+    ///
+    /// A native app's opening already is its launch check (``PersonaRules/launchCheck``): it asks nothing more
+    /// before logging in.
+    package func startCommands(resumingCode: Bool, rules: PersonaRules = .accessEnabler) -> [DeviceCommand] {
         switch self {
         case .login where !resumingCode, .cycle where !resumingCode:
-            [.setRequestor(signingKeys: nil), .checkAuthentication, .getAuthentication(mvpd: nil)]
+            rules.launchCheck
+                ? [.setRequestor(signingKeys: nil), .getAuthentication(mvpd: nil)]
+                : [.setRequestor(signingKeys: nil), .checkAuthentication, .getAuthentication(mvpd: nil)]
         case .login, .idle, .cycle:
             []
         }
@@ -23,7 +28,12 @@ package enum Scenario: String, Sendable, Codable, CaseIterable {
 
     /// Calls the app makes in answer to a callback.
     package func reaction(to event: DeviceEvent, settings: DeviceSettings) -> [DeviceCommand] {
-        guard self != .idle, case .displayProviderDialog(let mvpds) = event else { return [] }
+        guard self != .idle else { return [] }
+        let mvpds: [MVPD]
+        switch event {
+        case .displayProviderDialog(let offered), .app(.providerPicker(let offered)): mvpds = offered
+        default: return []
+        }
         let pick: String?
         switch settings.loginProvider {
         case .regular: pick = settings.presetMVPD ?? mvpds.first(where: { !$0.isTempPass })?.id

@@ -36,6 +36,13 @@ struct FlagOverrides: ParsableArguments, Sendable {
     @Option(name: .long, help: "API profile of every fleet: v2 (default) or v1 (Adobe: end of support 2025-12-31, end of life end of 2026).")
     var profile: String?
 
+    @Option(
+        name: .long,
+        help:
+            "What kind of app every fleet's devices are: accessenabler (default; an AccessEnabler SDK app) or rest-v2 (an app calling REST API v2 itself)."
+    )
+    var persona: String?
+
     @Option(name: .long, help: "Requestor id / service provider of every fleet.")
     var requestor: String?
 
@@ -285,6 +292,17 @@ struct FlagOverrides: ParsableArguments, Sendable {
             }
             profileValue = value
         }
+        var personaValue: DevicePersona?
+        if let persona {
+            guard let value = DevicePersona(rawValue: persona.lowercased()) else {
+                throw ConfigurationError(
+                    file: nil,
+                    key: "--persona",
+                    reason: "'\(persona)' is not \(DevicePersona.allCases.map(\.rawValue).joined(separator: " or "))"
+                )
+            }
+            personaValue = value
+        }
         var interval: Duration?
         if let pollInterval {
             interval = try Self.duration(pollInterval, flag: "--poll-interval")
@@ -308,6 +326,7 @@ struct FlagOverrides: ParsableArguments, Sendable {
         }
         for index in configuration.fleets.indices {
             if let profileValue { configuration.fleets[index].profile = profileValue }
+            if let personaValue { configuration.fleets[index].persona = personaValue }
             if let requestor { configuration.fleets[index].requestor = requestor }
             if let mvpd { configuration.fleets[index].mvpd = mvpd }
             if let clientAddressMode { configuration.fleets[index].clientAddress.mode = clientAddressMode }

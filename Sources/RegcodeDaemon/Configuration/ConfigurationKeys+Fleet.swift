@@ -22,6 +22,12 @@ extension ConfigurationKeys {
                 fleet.profile = profile
             }
         ),
+        .choice(
+            "persona",
+            \.persona,
+            "What kind of app the devices are: `accessenabler` (an AccessEnabler SDK app, callbacks) or `rest-v2` (an app calling REST API v2 itself, app states; see docs/explanation/personas.md).",
+            ignoringCase: true
+        ),
         .optionalString("mvpd", \.mvpd, "Preset MVPD (skips the provider picker).", none: "none (the picker)"),
         .choice(
             "scenario",
@@ -68,7 +74,12 @@ extension ConfigurationKeys {
         .string("domain_name", \.identity.domainName, "v2 sessions `domainName`: a domain registered for the requestor."),
         .string("redirect_url", \.identity.redirectURL, "v2 sessions and logout `redirectUrl`: where the second-screen browser lands."),
         .string("client_redirect_uri", \.identity.clientRedirectURI, "DCR `redirect_uri` sent with the software statement."),
-        .string("user_agent", \.identity.userAgent, "`User-Agent` of every call."),
+        .optionalString(
+            "user_agent",
+            \.identity.userAgent,
+            "`User-Agent` of every call.",
+            none: "the persona's: the AccessEnabler SDK's, or a native app's HTTP stack"
+        ),
         .custom(
             "client_address",
             .text("a mode, or a mapping of `mode` and `addresses`"),

@@ -23,6 +23,7 @@ extension ControlMethods {
                 ControlParameter("fleet", .string, "Fleet to model it on (default: the first)."),
                 ControlParameter("requestor", .string, "Requestor id."),
                 ControlParameter("profile", .string, "v2 or v1."),
+                ControlParameter("persona", .string, "accessenabler (an AccessEnabler SDK app) or rest-v2 (an app calling REST API v2 itself)."),
                 ControlParameter("mvpd", .string, "MVPD to pick."),
                 ControlParameter("scenario", .string, "login, idle or cycle."),
                 ControlParameter(

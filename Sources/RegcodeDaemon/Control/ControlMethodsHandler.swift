@@ -94,6 +94,7 @@ struct ControlMethodsHandler: ControlHandler {
         detail["deviceId"] = deviceID.map(JSONValue.string) ?? .null
         detail["requestor"] = .string(settings.requestor)
         detail["profile"] = .string(settings.profile.rawValue)
+        detail["persona"] = .string(settings.persona.rawValue)
         detail["presetMvpd"] = settings.presetMVPD.map(JSONValue.string) ?? .null
         detail["loginProvider"] = .string(settings.loginProvider.rawValue)
         detail["pollInterval"] = .double(settings.polling.interval.seconds)
@@ -138,6 +139,15 @@ struct ControlMethodsHandler: ControlHandler {
         if let profile = try params.optionalString("profile") {
             guard let value = APIProfile(rawValue: profile) else { throw .invalidParams("'profile' must be v2 or v1") }
             new.profile = value
+        }
+        if let persona = try params.optionalString("persona") {
+            guard let value = DevicePersona(rawValue: persona) else {
+                throw .invalidParams("'persona' must be one of \(DevicePersona.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            guard value.rules.launchCheck == false || (new.profile ?? .v2) == .v2 else {
+                throw .invalidParams("the rest-v2 persona speaks REST API v2 only")
+            }
+            new.persona = value
         }
         if let scenario = try params.optionalString("scenario") {
             guard let value = Scenario(rawValue: scenario) else {

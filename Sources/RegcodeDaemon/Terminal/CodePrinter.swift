@@ -33,21 +33,29 @@ enum CodePrinter {
         var lines: [String] = []
         for step in steps {
             for event in step.events {
-                switch event {
-                case .status(let report) where report.id == .registrationCode:
-                    guard let code = report.message else { continue }
-                    let expires = report.extra["expires"]?.intValue.map { " (expires \(EventEncoding.timestamp($0)))" } ?? ""
+                if let (code, expiresMs) = event.shownCode {
+                    let expires = expiresMs.map { " (expires \(EventEncoding.timestamp($0)))" } ?? ""
                     let url = activationURL.map { " — enter it at \($0)" } ?? ""
                     lines.append("\(step.device): code \(code)\(expires)\(url)")
+                    continue
+                }
+                switch event.loginSignal {
+                case .signedIn:
+                    if loggedIn.insert(step.device).inserted { lines.append("\(step.device): authenticated") }
+                    continue
+                case .loginFailed, .signedOut:
+                    loggedIn.remove(step.device)
+                case nil:
+                    break
+                }
+                switch event {
                 case .navigateToUrl(let url):
                     // An iOS device shows no code: its login page, relative to the backend.
                     lines.append("\(step.device): login page \(url)")
                 case .status(let report) where report.level == .error:
                     lines.append("\(step.device): \(report.id) \(report.message ?? "")")
-                case .setAuthenticationStatus(AccessEnabler.statusSuccess, _):
-                    if loggedIn.insert(step.device).inserted { lines.append("\(step.device): authenticated") }
-                case .setAuthenticationStatus:
-                    loggedIn.remove(step.device)
+                case .app(.callFailed(let call, let error, let message)):
+                    lines.append("\(step.device): \(call) failed: \(error?.code ?? message)")
                 default:
                     continue
                 }

@@ -308,8 +308,6 @@ package enum AdobePassResponseParser {
         return parseSession(json, expiryField: "notAfter", requestedMVPD: requestedMVPD)
     }
 
-    /// v2 `{"profiles": {mvpd: MvpdProfile}}`; an empty map means the code is still pending. The profile of
-    /// `preferred` wins when present.
     /// Every profile of a v2 `{"profiles": {mvpd: {…}}}` answer, in key order.
     private static func parseProfileList(_ json: JSONValue) -> Result<[AuthProfile], Malformed> {
         parseProfileCandidates(json).map { $0.map(\.profile).sorted { $0.mvpd < $1.mvpd } }
@@ -344,6 +342,8 @@ package enum AdobePassResponseParser {
         return .success(candidates)
     }
 
+    /// v2 `{"profiles": {mvpd: MvpdProfile}}`; an empty map means the code is still pending. The profile of
+    /// `preferred` wins when present.
     private static func parseProfiles(_ json: JSONValue, preferring preferred: String?) -> Result<BackendResponse, Malformed> {
         let candidates: [(mvpd: String, profile: AuthProfile, rank: Int)]
         switch parseProfileCandidates(json) {

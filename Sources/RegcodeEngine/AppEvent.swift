@@ -43,22 +43,49 @@ package enum AppEvent: Sendable, Equatable {
         case failed
     }
 
-    /// The event's name on the wire.
-    package var name: String {
-        switch self {
-        case .profilesChecked: "app.profilesChecked"
-        case .configurationLoaded: "app.configurationLoaded"
-        case .providerPicker: "app.providerPicker"
-        case .sessionCreated: "app.sessionCreated"
-        case .signedIn: "app.signedIn"
-        case .sessionEnded: "app.sessionEnded"
-        case .decision: "app.decision"
-        case .preauthorization: "app.preauthorization"
-        case .loggedOut: "app.loggedOut"
-        case .throttled: "app.throttled"
-        case .callFailed: "app.callFailed"
+    /// The events by kind: the one list of them, which the reference page is generated from.
+    package enum Kind: String, Sendable, CaseIterable {
+        case profilesChecked, configurationLoaded, providerPicker, sessionCreated, signedIn, sessionEnded, decision
+        case preauthorization, loggedOut, throttled, callFailed
+
+        /// When the event comes, and what it carries.
+        package var summary: String {
+            switch self {
+            case .profilesChecked:
+                "The launch check answered: `{profiles: [{mvpd, type, notAfter, userID?}], chosen, reason: none|only|longestValidity}`."
+            case .configurationLoaded:
+                "The MVPD list for the picker: `{mvpds, fromCache, ageMs}` (loaded only when the user must pick, cached 3 minutes)."
+            case .providerPicker: "The provider picker the app shows: `{mvpds: [{ID, displayName, logoURL, tempPass}]}`; answer with `app.pick`."
+            case .sessionCreated: "`POST sessions` answered: `{mvpd, code, notAfter}` (`code` null when the device was signed in already)."
+            case .signedIn: "Signed in: `{profile: {mvpd, type, notAfter, userID?}}`."
+            case .sessionEnded: "A login ended without a profile: `{reason: expired|cancelled|failed, error}`."
+            case .decision: "A playback decision: `{resource, authorized, source?, notAfter?, token?, error?}`."
+            case .preauthorization: "A catalogue preauthorization: `{decisions: [...]}`, one per resource."
+            case .loggedOut: "`GET /logout/{mvpd}` answered: `{mvpd}`."
+            case .throttled: "A call answered 429: `{call, waitMs}`."
+            case .callFailed: "A call failed for good: `{call, error: {status, code, action, message, details}, message}`."
+            }
         }
     }
+
+    package var kind: Kind {
+        switch self {
+        case .profilesChecked: .profilesChecked
+        case .configurationLoaded: .configurationLoaded
+        case .providerPicker: .providerPicker
+        case .sessionCreated: .sessionCreated
+        case .signedIn: .signedIn
+        case .sessionEnded: .sessionEnded
+        case .decision: .decision
+        case .preauthorization: .preauthorization
+        case .loggedOut: .loggedOut
+        case .throttled: .throttled
+        case .callFailed: .callFailed
+        }
+    }
+
+    /// The event's name on the wire.
+    package var name: String { "app." + kind.rawValue }
 
     /// The event's arguments on the wire.
     package var args: [String: JSONValue] {

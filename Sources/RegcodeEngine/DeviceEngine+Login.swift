@@ -15,6 +15,9 @@ extension DeviceEngine {
         // A device set to pick TempPass shows the picker even with a configured MVPD: the picker is where it is.
         if let preset = mvpd ?? (settings.loginProvider == .regular ? settings.presetMVPD : nil) {
             actions += selectProvider(preset)
+        } else if rules.codeFirstLogin && settings.loginProvider == .codeFirst {
+            // REST v2 cookbook step 4: `POST sessions` without an MVPD answers `resume`; the second screen picks.
+            actions += requestCode(mvpd: nil)
         } else {
             actions += showProviderPicker()
         }
@@ -43,7 +46,7 @@ extension DeviceEngine {
     }
 
     /// - Parameter recoveries: new codes this login already asked for because the backend forgot one.
-    mutating func requestCode(mvpd: String, recoveries: Int = 0) -> [Action] {
+    mutating func requestCode(mvpd: String?, recoveries: Int = 0) -> [Action] {
         let id = nextLoginID()
         login = .requestingCode(CodeRequest(id: id, mvpd: mvpd, recoveries: recoveries))
         // v1 cookbook step 2: a device the backend already knows is authenticated gets no new code.
@@ -54,7 +57,7 @@ extension DeviceEngine {
         // Enabler": separate storage → authenticate once per app), DOC `[OV]` (tvOS NSUserDefaults
         // "cannot be shared among different applications") and DOC `[UP370]` ("Regular (Adobe) SSO will
         // not work between … 3.7.0 and … lower than 3.7.0, even for … the same vendor") rule out.
-        if settings.profile == .v1 && settings.sso == nil {
+        if settings.profile == .v1 && settings.sso == nil, let mvpd {
             return enqueue(.checkAuthentication(mvpd: mvpd, login: id))
         }
         return enqueue(.createSession(mvpd: mvpd, login: id))
@@ -96,7 +99,7 @@ extension DeviceEngine {
 
     mutating func sessionFinished(
         _ result: Result<BackendResponse, BackendFailure>,
-        mvpd: String,
+        mvpd: String?,
         login id: UInt64,
         stage: Stage
     ) -> [Action] {

@@ -22,7 +22,8 @@ extension DeviceEngine {
         case checkAuthentication(mvpd: String, login: UInt64)
         /// Adopts the profile the backend already holds (v2 sessions said `authorize`, v1 `checkauthn` said 200).
         case fetchProfile(mvpd: String, login: UInt64)
-        case createSession(mvpd: String, login: UInt64)
+        /// `mvpd` nil: a native app's code-first login (the second screen picks the MVPD).
+        case createSession(mvpd: String?, login: UInt64)
         case poll(code: String, login: UInt64, planned: DeviceInstant)
         case authorize(resource: String, mvpd: String)
         /// v1's second authorization step: the media token for a granted resource.
@@ -325,7 +326,12 @@ extension DeviceEngine {
                 let delay = retryDelay(for: purpose, attempt: attempt, budget: budget, after: failure)
             {
                 pipeline.backOff(purpose, attempt: attempt + 1)
-                return recordRequest(purpose, result: result, timing: timing, retryDelay: delay) + [
+                var throttled: [Action] = []
+                if case .http(429, _, _) = failure {
+                    let waitMs = Int64(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
+                    throttled = [.emit(.app(.throttled(call: backendRequest(for: operation).name, waitMs: waitMs)))]
+                }
+                return recordRequest(purpose, result: result, timing: timing, retryDelay: delay) + throttled + [
                     .schedule(.retry, at: clock.now.advanced(by: delay))
                 ]
             }

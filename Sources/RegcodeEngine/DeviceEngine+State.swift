@@ -36,7 +36,8 @@ extension DeviceEngine {
 
     struct CodeRequest: Sendable {
         let id: UInt64
-        var mvpd: String
+        /// nil: a code-first login, whose MVPD the second screen picks.
+        var mvpd: String?
         /// Codes this login replaced because the backend forgot them (bounded by `codeRecoveries`).
         var recoveries = 0
     }

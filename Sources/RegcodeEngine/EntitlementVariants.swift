@@ -69,6 +69,9 @@ package enum LoginProvider: String, Sendable, Hashable, Codable, CaseIterable {
     case regular
     /// The first TempPass MVPD offered (`MVPD.tempPass`), ignoring the configured MVPD.
     case tempPass = "temppass"
+    /// No MVPD: a native app's code-first login (`POST sessions` without one; the second screen picks). A persona
+    /// without it (``PersonaRules/codeFirstLogin``) shows its picker and picks as `regular` does.
+    case codeFirst = "code-first"
 }
 
 /// The statuses AccessEnabler adds for the entitlement variants (reference §3.3, §7 flows 3 and 9): what a

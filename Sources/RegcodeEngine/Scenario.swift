@@ -36,7 +36,7 @@ package enum Scenario: String, Sendable, Codable, CaseIterable {
         }
         let pick: String?
         switch settings.loginProvider {
-        case .regular: pick = settings.presetMVPD ?? mvpds.first(where: { !$0.isTempPass })?.id
+        case .regular, .codeFirst: pick = settings.presetMVPD ?? mvpds.first(where: { !$0.isTempPass })?.id
         case .tempPass: pick = mvpds.first(where: \.isTempPass)?.id
         }
         // Nothing to pick: the app closes the picker, which cancels the login.

@@ -10,7 +10,7 @@ enum ReferencePages {
     /// What each page names as the command that writes it.
     static let generator = "sh Tests/generate-reference.sh"
 
-    /// Writes configuration.md, command-line.md and control-methods.md into `directory`.
+    /// Writes configuration.md, command-line.md, control-methods.md and app-events.md into `directory`.
     static func write(into directory: String) throws {
         // regcodectl and pass-sim are built beside this executable.
         guard let executable = Bundle.main.executableURL?.resolvingSymlinksInPath() else {
@@ -21,6 +21,7 @@ enum ReferencePages {
             ("configuration.md", ConfigurationReference.markdown(generatedBy: Self.generator)),
             ("command-line.md", try CommandLineReference.markdown(generatedBy: Self.generator, tools: tools)),
             ("control-methods.md", ControlMethodReference.markdown(generatedBy: Self.generator)),
+            ("app-events.md", AppEventReference.markdown(generatedBy: Self.generator)),
         ]
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         for (name, text) in pages {

@@ -109,6 +109,8 @@ struct OpenAPIConformanceTests {
         .createSession(mvpd: nil),
         .pollProfile(code: "8ER640M", mvpd: "Cablevision"),
         .checkAuthentication,
+        .launchProfiles(mvpd: nil),
+        .launchProfiles(mvpd: "Cablevision"),
         .fetchProfile(mvpd: "Cablevision"),
         .authorize(mvpd: "Cablevision", resource: "Live"),
         .mediaToken(mvpd: "Cablevision", resource: "Live"),
@@ -119,7 +121,13 @@ struct OpenAPIConformanceTests {
         .partnerProfile(samlResponse: "PHNhbWxwOlJlc3BvbnNlLz4=", mvpd: "Comcast_SSO"),
     ]
 
-    @Test func everyRequestIsAnOperationOfTheOAS() async throws {
+    /// The device headers the REST v2 checklist (section 7, marked mandatory) puts on every call, where the OAS lists
+    /// them on some: allowed everywhere under the `every-call` policy, never required by it.
+    static let checklistHeaders = ["ap-device-identifier", "x-device-info"]
+
+    /// Under both device-header policies, with the charset a native app names.
+    @Test(arguments: DeviceHeaderPolicy.allCases)
+    func everyRequestIsAnOperationOfTheOAS(policy: DeviceHeaderPolicy) async throws {
         let operations = try Self.operations(file: "restApiV2", serverPath: "/api/v2") + Self.operations(file: "dcrApi", serverPath: "/o")
         let server = CaptureServer { Self.answer($0) }
         try await server.run { baseURL in
@@ -132,6 +140,8 @@ struct OpenAPIConformanceTests {
                     expirationDateMs: 4_102_444_800_000
                 ).headerValue
             context.ssoIdentity = SSOIdentitySettings(platformUser: "alice", serviceUser: "alice")
+            context.deviceHeaders = policy
+            context.jsonCharset = policy == .everyCall
             for request in Self.requests { _ = await client.execute(request, context: context) }
         }
         // The identity tokens come from the emulated identity services, not from Adobe's API.
@@ -146,6 +156,11 @@ struct OpenAPIConformanceTests {
             let key = "\(operation.method) \(operation.template)"
             var allowedHeaders = operation.headers
             if let documented = Self.documentedHeaders[key], operation.headers.isEmpty { allowedHeaders = documented }
+            if policy == .everyCall, request.path.hasPrefix("/api/v2/") {
+                for name in Self.checklistHeaders where allowedHeaders[name] == nil { allowedHeaders[name] = false }
+                #expect(!request.values("AP-Device-Identifier").isEmpty && !request.values("X-Device-Info").isEmpty, "\(label): device headers")
+                #expect(request.header("Accept") == "application/json;charset=utf-8", "\(label): Accept")
+            }
             let contentType = request.header("Content-Type").map { String($0.prefix { $0 != ";" }) }
             if allowedHeaders["content-type"] == nil, !operation.bodyTypes.isEmpty { allowedHeaders["content-type"] = true }
             for (name, _) in request.headers where !Self.framingHeaders.contains(name.lowercased()) {

@@ -32,9 +32,6 @@ class Form:
     def has(self, kind: str) -> bool:
         return any(field_type == kind for _, field_type, _ in self.fields)
 
-    def names(self) -> set[str]:
-        return {name for name, _, _ in self.fields}
-
 
 class PageParser(HTMLParser):
     def __init__(self) -> None:
@@ -138,7 +135,11 @@ def main() -> None:
                 print(f"{'denied' if args.deny else 'approved'}: {page.texts.get('h1') or page.texts.get('title', '')}")
                 return
             login = next((form for form in page.forms if form.has("password")), None)
-            code = next((form for form in page.forms if "user_code" in form.names()), None)
+            # The code form has a field to type the code into; a confirmation page may carry it hidden.
+            code = next(
+                (form for form in page.forms if any(n == "user_code" and k != "hidden" for n, k, _ in form.fields)),
+                None,
+            )
             confirm = next((form for form in page.forms if form.buttons and not form.has("password")), None)
             if login is not None:
                 if signed_in:

@@ -119,6 +119,9 @@ def main() -> None:
     args = parser.parse_args()
 
     session = requests.Session()
+    # Loopback only: no proxy from the environment, and REQUESTS_CA_BUNDLE must not replace --cacert (with
+    # trust_env, requests prefers the variable over the session's verify).
+    session.trust_env = False
     session.headers["User-Agent"] = "Mozilla/5.0 (X11; Linux x86_64) approve.py"
     if args.cacert:
         session.verify = args.cacert

@@ -43,7 +43,7 @@ def provision(args: argparse.Namespace) -> None:
     from django.core.management import call_command
     from oauth2_provider.models import get_application_model
 
-    call_command("migrate", verbosity=0, interactive=False)
+    call_command("migrate", verbosity=0, interactive=False, run_syncdb=True)
     user_model = get_user_model()
     if not user_model.objects.filter(username=args.user).exists():
         user_model.objects.create_user(username=args.user, password=args.password)

@@ -48,12 +48,23 @@ TEMPLATES = [
         },
     }
 ]
-DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": WORKDIR / "dot.sqlite3"}}
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": WORKDIR / "dot.sqlite3",
+        # A throwaway database: no fsync.
+        "OPTIONS": {"init_command": "PRAGMA synchronous=OFF; PRAGMA journal_mode=MEMORY;"},
+    }
+}
+# Tables straight from the models (`migrate --run-syncdb`), as Django's test runner does with MIGRATE False: a
+# second at start instead of ten for DOT's migrations on a loaded two-core machine.
+MIGRATION_MODULES = {app.rsplit(".", 1)[-1]: None for app in INSTALLED_APPS}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 USE_TZ = True
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/o/device/"
-PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
+# The fast hasher Django's docs suggest for tests: PBKDF2 costs a second per sign-in and per hashed client secret.
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 OAUTH2_PROVIDER = {
     "OAUTH_DEVICE_VERIFICATION_URI": PUBLIC_BASE + "/o/device/",

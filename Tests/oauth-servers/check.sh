@@ -9,6 +9,7 @@
 # Exits nonzero on the first answer that differs, naming it.
 #   sh Tests/oauth-servers/check.sh [dot|authlib|dot-tls|authlib-tls ...]   (default: dot authlib dot-tls)
 set -eu
+export PYTHONDONTWRITEBYTECODE=1 # leave no __pycache__ in the source tree
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../test-venv.sh"
 runs=${*:-dot authlib dot-tls}

@@ -1,7 +1,7 @@
 """Starts one OAuth device-flow test server (optionally behind nginx TLS), prints one JSON line, runs until killed.
 
     sh Tests/oauth-servers/launch.sh --server dot|authlib [--tls] [--port N] [--tls-port N] [--interval S]
-                                     [--no-rotate] [--ready-timeout S]
+                                     [--no-rotate] [--ready-timeout S] [--log FILE]
 
 Run through launch.sh, which makes the private test venv (Tests/test-venv.sh); this installs the packages of
 requirements.txt into it when they are missing or out of range. Once the server answers its RFC 8414 metadata,
@@ -12,7 +12,7 @@ one line goes to stdout:
      "verification_uri": ..., "client_id": ..., "confidential_client_id": ..., "client_secret": ..., "user": ...,
      "password": ..., "interval": 5, "ca_file": null, "pid": 1234}
 
-Everything else goes to stderr. SIGTERM or SIGINT stops everything it started (the server, nginx) and removes its
+Everything else goes to stderr (the servers' request logs to --log FILE when given). SIGTERM or SIGINT stops everything it started (the server, nginx) and removes its
 temporary folder; so does the death of any of them, with exit status 1. Every wait is bounded.
 """
 
@@ -166,6 +166,7 @@ def main() -> None:
     parser.add_argument("--interval", type=int, default=5, help="the polling interval the server announces")
     parser.add_argument("--no-rotate", action="store_true", help="authlib only: a refresh keeps the refresh token")
     parser.add_argument("--ready-timeout", type=float, default=180, help="seconds to wait for the server to answer")
+    parser.add_argument("--log", help="append the server's and nginx's output to this file instead of stderr")
     args = parser.parse_args()
     if args.no_rotate and args.server != "authlib":
         fail("--no-rotate is for --server authlib (django-oauth-toolkit always rotates)")
@@ -195,6 +196,8 @@ def main() -> None:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     status = 0
+    # A caller that reads only the JSON line need not drain a pipe of request logs.
+    log = open(args.log, "a") if args.log else sys.stderr
     try:
         ca_file = None
         if args.tls:
@@ -216,10 +219,12 @@ def main() -> None:
         if args.no_rotate:
             command.append("--no-rotate")
         children.append(
-            subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=sys.stderr, preexec_fn=tls_proxy.die_with_parent)
+            subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=log, stderr=log, preexec_fn=tls_proxy.die_with_parent
+            )
         )
         if args.tls:
-            children.append(tls_proxy.start_nginx(workdir / "nginx", tls_port, port))
+            children.append(tls_proxy.start_nginx(workdir / "nginx", tls_port, port, log))
 
         deadline = time.monotonic() + args.ready_timeout
         document = None

@@ -4,6 +4,7 @@
 # requirements.txt into it when needed. exec: SIGTERM to this process reaches the launcher itself.
 #   sh Tests/oauth-servers/launch.sh --server dot|authlib [--tls] [--port N] [--interval S]
 set -eu
+export PYTHONDONTWRITEBYTECODE=1 # leave no __pycache__ in the source tree
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../test-venv.sh"
 exec "$python" "$here/launch.py" "$@"

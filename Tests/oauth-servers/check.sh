@@ -3,8 +3,9 @@
 # the interval (authorization_pending) -> an early poll (what the server says to a client that polls too soon) ->
 # a person's approval through the server's own pages (approve.py) -> the token -> the device code used again ->
 # userinfo -> introspection -> refresh (rotation: the old refresh token is refused) -> revocation -> introspection
-# (inactive) and a refresh with the revoked grant; then a denial; then the confidential client's device
-# authorization with client_secret_basic. django-oauth-toolkit runs twice: over http and over https through nginx.
+# (inactive) and a refresh with the revoked grant; then a denial; then the confidential client: device
+# authorization with client_secret_post, its token with client_secret_basic, a refresh with client_secret_post, and
+# a device authorization with client_secret_basic and one with a wrong secret. django-oauth-toolkit runs twice: over http and over https through nginx.
 # What each server is expected to answer where they differ is below, one line per server; README.md says more.
 # Exits nonzero on the first answer that differs, naming it.
 #   sh Tests/oauth-servers/check.sh [dot|authlib|dot-tls|authlib-tls ...]   (default: dot authlib dot-tls)
@@ -155,6 +156,14 @@ for run in $runs; do
 
     call box-post -X POST "$device_url" -d client_id="$box" -d client_secret="$secret" -d scope=read
     expect box-post 200 device_code "*"
+    "$python" "$here/approve.py" --base "$base" --user-code "$(field "$work/box-post" user_code)" \
+        --user "$user" --password "$password" ${ca:+--cacert "$ca"} >"$work/approve" 2>&1 ||
+        fail "approve.py (confidential client): $(cat "$work/approve")"
+    call box-token -X POST "$token_url" -u "$box:$secret" -d grant_type=$G -d device_code="$(field "$work/box-post" device_code)"
+    expect box-token 200 access_token "*" refresh_token "*"
+    call box-refresh -X POST "$token_url" -d client_id="$box" -d client_secret="$secret" -d grant_type=refresh_token \
+        -d refresh_token="$(field "$work/box-token" refresh_token)"
+    expect box-refresh 200 access_token "*"
     call box-basic -X POST "$device_url" -u "$box:$secret" -d scope=read
     expect box-basic "$basic_status"
     call box-wrong -X POST "$device_url" -d client_id="$box" -d client_secret=wrong -d scope=read

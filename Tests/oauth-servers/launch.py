@@ -201,7 +201,10 @@ def main() -> None:
     try:
         ca_file = None
         if args.tls:
-            ca_file = str(tls_proxy.make_certificates(workdir / "nginx"))
+            try:
+                ca_file = str(tls_proxy.make_certificates(workdir / "nginx"))
+            except (RuntimeError, OSError, subprocess.TimeoutExpired) as error:
+                fail(str(error))
         command = [
             sys.executable,
             str(HERE / f"serve_{args.server}.py"),
@@ -224,7 +227,10 @@ def main() -> None:
             )
         )
         if args.tls:
-            children.append(tls_proxy.start_nginx(workdir / "nginx", tls_port, port, log))
+            try:
+                children.append(tls_proxy.start_nginx(workdir / "nginx", tls_port, port, log))
+            except (RuntimeError, OSError) as error:
+                fail(str(error))
 
         deadline = time.monotonic() + args.ready_timeout
         document = None

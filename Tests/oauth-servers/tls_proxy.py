@@ -109,6 +109,9 @@ def start_nginx(directory: Path, port: int, upstream_port: int, log=None) -> sub
         # Nothing here needs root: the whole prefix goes to nobody, and nginx starts as nobody.
         uid = pwd.getpwnam("nobody").pw_uid
         gid = grp.getgrnam("nogroup").gr_gid
+        for parent in directory.parents:
+            if not os.stat(parent).st_mode & 0o001:
+                raise RuntimeError(f"nginx runs as nobody, which cannot reach {directory} ({parent} is closed to others)")
         for path in [directory, *directory.rglob("*")]:
             os.chown(path, uid, gid)
         drop = {"user": uid, "group": gid, "extra_groups": []}

@@ -38,6 +38,9 @@ check command python3 python3 "the Python client's and the browser tests"
 check venv python3-venv python3-venv "a private virtual environment for the Python test tools"
 check command chromium chromium "the web console's browser tests"
 check command chromedriver chromium-driver "the web console's browser tests"
+# nginx lives in /usr/sbin, which a user's PATH may lack.
+check file /usr/sbin/nginx nginx "the OAuth test servers over HTTPS (Tests/oauth-servers)"
+check command openssl openssl "the OAuth test servers' throwaway CA (Tests/oauth-servers)"
 
 if [ "${1:-}" = --packages ]; then
     echo "$missing_packages"

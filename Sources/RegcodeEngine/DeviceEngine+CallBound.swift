@@ -31,6 +31,15 @@ extension DeviceEngine {
 }
 
 extension DeviceEngine.Operation {
+    /// The calls whose throttling Adobe's throttling page says the SDK reports at once (`CFG429`, `Z100`, `P100`,
+    /// an empty `setMetadataStatus`).
+    var sdkReportsThrottling: Bool {
+        switch self {
+        case .configure, .authorize, .mediaToken, .preauthorize, .userMetadata: true
+        default: false
+        }
+    }
+
     /// The request of `setRequestor`: the configuration, or a native app's launch check.
     var opensTheApp: Bool {
         switch self {

@@ -471,7 +471,13 @@ extension DeviceEngine {
                 retryAfter = value
             }
         }
-        guard attempt < bound else { return nil }
+        var throttledBound = bound
+        if case .http(429, _, _) = failure {
+            // The call itself, not the registration or token in front of it, which the device retries as ever.
+            if rules.reportsThrottlingAtOnce, case .operation(let operation, _) = purpose, operation.sdkReportsThrottling { return nil }
+            throttledBound = min(bound, rules.throttledRetries ?? bound)
+        }
+        guard attempt < throttledBound else { return nil }
         let delay = policy.stageRetryDelay(throttled: waitsRetryAfter, retryAfter: retryAfter, attempt: attempt + 1, using: &rng)
         // Adobe's 429 names no wait; a native app waits at least the persona's minimum (Adobe's throttling page).
         if case .http(429, _, _) = failure, let minimum = rules.minimumWaitAfterThrottle { return max(delay, minimum) }

@@ -67,6 +67,14 @@ package struct PersonaRules: Sendable, Hashable {
     /// The shortest wait before a call answered 429 is sent again: THR (Adobe's 429 carries no `Retry-After`;
     /// "wait at least 1 second"); nil: the device's bounded backoff alone decides.
     package var minimumWaitAfterThrottle: Duration?
+    /// Whether a throttled `setRequestor`, `getAuthorization`, `checkPreauthorizedResources` or `getMetadata` reaches
+    /// the app at once, as the SDK's status (`CFG429`, `Z100`, `P100`, an empty `setMetadataStatus`), rather than after
+    /// the device's retries: Adobe's throttling page, "SDK implementation disambiguation" ("Upon reaching the throttle
+    /// limit using `getAuthorization` … the SDK will return a Z100 error code").
+    package var reportsThrottlingAtOnce: Bool
+    /// The most times a native app sends a throttled call again: "at most 2–3 retries" (the checklist's coding
+    /// rules), waiting ``minimumWaitAfterThrottle`` or more; nil: the device's stage retries.
+    package var throttledRetries: Int?
     /// What the lab sees: callbacks or app states.
     package var vocabulary: EventVocabulary
 
@@ -80,6 +88,8 @@ package struct PersonaRules: Sendable, Hashable {
         connectionType: nil,
         defaultUserAgent: ClientIdentity.sdkUserAgent,
         minimumWaitAfterThrottle: nil,
+        reportsThrottlingAtOnce: true,
+        throttledRetries: nil,
         vocabulary: .accessEnablerCallbacks
     )
 
@@ -93,6 +103,8 @@ package struct PersonaRules: Sendable, Hashable {
         connectionType: "WiFi",
         defaultUserAgent: "regcoded-tv/1 CFNetwork/1494.0.7 Darwin/23.0.0",
         minimumWaitAfterThrottle: .seconds(1),
+        reportsThrottlingAtOnce: false,
+        throttledRetries: 2,
         vocabulary: .appStates
     )
 }

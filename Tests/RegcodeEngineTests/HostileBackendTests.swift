@@ -172,3 +172,44 @@ import Testing
         )
     }
 }
+
+/// A throttled SDK call reaches the app as the SDK's status at once (Adobe's throttling page, "SDK implementation
+/// disambiguation"); a native app retries at most twice, a second or more apart.
+@Suite struct ThrottledCallTests {
+    static let throttled = BackendFailure.http(status: 429, retryAfter: nil, error: nil)
+
+    @Test func aThrottledSetRequestorIsCFG429AtOnce() {
+        var h = EngineHarness()
+        h.command(.setRequestor(signingKeys: nil))
+        h.answerHousekeeping()
+        h.command(.setRequestor(signingKeys: nil))
+        let sends = h.respondUntilRetriesRunOut(Self.throttled)
+        #expect(sends == 1)
+        #expect(h.events.suffix(2).map(\.statusErrorID) == ["CFG429", nil])
+    }
+
+    @Test func aThrottledAuthorizationIsZ100AndPreauthorizationP100AtOnce() {
+        var h = EngineHarness.authenticated()
+        h.command(.getAuthorization(resource: "Live"))
+        #expect(h.respondUntilRetriesRunOut(Self.throttled) == 1)
+        #expect(h.events.contains { $0.statusErrorID == "Z100" })
+        h.command(.checkPreauthorizedResources(["Live"]))
+        #expect(h.respondUntilRetriesRunOut(Self.throttled) == 1)
+        #expect(h.events.suffix(2).map(\.statusErrorID) == ["P100", nil])
+        #expect(h.timers[.retry] == nil)
+    }
+
+    @Test func aNativeAppRetriesAThrottledCallTwiceAtMost() {
+        var h = EngineHarness { $0.persona = .restV2 }
+        h.command(.setRequestor(signingKeys: nil))
+        h.answerHousekeeping()
+        #expect(h.outstanding?.request == .launchProfiles(mvpd: nil))
+        #expect(h.respondUntilRetriesRunOut(Self.throttled) == 3)
+        #expect(h.events.filter { if case .app(.throttled) = $0 { true } else { false } }.count == 2)
+        guard case .app(.callFailed(let call, let error, _))? = h.events.last else {
+            Issue.record("no app.callFailed: \(h.eventNames)")
+            return
+        }
+        #expect(call == "profiles" && error == nil)
+    }
+}

@@ -33,7 +33,9 @@ package enum AdobePassResponseParser {
         }
         // Answers whose status says it all (v1 logout is 204 without a body, v1 checkauthn 200 may be empty).
         switch (request, profile) {
-        case (.logout, _):
+        case (.logout, .v1):
+            return .success(.loggedOut)
+        case (.logout, .v2) where json?["logouts"]?.objectValue == nil:
             return .success(.loggedOut)
         case (.checkAuthentication, .v1):
             return .success(.authenticationStatus(true))
@@ -82,7 +84,7 @@ package enum AdobePassResponseParser {
         case (.userMetadata, .v1):
             parsed = parseV1UserMetadata(json)
         case (.logout, _):
-            parsed = .success(.loggedOut)
+            parsed = .success(.logoutInstructions(parseLogouts(json)))
         case (.partnerSession(let mvpd), _):
             parsed = parsePartnerSession(json, requestedMVPD: mvpd)
         case (.partnerProfile(_, let mvpd), _):
@@ -362,6 +364,20 @@ package enum AdobePassResponseParser {
             return lhs.mvpd < rhs.mvpd
         }
         return .success(.profile(chosen?.profile))
+    }
+
+    /// v2 `{"logouts": {mvpd: {actionName, actionType, mvpd, url}}}`, in MVPD order; members without an
+    /// `actionName` are left out.
+    private static func parseLogouts(_ json: JSONValue) -> [LogoutInstruction] {
+        (json["logouts"]?.objectValue ?? [:]).sorted { $0.key < $1.key }.compactMap { key, value in
+            guard let name = value["actionName"]?.stringValue else { return nil }
+            return LogoutInstruction(
+                mvpd: value["mvpd"]?.stringValue ?? key,
+                action: LogoutInstruction.Action(name),
+                actionType: value["actionType"]?.stringValue,
+                url: value["url"]?.stringValue
+            )
+        }
     }
 
     /// The single sign-on profile types (sso.md §2.1): the user is authenticated with the MVPD through another

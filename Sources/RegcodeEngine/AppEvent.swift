@@ -19,8 +19,8 @@ package enum AppEvent: Sendable, Equatable {
     case decision(AuthorizationDecision)
     /// A catalogue preauthorization: one decision per resource.
     case preauthorization([AuthorizationDecision])
-    /// `GET /logout/{mvpd}` answered.
-    case loggedOut(mvpd: String)
+    /// `GET /logout/{mvpd}` answered: each MVPD's instruction, and what the app shows for it.
+    case loggedOut(mvpd: String, instructions: [LogoutInstruction])
     /// A call was answered 429: the app waits at least `waitMs` before the next.
     case throttled(call: String, waitMs: Int64)
     /// A call failed for good (its retries, if any, spent): the error the app shows.
@@ -61,7 +61,8 @@ package enum AppEvent: Sendable, Equatable {
             case .sessionEnded: "A login ended without a profile: `{reason: expired|cancelled|failed, error}`."
             case .decision: "A playback decision: `{resource, authorized, source?, notAfter?, token?, error?}`."
             case .preauthorization: "A catalogue preauthorization: `{decisions: [...]}`, one per resource."
-            case .loggedOut: "`GET /logout/{mvpd}` answered: `{mvpd}`."
+            case .loggedOut:
+                "`GET /logout/{mvpd}` answered: `{mvpd, logouts: [{mvpd, actionName: logout|partner_logout|complete|invalid, actionType, url?, shown}]}`; `shown` is what a TV without a browser tells the user."
             case .throttled: "A call answered 429: `{call, waitMs}`."
             case .callFailed: "A call failed for good: `{call, error: {status, code, action, message, details}, message}`."
             }
@@ -109,8 +110,8 @@ package enum AppEvent: Sendable, Equatable {
             decision.appJSON.objectValue ?? [:]
         case .preauthorization(let decisions):
             ["decisions": .array(decisions.map(\.appJSON))]
-        case .loggedOut(let mvpd):
-            ["mvpd": .string(mvpd)]
+        case .loggedOut(let mvpd, let instructions):
+            ["mvpd": .string(mvpd), "logouts": .array(instructions.map(\.appJSON))]
         case .throttled(let call, let waitMs):
             ["call": .string(call), "waitMs": .int(waitMs)]
         case .callFailed(let call, let error, let message):
@@ -148,6 +149,16 @@ extension AuthorizationDecision {
         if let expiresEpochMs { object["notAfter"] = .int(expiresEpochMs) }
         if token != nil { object["token"] = .bool(true) }
         if let error { object["error"] = error.appJSON }
+        return .object(object)
+    }
+}
+
+extension LogoutInstruction {
+    /// `{mvpd, actionName, actionType?, url?, shown}`.
+    var appJSON: JSONValue {
+        var object: [String: JSONValue] = ["mvpd": .string(mvpd), "actionName": .string(action.name), "shown": .string(action.shown)]
+        if let actionType { object["actionType"] = .string(actionType) }
+        if let url { object["url"] = .string(url) }
         return .object(object)
     }
 }

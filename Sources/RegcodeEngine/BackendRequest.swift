@@ -417,6 +417,67 @@ package enum BackendResponse: Sendable, Equatable {
     /// `nil` when the backend holds no valid authentication (v2 empty `profiles`, v1 412).
     case userMetadata(UserMetadata?)
     case loggedOut
+    /// v2 logout: what each MVPD asks the app to do (`{"logouts": {mvpd: {actionName, actionType, url}}}`).
+    case logoutInstructions([LogoutInstruction])
+}
+
+/// One MVPD's answer to a v2 logout (Adobe's logout API page and logout flow page): what the app must do next.
+package struct LogoutInstruction: Sendable, Equatable {
+    /// `actionName`.
+    package enum Action: Sendable, Equatable {
+        /// Open `url` where the device has a browser; a TV without one "can stop the logout process".
+        case logout
+        /// Apple: the user signs out of the TV Provider in Settings → Accounts → TV Provider.
+        case partnerLogout
+        /// Done.
+        case complete
+        /// Nothing to log out.
+        case invalid
+        case other(String)
+
+        package init(_ name: String) {
+            switch name {
+            case "logout": self = .logout
+            case "partner_logout": self = .partnerLogout
+            case "complete": self = .complete
+            case "invalid": self = .invalid
+            default: self = .other(name)
+            }
+        }
+
+        package var name: String {
+            switch self {
+            case .logout: "logout"
+            case .partnerLogout: "partner_logout"
+            case .complete: "complete"
+            case .invalid: "invalid"
+            case .other(let name): name
+            }
+        }
+
+        /// What a living-room app without a browser shows for it.
+        package var shown: String {
+            switch self {
+            case .logout: "signed out here; the MVPD's logout page needs a browser, so the logout stops"
+            case .partnerLogout: "sign out of your TV Provider in Settings, Accounts, TV Provider"
+            case .complete: "signed out"
+            case .invalid: "nothing to sign out of"
+            case .other(let name): "unknown logout action \(name)"
+            }
+        }
+    }
+
+    package var mvpd: String
+    package var action: Action
+    package var actionType: String?
+    package var url: String?
+
+    package init(mvpd: String, action: Action, actionType: String? = nil, url: String? = nil) {
+        self.mvpd = mvpd
+        self.action = action
+        self.actionType = actionType
+        self.url = url
+    }
 }
 
 /// Why a backend call did not produce a `BackendResponse`.

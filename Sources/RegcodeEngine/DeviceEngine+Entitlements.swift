@@ -329,7 +329,9 @@ extension DeviceEngine {
     }
 
     mutating func logoutFinished(_ result: Result<BackendResponse, BackendFailure>, mvpd: String, apple: Bool) -> [Action] {
-        var actions: [Action] = [.emit(.app(.loggedOut(mvpd: mvpd)))]
+        var instructions: [LogoutInstruction] = []
+        if case .success(.logoutInstructions(let given)) = result { instructions = given }
+        var actions: [Action] = [.emit(.app(.loggedOut(mvpd: mvpd, instructions: instructions)))]
         if case .failure(let failure) = result, isSignatureRefusal(failure) {
             actions.append(signatureRefusedStatus(failure))
         }

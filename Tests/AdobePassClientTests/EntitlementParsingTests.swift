@@ -134,7 +134,25 @@ struct EntitlementParsingTests {
     @Test func logoutAnswer() {
         let body =
             #"{"logouts":{"Cablevision":{"actionName":"logout","actionType":"interactive","mvpd":"Cablevision","url":"http://x/adobe-services/logout"}}}"#
-        #expect(Self.parse(.logout(mvpd: "Cablevision"), body) == .success(.loggedOut))
+        #expect(
+            Self.parse(.logout(mvpd: "Cablevision"), body)
+                == .success(
+                    .logoutInstructions([
+                        LogoutInstruction(mvpd: "Cablevision", action: .logout, actionType: "interactive", url: "http://x/adobe-services/logout")
+                    ])
+                )
+        )
+        let answers =
+            #"{"logouts":{"A":{"actionName":"partner_logout","actionType":"partner_interactive","mvpd":"A"},"B":{"actionName":"invalid","actionType":"none","mvpd":"B"}}}"#
+        #expect(
+            Self.parse(.logout(mvpd: "A"), answers)
+                == .success(
+                    .logoutInstructions([
+                        LogoutInstruction(mvpd: "A", action: .partnerLogout, actionType: "partner_interactive"),
+                        LogoutInstruction(mvpd: "B", action: .invalid, actionType: "none"),
+                    ])
+                )
+        )
     }
 
     // MARK: v1

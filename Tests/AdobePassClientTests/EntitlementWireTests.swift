@@ -67,7 +67,7 @@ struct EntitlementWireTests {
                 .success(.authenticationStatus(true)),
                 .success(.profile(AuthProfile(mvpd: "Cablevision", userID: nil, expiresEpochMs: 9))),
                 .success(.userMetadata(UserMetadata(values: ["zip": "1"]))),
-                .success(.loggedOut),
+                .success(.logoutInstructions([])),
             ]
         )
         let requests = server.requests

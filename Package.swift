@@ -47,6 +47,12 @@ let package = Package(
             name: "RegcodeRecords",
             swiftSettings: swiftSettings
         ),
+        // The OAuth 2.0 device grant's shared vocabulary (RFC 8628): the provider rules table, client authentication
+        // methods, token errors and wire types. The client (OAuthDeviceClient) and the simulator both read it.
+        .target(
+            name: "OAuthDeviceGrant",
+            swiftSettings: swiftSettings
+        ),
         // Pure, sans-IO device state machine: commands, HTTP results and timer fires in, actions out.
         .target(
             name: "RegcodeEngine",

@@ -275,6 +275,26 @@ package struct OAuthDeviceSnapshot: Sendable, Hashable, Codable {
         package var intervalMs: Int64
         /// The interval the device keeps (less than `intervalMs` only when it ignores `slow_down`).
         package var ownIntervalMs: Int64
+
+        package init(
+            deviceCode: String,
+            userCode: String,
+            verificationURI: String,
+            verificationURIComplete: String?,
+            message: String?,
+            expiresEpochMs: Int64,
+            intervalMs: Int64,
+            ownIntervalMs: Int64
+        ) {
+            self.deviceCode = deviceCode
+            self.userCode = userCode
+            self.verificationURI = verificationURI
+            self.verificationURIComplete = verificationURIComplete
+            self.message = message
+            self.expiresEpochMs = expiresEpochMs
+            self.intervalMs = intervalMs
+            self.ownIntervalMs = ownIntervalMs
+        }
     }
 
     package struct Tokens: Sendable, Hashable, Codable {
@@ -285,6 +305,22 @@ package struct OAuthDeviceSnapshot: Sendable, Hashable, Codable {
         package var scope: String?
         /// Nil when the server named no lifetime.
         package var accessExpiresEpochMs: Int64?
+
+        package init(
+            accessToken: String,
+            tokenType: String,
+            refreshToken: String?,
+            idToken: String?,
+            scope: String?,
+            accessExpiresEpochMs: Int64?
+        ) {
+            self.accessToken = accessToken
+            self.tokenType = tokenType
+            self.refreshToken = refreshToken
+            self.idToken = idToken
+            self.scope = scope
+            self.accessExpiresEpochMs = accessExpiresEpochMs
+        }
     }
 
     /// The client id the state was obtained with; a snapshot of another client is not resumed.

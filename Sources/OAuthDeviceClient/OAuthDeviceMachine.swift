@@ -9,6 +9,13 @@ import RegcodeSupport
 /// arms its timers on the same ``DeviceClock`` and feeds both back. At most one request is in flight (``inFlight``):
 /// whatever the state wants next waits until the answer, even one the state no longer cares about, is back.
 ///
+/// Driving it (the fleet's part): make one machine per device with the settings, the fleet's clock and a seed; call
+/// ``resume()`` once with the stored snapshot; then, for each action in order: `.send` → make the HTTP call (method,
+/// URL, headers, form body; never log headers or form, they carry credentials) and feed the answer or the transport
+/// failure to ``handle(_:for:sentAt:)``; `.schedule` / `.cancel` → one timer per ``OAuthDeviceTimer`` (re-arming
+/// replaces), fired with ``timerFired(_:)``; `.persist` → store the snapshot (before publishing the events that
+/// follow it); `.emit` → publish; `.recordPoll` → the poll log. Commands come in with ``handle(_:)``.
+///
 /// Where things are decided: the login (discovery, device authorization, the poll loop and each poll's outcome) in
 /// `OAuthDeviceMachine+Login`; the grant (refresh, revocation, exercising the token) in `OAuthDeviceMachine+Grant`;
 /// how requests are built and answers read (client authentication, the provider row's quirks) in

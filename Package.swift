@@ -47,6 +47,28 @@ let package = Package(
             name: "RegcodeRecords",
             swiftSettings: swiftSettings
         ),
+        // The OAuth 2.0 device grant's shared vocabulary (RFC 8628): the provider rules table, client authentication
+        // methods, token errors and wire types. The client (OAuthDeviceClient) and the simulator both read it.
+        .target(
+            name: "OAuthDeviceGrant",
+            swiftSettings: swiftSettings
+        ),
+        // The OAuth 2.0 device authorization grant client (RFC 8628) as a sans-IO state machine: discovery, device
+        // authorization, polling with slow_down, refresh with rotation, revocation; client authentication including
+        // private_key_jwt (RFC 7523, swift-crypto).
+        .target(
+            name: "OAuthDeviceClient",
+            dependencies: [
+                "OAuthDeviceGrant",
+                // DeviceClock / DeviceInstant and PollPolicy's bounded back-off.
+                "RegcodeEngine",
+                "RegcodeSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                // RS256 client assertions (RSA is only in swift-crypto's extras module).
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Pure, sans-IO device state machine: commands, HTTP results and timer fires in, actions out.
         .target(
             name: "RegcodeEngine",
@@ -546,6 +568,18 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/RegcodeTestSupport",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "OAuthDeviceClientTests",
+            dependencies: [
+                "OAuthDeviceClient",
+                "OAuthDeviceGrant",
+                "RegcodeEngine",
+                // Verifies the private_key_jwt assertions.
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

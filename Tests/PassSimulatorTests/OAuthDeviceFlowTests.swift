@@ -234,7 +234,9 @@ struct OAuthDeviceFlowTests {
 
     // MARK: Client authentication
 
-    static let p256Key = P256.Signing.PrivateKey()
+    /// Kept as bytes: swift-crypto's P-256 key type is not `Sendable`.
+    static let p256KeyBytes = P256.Signing.PrivateKey().rawRepresentation
+    static var p256Key: P256.Signing.PrivateKey { try! P256.Signing.PrivateKey(rawRepresentation: p256KeyBytes) }
     static let rsaKey = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
 
     static func clients() throws -> [OAuthClientRegistration] {
@@ -242,7 +244,11 @@ struct OAuthDeviceFlowTests {
             OAuthClientRegistration(clientId: "regcoded-tv", authentication: .none),
             OAuthClientRegistration(clientId: "basic", authentication: .clientSecretBasic, clientSecret: "s3cr:t"),
             OAuthClientRegistration(clientId: "post", authentication: .clientSecretPost, clientSecret: "p0st"),
-            OAuthClientRegistration(clientId: "jwt-ec", authentication: .privateKeyJWT, publicKey: try OAuthClientPublicKey(pem: p256Key.publicKey.pemRepresentation)),
+            OAuthClientRegistration(
+                clientId: "jwt-ec",
+                authentication: .privateKeyJWT,
+                publicKey: try OAuthClientPublicKey(pem: p256Key.publicKey.pemRepresentation)
+            ),
             OAuthClientRegistration(
                 clientId: "jwt-rsa",
                 authentication: .privateKeyJWT,
@@ -283,7 +289,10 @@ struct OAuthDeviceFlowTests {
 
     @Test func eachClientAuthenticationMethodAsRegistered() async throws {
         let clients = try Self.clients()
-        let harness = Harness { $0.oauth.clients = clients }
+        let harness = Harness {
+            $0.oauth.clients = clients
+            $0.throttleEnabled = false
+        }
         try await harness.run { client in
             func authorize(_ fields: String, headers: HTTPFields = [:]) async throws -> Reply {
                 try await client.form(.post, "/device_authorization", headers: headers, fields: fields)

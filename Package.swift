@@ -155,6 +155,8 @@ let package = Package(
                 "ListenerGuard",
                 "RegcodeSupport",
                 "EventLoopExecutor",
+                // The OAuth device flow's provider rows and wire types, shared with the client.
+                "OAuthDeviceGrant",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 // Its HTTP/1.1 channel, wrapped to run each connection on its event loop.
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -498,8 +500,10 @@ let package = Package(
             name: "PassSimulatorTests",
             dependencies: [
                 .product(name: "InMemoryLogging", package: "swift-log"),
-                // Signs SSO tokens of a test identity service.
+                // Signs SSO tokens of a test identity service, and OAuth client assertions (P-256 and RSA).
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                "OAuthDeviceGrant",
                 "PassSimulator",
                 // The TV Provider's identity provider signs the partner SAML answers.
                 "RegcodeEngine",

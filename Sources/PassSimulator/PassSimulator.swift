@@ -104,6 +104,7 @@ package final class PassSimulator: Sendable {
         stats.connections = self.connections.snapshot
         stats.peers = self.connections.peers.snapshot
         stats.listener = ListenerStats(self.listener.counters.snapshot)
+        stats.oauth = self.state.withLock { $0.oauth.stats }
         return stats
     }
 
@@ -169,7 +170,7 @@ package final class PassSimulator: Sendable {
         let faultMiddleware = FaultMiddleware(
             injector: self.faults,
             clock: self.configuration.clock,
-            routes: RouteTable(routes.dcrAndV2 + routes.v1)
+            routes: RouteTable(routes.dcrAndV2 + routes.v1 + routes.oauth)
         )
         let trusts = self.configuration.trustForwardedFor
         let api = router.group()
@@ -187,6 +188,15 @@ package final class PassSimulator: Sendable {
             v1Group.add(middleware: ThrottleMiddleware(throttle: throttle, key: self.configuration.throttleKey, api: .v1, trustsForwardedFor: trusts))
         }
         v1Group.endpoints(routes.v1)
+
+        let oauthGroup = router.group()
+        oauthGroup.add(middleware: faultMiddleware)
+        if let throttle = self.throttle {
+            oauthGroup.add(
+                middleware: ThrottleMiddleware(throttle: throttle, key: self.configuration.throttleKey, api: .oauth, trustsForwardedFor: trusts)
+            )
+        }
+        oauthGroup.endpoints(routes.oauth)
         let v1 = V1Routes(state: self.state, configuration: self.configuration, faults: self.faults, mediaTokens: self.mediaTokens)
         v1.registerBrowser(on: router.group())
 
@@ -196,18 +206,21 @@ package final class PassSimulator: Sendable {
         SSOAdminRoutes(state: self.state).register(on: router.group("/_sim"))
         EntitlementAdminRoutes(state: self.state).register(on: router.group("/_sim"))
         ActivationPages(state: self.state, configuration: self.configuration).register(on: router.group())
+        OAuthAdminRoutes(state: self.state).register(on: router.group("/_sim/oauth"))
+        OAuthVerificationPages(state: self.state, configuration: self.configuration).register(on: router.group())
         return router
     }
 
-    /// The fault-injected (and throttled) routes: DCR and v2, then v1.
-    func faultedRoutes() -> (dcrAndV2: [APIRoute], v1: [APIRoute]) {
+    /// The fault-injected (and throttled) routes: DCR and v2, v1, and the OAuth device flow.
+    func faultedRoutes() -> (dcrAndV2: [APIRoute], v1: [APIRoute], oauth: [APIRoute]) {
         let v2 = V2Routes(state: self.state, configuration: self.configuration, faults: self.faults)
         let v1 = V1Routes(state: self.state, configuration: self.configuration, faults: self.faults, mediaTokens: self.mediaTokens)
         return (
             DCRRoutes(state: self.state, configuration: self.configuration).apiRoutes + v2.apiRoutes
                 + V2Decisions(routes: v2, mediaTokens: self.mediaTokens).apiRoutes + PartnerRoutes(routes: v2).apiRoutes
                 + ResetTempPassRoutes(routes: v2).apiRoutes,
-            v1.apiRoutes
+            v1.apiRoutes,
+            OAuthRoutes(state: self.state, configuration: self.configuration).apiRoutes
         )
     }
 }

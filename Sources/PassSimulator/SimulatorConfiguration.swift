@@ -246,6 +246,9 @@ package struct SimulatorConfiguration: Sendable {
     package var faults: FaultConfiguration = .init()
     /// Seed of the fault-injection random generator; `nil` seeds from the system. Codes and secrets stay random.
     package var faultSeed: UInt64?
+    /// The OAuth 2.0 Device Authorization Grant (RFC 8628): provider imitated, clients, lifetimes. Its codes follow
+    /// ``autoApproveAfter`` and ``defaultCodeScript`` as Adobe codes do.
+    package var oauth = OAuthServerSettings()
     /// Scripted outcome given to every new code (`approve` after a delay, `deny`, `never`); `nil` leaves codes to
     /// the user, the admin API or ``autoApproveAfter``.
     package var defaultCodeScript: CodeScript?

@@ -23,7 +23,7 @@ extension PassSim {
         let application = simulator.makeApplication(host: host, port: self.listen.port) { port in
             let shownHost = host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host
             let authority = shownHost.contains(":") ? "[\(shownHost)]:\(port)" : "\(shownHost):\(port)"
-            writeLine("pass-sim listening; activation page: \(scheme)://\(authority)/activate")
+            writeLine("pass-sim listening; activation page: \(scheme)://\(authority)/activate; OAuth device page: \(scheme)://\(authority)/device")
         }
         do {
             try await simulator.loadState()
@@ -74,7 +74,24 @@ extension PassSim {
         configuration.requirePFSForAppleSSODecisions = self.requirePfsOnDecisions
         try self.configureSingleSignOn(&configuration, logger: logger)
         try self.configureEntitlements(&configuration)
+        try self.configureOAuth(&configuration)
         return configuration
+    }
+
+    /// `--oauth-config` and `--oauth-provider` (which wins over the file's provider).
+    func configureOAuth(_ configuration: inout SimulatorConfiguration) throws {
+        do {
+            if let path = self.oauthConfig {
+                configuration.oauth = try OAuthServerSettings.load(path: path)
+            }
+            if let name = self.oauthProvider {
+                try configuration.oauth.selectProvider(named: name)
+            }
+            try configuration.oauth.validate()
+        } catch {
+            writeError("pass-sim: OAuth: \(error.description)")
+            throw ExitCode.failure
+        }
     }
 
     /// `--sso-config`, `--tv-provider-idp-key` and `--accept-unsigned-saml`.

@@ -101,6 +101,20 @@ struct PassSim: AsyncParsableCommand {
             end of 2026; the AccessEnabler SDKs lost support on 2026-05-31 and end
             at the same time.
 
+            OAuth 2.0 device flow (RFC 8628), beside Adobe's APIs: discovery at
+            /.well-known/oauth-authorization-server and
+            /.well-known/openid-configuration, then device authorization, token
+            (device code and refresh_token, rotating refresh tokens),
+            revocation, introspection and userinfo at the paths of the provider
+            imitated (--oauth-provider; generic: /device_authorization, /token,
+            /revoke, /introspect, /userinfo). The user types the code at /device;
+            POST /_sim/approve {"code": "XXXX-XXXX"} approves,
+            POST /_sim/oauth/deny denies, GET /_sim/oauth/codes lists them;
+            --auto-approve-after and --script apply as to Adobe codes. On its
+            defaults one public client, regcoded-tv, is known; --oauth-config
+            registers others (client_secret_basic, client_secret_post,
+            private_key_jwt with a P-256 or RSA public key).
+
             HTTPS: --tls-cert/--tls-key serve a certificate you have;
             --tls-self-signed DIR keeps a lab CA and a certificate for
             localhost, 127.0.0.1, ::1 and the --listen host in DIR (the CA is
@@ -359,4 +373,22 @@ struct PassSim: AsyncParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("Seed of the fault-injection random generator, for reproducible runs.", valueName: "n"))
     var seed: UInt64?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "OAuth device flow: the provider whose paths and answers are imitated (generic, keycloak, entra, google, okta, auth0, github; default generic, or the --oauth-config one).",
+            valueName: "name"
+        )
+    )
+    var oauthProvider: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "OAuth device flow: JSON file with provider, clients (client_id, token_endpoint_auth_method, client_secret, public_key_pem or public_key_file), interval, code_ttl, token lifetimes, base_url, tenant, realm.",
+            valueName: "path"
+        )
+    )
+    var oauthConfig: String?
 }

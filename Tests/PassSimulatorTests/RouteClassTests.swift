@@ -11,9 +11,11 @@ struct RouteClassTests {
     /// Every injectable answer is a 507 from the simulated edge, whatever the class.
     static let everythingFails = FaultConfiguration(defaults: FaultRates(error5xx: 1, error5xxStatuses: [507]))
 
-    /// Routes outside the fault middleware: the admin API, the activation pages and v1's browser entry point.
+    /// Routes outside the fault middleware: the admin API, the activation pages, v1's browser entry point and the
+    /// OAuth verification page.
     static func isUnfaulted(_ pattern: String) -> Bool {
-        pattern == "/api/v1/authenticate" || ["/_sim/", "/activate", "/adobe-services/"].contains { pattern.hasPrefix($0) }
+        ["/api/v1/authenticate", "/device", "/device/decision"].contains(pattern)
+            || ["/_sim/", "/activate", "/adobe-services/"].contains { pattern.hasPrefix($0) }
     }
 
     /// A request path matching `pattern`, every capture filled in.
@@ -52,7 +54,7 @@ struct RouteClassTests {
     @Test func everyFaultedRouteHasAClass() async throws {
         let harness = Harness { $0.throttleEnabled = false }
         let routes = harness.simulator.faultedRoutes()
-        let table = RouteTable(routes.dcrAndV2 + routes.v1)
+        let table = RouteTable(routes.dcrAndV2 + routes.v1 + routes.oauth)
         let registered = harness.simulator.makeRouter().routes.map { (method: $0.method, path: $0.path) }
         #expect(Set(table.patterns).isSubset(of: registered.map(\.path.description)))
         try await harness.run { client in
@@ -88,7 +90,7 @@ struct RouteClassTests {
     /// The classes and credentials of a sample of routes, as the fault tests rely on.
     @Test func classesOfKnownRoutes() {
         let routes = Harness().simulator.faultedRoutes()
-        let table = RouteTable(routes.dcrAndV2 + routes.v1)
+        let table = RouteTable(routes.dcrAndV2 + routes.v1 + routes.oauth)
         func check(_ pattern: String, _ endpointClass: EndpointClass, protected: [HTTPRequest.Method], unprotected: [HTTPRequest.Method] = []) {
             let classification = table.classification(endpointPath: pattern)
             #expect(classification?.endpointClass == endpointClass, "\(pattern)")
@@ -106,6 +108,14 @@ struct RouteClassTests {
         check("/api/v1/authenticate/{code}", .poll, protected: [.get])
         check("/api/v1/checkauthn/{code}", .other, protected: [], unprotected: [.get])
         check("/api/v1/tokens/media.xml", .decisions, protected: [.get])
+        // The OAuth device flow: discovery is config, device authorization sessions, the token endpoint poll; only
+        // userinfo takes a bearer token.
+        check("/.well-known/openid-configuration", .config, protected: [], unprotected: [.get])
+        check("/device_authorization", .sessions, protected: [], unprotected: [.post])
+        check("/token", .poll, protected: [], unprotected: [.post])
+        check("/revoke", .other, protected: [], unprotected: [.post])
+        check("/userinfo", .other, protected: [.get, .post])
+        #expect(table.classification(endpointPath: "/device") == nil)
         #expect(table.classification(endpointPath: "/api/v1/authenticate") == nil)
         #expect(table.classification(endpointPath: nil) == nil)
     }

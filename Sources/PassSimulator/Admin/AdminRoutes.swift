@@ -138,6 +138,9 @@ struct AdminRoutes: Sendable {
                 message: #"Expected JSON {"code": "…", "mvpd"?: "…", "userId"?: "…", "attributes"?: {…}}."#
             )
         )
+        if OAuthDeviceAuthority.isUserCode(body.code) {
+            return try OAuthAdminRoutes(state: self.state).decide(userCode: body.code, approve: true, subject: body.userId, context: context)
+        }
         let profile: SimulatedProfile
         do {
             profile = try self.state.withLock { (state) throws(CodeCompletionError) in
@@ -178,6 +181,9 @@ struct AdminRoutes: Sendable {
             context: context,
             orThrow: AdminError(status: .badRequest, error: "invalid_request", message: #"Expected JSON {"code": "…"}."#)
         )
+        if OAuthDeviceAuthority.isUserCode(body.code) {
+            return try OAuthAdminRoutes(state: self.state).expire(userCode: body.code, context: context)
+        }
         guard self.state.withLock({ $0.expireCode(body.code) }) else {
             throw AdminError(status: .notFound, error: "unknown_code", message: "No code \(body.code.uppercased()) was issued.")
         }
@@ -231,6 +237,9 @@ struct AdminRoutes: Sendable {
                 message: #"Expected JSON {"outcome": "approve"|"deny"|"never", "after"?: seconds, "mvpd"?: "…", "userId"?: "…"}."#
             )
         )
+        if OAuthDeviceAuthority.isUserCode(code) {
+            return try OAuthAdminRoutes(state: self.state).script(script, userCode: code, context: context)
+        }
         let session: AuthenticationSession
         do {
             session = try self.state.withLock { (state) throws(CodeCompletionError) in try state.setScript(script, forCode: code) }
@@ -296,11 +305,13 @@ struct AdminRoutes: Sendable {
         stats.connections = self.connections.snapshot
         stats.peers = self.connections.peers.snapshot
         if let listener { stats.listener = ListenerStats(listener.snapshot) }
+        stats.oauth = self.state.withLock { $0.oauth.stats }
         return try JSONBody.response(.ok, stats)
     }
 
     @Sendable func resetStats(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         self.faults.resetStats()
+        self.state.withLock { $0.oauth.resetStats() }
         self.connections.reset()
         self.listener?.resetTotals()
         return Response(status: .noContent)

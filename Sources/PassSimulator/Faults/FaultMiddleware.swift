@@ -61,10 +61,11 @@ struct FaultMiddleware: RouterMiddleware {
             return response
         case .tokenExpiry:
             self.injector.record(route.endpointClass, status: "401")
-            if route.api == .v1 {
-                return try V1Error.notAuthorized("access token expired").response(from: request, context: context)
+            switch route.api {
+            case .v1: return try V1Error.notAuthorized("access token expired").response(from: request, context: context)
+            case .oauth: return OAuthRoutes.invalidTokenResponse()
+            case .dcr, .v2: return try EnhancedError.invalidAccessToken.response(from: request, context: context)
             }
-            return try EnhancedError.invalidAccessToken.response(from: request, context: context)
         case .malformed, nil:
             break
         }

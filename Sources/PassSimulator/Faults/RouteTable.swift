@@ -7,6 +7,8 @@ struct RouteClassification: Sendable, Equatable {
         case dcr
         case v2
         case v1
+        /// The OAuth 2.0 device flow (RFC 8628): an expired bearer token is RFC 6750's `invalid_token`.
+        case oauth
     }
 
     /// Which calls of a route need the caller's credentials (bearer token or v1 signature); only those can be

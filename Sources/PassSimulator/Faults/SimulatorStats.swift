@@ -23,6 +23,8 @@ package struct SimulatorStats: Sendable, Equatable, Codable {
     package var peers = PeerStats()
     /// The listener's cap and what it turned away or timed out.
     package var listener = ListenerStats()
+    /// The OAuth device flow's polls, early polls and `slow_down`s, tokens issued, refreshed and revoked.
+    package var oauth = OAuthStats()
 
     static var empty: SimulatorStats {
         SimulatorStats(

@@ -60,6 +60,8 @@ package final class SimulatorState {
     // Entitlement variants (TempPass, degradation, home networks, item errors) and TempPass trials: memory only.
     var entitlements: EntitlementSettings
     var tempPasses = TempPassLedger()
+    // The OAuth device flow's codes and tokens: memory only, bounded (``OAuthDeviceAuthority``).
+    var oauth: OAuthDeviceAuthority
 
     // Indexes derived from the records, rebuilt when the state file is loaded.
     var tokensByClient: [String: [String]] = [:]
@@ -76,6 +78,7 @@ package final class SimulatorState {
         self.deny = DenyLists(resources: configuration.denyResources, mvpds: configuration.denyMVPDs)
         self.entitlements = configuration.entitlements
         self.lastSweep = configuration.clock.nowMillis
+        self.oauth = OAuthDeviceAuthority(policy: .init(configuration), now: configuration.clock.nowMillis)
     }
 
     var now: Int64 { self.configuration.clock.nowMillis }

@@ -133,6 +133,8 @@ struct ThrottleMiddleware: RouterMiddleware {
         case dcrAndV2
         /// v1: the device is the `deviceId` parameter.
         case v1
+        /// The OAuth device flow names no device: keyed by address either way.
+        case oauth
     }
 
     let throttle: Throttle
@@ -145,7 +147,7 @@ struct ThrottleMiddleware: RouterMiddleware {
         var request = request
         let key =
             switch (self.key, self.api) {
-            case (.ip, _): Throttle.addressKey(for: request, context: context, trustingForwardedFor: self.trustsForwardedFor)
+            case (.ip, _), (.device, .oauth): Throttle.addressKey(for: request, context: context, trustingForwardedFor: self.trustsForwardedFor)
             case (.device, .dcrAndV2): Throttle.deviceKey(for: request, context: context, trustingForwardedFor: self.trustsForwardedFor)
             case (.device, .v1): try await Throttle.v1Key(for: &request, context: context, trustingForwardedFor: self.trustsForwardedFor)
             }

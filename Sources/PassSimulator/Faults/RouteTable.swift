@@ -7,6 +7,8 @@ struct RouteClassification: Sendable, Equatable {
         case dcr
         case v2
         case v1
+        /// Adobe's SSO Service (`/api/{sp}/serviceToken`, `link`, `unlink`, `list`), which has its own error shape.
+        case ssoService
     }
 
     /// Which calls of a route need the caller's credentials (bearer token or v1 signature); only those can be

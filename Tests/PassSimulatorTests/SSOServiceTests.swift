@@ -77,10 +77,11 @@ struct SSOServiceTests {
             // Expired, but "recently" (the refresh window, 24 h by default): still refreshed.
             harness.clock.advance(by: .seconds(2 * 3600))
             #expect(try await client.refreshSSOServiceToken(credentials, token: fresh).status == .ok)
-            // Past the window: a new token must come from POST.
+            // Past the window: a new token must come from POST. (A day on, the app holds a new access token too.)
             harness.clock.advance(by: .seconds(24 * 3600))
+            let later = try await client.credentials()
             try expectSSOServiceError(
-                try await client.refreshSSOServiceToken(credentials, token: fresh),
+                try await client.refreshSSOServiceToken(later, token: fresh),
                 status: .unauthorized,
                 code: "token_expired",
                 action: "get_new_token"
@@ -88,12 +89,12 @@ struct SSOServiceTests {
 
             let tampered = String(token.dropLast(3)) + (token.hasSuffix("AAA") ? "BBB" : "AAA")
             try expectSSOServiceError(
-                try await client.refreshSSOServiceToken(credentials, token: tampered),
+                try await client.refreshSSOServiceToken(later, token: tampered),
                 status: .unauthorized,
                 code: "header_invalid",
                 action: "get_new_token"
             )
-            let missing = try await client.send(.get, "/api/REF30/serviceToken", headers: Client.authorized(credentials, device: nil))
+            let missing = try await client.send(.get, "/api/REF30/serviceToken", headers: Client.authorized(later, device: nil))
             try expectSSOServiceError(missing, status: .badRequest, code: "header_missing", action: "check_headers")
         }
     }

@@ -70,7 +70,10 @@ struct StrictAsAdobeTests {
 
     @Test(arguments: ["authorize", "preauthorize"])
     func decisionsWithoutAProfileCanDenyEveryItemInstead(kind: String) async throws {
-        let harness = Harness { $0.missingProfileDecision = .itemLevel }
+        let harness = Harness {
+            $0.missingProfileDecision = .itemLevel
+            $0.profileTTL = .seconds(60)
+        }
         try await harness.run { client in
             let credentials = try await client.credentials()
             let reply = try await V2DecisionTests.decide(client, credentials, kind, body: #"{"resources":["REF30","Live"]}"#)
@@ -87,7 +90,7 @@ struct StrictAsAdobeTests {
             }
             // An expired profile: the same, with its own code.
             try await V2DecisionTests.signIn(client, credentials)
-            harness.clock.advance(by: .seconds(30 * 24 * 3600 + 3600))
+            harness.clock.advance(by: .seconds(61))
             let expired = try await V2DecisionTests.decide(client, credentials, kind)
             #expect(expired.status == .ok)
             let item = try #require((try expired.json()["decisions"] as? [[String: Any]])?.first)

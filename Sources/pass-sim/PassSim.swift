@@ -185,7 +185,7 @@ struct PassSim: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "JSON file with the SSO sections: mvpds (with platform fields), integrations (SSO settings per requestor×MVPD), identityIssuers.",
+            "JSON file with the SSO sections: mvpds (with platform fields), integrations (SSO settings per requestor×MVPD), identityIssuers, ssoService (the SSO Service's lifetimes and field names).",
             valueName: "path"
         )
     )

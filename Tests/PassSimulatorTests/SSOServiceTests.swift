@@ -192,6 +192,18 @@ struct SSOServiceTests {
         }
     }
 
+    @Test func theSSOConfigSectionSetsTheService() throws {
+        let json = #"{"ssoService": {"tokenTTL": 600, "linkCodeTTL": 300, "fieldNames": "both"}}"#
+        var configuration = SimulatorConfiguration()
+        try JSONDecoder().decode(SSOConfigurationFile.self, from: Data(json.utf8)).apply(to: &configuration)
+        #expect(configuration.ssoService.tokenTTL == 600)
+        #expect(configuration.ssoService.linkCodeTTL == 300)
+        #expect(configuration.ssoService.refreshWindow == SSOServiceSettings().refreshWindow)
+        #expect(configuration.ssoService.fieldNames == .both)
+        let tooLong = try JSONDecoder().decode(SSOConfigurationFile.self, from: Data(#"{"ssoService": {"linkCodeTTL": 3600}}"#.utf8))
+        #expect(throws: SSOConfigurationError.self) { try tooLong.apply(to: &configuration) }
+    }
+
     @Test func unlinkRemovesDevicesFromTheSingleSignOn() async throws {
         try await Harness(Self.quiet).run { client in
             let phone = try await client.credentials()

@@ -39,8 +39,8 @@ package final class PassSimulator: Sendable {
         self.throttle =
             configuration.throttleEnabled
             ? Throttle(
-                capacity: configuration.throttleCapacity,
-                refillPerSecond: configuration.throttleRefillPerSecond,
+                burst: configuration.throttleBurst,
+                ratePerSecond: configuration.throttleRatePerSecond,
                 clock: configuration.clock
             )
             : nil
@@ -215,13 +215,12 @@ package final class PassSimulator: Sendable {
     func faultedRoutes() -> (dcrAndV2: [APIRoute], v1: [APIRoute], oauth: [APIRoute]) {
         let v2 = V2Routes(state: self.state, configuration: self.configuration, faults: self.faults)
         let v1 = V1Routes(state: self.state, configuration: self.configuration, faults: self.faults, mediaTokens: self.mediaTokens)
-        return (
-            DCRRoutes(state: self.state, configuration: self.configuration).apiRoutes + v2.apiRoutes
-                + V2Decisions(routes: v2, mediaTokens: self.mediaTokens).apiRoutes + PartnerRoutes(routes: v2).apiRoutes
-                + ResetTempPassRoutes(routes: v2).apiRoutes,
-            v1.apiRoutes,
-            OAuthRoutes(state: self.state, configuration: self.configuration).apiRoutes
-        )
+        let groups: [[APIRoute]] = [
+            DCRRoutes(state: self.state, configuration: self.configuration).apiRoutes, v2.apiRoutes,
+            V2Decisions(routes: v2, mediaTokens: self.mediaTokens).apiRoutes, PartnerRoutes(routes: v2).apiRoutes,
+            ResetTempPassRoutes(routes: v2).apiRoutes, SSOServiceRoutes(routes: v2).apiRoutes,
+        ]
+        return (groups.flatMap { $0 }, v1.apiRoutes, OAuthRoutes(state: self.state, configuration: self.configuration).apiRoutes)
     }
 }
 

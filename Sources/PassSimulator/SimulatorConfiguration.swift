@@ -146,10 +146,11 @@ package struct SimulatorConfiguration: Sendable {
     package var throttleEnabled: Bool = true
     /// What a throttle bucket is keyed by: the client address (Adobe's keying) or the device.
     package var throttleKey: ThrottleKey = .ip
-    /// Burst size of the per-device token bucket.
-    package var throttleCapacity: Int = 10
-    /// Tokens added to each bucket per second.
-    package var throttleRefillPerSecond: Double = 1
+    /// Requests a client may make beyond the rate (Adobe's burst of 10): a new client gets `throttleBurst + 1` at once
+    /// (see ``Throttle``).
+    package var throttleBurst: Int = 10
+    /// Requests per second a client may make in the long run (Adobe's 1).
+    package var throttleRatePerSecond: Double = 1
     /// Whether a request's client address (throttle key, sessions' peer address) is the first `X-Forwarded-For`
     /// address, as behind a trusted proxy; false: the TCP peer's, whatever the header says.
     package var trustForwardedFor: Bool = false
@@ -222,6 +223,8 @@ package struct SimulatorConfiguration: Sendable {
     /// header as accepted there but not as required (INFERRED, sso.md §3.3); a header that is sent is validated
     /// either way.
     package var requirePFSForAppleSSODecisions: Bool = false
+    /// Lifetimes and answer field names of Adobe's SSO Service (`/api/{sp}/serviceToken`, `link`, `unlink`, `list`).
+    package var ssoService = SSOServiceSettings()
 
     /// Resources whose authorization is denied, with the MVPD's `details` text (empty text: a generated message).
     package var denyResources: [String: String] = [:]
@@ -230,6 +233,9 @@ package struct SimulatorConfiguration: Sendable {
     /// TempPass MVPDs, degradation rules, home networks and item errors (`--entitlements`); replaceable at runtime
     /// through `PUT /_sim/entitlements`.
     package var entitlements: EntitlementSettings = .init()
+    /// How decisions answer a device without a valid profile for the MVPD: 403 `authenticated_profile_missing` (or
+    /// `…_expired`) as the whole body, or each decision denied with it (Adobe's documents allow both readings).
+    package var missingProfileDecision: MissingProfileDecision = .topLevel
     /// Most resources one preauthorize call may name; more is answered 403 `too_many_resources`.
     package var preauthorizeResourceLimit: Int = 5
     /// Lifetime of authorization decisions and v1 AuthZ tokens.
@@ -265,7 +271,7 @@ package struct SimulatorConfiguration: Sendable {
         Self.embeddedSoftwareId: [], Self.documentationSoftwareId: [],
     ]
 
-    /// The defaults: 30-minute codes, 6-hour access tokens, 30-day profiles, throttling on (10 burst, 1/s), no faults.
+    /// The defaults: 30-minute codes, 6-hour access tokens, 30-day profiles, throttling on (1/s with a burst of 10), no faults.
     package init() {}
 
     /// The configured MVPD with identifier `id`, if any.

@@ -27,6 +27,23 @@ struct ProfileScopeOption: ExpressibleByArgument {
     static var allValueStrings: [String] { V2ProfileScope.allCases.map(\.rawValue) }
 }
 
+/// `top-level` or `item-level`.
+struct MissingProfileOption: ExpressibleByArgument {
+    let answer: MissingProfileDecision
+
+    init(_ answer: MissingProfileDecision) {
+        self.answer = answer
+    }
+
+    init?(argument: String) {
+        guard let answer = MissingProfileDecision(rawValue: argument) else { return nil }
+        self.answer = answer
+    }
+
+    var defaultValueDescription: String { self.answer.rawValue }
+    static var allValueStrings: [String] { MissingProfileDecision.allCases.map(\.rawValue) }
+}
+
 /// `ip` or `device`.
 struct ThrottleKeyOption: ExpressibleByArgument {
     let key: ThrottleKey

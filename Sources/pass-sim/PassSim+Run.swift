@@ -72,6 +72,7 @@ extension PassSim {
         configuration.tls = try self.tlsSettings(logger: logger)
         configuration.v2ProfileScope = self.v2ProfileScope.scope
         configuration.requirePFSForAppleSSODecisions = self.requirePfsOnDecisions
+        configuration.missingProfileDecision = self.missingProfileDecisions.answer
         try self.configureSingleSignOn(&configuration, logger: logger)
         try self.configureEntitlements(&configuration)
         try self.configureOAuth(&configuration)

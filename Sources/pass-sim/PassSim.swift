@@ -55,7 +55,8 @@ struct PassSim: AsyncParsableCommand {
             Errors use Adobe's bodies: enhanced errors (v2), {"error": …} (DCR),
             the classic body (v1).
 
-            Throttling is Adobe's token bucket (10 burst, 1 per second) on every
+            Throttling is Adobe's limit (1 request per second with a burst of
+            10: 11 at once, as Adobe's scenario table counts) on every
             path Adobe throttles, DCR included, keyed by the connection's
             (peer) address; with --trust-forwarded-for (a proxy in front, as
             at a proxy-facing edge) by the first X-Forwarded-For address
@@ -79,6 +80,13 @@ struct PassSim: AsyncParsableCommand {
             POST /_sim/identity/platform-token and /_sim/identity/service-token
             or from the identityIssuers of --sso-config; a missing or invalid
             header is ignored, never an error. GET /_sim/sso shows the SSO state.
+            Adobe's SSO Service: POST/GET /api/{sp}/serviceToken (X-SSO-ID or
+            X-SSO-LINK; refresh with AD-Service-Token), POST /api/{sp}/link (a
+            6-digit one-time link code), POST /api/{sp}/unlink, GET
+            /api/{sp}/list; its tokens are single sign-on in AD-Service-Token
+            on the devices enrolled under their common id. GET
+            /_sim/sso/service lists the devices and pending link codes; the
+            ssoService section of --sso-config sets lifetimes and field names.
 
             Entitlement variants (REST v2, --entitlements or PUT
             /_sim/entitlements): TempPass and promotional TempPass MVPDs
@@ -191,7 +199,7 @@ struct PassSim: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "JSON file with the SSO sections: mvpds (with platform fields), integrations (SSO settings per requestor×MVPD), identityIssuers.",
+            "JSON file with the SSO sections: mvpds (with platform fields), integrations (SSO settings per requestor×MVPD), identityIssuers, ssoService (the SSO Service's lifetimes and field names).",
             valueName: "path"
         )
     )
@@ -217,6 +225,15 @@ struct PassSim: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Require AP-Partner-Framework-Status on decisions for appleSSO profiles (Adobe only documents it as accepted).")
     var requirePfsOnDecisions = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "How decisions answer a device without a valid profile: 403 authenticated_profile_missing as the whole body, or every decision denied with it (Adobe's documents allow both).",
+            valueName: "top-level|item-level"
+        )
+    )
+    var missingProfileDecisions = MissingProfileOption(.topLevel)
 
     @Option(
         name: .customLong("tv-provider-idp-key"),
@@ -281,7 +298,7 @@ struct PassSim: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Lifetime of authentication codes.", valueName: "seconds"))
     var codeTtl: Seconds = Seconds(1800)
 
-    @Flag(name: .long, help: "Disable the rate limit (10 requests burst, 1 per second).")
+    @Flag(name: .long, help: "Disable the rate limit (1 request per second with a burst of 10).")
     var noThrottle = false
 
     @Option(name: .long, help: ArgumentHelp("Log level.", valueName: "level"))

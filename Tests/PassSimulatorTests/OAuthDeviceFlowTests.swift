@@ -484,7 +484,7 @@ struct OAuthDeviceFlowTests {
             #expect(harness.simulator.stats.requests[.poll]?["503"] == 1)
             #expect(harness.simulator.stats.requests[.sessions]?["200"] == 1)
         }
-        let throttled = Harness { $0.throttleCapacity = 2 }
+        let throttled = Harness { $0.throttleBurst = 1 }  // a new client gets burst + 1 at once
         try await throttled.run { client in
             var statuses: [Int] = []
             for _ in 0..<3 { statuses.append(Int(try await client.send(.get, "/.well-known/openid-configuration").status.code)) }

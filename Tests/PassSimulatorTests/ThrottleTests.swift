@@ -9,12 +9,13 @@ struct ThrottleTests {
     static let openrestyBody =
         "<html><head><title>429 Too Many Requests</title></head><body><center><h1>429 Too Many Requests</h1></center><hr><center>openresty</center></body></html>"
 
-    @Test func burstOfTenThenTooManyRequests() async throws {
+    @Test func theRatePlusABurstOfTenThenTooManyRequests() async throws {
         let harness = Harness()
         try await harness.run { client in
             let credentials = try await client.credentials()
             let headers = Client.authorized(credentials, device: "busy-tv")
-            for attempt in 1...10 {
+            // The request the rate allows plus the burst of 10 (Adobe's scenario table, see `Throttle`).
+            for attempt in 1...11 {
                 let reply = try await client.send(.get, "/api/v2/REF30/configuration", headers: headers)
                 #expect(reply.status == .ok, "attempt \(attempt)")
             }
@@ -42,7 +43,7 @@ struct ThrottleTests {
     @Test func dcrIsThrottledByForwardedAddress() async throws {
         try await Harness(Self.trustingForwardedFor).run { client in
             let forwarded: HTTPFields = [Client.name("X-Forwarded-For"): "203.0.113.7, 10.0.0.1", .contentType: "application/x-www-form-urlencoded"]
-            for _ in 1...10 {
+            for _ in 1...11 {
                 let reply = try await client.send(.post, "/o/client/token", headers: forwarded, body: "")
                 #expect(reply.status == .badRequest)
             }
@@ -64,16 +65,16 @@ struct ThrottleTests {
         }
     }
 
-    @Test func configuredCapacityAndRefill() async throws {
+    @Test func configuredBurstAndRate() async throws {
         let harness = Harness {
-            $0.throttleCapacity = 3
-            $0.throttleRefillPerSecond = 2
+            $0.throttleBurst = 3
+            $0.throttleRatePerSecond = 2
         }
         try await harness.run { client in
             let credentials = try await client.credentials()
             let headers = Client.authorized(credentials, device: "tv")
             let path = "/api/v2/REF30/configuration"
-            for _ in 1...3 { #expect(try await client.send(.get, path, headers: headers).status == .ok) }
+            for _ in 1...4 { #expect(try await client.send(.get, path, headers: headers).status == .ok) }
             #expect(try await client.send(.get, path, headers: headers).status == .tooManyRequests)
             harness.clock.advance(by: .milliseconds(500))
             #expect(try await client.send(.get, path, headers: headers).status == .ok)
@@ -83,12 +84,13 @@ struct ThrottleTests {
 
     @Test func idleBucketsAreEvicted() {
         let clock = ManualClock()
-        let throttle = Throttle(capacity: 10, refillPerSecond: 1, clock: .manual(clock))
+        let throttle = Throttle(burst: 10, ratePerSecond: 1, clock: .manual(clock))
         for index in 0..<1000 {
             #expect(throttle.allow("device-\(index)"))
         }
         #expect(throttle.bucketCount == 1000)
-        clock.advance(by: .seconds(10))
+        // Eviction passes run once per drain time of a full bucket (11 s).
+        clock.advance(by: .seconds(11))
         #expect(throttle.allow("late"))
         #expect(throttle.bucketCount == 1)
     }
@@ -124,11 +126,11 @@ struct ThrottleTests {
     @Test func differentForwardedAddressesHaveSeparateBuckets() async throws {
         try await Harness(Self.trustingForwardedFor).run { client in
             let credentials = try await client.credentials()
-            let first = try await Self.burst(client, credentials, Self.forwarded("203.0.113.1"), count: 11)
-            #expect(first == Array(repeating: 200, count: 10) + [429])
+            let first = try await Self.burst(client, credentials, Self.forwarded("203.0.113.1"), count: 12)
+            #expect(first == Array(repeating: 200, count: 11) + [429])
             // Only the first address of the list counts: the proxy's own address is shared by both.
-            let second = try await Self.burst(client, credentials, Self.forwarded("203.0.113.2"), count: 10)
-            #expect(second == Array(repeating: 200, count: 10))
+            let second = try await Self.burst(client, credentials, Self.forwarded("203.0.113.2"), count: 11)
+            #expect(second == Array(repeating: 200, count: 11))
         }
     }
 
@@ -136,8 +138,8 @@ struct ThrottleTests {
         try await Harness(Self.trustingForwardedFor).run { client in
             let credentials = try await client.credentials()
             let first = try await Self.burst(client, credentials, Self.forwarded("203.0.113.9", device: "tv-1"), count: 6)
-            let second = try await Self.burst(client, credentials, Self.forwarded("203.0.113.9", device: "tv-2"), count: 5)
-            #expect(first + second == Array(repeating: 200, count: 10) + [429])
+            let second = try await Self.burst(client, credentials, Self.forwarded("203.0.113.9", device: "tv-2"), count: 6)
+            #expect(first + second == Array(repeating: 200, count: 11) + [429])
             // v1 `deviceId` does not split the bucket either.
             let v1 = try await client.v1(
                 .get,
@@ -152,12 +154,12 @@ struct ThrottleTests {
     @Test func deviceModeSplitsOneAddressByDevice() async throws {
         try await Harness({ $0.throttleKey = .device }).run { client in
             let credentials = try await client.credentials()
-            let first = try await Self.burst(client, credentials, Self.forwarded("203.0.113.9", device: "tv-1"), count: 11)
+            let first = try await Self.burst(client, credentials, Self.forwarded("203.0.113.9", device: "tv-1"), count: 12)
             #expect(first.last == 429)
-            let second = try await Self.burst(client, credentials, Self.forwarded("203.0.113.9", device: "tv-2"), count: 10)
-            #expect(second == Array(repeating: 200, count: 10))
+            let second = try await Self.burst(client, credentials, Self.forwarded("203.0.113.9", device: "tv-2"), count: 11)
+            #expect(second == Array(repeating: 200, count: 11))
             // Without a device header, the address is the key.
-            let anonymous = try await Self.burst(client, credentials, Self.forwarded("203.0.113.9"), count: 11)
+            let anonymous = try await Self.burst(client, credentials, Self.forwarded("203.0.113.9"), count: 12)
             #expect(anonymous.last == 429)
         }
     }
@@ -168,21 +170,21 @@ struct ThrottleTests {
             var headers = Self.forwarded("198.51.100.20")
             headers[.contentType] = "application/json"
             var statuses: [Int] = []
-            for _ in 0..<11 {
+            for _ in 0..<12 {
                 statuses.append(try await client.send(.post, path, headers: headers, body: "{}").status.code)
             }
-            #expect(statuses.prefix(10).allSatisfy { $0 == 400 }, "\(statuses)")
+            #expect(statuses.prefix(11).allSatisfy { $0 == 400 }, "\(statuses)")
             #expect(statuses.last == 429)
         }
     }
 
     @Test func the429LastsAtMostOneSecond() async throws {
-        // Adobe's scenario: a burst of 10, then 429s; "the throttling expires after one second of the first 429".
+        // The rate's request and the burst of 10, then 429s; "the throttling expires after one second of the first 429".
         let harness = Harness(Self.trustingForwardedFor)
         try await harness.run { client in
             let credentials = try await client.credentials()
             let address = Self.forwarded("192.0.2.50")
-            #expect(try await Self.burst(client, credentials, address, count: 10) == Array(repeating: 200, count: 10))
+            #expect(try await Self.burst(client, credentials, address, count: 11) == Array(repeating: 200, count: 11))
             #expect(try await Self.burst(client, credentials, address, count: 1) == [429])
             // Retrying early keeps failing without pushing the end further out.
             for _ in 0..<4 {
@@ -204,10 +206,10 @@ struct ThrottleTests {
             $0.trustForwardedFor = trusted
         }).runLive { client in
             var statuses: [Int] = []
-            for index in 0..<11 {
+            for index in 0..<12 {
                 statuses.append(try await client.send(.get, "/api/v1/tokens/authn?requestor=REF30&deviceId=d\(index)").status.code)
             }
-            #expect(statuses.prefix(10).allSatisfy { $0 != 429 }, "\(statuses)")
+            #expect(statuses.prefix(11).allSatisfy { $0 != 429 }, "\(statuses)")
             #expect(statuses.last == 429)
             // Another client address named behind the same peer: its own bucket only when the header is trusted (a
             // device cannot pick its address).
@@ -229,9 +231,9 @@ struct ThrottleTests {
 
     @Test func theBucketTableStaysBoundedAndKeepsThrottledClients() {
         let clock = ManualClock()
-        let throttle = Throttle(capacity: 10, refillPerSecond: 1, clock: .manual(clock), maxBuckets: 100)
+        let throttle = Throttle(burst: 10, ratePerSecond: 1, clock: .manual(clock), maxBuckets: 100)
         // One client uses up its bucket.
-        for _ in 0..<10 { #expect(throttle.allow("busy")) }
+        for _ in 0..<11 { #expect(throttle.allow("busy")) }
         #expect(!throttle.allow("busy"))
         // A flood of new addresses within the refill time.
         for index in 0..<1000 {
@@ -240,5 +242,42 @@ struct ThrottleTests {
         }
         // The throttled client was not forgotten.
         #expect(!throttle.allow("busy"))
+    }
+
+    // MARK: Adobe's scenario table
+
+    /// The rows of "Scenario example for throttling" in Adobe's throttling-mechanism.md
+    /// (https://experienceleague.adobe.com/en/docs/pass/authentication/integration-guide-programmers/throttling-mechanism):
+    /// milliseconds since the first request, and whether the call succeeds.
+    static let adobeScenario: [(at: Int64, answered: Bool)] = [
+        (0, true), (300, true), (600, true), (900, true), (1200, true), (1300, true), (1400, true), (1500, true),
+        (1600, true), (1700, true), (1800, true), (2100, true), (2200, true), (2400, false), (2600, false),
+        (2800, false), (3100, true),
+    ]
+
+    @Test func adobesScenarioTableRowByRow() {
+        let clock = ManualClock()
+        let throttle = Throttle(burst: 10, ratePerSecond: 1, clock: .manual(clock))
+        var elapsed: Int64 = 0
+        for row in Self.adobeScenario {
+            clock.advance(by: .milliseconds(row.at - elapsed))
+            elapsed = row.at
+            #expect(throttle.allow("client") == row.answered, "second \(Double(row.at) / 1000)")
+        }
+    }
+
+    @Test func adobesScenarioTableOverHTTP() async throws {
+        let harness = Harness(Self.trustingForwardedFor)
+        try await harness.run { client in
+            let credentials = try await client.credentials()
+            let address = Self.forwarded("192.0.2.77")
+            var elapsed: Int64 = 0
+            for row in Self.adobeScenario {
+                harness.clock.advance(by: .milliseconds(row.at - elapsed))
+                elapsed = row.at
+                let status = try await Self.burst(client, credentials, address, count: 1)
+                #expect(status == [row.answered ? 200 : 429], "second \(Double(row.at) / 1000)")
+            }
+        }
     }
 }

@@ -245,10 +245,11 @@ struct V2DecisionTests {
                 code: "authenticated_profile_missing",
                 action: "authentication"
             )
+            // Nothing left to log out: Adobe's `invalid` ("log out of MVPD when no valid profile is found").
             let second = try await client.send(.get, "/api/v2/REF30/logout/Cablevision", headers: headers)
             #expect(
                 (try second.json()["logouts"] as? [String: [String: String]])?["Cablevision"] == [
-                    "actionName": "complete", "actionType": "none", "mvpd": "Cablevision",
+                    "actionName": "invalid", "actionType": "none", "mvpd": "Cablevision",
                 ]
             )
         }

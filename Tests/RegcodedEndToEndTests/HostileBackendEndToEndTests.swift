@@ -54,8 +54,15 @@ extension EndToEnd {
             let faults = directory.path("faults.json")
             let mix =
                 #"{"error5xx":0.2,"throttle429":0.05,"throttle429RetryAfter":0.05,"retryAfterSeconds":2,"drop":0.05,"latencyMs":5,"latencySpreadMs":400}"#
-            let classes = ["dcr", "config", "sessions", "poll", "decisions", "other"]
-            try ("{" + classes.map { "\"\($0)\":\(mix)" }.joined(separator: ",") + "}").write(toFile: faults, atomically: true, encoding: .utf8)
+            // A throttled configuration or decision reaches an SDK app at once as CFG429 / Z100 (Adobe's throttling
+            // page), with nothing to retry: those classes get the same mix without 429s.
+            let unthrottled = #"{"error5xx":0.3,"drop":0.05,"latencyMs":5,"latencySpreadMs":400}"#
+            let classes = ["dcr": mix, "config": unthrottled, "sessions": mix, "poll": mix, "decisions": unthrottled, "other": mix]
+            try ("{" + classes.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",") + "}").write(
+                toFile: faults,
+                atomically: true,
+                encoding: .utf8
+            )
             let sim = try await PassSimProcess.start(["--faults", faults, "--seed", "11", "--auto-approve-after", "4s"])
             let config = directory.path("regcoded.yaml")
             // Bounds high enough that 35 % failures never spend them (0.35^15 per stage); short caps keep the run short.
@@ -111,6 +118,50 @@ extension EndToEnd {
             #expect(await daemon.waitForExit() == 0)
             sim.process.signal(SIGTERM)
             _ = await sim.process.waitForExit()
+        }
+
+        /// A throttled `setRequestor` reaches an SDK app as `CFG429` within seconds, after one request, as Adobe's
+        /// throttling page says the SDK reports it; a native app retries the throttled launch check twice, a second
+        /// or more apart, and says so (`app.throttled`, then `app.callFailed`).
+        @Test func aThrottledOpeningIsReportedAsEachPersonaDoes() async throws {
+            let directory = try TemporaryDirectory()
+            let faults = directory.path("faults.json")
+            try #"{"config":{"throttle429":1.0},"other":{"throttle429":1.0}}"#.write(toFile: faults, atomically: true, encoding: .utf8)
+            let sim = try await PassSimProcess.start(["--faults", faults])
+            for persona in ["accessenabler", "rest-v2"] {
+                let database = directory.path("\(persona).sqlite")
+                let daemon = try ChildProcess(
+                    "regcoded",
+                    sim.daemonArguments + [
+                        "--persona", persona, "--devices", "1", "--database", database, "--socket", directory.path("\(persona).sock"),
+                    ]
+                )
+                let expected = persona == "accessenabler" ? "status" : "app.callFailed"
+                var seen = ""
+                let deadline = ContinuousClock.now + .seconds(30)
+                while ContinuousClock.now < deadline, !seen.contains(expected) {
+                    seen = (try? SQLiteShell.run(database, "SELECT group_concat(name, ' ') FROM events")) ?? ""
+                    if !seen.contains(expected) { try await Task.sleep(for: .milliseconds(200)) }
+                }
+                if persona == "accessenabler" {
+                    let status = try SQLiteShell.run(
+                        database,
+                        "SELECT json_extract(args, '$.statusDictionary.errorId') FROM events WHERE name = 'status'"
+                    )
+                    #expect(status == "CFG429", "\(daemon.text.suffix(1_000))")
+                    let sent = try SQLiteShell.run(database, "SELECT count(*) FROM request_attempts WHERE endpoint = 'configuration'")
+                    #expect(sent == "1")
+                } else {
+                    #expect(seen == "app.throttled app.throttled app.callFailed", "\(seen)")
+                    let gaps = try SQLiteShell.run(
+                        database,
+                        "SELECT min(sent_at - previous) FROM (SELECT sent_at, lag(sent_at) OVER (ORDER BY id) AS previous FROM request_attempts WHERE endpoint = 'profiles') WHERE previous IS NOT NULL"
+                    )
+                    #expect((Int(gaps) ?? 0) >= 1_000, "shortest wait after a 429: \(gaps) ms")
+                }
+                daemon.signal(SIGTERM)
+                _ = await daemon.waitForExit()
+            }
         }
 
         @Test func everyDeviceRecoversFromABackendRestartedEmptyMidSoak() async throws {

@@ -50,7 +50,8 @@ struct V2Decisions: Sendable {
 
     /// The profile a decision is made for: the caller's own, else one its valid SSO headers reach (sso.md §3.3). For an
     /// `appleSSO` profile a PFS header that is sent must allow partner SSO for the MVPD (else its 400 error; INFERRED),
-    /// and must be sent with ``SimulatorConfiguration/requirePFSForAppleSSODecisions``.
+    /// and must be sent with ``SimulatorConfiguration/requirePFSForAppleSSODecisions``. Throws ``MissingProfile`` when
+    /// there is none.
     private func profile(
         _ request: Request,
         serviceProvider sp: String,
@@ -70,10 +71,23 @@ struct V2Decisions: Sendable {
             return profile
         case .expired:
             if let sso = await self.ssoProfile(request, serviceProvider: sp, mvpd: mvpd) { return sso }
-            throw EnhancedError.authenticatedProfileExpired
+            throw MissingProfile.expired
         case .absent:
             if let sso = await self.ssoProfile(request, serviceProvider: sp, mvpd: mvpd) { return sso }
-            throw EnhancedError.authenticatedProfileMissing
+            throw MissingProfile.missing
+        }
+    }
+
+    /// Why a decision has no profile to be made for.
+    private enum MissingProfile: Error {
+        case missing
+        case expired
+
+        var enhancedError: EnhancedError {
+            switch self {
+            case .missing: .authenticatedProfileMissing
+            case .expired: .authenticatedProfileExpired
+            }
         }
     }
 
@@ -214,17 +228,32 @@ struct V2Decisions: Sendable {
         }
     }
 
-    /// The MVPD's own decisions for the profile the call names.
+    /// The MVPD's own decisions for the profile the call names. Without a valid profile: the error as the whole answer,
+    /// or on every decision (``SimulatorConfiguration/missingProfileDecision``).
     private func regularDecisions(_ call: DecisionCall) async throws -> [DecisionBody] {
         let configuration = self.routes.configuration
         let state = self.routes.state
-        let profile = try await self.profile(
-            call.request,
-            serviceProvider: call.sp,
-            deviceIdentifier: call.device,
-            clientId: call.clientId,
-            mvpd: call.mvpd
-        )
+        let profile: SimulatedProfile
+        do {
+            profile = try await self.profile(
+                call.request,
+                serviceProvider: call.sp,
+                deviceIdentifier: call.device,
+                clientId: call.clientId,
+                mvpd: call.mvpd
+            )
+        } catch let error as MissingProfile {
+            switch configuration.missingProfileDecision {
+            case .topLevel:
+                throw error.enhancedError
+            case .itemLevel:
+                return call.resources.map { resource in
+                    var item = DecisionBody(resource: resource, serviceProvider: call.sp, mvpd: call.mvpd, authorized: false)
+                    item.error = error.enhancedError
+                    return item
+                }
+            }
+        }
         // The same address the session recorded, so home-based authentication compares like with like.
         let peerAddress = call.request.clientAddress(context: call.context, trustingForwardedFor: configuration.trustForwardedFor)
         return state.withLock { $0.decide(resources: call.resources, profile: profile, peerAddress: peerAddress) }.map { decision in

@@ -46,14 +46,14 @@ struct FaultMiddleware: RouterMiddleware {
             // Never delivered over a real connection (it is closed); in-process router tests, which have no
             // connection, see this empty 500 instead.
             return Response(status: .internalServerError)
-        case .error5xx(let code):
-            self.injector.record(route.endpointClass, status: String(code))
-            if let enhanced = plan.enhancedError { return Self.enhancedError(enhanced, status: code) }
-            return Self.serverError(code)
-        case .error4xx(let code):
-            self.injector.record(route.endpointClass, status: String(code))
-            if let enhanced = plan.enhancedError { return Self.enhancedError(enhanced, status: code) }
-            return Self.serverError(code)
+        case .error5xx(let code), .error4xx(let code):
+            guard let enhanced = plan.enhancedError else {
+                self.injector.record(route.endpointClass, status: String(code))
+                return Self.serverError(code)
+            }
+            let status = enhanced.status(drawn: code)
+            self.injector.record(route.endpointClass, status: String(status))
+            return Self.enhancedError(enhanced, status: status)
         case .throttle429(let retryAfter):
             self.injector.record(route.endpointClass, status: "429")
             var response = Throttle.tooManyRequestsResponse()
@@ -64,6 +64,7 @@ struct FaultMiddleware: RouterMiddleware {
             switch route.api {
             case .v1: return try V1Error.notAuthorized("access token expired").response(from: request, context: context)
             case .oauth: return OAuthRoutes.invalidTokenResponse()
+            case .ssoService: return try SSOServiceError.unauthorizedAccess.response(from: request, context: context)
             case .dcr, .v2: return try EnhancedError.invalidAccessToken.response(from: request, context: context)
             }
         case .malformed, nil:
@@ -92,7 +93,8 @@ struct FaultMiddleware: RouterMiddleware {
         return response
     }
 
-    /// Adobe's enhanced error body with the injected action (reference §9.2), `Retry-After` for `retry-after`.
+    /// Adobe's enhanced error body with the injected action (reference §9.2), `Retry-After` for `retry-after`; a
+    /// catalogued code carries Adobe's message (`status` is already Adobe's, see ``InjectedEnhancedError/status(drawn:)``).
     static func enhancedError(_ error: InjectedEnhancedError, status code: Int) -> Response {
         struct Body: Encodable {
             var action: String
@@ -106,7 +108,7 @@ struct FaultMiddleware: RouterMiddleware {
             action: error.action,
             status: code,
             code: error.code,
-            message: "The request failed (\(error.code)).",
+            message: error.catalogued?.message ?? "The request failed (\(error.code)).",
             helpUrl: EnhancedError.helpURL,
             trace: UUID().uuidString.lowercased()
         )

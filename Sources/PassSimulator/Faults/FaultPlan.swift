@@ -32,8 +32,22 @@ struct InjectedEnhancedError: Sendable, Equatable {
     var code: String
     var retryAfterSeconds: Int?
 
+    /// The entry of Adobe's REST v2 list for ``code`` when it is one of the MVPD item errors, which Adobe lists with
+    /// status 403 only (the `retry` codes `maximum_execution_time_exceeded`, `network_received_error`,
+    /// `network_connection_timeout` among them):
+    /// https://experienceleague.adobe.com/en/docs/pass/authentication/integration-guide-programmers/features-standard/error-reporting/enhanced-error-codes
+    var catalogued: EnhancedError? {
+        ItemErrorCode(rawValue: self.code)?.error(details: nil)
+    }
+
+    /// The HTTP status the fault answers with: Adobe's for a catalogued code, else the one the fault drew.
+    func status(drawn: Int) -> Int {
+        self.catalogued.map { Int($0.status.code) } ?? drawn
+    }
+
     /// A code Adobe's catalogue lists with `action` (REST v2 list; the SDKs' list for `degradation`), so a
-    /// client that reads codes as well as actions sees a coherent answer.
+    /// client that reads codes as well as actions sees a coherent answer. `retry` gets
+    /// `maximum_execution_time_exceeded`, answered 403 whatever status was drawn (see ``catalogued``).
     static func defaultCode(action: String, status: Int) -> String {
         switch action {
         case "retry", "retry-after": "maximum_execution_time_exceeded"

@@ -9,6 +9,8 @@ struct RouteClassification: Sendable, Equatable {
         case v1
         /// The OAuth 2.0 device flow (RFC 8628): an expired bearer token is RFC 6750's `invalid_token`.
         case oauth
+        /// Adobe's SSO Service (`/api/{sp}/serviceToken`, `link`, `unlink`, `list`), which has its own error shape.
+        case ssoService
     }
 
     /// Which calls of a route need the caller's credentials (bearer token or v1 signature); only those can be

@@ -7,8 +7,9 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Test and lab hooks for single sign-on under `/_sim`: the platform identity and service token issuers, runtime MVPD platform fields and integration settings, and a view
-/// of the SSO state.
+/// Test and lab hooks for single sign-on under `/_sim`: the platform identity and service token issuers, runtime MVPD
+/// platform fields and integration settings, a view of the SSO state, and the SSO Service's devices and pending link
+/// codes (what a lab types on a second device).
 struct SSOAdminRoutes: Sendable {
     let state: SharedSimulatorState
 
@@ -49,6 +50,8 @@ struct SSOAdminRoutes: Sendable {
         /// MVPDs whose SAML identity provider key is configured (`*` for the default key), and whether unsigned answers pass.
         let samlIdentityProviders: [String]
         let acceptUnsignedSAML: Bool
+        let ssoService: SSOServiceSettings
+        let missingProfileDecision: MissingProfileDecision
     }
 
     func register(on routes: RouterGroup<SimulatorRequestContext>) {
@@ -58,6 +61,7 @@ struct SSOAdminRoutes: Sendable {
         routes.endpoint("mvpds/{mvpd}", [.get: self.getMVPD, .put: self.putMVPD])
         routes.endpoint("integrations/{sp}/{mvpd}", [.get: self.getIntegration, .put: self.putIntegration])
         routes.endpoint("sso", [.get: self.getSSO])
+        routes.endpoint("sso/service", [.get: self.getSSOService])
         routes.endpoint("config", [.get: self.getConfig])
     }
 
@@ -152,6 +156,11 @@ struct SSOAdminRoutes: Sendable {
         try JSONBody.response(.ok, self.state.withLock { $0.ssoSnapshot() })
     }
 
+    /// `GET /_sim/sso/service`: the SSO Service's enrolled devices by common identifier and its pending link codes.
+    @Sendable func getSSOService(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
+        try JSONBody.response(.ok, self.state.withLock { $0.ssoServiceSnapshot() })
+    }
+
     /// `GET /_sim/config`: the behaviour switches a lab may want to confirm (non-faithful ones flagged).
     @Sendable func getConfig(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         let configuration = self.state.configuration
@@ -164,7 +173,9 @@ struct SSOAdminRoutes: Sendable {
                 identityIssuers: configuration.identityIssuers.keys.sorted(),
                 samlIdentityProviders: (configuration.samlTrust.defaultKeyPEM == nil ? [] : ["*"])
                     + configuration.samlTrust.keyPEMByMVPD.keys.sorted(),
-                acceptUnsignedSAML: configuration.samlTrust.acceptUnsigned
+                acceptUnsignedSAML: configuration.samlTrust.acceptUnsigned,
+                ssoService: configuration.ssoService,
+                missingProfileDecision: configuration.missingProfileDecision
             )
         )
     }

@@ -10,13 +10,15 @@ import Foundation
 /// {"mvpds": [{"id": "Comcast_SSO", "displayName": "Xfinity", "platformMappingId": "Comcast", "boardingStatus": "SUPPORTED", …}],
 ///  "integrations": [{"serviceProvider": "REF30", "mvpd": "Comcast_SSO", "degraded": false, "sso": {"appleTvos": false}, "ttl": 86400}],
 ///  "identityIssuers": {"roku": {"kind": "platform", "alg": "HS256", "key": "secret"}},
-///  "samlIdentityProviders": {"Comcast_SSO": "/etc/lab/comcast-idp.pem"}}
+///  "samlIdentityProviders": {"Comcast_SSO": "/etc/lab/comcast-idp.pem"},
+///  "ssoService": {"tokenTTL": 3600, "linkCodeTTL": 1800, "refreshWindow": 86400, "fieldNames": "samples"}}
 /// ```
 ///
 /// `mvpds` replaces the MVPD list; `integrations` sets the SSO settings of listed pairs (and, unless the command line
 /// integrates them explicitly, nothing else); `identityIssuers` adds accepted external issuers;
 /// `samlIdentityProviders` names, per MVPD id, the PEM file (or the PEM itself) of the identity provider whose
-/// partner SAML answers are believed for it.
+/// partner SAML answers are believed for it; `ssoService` sets the SSO Service's lifetimes and field names
+/// (``SSOServiceSettings``).
 package struct SSOConfigurationFile: Sendable, Decodable {
     /// One integration's settings with the pair it belongs to.
     package struct Integration: Sendable, Decodable {
@@ -40,6 +42,7 @@ package struct SSOConfigurationFile: Sendable, Decodable {
     package var integrations: [Integration]?
     package var identityIssuers: [String: IdentityIssuer]?
     package var samlIdentityProviders: [String: String]?
+    package var ssoService: SSOServiceSettings?
 
     /// Reads the file at `path`.
     package static func load(path: String) throws -> SSOConfigurationFile {
@@ -70,6 +73,10 @@ package struct SSOConfigurationFile: Sendable, Decodable {
             } else {
                 throw SSOConfigurationError("samlIdentityProviders \(mvpd): cannot read \(source)")
             }
+        }
+        if let ssoService {
+            if let problem = ssoService.problem { throw SSOConfigurationError("ssoService: \(problem)") }
+            configuration.ssoService = ssoService
         }
         for (issuer, settings) in self.identityIssuers ?? [:] {
             if let problem = settings.problem { throw SSOConfigurationError("identity issuer \(issuer): \(problem)") }

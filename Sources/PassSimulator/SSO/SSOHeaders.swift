@@ -15,6 +15,9 @@ extension V2Routes {
     /// The SSO subjects of the request's valid `Adobe-Subject-Token` (else `X-Roku-Reserved-Roku-Connect-Token`) and
     /// `AD-Service-Token` headers, platform first. A missing or invalid header is ignored: the request is served
     /// without SSO, never answered with an error (sso.md §2.2).
+    ///
+    /// A token of the SSO Service counts only from a device enrolled under its common identifier: unlinking removes a
+    /// device "from the Single Sign On" (SSO-SVC step 6), whatever token it still holds.
     func ssoSubjects(_ request: Request) async -> [SSOSubject] {
         var subjects: [SSOSubject] = []
         if let token = request.headers[.adobeSubjectToken] ?? request.headers[.rokuConnectToken],
@@ -22,8 +25,16 @@ extension V2Routes {
         {
             subjects.append(subject)
         }
+        let device = (try? Self.deviceIdentifier(request, required: false)) ?? nil
         if let token = request.headers[.adServiceToken],
-            let subject = self.state.withLock({ $0.verifySSOToken(token.trimmed, method: .serviceToken) })
+            let subject = self.state.withLock({ state -> SSOSubject? in
+                guard let subject = state.verifySSOToken(token.trimmed, method: .serviceToken) else { return nil }
+                guard subject.issuer == SimulatorState.ssoServiceIssuer, state.configuration.identityIssuers[subject.issuer] == nil else {
+                    return subject
+                }
+                guard let device, state.ssoServiceDeviceIsEnrolled(device, commonId: subject.subject) else { return nil }
+                return subject
+            })
         {
             subjects.append(subject)
         }

@@ -5,4 +5,6 @@ enum SSOSecret: String, Sendable, Hashable, Codable, CaseIterable {
     case platformHMAC
     /// RSA private key (PEM) of service tokens.
     case serviceRSA
+    /// HS256 secret of the SSO Service's tokens (`iss` `ssoservicetoken`).
+    case ssoServiceHMAC
 }

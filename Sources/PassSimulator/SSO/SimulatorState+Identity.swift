@@ -20,7 +20,7 @@ extension SimulatorState {
         if let existing = self.ssoSecrets[name] { return existing }
         let value: String
         switch name {
-        case .platformHMAC:
+        case .platformHMAC, .ssoServiceHMAC:
             value = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0).base64EncodedString() }
         case .serviceRSA:
             value = try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation
@@ -67,9 +67,14 @@ extension SimulatorState {
     ///
     /// Tokens of a configured issuer (``SimulatorConfiguration/identityIssuers``) are checked with its key and must
     /// arrive in its header; otherwise platform tokens must be the simulator's own (`pass-sim-platform`, HS256) and
-    /// service tokens signed with the simulator's RSA key, whatever their `iss`.
+    /// service tokens signed with the simulator's RSA key, whatever their `iss`, or be the SSO Service's
+    /// (`ssoservicetoken`, whose payload has no `aud`: Adobe's step 2 sample).
     func verifySSOToken(_ token: String, method: SSOMethod) -> SSOSubject? {
         guard let issuer = JWS.unverifiedIssuer(token) else { return nil }
+        if method == .serviceToken, issuer == Self.ssoServiceIssuer, self.configuration.identityIssuers[issuer] == nil {
+            guard case .valid(let commonId) = self.checkSSOServiceToken(token) else { return nil }
+            return SSOSubject(method: .serviceToken, issuer: issuer, subject: commonId)
+        }
         let key: JWS.VerificationKey
         if let configured = self.configuration.identityIssuers[issuer] {
             guard configured.kind == method, configured.problem == nil else { return nil }

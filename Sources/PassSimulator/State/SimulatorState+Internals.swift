@@ -230,6 +230,7 @@ extension SimulatorState {
         for (id, request) in self.partnerRequests where now >= request.notAfter + retention {
             self.partnerRequests[id] = nil
         }
+        self.sweepSSOServiceLinkCodes(now: now)
         for (key, byResource) in self.v1Authorizations {
             let remaining = byResource.filter { now < $0.value.notAfter + Self.expiredRetention }
             if remaining.count != byResource.count { self.v1Authorizations[key] = remaining.isEmpty ? nil : remaining }

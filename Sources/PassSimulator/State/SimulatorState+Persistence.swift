@@ -16,6 +16,8 @@ extension SimulatorState {
         self.ssoSecrets.attach(journal, restoring: snapshot.ssoSecrets)
         self.mvpdPlatforms.attach(journal, restoring: snapshot.mvpdPlatforms)
         self.integrationOverrides.attach(journal, restoring: snapshot.integrations)
+        self.ssoServiceDevices.attach(journal, restoring: snapshot.ssoServiceDevices)
+        self.ssoServiceLinkCodes.attach(journal, restoring: snapshot.ssoServiceLinkCodes.map { ($0.code, $0) })
         self.journal = journal
         self.rebuildIndexes()
         self.sweep(now: self.now)

@@ -57,6 +57,9 @@ package final class SimulatorState {
     var ssoSecrets = TrackedMap<SSOSecret, String> { .ssoSecret($0, $1) }
     var mvpdPlatforms = TrackedMap<String, MVPDPlatform> { .mvpdPlatform($0, $1) }
     var integrationOverrides = TrackedMap<IntegrationKey, IntegrationSettings> { .integration($0, $1) }
+    // The SSO Service: enrolled devices by common identifier (then device), link codes by code.
+    var ssoServiceDevices = TrackedMap<String, [String: SSOServiceDevice]> { .ssoServiceDevices($0, $1) }
+    var ssoServiceLinkCodes = TrackedMap<String, SSOServiceLinkCode> { .ssoServiceLinkCode($0, $1) }
     // Entitlement variants (TempPass, degradation, home networks, item errors) and TempPass trials: memory only.
     var entitlements: EntitlementSettings
     var tempPasses = TempPassLedger()

@@ -12,4 +12,6 @@ enum StateChange: Sendable {
     case ssoSecret(SSOSecret, String?)
     case mvpdPlatform(String, MVPDPlatform?)
     case integration(IntegrationKey, IntegrationSettings?)
+    case ssoServiceDevices(String, [String: SSOServiceDevice]?)
+    case ssoServiceLinkCode(String, SSOServiceLinkCode?)
 }

@@ -233,7 +233,7 @@ final class StateFile: Sendable {
             )
         case .denyLists(let lists):
             try db.execute(sql: "INSERT OR REPLACE INTO deny_lists (id, body) VALUES (1, ?)", arguments: [try json(lists)])
-        case .ssoLinks, .partnerRequest, .ssoSecret, .mvpdPlatform, .integration:
+        case .ssoLinks, .partnerRequest, .ssoSecret, .mvpdPlatform, .integration, .ssoServiceDevices, .ssoServiceLinkCode:
             try Self.writeSSORecord(change, db: db, json: json)
         }
     }
@@ -261,6 +261,10 @@ final class StateFile: Sendable {
             try put(.mvpdPlatform, key: mvpd, body: try platform.map { try json(StoredPlatform(mvpd: mvpd, platform: $0)) })
         case .integration(let key, let settings):
             try put(.integration, key: try json(key), body: try settings.map { try json(StoredIntegration(key: key, settings: $0)) })
+        case .ssoServiceDevices(let commonId, let devices):
+            try put(.ssoServiceDevices, key: commonId, body: try devices.map { try json(StoredServiceDevices(commonId: commonId, devices: $0)) })
+        case .ssoServiceLinkCode(let code, let link):
+            try put(.ssoServiceLinkCode, key: code, body: try link.map { try json($0) })
         default:
             // Not a single sign-on record: `write` stores it.
             return
@@ -283,6 +287,8 @@ final class StateFile: Sendable {
         var ssoSecrets: [(SSOSecret, String)] = []
         var mvpdPlatforms: [(String, MVPDPlatform)] = []
         var integrations: [(IntegrationKey, IntegrationSettings)] = []
+        var ssoServiceDevices: [(String, [String: SSOServiceDevice])] = []
+        var ssoServiceLinkCodes: [SSOServiceLinkCode] = []
     }
 
     func load() async throws(SimulatorStateError) -> Snapshot {
@@ -339,6 +345,11 @@ final class StateFile: Sendable {
                     case .integration?:
                         let stored = try decode(StoredIntegration.self, row)
                         snapshot.integrations.append((stored.key, stored.settings))
+                    case .ssoServiceDevices?:
+                        let stored = try decode(StoredServiceDevices.self, row)
+                        snapshot.ssoServiceDevices.append((stored.commonId, stored.devices))
+                    case .ssoServiceLinkCode?:
+                        snapshot.ssoServiceLinkCodes.append(try decode(SSOServiceLinkCode.self, row))
                     case nil:
                         // A kind written by a newer build: skipped, and left in the file.
                         continue
@@ -477,6 +488,8 @@ private enum SSORecordKind: String {
     case secret
     case mvpdPlatform = "mvpd_platform"
     case integration
+    case ssoServiceDevices = "sso_service_devices"
+    case ssoServiceLinkCode = "sso_service_link_code"
 }
 
 /// A subject's links with the subject itself, so a row is self-describing.
@@ -488,6 +501,12 @@ private struct StoredLinks: Codable {
 private struct StoredPlatform: Codable {
     var mvpd: String
     var platform: MVPDPlatform
+}
+
+/// A common identifier's enrolled devices with the identifier itself.
+private struct StoredServiceDevices: Codable {
+    var commonId: String
+    var devices: [String: SSOServiceDevice]
 }
 
 private struct StoredIntegration: Codable {

@@ -1,17 +1,31 @@
 import Hummingbird
 import Synchronization
 
-/// Adobe's per-device token bucket (reference §8.2): a burst of `capacity` requests, refilled at `refillPerSecond`.
+/// Adobe's per-client limit (reference §8.2): 1 request per second plus a burst of 10, as nginx's `limit_req` counts
+/// it (Adobe's 429 comes from openresty): each bucket holds the requests made beyond the rate (`excess`, in
+/// thousandths of a request), drained at the rate; a request that would push it past the burst is refused and changes
+/// nothing, so waiting one second after a 429 always suffices.
+///
+/// This is a token bucket of `burst + 1` tokens: a new client gets 11 requests at once, not 10. Adobe's scenario table
+/// (throttling-mechanism.md, "Scenario example for throttling",
+/// https://experienceleague.adobe.com/en/docs/pass/authentication/integration-guide-programmers/throttling-mechanism)
+/// needs that reading: it answers a request at 2.2 s ("3 calls consumed from the limit and 10 calls marked as
+/// burst") after twelve earlier ones, refuses those at 2.4, 2.6 and 2.8 s, and answers the one at 3.1 s. A bucket of
+/// 10 tokens would refuse the 2.2 s call. `ThrottleTests` replays the table row by row.
 ///
 /// Adobe identifies the device by its address, so by default that is the key (``ThrottleKey/ip``): the TCP peer's, or
 /// the first `X-Forwarded-For` address when the simulator trusts the header (server-to-server calls through a proxy).
-/// A device's own header is never trusted otherwise: a box cannot pick its address. Buckets that are full again are dropped, and the table never holds more than
-/// ``maxBuckets``.
+/// A device's own header is never trusted otherwise: a box cannot pick its address. Buckets that have drained are
+/// dropped (a new bucket is the same), and the table never holds more than ``maxBuckets``.
+///
+/// Integer arithmetic in thousandths, like nginx's, so a wait of exactly one second after a 429 is never a rounding
+/// error away from enough.
 ///
 /// A lock rather than an actor: the check sits on every API request and must not queue behind state work.
 final class Throttle: Sendable {
     private struct Bucket {
-        var tokens: Double
+        /// Requests beyond the rate, in thousandths, as of `updatedAt`.
+        var excess: Int64
         var updatedAt: Int64
     }
 
@@ -23,59 +37,66 @@ final class Throttle: Sendable {
     /// Above this many buckets an eviction pass runs immediately instead of waiting for the next interval.
     static let defaultMaxBuckets = 200_000
 
-    let capacity: Double
-    let refillPerSecond: Double
+    /// Requests allowed beyond the rate (Adobe: 10).
+    let burst: Int
+    /// Requests per second (Adobe: 1).
+    let ratePerSecond: Double
     let maxBuckets: Int
     private let clock: SimulatorClock
     private let buckets: Mutex<Buckets>
 
-    init(capacity: Int, refillPerSecond: Double, clock: SimulatorClock, maxBuckets: Int = Throttle.defaultMaxBuckets) {
-        self.capacity = Double(max(capacity, 1))
-        self.refillPerSecond = max(refillPerSecond, 0.000_001)
+    init(burst: Int, ratePerSecond: Double, clock: SimulatorClock, maxBuckets: Int = Throttle.defaultMaxBuckets) {
+        self.burst = max(burst, 0)
+        self.ratePerSecond = max(ratePerSecond, 0.000_001)
         self.maxBuckets = max(maxBuckets, 1)
         self.clock = clock
         self.buckets = Mutex(Buckets(lastEviction: clock.nowMillis))
     }
 
-    /// Time for an empty bucket to fill up again; an idle bucket older than this equals a fresh one.
-    private var refillMillis: Int64 { Int64((self.capacity / self.refillPerSecond * 1000).rounded(.up)) }
+    /// The burst in thousandths of a request.
+    private var burstMillis: Int64 { Int64(self.burst) * 1000 }
 
-    /// Takes one token from `key`'s bucket; `false` when the bucket is empty.
+    /// Time for the fullest bucket to drain until its next request counts as a new client's.
+    private var drainMillis: Int64 { Int64((Double(self.burstMillis + 1000) / self.ratePerSecond).rounded(.up)) }
+
+    /// `bucket`'s excess at `now`, drained at the rate (thousandths of a request per millisecond = requests/s).
+    private func excess(of bucket: Bucket, now: Int64) -> Int64 {
+        let drained = Int64((Double(max(now - bucket.updatedAt, 0)) * self.ratePerSecond).rounded(.down))
+        return bucket.excess - drained
+    }
+
+    /// Counts one request of `key`; `false` when it is over the limit (and then not counted).
     func allow(_ key: String) -> Bool {
         let now = self.clock.nowMillis
         return self.buckets.withLock { state in
-            if now - state.lastEviction >= self.refillMillis || (state.byKey.count >= self.maxBuckets && state.byKey[key] == nil) {
-                self.evictFullBuckets(&state, now: now)
+            if now - state.lastEviction >= self.drainMillis || (state.byKey.count >= self.maxBuckets && state.byKey[key] == nil) {
+                self.evictDrainedBuckets(&state, now: now)
             }
-            var bucket = state.byKey[key] ?? Bucket(tokens: self.capacity, updatedAt: now)
-            let elapsed = Double(max(now - bucket.updatedAt, 0)) / 1000
-            bucket.tokens = min(self.capacity, bucket.tokens + elapsed * self.refillPerSecond)
-            bucket.updatedAt = now
-            let allowed = bucket.tokens >= 1
-            if allowed { bucket.tokens -= 1 }
-            state.byKey[key] = bucket
-            return allowed
+            guard let bucket = state.byKey[key] else {
+                // A new client: its first request costs nothing beyond the rate (nginx starts the excess at 0).
+                state.byKey[key] = Bucket(excess: 0, updatedAt: now)
+                return true
+            }
+            let excess = max(self.excess(of: bucket, now: now) + 1000, 0)
+            guard excess <= self.burstMillis else { return false }
+            state.byKey[key] = Bucket(excess: excess, updatedAt: now)
+            return true
         }
     }
 
     /// Number of buckets currently held.
     var bucketCount: Int { self.buckets.withLock { $0.byKey.count } }
 
-    /// Drops buckets idle long enough to be full again (a fresh bucket is the same). If the table is still at its cap,
-    /// the fullest buckets go too, down to nine tenths of the cap: forgetting a nearly full bucket changes little,
-    /// while the buckets of clients being throttled are kept, so a flood of new addresses cannot reset them.
-    private func evictFullBuckets(_ state: inout Buckets, now: Int64) {
+    /// Drops buckets drained enough that their next request counts as a new client's. If the table is still at its
+    /// cap, the most drained buckets go too, down to nine tenths of the cap: forgetting a nearly drained bucket changes
+    /// little, while the buckets of clients being throttled are kept, so a flood of new addresses cannot reset them.
+    private func evictDrainedBuckets(_ state: inout Buckets, now: Int64) {
         state.lastEviction = now
-        let refill = self.refillMillis
-        state.byKey = state.byKey.filter { now - $0.value.updatedAt < refill }
+        state.byKey = state.byKey.filter { self.excess(of: $0.value, now: now) > -1000 }
         guard state.byKey.count >= self.maxBuckets else { return }
         let keep = self.maxBuckets * 9 / 10
-        let emptiest = state.byKey.sorted { self.tokens(in: $0.value, now: now) < self.tokens(in: $1.value, now: now) }.prefix(keep)
-        state.byKey = Dictionary(uniqueKeysWithValues: emptiest.map { ($0.key, $0.value) })
-    }
-
-    private func tokens(in bucket: Bucket, now: Int64) -> Double {
-        min(self.capacity, bucket.tokens + Double(max(now - bucket.updatedAt, 0)) / 1000 * self.refillPerSecond)
+        let fullest = state.byKey.sorted { self.excess(of: $0.value, now: now) > self.excess(of: $1.value, now: now) }.prefix(keep)
+        state.byKey = Dictionary(uniqueKeysWithValues: fullest.map { ($0.key, $0.value) })
     }
 
     /// The device identity of a DCR or v2 request: `AP-Device-Identifier`, else its address.

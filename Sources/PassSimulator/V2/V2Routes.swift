@@ -386,13 +386,16 @@ struct V2Routes: Sendable {
         }
     }
 
-    /// Drops the device's profile for the MVPD (reference §7.8). When there was one, the answer is `logout`: the user
-    /// agent should visit `url` (the simulated MVPD's logout page, which returns to `redirectUrl`); otherwise there is
-    /// nothing left to do and the answer is `complete`.
+    /// Drops the device's profile for the MVPD (reference §7.8) and answers the next step, as Adobe's logout API page
+    /// lists the `actionName` values
+    /// (https://experienceleague.adobe.com/en/docs/pass/authentication/integration-guide-programmers/rest-apis/rest-api-v2/rest-api-v2-apis/rest-api-v2-logout-apis/rest-api-v2-logout-apis-initiate-logout-for-specific-mvpd):
+    /// `logout` with the simulated MVPD's logout page as `url` (it returns to `redirectUrl`) when a valid profile was
+    /// dropped; `partner_logout`/`partner_interactive` without `url` for an `appleSSO` profile (the user signs out in
+    /// the system settings); `complete` during degraded or temporary access (samples 6 and 7); `invalid` when no valid
+    /// profile is found ("log out of MVPD when no valid profile is found").
     ///
-    /// SSO (sso.md §2.5): an `appleSSO` profile is dropped and answered `partner_logout`/`partner_interactive` without
-    /// `url` (the user signs out in the system settings). With valid SSO headers it is a single logout: the subjects'
-    /// links to the MVPD go too, and the answer's `url` is the relative one of Adobe's SSO samples.
+    /// SSO (sso.md §2.5): with valid SSO headers it is a single logout: the subjects' links to the MVPD go too, and the
+    /// answer's `url` is the relative one of Adobe's SSO samples.
     @Sendable func logout(_ request: Request, context: SimulatorRequestContext) async throws -> Response {
         let (clientId, sp) = try await self.authorize(request, context: context)
         let device = try Self.deviceIdentifier(request, required: true)!
@@ -400,37 +403,39 @@ struct V2Routes: Sendable {
         let mvpd = try await self.mvpdPath(context, serviceProvider: sp)
         let redirectUrl = request.uri.query.flatMap { FormData.parse($0)["redirectUrl"] }.flatMap(Self.nonEmpty)
         let subjects = await self.ssoSubjects(request)
-        let outcome = self.state.withLock {
-            $0.logout(serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd, subjects: subjects)
+        let (outcome, variant, now) = self.state.withLock {
+            (
+                $0.logout(serviceProvider: sp, deviceIdentifier: device, clientId: clientId, mvpd: mvpd, subjects: subjects),
+                $0.entitlementVariant(serviceProvider: sp, mvpd: mvpd),
+                $0.now
+            )
         }
-        let removed = outcome.removedProfile != nil
-        context.logger.info(
-            "logout",
-            metadata: [
-                "sp": .string(sp), "mvpd": .string(mvpd), "profile.removed": .stringConvertible(removed),
-                "sso.links.removed": .stringConvertible(outcome.removedLinks),
-            ]
-        )
-        var entry = ["actionName": "complete", "actionType": "none", "mvpd": mvpd]
-        if outcome.removedProfile?.type == .appleSSO {
-            entry["actionName"] = "partner_logout"
-            entry["actionType"] = "partner_interactive"
-        } else if outcome.removedProfile?.type == .degraded {
-            // A degraded profile has no MVPD session to end.
-        } else if !subjects.isEmpty && (removed || outcome.removedLinks > 0) {
-            entry["actionName"] = "logout"
-            entry["actionType"] = "interactive"
-            entry["url"] = "/adobe-services/logout?" + FormData.query(["requestor_id": sp, "mso_id": mvpd, "pt_device_id": device])
-        } else if removed {
-            entry["actionName"] = "logout"
-            entry["actionType"] = "interactive"
+        let valid = outcome.removedProfile.map { now < $0.notAfter } ?? false
+        let action: LogoutAction
+        if valid, outcome.removedProfile?.type == .appleSSO {
+            action = .partnerLogout
+        } else if variant != .regular || outcome.removedProfile?.type == .degraded {
+            // Degraded and temporary access have no MVPD session to end.
+            action = .complete
+        } else if !subjects.isEmpty && (valid || outcome.removedLinks > 0) {
+            action = .logout(url: "/adobe-services/logout?" + FormData.query(["requestor_id": sp, "mso_id": mvpd, "pt_device_id": device]))
+        } else if valid {
             var query: KeyValuePairs<String, String> = ["noflash": "true", "mso_id": mvpd, "requestor_id": sp]
             if let redirectUrl {
                 query = ["noflash": "true", "mso_id": mvpd, "requestor_id": sp, "redirect_url": redirectUrl]
             }
-            entry["url"] = Self.origin(request, configuration: self.configuration) + "/adobe-services/logout?" + FormData.query(query)
+            action = .logout(url: Self.origin(request, configuration: self.configuration) + "/adobe-services/logout?" + FormData.query(query))
+        } else {
+            action = .invalid
         }
-        return try JSONBody.response(.ok, ["logouts": [mvpd: entry]])
+        context.logger.info(
+            "logout",
+            metadata: [
+                "sp": .string(sp), "mvpd": .string(mvpd), "profile.removed": .stringConvertible(outcome.removedProfile != nil),
+                "sso.links.removed": .stringConvertible(outcome.removedLinks), "logout.action": .string(action.name),
+            ]
+        )
+        return try JSONBody.response(.ok, ["logouts": [mvpd: action.entry(mvpd: mvpd)]])
     }
 
     /// `http://<Host>` of the request (`https://` when the simulator serves TLS), for the absolute URLs Adobe publishes.

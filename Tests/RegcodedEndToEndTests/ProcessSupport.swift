@@ -92,6 +92,9 @@ final class ChildProcess: @unchecked Sendable {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
+        // The handler's dispatch source must be cancelled before the pipe's descriptor is closed with it: a source
+        // left watching a closed descriptor makes libdispatch trap (`_dispatch_source_refs_finalize_unregistration`).
+        output.fileHandleForReading.readabilityHandler = nil
     }
 }
 

@@ -3,7 +3,8 @@ import NIOCore
 import RegcodeEngine
 import RegcodeSupport
 
-/// Adobe's throttle: per client address, a burst of 10 requests refilled at 1 per second (reference §8.2).
+/// Adobe's throttle: per client address, 1 request per second with a burst of 10 beyond it (reference §8.2; counted as
+/// nginx `limit_req` does, so a new address gets 11 at once, as pass-sim answers).
 struct AddressThrottle: Sendable, Equatable {
     var burst = 10
     var requestsPerSecond = 1.0

@@ -9,11 +9,7 @@ extension DeviceEngine {
     /// The launch check answered: adopt the profile the backend holds (the one valid longest when there are
     /// several: the checklist's recommended practice), or none; then the calls that waited.
     mutating func launchChecked(_ result: Result<BackendResponse, BackendFailure>) -> [Action] {
-        let pending: [DeviceCommand]
-        switch setup {
-        case .awaitingRequestor(let waiting, _), .configuring(let waiting): pending = waiting
-        case .configured: pending = []
-        }
+        let pending = queuedCommands
         guard case .success(.profiles(let profiles)) = result else {
             setup = snapshot.mvpds == nil ? .awaitingRequestor(pending: [], failed: true) : .configured
             return [.emit(.app(.callFailed(call: "profiles", error: result.enhancedError, message: result.failureDescription)))]

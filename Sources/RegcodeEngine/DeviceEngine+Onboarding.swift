@@ -61,7 +61,7 @@ extension DeviceEngine {
     package var pendingWork: Int { queuedCommands.count + pipeline.queue.count }
 
     /// Calls waiting for `setRequestor`.
-    private var queuedCommands: [DeviceCommand] {
+    var queuedCommands: [DeviceCommand] {
         switch setup {
         case .awaitingRequestor(let pending, _), .configuring(let pending): pending
         case .configured: []

@@ -328,8 +328,7 @@ extension DeviceEngine {
                 pipeline.backOff(purpose, attempt: attempt + 1)
                 var throttled: [Action] = []
                 if case .http(429, _, _) = failure {
-                    let waitMs = Int64(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
-                    throttled = [.emit(.app(.throttled(call: backendRequest(for: operation).name, waitMs: waitMs)))]
+                    throttled = [.emit(.app(.throttled(call: backendRequest(for: operation).name, waitMs: delay.milliseconds)))]
                 }
                 return recordRequest(purpose, result: result, timing: timing, retryDelay: delay) + throttled + [
                     .schedule(.retry, at: clock.now.advanced(by: delay))

@@ -10,10 +10,6 @@ import Testing
         EngineHarness(presetMVPD: presetMVPD) { $0.persona = .restV2 }
     }
 
-    static func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-    }
-
     static let profile = AuthProfile(mvpd: "Cablevision", userID: "u1", expiresEpochMs: 1_763_720_000_000 + 86_400_000)
 
     @Test func openingAsksWhichProfilesTheBackendHoldsAndNotTheConfiguration() {
@@ -147,6 +143,6 @@ import Testing
         h.respond(.failure(.http(status: 429, retryAfter: nil, error: nil)), latency: .zero)
         let retry = h.timers[.retry]
         #expect(retry.map { before.duration(to: $0) >= .seconds(1) } == true)
-        #expect(h.events.last == .app(.throttled(call: "profiles", waitMs: retry.map { Self.milliseconds(before.duration(to: $0)) } ?? -1)))
+        #expect(h.events.last == .app(.throttled(call: "profiles", waitMs: retry.map { before.duration(to: $0).milliseconds } ?? -1)))
     }
 }

@@ -15,13 +15,13 @@ extension EndToEnd {
     @Suite(.serialized, .timeLimit(.minutes(3))) struct NativeAppEndToEndTests {
         /// How many devices have an `app.signedIn` event, waited for (bounded) until `count` have one.
         static func waitForSignIns(_ count: Int, in database: String, daemon: ChildProcess, timeout: Duration = .seconds(90)) async throws -> Int {
-            var signedIn = 0
-            let deadline = ContinuousClock.now + timeout
-            while ContinuousClock.now < deadline, signedIn < count, daemon.process.isRunning {
-                signedIn = Int((try? SQLiteShell.run(database, "SELECT count(DISTINCT device) FROM events WHERE name = 'app.signedIn'")) ?? "") ?? 0
-                if signedIn < count { try await Task.sleep(for: .milliseconds(300)) }
-            }
-            return signedIn
+            try await waitForLogins(
+                count,
+                in: database,
+                daemon: daemon,
+                timeout: timeout,
+                counting: "SELECT count(DISTINCT device) FROM events WHERE name = 'app.signedIn'"
+            )
         }
 
         /// The endpoints each device called before its polls, in order, as the request log has them.

@@ -98,19 +98,19 @@ final class ChildProcess: @unchecked Sendable {
     }
 }
 
-/// Waits (bounded by `timeout`) until `database` holds `count` logins (`setAuthenticationStatus` with status 1) or
-/// `daemon` exits; returns how many it holds.
-func waitForLogins(_ count: Int, in database: String, daemon: ChildProcess, timeout: Duration = .seconds(60)) async throws -> Int {
+/// Waits (bounded by `timeout`) until `database` holds `count` logins or `daemon` exits; returns how many it holds.
+/// `counting` is the query that counts them: by default `setAuthenticationStatus` events with status 1.
+func waitForLogins(
+    _ count: Int,
+    in database: String,
+    daemon: ChildProcess,
+    timeout: Duration = .seconds(60),
+    counting query: String = "SELECT count(*) FROM events WHERE name = 'setAuthenticationStatus' AND json_extract(args, '$.status') = 1"
+) async throws -> Int {
     var logins = 0
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline, logins < count, daemon.process.isRunning {
-        logins =
-            Int(
-                (try? SQLiteShell.run(
-                    database,
-                    "SELECT count(*) FROM events WHERE name = 'setAuthenticationStatus' AND json_extract(args, '$.status') = 1"
-                )) ?? ""
-            ) ?? 0
+        logins = Int((try? SQLiteShell.run(database, query)) ?? "") ?? 0
         if logins < count { try await Task.sleep(for: .milliseconds(300)) }
     }
     return logins

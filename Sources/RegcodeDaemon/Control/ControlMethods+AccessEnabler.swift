@@ -150,17 +150,18 @@ extension ControlMethod {
             result: "{device, app?, accepted, state}; the callbacks arrive as events",
             tag: "AccessEnabler"
         ) { handler, params throws(RPCError) in
-            try await handler.sendAccessEnablerCall(params, command: command)
+            try await handler.sendDeviceCalls(params) { params, settings throws(RPCError) in [try command(params, settings)] }
         }
     }
 }
 
 extension ControlMethodsHandler {
-    /// Sends the call to the device's app and answers with the state it is in; unknown devices and apps answer 1001
-    /// and -32602 before the call's own parameters are read.
-    func sendAccessEnablerCall(
+    /// Sends the calls (an AccessEnabler call, or a native app verb's) to the device's app, in order, and answers
+    /// with the state it is in; unknown devices and apps answer 1001 and -32602 before the method's own parameters
+    /// are read.
+    func sendDeviceCalls(
         _ params: RPCParams,
-        command: (RPCParams, DeviceSettings) throws(RPCError) -> DeviceCommand
+        commands: (RPCParams, DeviceSettings) throws(RPCError) -> [DeviceCommand]
     ) async throws(RPCError) -> JSONValue {
         let device = try params.string("device")
         let app = try params.optionalString("app")
@@ -170,9 +171,9 @@ extension ControlMethodsHandler {
         } catch {
             throw Self.rpcError(error)
         }
-        let command = try command(params, settings)
+        let calls = try commands(params, settings)
         do {
-            try await context.devices.call(command, device: device, app: app)
+            for call in calls { try await context.devices.call(call, device: device, app: app) }
         } catch {
             throw Self.rpcError(error)
         }

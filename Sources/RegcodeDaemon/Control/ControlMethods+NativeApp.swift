@@ -54,40 +54,15 @@ extension ControlMethod {
             result: "{device, app?, accepted, state}; the app states arrive as app.… events",
             tag: "Native app"
         ) { handler, params throws(RPCError) in
-            try await handler.sendNativeAppVerb(params, commands: commands)
+            try await handler.sendDeviceCalls(params) { params, settings throws(RPCError) in
+                guard settings.persona == .restV2 else {
+                    throw .invalidParams(
+                        "device '\(try params.string("device"))' is an \(settings.persona.rawValue) app: drive it with its AccessEnabler calls",
+                        data: ["persona": .string(settings.persona.rawValue)]
+                    )
+                }
+                return try commands(params)
+            }
         }
-    }
-}
-
-extension ControlMethodsHandler {
-    /// Sends a verb's calls to a `rest-v2` device's app and answers with the state it is in.
-    func sendNativeAppVerb(
-        _ params: RPCParams,
-        commands: (RPCParams) throws(RPCError) -> [DeviceCommand]
-    ) async throws(RPCError) -> JSONValue {
-        let device = try params.string("device")
-        let app = try params.optionalString("app")
-        let settings: DeviceSettings
-        do {
-            settings = try await context.devices.settings(of: device, app: app)
-        } catch {
-            throw Self.rpcError(error)
-        }
-        guard settings.persona == .restV2 else {
-            throw .invalidParams(
-                "device '\(device)' is an \(settings.persona.rawValue) app: drive it with its AccessEnabler calls",
-                data: ["persona": .string(settings.persona.rawValue)]
-            )
-        }
-        let calls = try commands(params)
-        do {
-            for call in calls { try await context.devices.call(call, device: device, app: app) }
-        } catch {
-            throw Self.rpcError(error)
-        }
-        let phase = await context.devices.phase(of: device, app: app)
-        var answer: [String: JSONValue] = ["device": .string(device), "accepted": true, "state": phase.map { .string($0.rawValue) } ?? .null]
-        if let app { answer["app"] = .string(app) }
-        return .object(answer)
     }
 }

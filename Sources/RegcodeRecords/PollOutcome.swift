@@ -29,6 +29,13 @@ package struct PollOutcome: RawRepresentable, Hashable, Sendable, Codable, Custo
     package static let codeInvalid = PollOutcome(rawValue: "code-invalid")
     /// Another HTTP 4xx.
     package static let clientError = PollOutcome(rawValue: "client-error")
+    /// OAuth device grant (RFC 8628 §3.5): `slow_down`, the client must add 5 s (or the interval named) to this and
+    /// every later poll.
+    package static let slowDown = PollOutcome(rawValue: "slow-down")
+    /// OAuth device grant: the user refused (`access_denied`, or the provider's own code for it).
+    package static let denied = PollOutcome(rawValue: "denied")
+    /// OAuth device grant: `expired_token`, the device code lapsed before the user finished.
+    package static let expired = PollOutcome(rawValue: "expired")
     /// The answer arrived after the loop had stopped (cancel, expiry, new code).
     package static let abandoned = PollOutcome(rawValue: "abandoned")
     /// No answer reached the device: the daemon was stopped (killed) with the poll in flight, and logged it at its
@@ -42,6 +49,6 @@ package struct PollOutcome: RawRepresentable, Hashable, Sendable, Codable, Custo
     /// The outcomes this version records, in the order reports list them.
     package static let known: [PollOutcome] = [
         .pending, .authenticated, .throttled, .serverError, .transportError,
-        .malformed, .unauthorized, .codeInvalid, .clientError, .abandoned, .interrupted,
+        .malformed, .unauthorized, .codeInvalid, .clientError, .slowDown, .denied, .expired, .abandoned, .interrupted,
     ]
 }

@@ -60,8 +60,10 @@ let package = Package(
             name: "OAuthDeviceClient",
             dependencies: [
                 "OAuthDeviceGrant",
-                // DeviceClock / DeviceInstant and PollPolicy's bounded back-off.
+                // DeviceClock / DeviceInstant and PollPolicy's bounded back-off; the engine's actions, which
+                // OAuthDeviceEngine translates the machine's into for the fleet.
                 "RegcodeEngine",
+                "RegcodeRecords",
                 "RegcodeSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 // RS256 client assertions (RSA is only in swift-crypto's extras module).
@@ -74,6 +76,8 @@ let package = Package(
             name: "RegcodeEngine",
             dependencies: [
                 "AccessEnablerAPI",
+                // An OAuth device's events, snapshot and settings are carried by the engine's types.
+                "OAuthDeviceGrant",
                 "RegcodeRecords",
                 "RegcodeSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -117,6 +121,7 @@ let package = Package(
         .target(
             name: "DeviceFleet",
             dependencies: [
+                "OAuthDeviceClient",
                 "AccessEnablerAPI",
                 "RegcodeEngine",
                 "RegcodeSupport",
@@ -183,6 +188,8 @@ let package = Package(
             dependencies: [
                 "RegcodeSupport",
                 "RegcodeEngine",
+                // An OAuth device's stored state (`devices.oauth_state`).
+                "OAuthDeviceGrant",
                 "RegcodeRecords",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's own memory figures (`sqlite3_memory_used`), which GRDB does not wrap.
@@ -269,6 +276,7 @@ let package = Package(
         .target(
             name: "DeviceRegistry",
             dependencies: [
+                "OAuthDeviceGrant",
                 "RegcodeRecords",
                 "DeviceEvents",
                 "DeviceFleet",
@@ -286,6 +294,7 @@ let package = Package(
             dependencies: [
                 .product(name: "NIOCore", package: "swift-nio"),
                 "AccessEnablerAPI",
+                "OAuthDeviceGrant",
                 "DeviceEvents",
                 "DeviceRegistry",
                 "RegcodeSupport",
@@ -316,6 +325,7 @@ let package = Package(
         .executableTarget(
             name: "regcoded",
             dependencies: [
+                "OAuthDeviceGrant",
                 "DeviceRegistry",
                 "BackendHTTP",
                 "RegcodeSupport",

@@ -46,6 +46,7 @@ package struct AdobePassClient: Sendable {
     /// with `.transport("cancelled")`.
     nonisolated(nonsending) package func execute(_ request: BackendRequest, context: RequestContext) async -> Result<BackendResponse, BackendFailure>
     {
+        if case .wire(let wire) = request { return await execute(wire, context: context) }
         var call = RequestBuilder.call(for: request, context: context, configuration: configuration)
         // Every message below is debug or trace: at the usual levels a fleet's requests build no metadata.
         let logsRequests = logger.logLevel <= .debug
@@ -120,6 +121,47 @@ package struct AdobePassClient: Sendable {
             }
             return result
         }
+    }
+
+    /// A request another protocol's state machine built whole (the OAuth device grant's): sent as it is to the
+    /// origin its URL names (a path alone goes to the backend's), every answer handed back whatever its status.
+    nonisolated(nonsending) private func execute(_ wire: WireRequest, context: RequestContext) async -> Result<BackendResponse, BackendFailure> {
+        guard let (target, origin) = Self.split(wire.url, backend: origin) else {
+            return .failure(.transport("\(wire.name): \(wire.url) is not an http:// or https:// URL"))
+        }
+        var headers = wire.headers.map { ($0.name, $0.value) }
+        if let userAgent = context.identity.userAgent { headers.append(("User-Agent", userAgent)) }
+        if let forwardedFor = context.forwardedFor { headers.append(("X-Forwarded-For", forwardedFor)) }
+        let call = HTTPCall(method: wire.method == .get ? .get : .post, path: target, headers: headers, body: wire.method == .get ? nil : Data(wire.body))
+        let exchange = await send(
+            call,
+            over: connectionPools.pool(for: context, origin: origin),
+            closeConnection: context.connections == .perRequest,
+            sourceAddress: context.sourceAddress
+        )
+        switch exchange {
+        case .failure(let failure):
+            logger.debug("request failed in transport", metadata: ["request.name": .string(wire.name), "error": .string(failure.description)])
+            return .failure(.transport(failure.description, code: failure.code))
+        case .success(let response):
+            guard let body = response.body else {
+                return .failure(.malformed(status: response.status, reason: "body exceeds \(configuration.maxResponseBodyBytes) bytes"))
+            }
+            return .success(.wire(WireResponse(status: response.status, retryAfter: response.retryAfter, body: Array(body))))
+        }
+    }
+
+    /// The request target and origin of `url`: an absolute URL's own, or the backend's for a path.
+    static func split(_ url: String, backend: Origin?) -> (target: String, origin: Origin)? {
+        guard url.contains("://") else {
+            guard let backend, url.hasPrefix("/") else { return nil }
+            return (url, backend)
+        }
+        let schemeEnd = url.range(of: "://")!.upperBound
+        let pathStart = url[schemeEnd...].firstIndex { $0 == "/" || $0 == "?" } ?? url.endIndex
+        guard let origin = Origin(baseURL: String(url[..<pathStart])) else { return nil }
+        let rest = String(url[pathStart...])
+        return (rest.isEmpty ? "/" : rest.hasPrefix("?") ? "/" + rest : rest, origin)
     }
 
     // MARK: - Transport
@@ -202,6 +244,14 @@ enum RequestBuilder {
         configuration: AdobePassClientConfiguration
     ) -> HTTPCall {
         switch (request, context.profile) {
+        case (.wire(let wire), _):
+            // Sent by `execute(_:context:)` itself; described here for completeness (logs, tests).
+            HTTPCall(
+                method: wire.method == .get ? .get : .post,
+                path: AdobePassClient.split(wire.url, backend: nil)?.target ?? wire.url,
+                headers: wire.headers.map { ($0.name, $0.value) },
+                body: wire.method == .get ? nil : Data(wire.body)
+            )
         case (.registerClient(let statement), _):
             DCRRequests.register(softwareStatement: statement, context: context, configuration: configuration)
         case (.obtainAccessToken(let credentials), _):

@@ -47,6 +47,9 @@ package enum AdobePassResponseParser {
         }
         let parsed: Result<BackendResponse, Malformed>
         switch (request, profile) {
+        case (.wire, _):
+            // Whole answers go back unparsed (`AdobePassClient.execute`); never reached with Adobe's shapes.
+            parsed = .success(.wire(WireResponse(status: status, body: Array(body))))
         case (.registerClient, _):
             parsed = parseRegistration(json)
         case (.obtainAccessToken, _):

@@ -93,7 +93,7 @@ actor SSOIdentityTokens {
         switch request {
         case .createSession, .checkAuthentication, .launchProfiles, .fetchProfile, .userMetadata, .authorize, .mediaToken, .preauthorize, .logout:
             return true
-        case .registerClient, .obtainAccessToken, .configuration, .pollProfile, .partnerSession, .partnerProfile: return false
+        case .registerClient, .obtainAccessToken, .configuration, .pollProfile, .partnerSession, .partnerProfile, .wire: return false
         }
     }
 

@@ -17,7 +17,7 @@ extension Fleet {
     package func apps(of device: String) -> [AppStatus]? {
         guard let member = members[device] else { return nil }
         return member.apps.indices.map { index in
-            let engine = member.apps[index].engine
+            let engine = member.apps[index].machine
             return AppStatus(
                 id: member.apps[index].id,
                 identity: member.sso?.apps[index].identity,
@@ -32,7 +32,7 @@ extension Fleet {
     /// Settings of one app of a device (`nil` app: the first).
     package func settings(of device: String, app appID: String?) throws(FleetError) -> DeviceSettings {
         guard let member = members[device] else { throw .unknownDevice(device) }
-        return member.apps[try appIndex(appID, of: member, device: device)].engine.settings
+        return member.apps[try appIndex(appID, of: member, device: device)].machine.settings
     }
 
     /// `sso.explain`; nil when the device hosts no apps (nothing is shared).
@@ -40,7 +40,7 @@ extension Fleet {
         guard let member = members[device] else { throw .unknownDevice(device) }
         let app = try appIndex(appID, of: member, device: device)
         guard let host = member.sso else { return nil }
-        let engine = member.apps[app].engine
+        let engine = member.apps[app].machine
         return host.explain(
             app: app,
             configuredMVPDs: Set((engine.snapshot.mvpds ?? []).map(\.id)),

@@ -79,6 +79,6 @@ extension Fleet {
         member: inout Member
     ) -> [DeviceAction]? {
         guard member.incarnation == call.incarnation else { return nil }
-        return member.apps[call.app].engine.handle(response: result, for: call.id, timing: timing)
+        return member.apps[call.app].machine.handle(response: result, for: call.id, timing: timing)
     }
 }

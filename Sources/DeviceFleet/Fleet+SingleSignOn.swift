@@ -13,7 +13,7 @@ extension Fleet {
         var slots = [
             AppSlot(
                 id: spec.firstApp?.id ?? DeviceStep.defaultApp,
-                engine: DeviceEngine(
+                machine: AppMachine(
                     settings: first,
                     deviceID: host?.deviceID(of: 0) ?? spec.deviceID,
                     snapshot: spec.snapshot,
@@ -31,7 +31,7 @@ extension Fleet {
             slots.append(
                 AppSlot(
                     id: other.app.id,
-                    engine: DeviceEngine(
+                    machine: AppMachine(
                         settings: settings,
                         deviceID: host?.deviceID(of: index) ?? spec.deviceID,
                         snapshot: other.snapshot,
@@ -50,7 +50,7 @@ extension Fleet {
     /// the engine takes over the result; `logout` then empties the domain. Returns the actions to
     /// record before the engine's own.
     func storageBefore(_ command: DeviceCommand, device: String, app: Int) -> [DeviceAction] {
-        guard var host = members[device]?.sso, let engine = members[device]?.apps[app].engine else { return [] }
+        guard var host = members[device]?.sso, let engine = members[device]?.apps[app].machine else { return [] }
         var actions: [DeviceAction] = []
         var changed = false
         var cleared: [Int] = []
@@ -77,7 +77,7 @@ extension Fleet {
             }
             let profile = result.token.flatMap { host.sharedToken(for: $0)?.profile }
             changed = host.engineHolds(profile, app: app, backend: engine.settings.profile)
-            if let adopted = members[device]?.apps[app].engine.storageHolds(profile) { actions += adopted }
+            if let adopted = members[device]?.apps[app].machine.storageHolds(profile) { actions += adopted }
             if case .logout = command {
                 cleared = host.logout(app: app)
                 changed = true
@@ -87,7 +87,7 @@ extension Fleet {
         }
         members[device]?.sso = host
         for other in cleared {
-            guard let forgot = members[device]?.apps[other].engine.storageHolds(nil) else { continue }
+            guard let forgot = members[device]?.apps[other].machine.storageHolds(nil) else { continue }
             if other == app {
                 actions += forgot
             } else {
@@ -103,7 +103,7 @@ extension Fleet {
     /// After a step that changed an app's durable state: records what its engine now holds in the
     /// shared storage. Returns the device's tokens when they changed.
     func storageAfter(_ snapshot: DeviceSnapshot, device: String, app: Int) -> [SharedToken]? {
-        guard var host = members[device]?.sso, let backend = members[device]?.apps[app].engine.settings.profile else { return nil }
+        guard var host = members[device]?.sso, let backend = members[device]?.apps[app].machine.settings.profile else { return nil }
         let changed = host.engineHolds(snapshot.profile, app: app, backend: backend)
         members[device]?.sso = host
         return changed ? host.tokens : nil

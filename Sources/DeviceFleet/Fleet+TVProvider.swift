@@ -25,12 +25,12 @@ extension Fleet {
         guard !stopping else { throw .stopped }
         guard let member = members[device] else { throw .unknownDevice(device) }
         let app = try appIndex(appID, of: member, device: device)
-        guard member.apps[app].engine.isPresentingTVProvider else { throw .noTVProviderPicker(device: device, app: member.apps[app].id) }
+        guard member.apps[app].machine.isPresentingTVProvider else { throw .noTVProviderPicker(device: device, app: member.apps[app].id) }
         if let held { throw .held(held.reason) }
         // Choosing a supported provider in Apple's picker signs the system account in (DOC `[ASSO]`); a
         // picker-only one hands over to the app's code flow and leaves the account signed out.
         if case .provider(let id) = choice, var state = member.tvProvider, state.account.providerID == nil,
-            case .singleSignOn = AppleSSOCatalogue(mvpds: member.apps[app].engine.snapshot.mvpds ?? []).role(ofProvider: id)
+            case .singleSignOn = AppleSSOCatalogue(mvpds: member.apps[app].machine.snapshot.mvpds ?? []).role(ofProvider: id)
         {
             state.account = TVProviderAccount(
                 providerID: id,
@@ -51,7 +51,7 @@ extension Fleet {
         for app in 0..<count {
             let id = members[device]?.apps[app].id
             let state = id.flatMap { provider?.state(for: $0) }
-            members[device]?.apps[app].engine.tvProviderChanged(state)
+            members[device]?.apps[app].machine.tvProviderChanged(state)
         }
     }
 }

@@ -83,7 +83,7 @@ extension Fleet {
             }
             switch key.kind {
             case .engine(let timer):
-                guard let actions = members[key.device]?.apps[key.app].engine.timerFired(timer) else { continue }
+                guard let actions = members[key.device]?.apps[key.app].machine.timerFired(timer) else { continue }
                 process(key.device, app: key.app, actions)
             case .scenario:
                 for command in cycleTick(device: key.device) where !stopping {

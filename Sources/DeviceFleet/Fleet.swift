@@ -29,7 +29,7 @@ package actor Fleet: Service {
     /// One AccessEnabler instance: an app of the device.
     struct AppSlot {
         let id: String
-        var engine: DeviceEngine
+        var machine: AppMachine
     }
 
     struct Member {
@@ -173,7 +173,7 @@ package actor Fleet: Service {
         let resumingCode = spec.snapshot.code != nil
         pushTVProvider(to: name)
         for app in members[name]!.apps.indices {
-            if let actions = members[name]?.apps[app].engine.resume() { process(name, app: app, actions) }
+            if let actions = members[name]?.apps[app].machine.resume() { process(name, app: app, actions) }
         }
         for command in spec.scenario.startCommands(resumingCode: resumingCode, rules: spec.settings.persona.rules) {
             apply(command, to: name)
@@ -195,7 +195,7 @@ package actor Fleet: Service {
     package func remove(_ name: String) -> Bool {
         guard var member = members.removeValue(forKey: name) else { return false }
         for app in member.apps.indices {
-            _ = member.apps[app].engine.shutdown()
+            _ = member.apps[app].machine.shutdown()
             for timer in DeviceTimer.allCases { timers.cancel(TimerKey(device: name, app: app, kind: .engine(timer))) }
         }
         timers.cancel(TimerKey(device: name, kind: .scenario))
@@ -232,7 +232,7 @@ package actor Fleet: Service {
     ) throws(FleetError) -> (app: Int, waiting: Int?) {
         guard let member = members[device] else { throw .unknownDevice(device) }
         let app = try appIndex(appID, of: member, device: device)
-        let engine = member.apps[app].engine
+        let engine = member.apps[app].machine
         return (app, engine.refuses(command, bound: maxPendingPerDevice) ? engine.waitingCalls : nil)
     }
 
@@ -245,16 +245,16 @@ package actor Fleet: Service {
     /// The durable state of a device's app (`nil`: its first app).
     package func snapshot(of device: String, app appID: String? = nil) -> DeviceSnapshot? {
         guard let member = members[device], let app = try? appIndex(appID, of: member, device: device) else { return nil }
-        return member.apps[app].engine.snapshot
+        return member.apps[app].machine.snapshot
     }
 
     /// Calls and operations a device's first app has waiting (see ``DeviceEngine/pendingWork``).
     package func pendingWork(of device: String) -> Int? {
-        members[device]?.apps[0].engine.pendingWork
+        members[device]?.apps[0].machine.pendingWork
     }
 
     package func settings(of device: String) -> DeviceSettings? {
-        members[device]?.apps[0].engine.settings
+        members[device]?.apps[0].machine.settings
     }
 
     package var deviceNames: [String] { members.keys.sorted() }
@@ -284,7 +284,7 @@ package actor Fleet: Service {
     }
 
     private static func firstAppPhase(_ member: inout Member) -> DevicePhase {
-        member.apps[0].engine.phase
+        member.apps[0].machine.phase
     }
 
     package var count: Int { members.count }
@@ -343,7 +343,7 @@ package actor Fleet: Service {
         setLoopTimersRunning(false)
         timers = TimerQueue()
         for name in members.keys {
-            for app in members[name]!.apps.indices { _ = members[name]?.apps[app].engine.shutdown() }
+            for app in members[name]!.apps.indices { _ = members[name]?.apps[app].machine.shutdown() }
         }
         waitingCalls.removeAll()
         workContinuation.finish()
@@ -366,7 +366,7 @@ package actor Fleet: Service {
         if members[name]?.sso != nil {
             actions += storageBefore(command, device: name, app: app)
         }
-        guard let handled = members[name]?.apps[app].engine.handle(command) else { return }
+        guard let handled = members[name]?.apps[app].machine.handle(command) else { return }
         process(name, app: app, actions + handled)
     }
 
@@ -412,7 +412,7 @@ package actor Fleet: Service {
                 }
                 // The scenario drives the first app; other apps are driven by their callers.
                 guard app == 0 else { continue }
-                if let settings = members[name]?.apps[app].engine.settings {
+                if let settings = members[name]?.apps[app].machine.settings {
                     reactions += scenario.reaction(to: event, settings: settings)
                 }
                 if scenario == .cycle { reactions += cycleReaction(to: event, device: name) }

@@ -5,6 +5,9 @@ import RegcodeEngine
 package struct FleetSecrets: Sendable, Equatable {
     package var softwareStatement: String?
     package var signingKeys: SigningKeys?
+    /// An OAuth fleet's client secret and PEM private key.
+    package var oauthClientSecret: String?
+    package var oauthPrivateKey: String?
 
     package init(softwareStatement: String? = nil, signingKeys: SigningKeys? = nil) {
         self.softwareStatement = softwareStatement
@@ -99,6 +102,12 @@ package struct DeviceCatalog: Sendable {
         let secrets = secrets[fleet.name] ?? FleetSecrets()
         settings.softwareStatement = secrets.softwareStatement
         settings.signingKeys = secrets.signingKeys
+        if fleet.deviceProtocol == .oauthDevice {
+            var oauth = fleet.oauth.device
+            oauth.clientSecret = secrets.oauthClientSecret
+            oauth.privateKeyPEM = secrets.oauthPrivateKey
+            settings.oauth = oauth
+        }
         return settings
     }
 }

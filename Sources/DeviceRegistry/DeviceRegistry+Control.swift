@@ -1,4 +1,5 @@
 import DeviceFleet
+import OAuthDeviceGrant
 import RegcodeEngine
 import RegcodeStore
 
@@ -11,6 +12,8 @@ package struct NewDevice: Sendable {
     package var mvpd: String?
     package var profile: APIProfile?
     package var persona: DevicePersona?
+    /// `adobe-pass` or `oauth-device` (the fleet's `oauth:` client and endpoints).
+    package var deviceProtocol: DeviceProtocol?
     package var scenario: Scenario?
     /// The login scenario's provider and TempPass identity, both replacing the fleet's when given.
     package var login: (provider: LoginProvider, tempPassEmail: String?)?
@@ -46,6 +49,7 @@ extension DeviceRegistry {
         if let mvpd = new.mvpd { fleet.mvpd = mvpd }
         if let profile = new.profile { fleet.profile = profile }
         if let persona = new.persona { fleet.persona = persona }
+        if let deviceProtocol = new.deviceProtocol { fleet.deviceProtocol = deviceProtocol }
         if let scenario = new.scenario { fleet.scenario = scenario }
         if let login = new.login { (fleet.loginProvider, fleet.tempPassEmail) = login }
         if await self.fleet.settings(of: new.name) != nil { throw .duplicateDevice(new.name) }

@@ -1,3 +1,4 @@
+import OAuthDeviceGrant
 import RegcodeEngine
 
 /// One fleet: `count` devices named `name-1` … `name-N` sharing settings.
@@ -8,6 +9,10 @@ package struct FleetConfiguration: Sendable, Equatable {
     package var profile: APIProfile = .v2
     /// What kind of app the devices are: an AccessEnabler SDK app or a native REST v2 app.
     package var persona: DevicePersona = .accessEnabler
+    /// How the devices log in: Adobe Pass (``profile``, ``persona``) or the OAuth device grant (``oauth``).
+    package var deviceProtocol: DeviceProtocol = .adobePass
+    /// The OAuth client and endpoints (`oauth:`), used when ``deviceProtocol`` is `oauth-device`.
+    package var oauth = OAuthFleetSettings()
     package var mvpd: String?
     package var scenario: Scenario = .login
     /// `login: {provider:}`: which provider the login and cycle scenarios pick in the picker.
@@ -86,5 +91,27 @@ package enum FleetConnections: Sendable, Equatable {
         case .perDevice: .perDevice
         case .perRequest: .perRequest
         }
+    }
+}
+
+/// A fleet's `oauth:` section: the devices' client and endpoints, and the files holding its secrets.
+package struct OAuthFleetSettings: Sendable, Equatable {
+    package var device = OAuthDeviceConfiguration()
+    /// File with the client secret (`client_secret_basic`, `client_secret_post`).
+    package var clientSecretFile: String?
+    /// File with the PEM private key (`private_key_jwt`).
+    package var privateKeyFile: String?
+
+    package init() {}
+
+    /// How often the access token is used, when ``OAuthDeviceConfiguration/exercise`` names an endpoint.
+    package var exerciseEvery: Duration {
+        get { .milliseconds(device.exerciseEveryMs) }
+        set { device.exerciseEveryMs = newValue.milliseconds }
+    }
+
+    package var refreshMargin: Duration {
+        get { .milliseconds(device.refreshMarginMs) }
+        set { device.refreshMarginMs = newValue.milliseconds }
     }
 }

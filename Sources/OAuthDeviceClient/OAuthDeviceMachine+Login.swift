@@ -92,15 +92,16 @@ extension OAuthDeviceMachine {
             return fail(OAuthFailure(stage: .deviceAuthorization, reason: .malformed("not a device authorization response")))
         }
         let interval = answer.interval.map { Duration.seconds(max(0, $0)) } ?? settings.rules.defaultInterval
+        let expiry = clock.now.advanced(by: .seconds(answer.expiresIn))
         let shown = OAuthUserCode(
             userCode: answer.userCode,
             verificationURI: answer.verificationURI,
             verificationURIComplete: answer.verificationURIComplete,
             expiresIn: .seconds(answer.expiresIn),
+            expiresEpochMs: clock.epochMilliseconds(at: expiry),
             interval: interval,
             message: settings.rules.messageField == nil ? nil : answer.message
         )
-        let expiry = clock.now.advanced(by: .seconds(answer.expiresIn))
         var polling = Polling(
             deviceCode: answer.deviceCode,
             shown: shown,
@@ -168,6 +169,7 @@ extension OAuthDeviceMachine {
                 verificationURI: code.verificationURI,
                 verificationURIComplete: code.verificationURIComplete,
                 expiresIn: clock.now.duration(to: expiry),
+                expiresEpochMs: code.expiresEpochMs,
                 interval: interval,
                 message: code.message
             ),

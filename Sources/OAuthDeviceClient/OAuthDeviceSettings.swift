@@ -11,15 +11,6 @@ package enum OAuthDiscoveryMode: Sendable, Hashable {
     case url(String)
 }
 
-/// Deliberate misbehaviour, to see how a server treats clients that break RFC 8628 §3.5.
-package enum OAuthMisbehaviour: String, Sendable, Hashable, Codable, CaseIterable {
-    case none
-    /// `slow_down` is answered but the interval is kept.
-    case ignoreSlowDown = "ignore-slow-down"
-    /// Polls at half the interval in force.
-    case tooFast = "too-fast"
-}
-
 /// Using the access token while authorized, as an app would.
 package struct OAuthTokenExercise: Sendable, Hashable {
     /// `.userinfo` (GET with the bearer token) or `.introspection` (RFC 7662 POST with client authentication).

@@ -17,7 +17,7 @@ package enum OAuthProvider: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// The endpoints a device uses.
-package enum OAuthEndpoint: String, Sendable, Hashable, Codable, CaseIterable {
+package enum OAuthEndpoint: String, Sendable, Hashable, Codable, CodingKeyRepresentable, CaseIterable {
     case deviceAuthorization
     case token
     case revocation

@@ -255,6 +255,10 @@ package final class Daemon: Sendable {
             let url = "\(backendURL)/activate"
             activationURL.value = url
             CodePrinter.say("activation page: \(url)")
+            if configuration.hasOAuthDeviceFleets {
+                // Where a person enters an OAuth device's user code (RFC 8628 `verification_uri`).
+                CodePrinter.say("device verification page: \(backendURL)/device")
+            }
         }
         let startClock = ContinuousClock()
         let startedAt = startClock.now

@@ -3,6 +3,7 @@ import DeviceFleet
 import DeviceRegistry
 import Foundation
 import Logging
+import OAuthDeviceGrant
 import RegcodeEngine
 import RegcodeStore
 import RegcodeSupport
@@ -35,6 +36,9 @@ package struct RetentionConfiguration: Sendable, Equatable {
 
 /// Everything the daemon runs with, after file and flags are merged.
 package struct DaemonConfiguration: Sendable {
+    /// Whether any fleet's devices log in with the OAuth device grant.
+    var hasOAuthDeviceFleets: Bool { fleets.contains { $0.deviceProtocol == .oauthDevice } }
+
     package var configFile: String?
     package var database = "./regcoded.sqlite"
     package var socket = "./regcoded.sock"

@@ -15,6 +15,20 @@ extension DeviceCatalog {
         var secrets: [String: FleetSecrets] = [:]
         for (index, fleet) in configuration.fleets.enumerated() {
             var fleetSecrets = FleetSecrets()
+            if fleet.deviceProtocol == .oauthDevice {
+                // An OAuth device has no DCR statement nor Adobe signing key: its secrets are its client's.
+                let oauth = fleet.oauth
+                if let file = oauth.clientSecretFile {
+                    fleetSecrets.oauthClientSecret = try readSecret(file, key: "fleets[\(index)].oauth.client_secret_file", configFile: configuration.configFile)
+                } else if let credentials, let value = try? readSecret("\(credentials)/oauth-client-secret", key: "", configFile: nil) {
+                    fleetSecrets.oauthClientSecret = value
+                }
+                if let file = oauth.privateKeyFile {
+                    fleetSecrets.oauthPrivateKey = try readSecret(file, key: "fleets[\(index)].oauth.private_key_file", configFile: configuration.configFile)
+                }
+                secrets[fleet.name] = fleetSecrets
+                continue
+            }
             if let file = fleet.softwareStatementFile {
                 fleetSecrets.softwareStatement = try readSecret(
                     file,

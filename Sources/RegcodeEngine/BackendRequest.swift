@@ -37,11 +37,13 @@ package enum BackendRequest: Sendable, Equatable {
     case partnerSession(mvpd: String)
     /// v2 `POST /api/v2/{sp}/profiles/sso/Apple` with the SAML response: the `appleSSO` profile.
     case partnerProfile(samlResponse: String, mvpd: String)
+    /// A request another protocol's state machine built whole (``WireRequest``): the OAuth device grant's.
+    case wire(WireRequest)
 
     /// Whether the call needs an access token (everything but DCR itself).
     package var isProtected: Bool {
         switch self {
-        case .registerClient, .obtainAccessToken: false
+        case .registerClient, .obtainAccessToken, .wire: false
         default: true
         }
     }
@@ -64,6 +66,7 @@ package enum BackendRequest: Sendable, Equatable {
         case .logout: "logout"
         case .partnerSession: "sessions.sso"
         case .partnerProfile: "profiles.sso"
+        case .wire(let request): request.name
         }
     }
 }
@@ -394,6 +397,8 @@ package struct UserMetadata: Sendable, Equatable {
 
 /// The parsed outcome of one backend call.
 package enum BackendResponse: Sendable, Equatable {
+    /// The answer to a ``BackendRequest/wire(_:)`` request, whatever its status.
+    case wire(WireResponse)
     case registered(ClientCredentials)
     /// `expiresIn` is the token's `expires_in`.
     case accessToken(token: String, expiresIn: Duration)

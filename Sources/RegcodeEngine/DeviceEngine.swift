@@ -141,6 +141,8 @@ package struct DeviceEngine: Sendable {
             case .poll: actions = engine.pollTimerFired()
             case .codeExpiry: actions = engine.codeExpiryFired()
             case .retry: actions = engine.retryTimerFired()
+            // An OAuth device's timers: never armed by this engine.
+            case .refresh, .exercise: actions = []
             }
             actions += engine.pump()
             return actions

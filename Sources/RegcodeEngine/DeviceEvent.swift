@@ -1,4 +1,5 @@
 import AccessEnablerAPI
+import OAuthDeviceGrant
 import RegcodeSupport
 
 /// One AccessEnabler callback fired by a device, with its typed arguments.
@@ -33,6 +34,8 @@ package enum DeviceEvent: Sendable, Equatable {
     case callRefused(DeviceCommand.Name, waiting: Int, limit: Int)
     /// A native REST v2 app's state (`app.…`): what a `rest-v2` device reports instead of callbacks.
     case app(AppEvent)
+    /// An OAuth device's event (`oauth.…`), in RFC 8628's words: what a `protocol: oauth-device` device reports.
+    case oauth(OAuthDeviceEvent)
 
     /// An advanced-status callback.
     package static func status(
@@ -60,7 +63,7 @@ package enum DeviceEvent: Sendable, Equatable {
         case .presentTvProviderDialog: .presentTvProviderDialog
         case .dismissTvProviderDialog: .dismissTvProviderDialog
         case .navigateToUrl: .navigateToUrl
-        case .sso, .callRefused, .app: nil
+        case .sso, .callRefused, .app, .oauth: nil
         }
     }
 
@@ -69,6 +72,7 @@ package enum DeviceEvent: Sendable, Equatable {
         if case .sso(let diagnostic) = self { return diagnostic.name }
         if case .callRefused = self { return "queue.callRefused" }
         if case .app(let event) = self { return event.name }
+        if case .oauth(let event) = self { return event.name }
         return callback?.rawValue ?? ""
     }
 
@@ -107,6 +111,8 @@ package enum DeviceEvent: Sendable, Equatable {
             ["call": .string(call.rawValue), "waiting": .int(Int64(waiting)), "limit": .int(Int64(limit))]
         case .app(let event):
             event.args
+        case .oauth(let event):
+            event.args
         }
     }
 
@@ -134,6 +140,9 @@ package enum DeviceEvent: Sendable, Equatable {
         case .app(.signedIn): .signedIn
         case .app(.sessionEnded): .loginFailed
         case .app(.loggedOut): .signedOut
+        case .oauth(.authorized): .signedIn
+        case .oauth(.denied), .oauth(.expired), .oauth(.failed(_)): .loginFailed
+        case .oauth(.loggedOut): .signedOut
         default: nil
         }
     }
@@ -145,9 +154,17 @@ package enum DeviceEvent: Sendable, Equatable {
             report.message.map { ($0, report.extra["expires"]?.intValue) }
         case .app(.sessionCreated(_, let code?, let notAfterMs)):
             (code, notAfterMs)
+        case .oauth(.codeShown(let shown)):
+            (shown.userCode, shown.expiresEpochMs)
         default:
             nil
         }
+    }
+
+    /// Where the user enters the shown code, when the event names it (an OAuth device's `verification_uri`).
+    package var verificationURI: String? {
+        if case .oauth(.codeShown(let shown)) = self { return shown.verificationURI }
+        return nil
     }
 
     /// Whether the event says the shown code expired (`status` `REG200`-style expiry, `app.sessionEnded` expired).
@@ -155,6 +172,7 @@ package enum DeviceEvent: Sendable, Equatable {
         switch self {
         case .status(let report): report.id == .registrationCodeExpired
         case .app(.sessionEnded(.expired, _)): true
+        case .oauth(.expired): true
         default: false
         }
     }
@@ -166,6 +184,8 @@ package enum DeviceEvent: Sendable, Equatable {
         case .setAuthenticationStatus(let status, _): status == AccessEnabler.statusSuccess
         case .app(.signedIn): true
         case .app(.sessionEnded): false
+        case .oauth(.authorized): true
+        case .oauth(.denied), .oauth(.expired): false
         default: nil
         }
     }

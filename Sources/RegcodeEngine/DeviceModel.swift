@@ -1,4 +1,5 @@
 import Foundation
+import OAuthDeviceGrant
 import RegcodeRecords
 import RegcodeSupport
 import Synchronization
@@ -95,6 +96,8 @@ package struct DeviceSettings: Sendable, Equatable, Codable {
     package var tvProvider: TVProviderDevice? = nil
     /// How the device's calls are carried; nil: the daemon's common pool.
     package var connections: ConnectionModel? = nil
+    /// An OAuth device's client and endpoints (``DeviceProtocol/oauthDevice``); nil: an Adobe Pass device.
+    package var oauth: OAuthDeviceConfiguration? = nil
 
     package init(name: String, requestor: String) {
         self.name = name
@@ -103,7 +106,7 @@ package struct DeviceSettings: Sendable, Equatable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case name, profile, requestor, presetMVPD, softwareStatement, signingKeys, polling, deviceInfo, identity, sso, apps, ssoIdentity, tvProvider
-        case connections, clientAddressMode, loginProvider, tempPassEmail, persona
+        case connections, clientAddressMode, loginProvider, tempPassEmail, persona, oauth
     }
 
     /// Reads stored settings; keys an older version did not write keep their defaults.
@@ -126,7 +129,11 @@ package struct DeviceSettings: Sendable, Equatable, Codable {
         loginProvider = try c.decodeIfPresent(LoginProvider.self, forKey: .loginProvider) ?? .regular
         tempPassEmail = try c.decodeIfPresent(String.self, forKey: .tempPassEmail)
         persona = try c.decodeIfPresent(DevicePersona.self, forKey: .persona) ?? .accessEnabler
+        oauth = try c.decodeIfPresent(OAuthDeviceConfiguration.self, forKey: .oauth)
     }
+
+    /// How the device logs in: an OAuth device when it has ``oauth`` settings, else Adobe Pass.
+    package var deviceProtocol: DeviceProtocol { oauth == nil ? .adobePass : .oauthDevice }
 
     /// The `X-Forwarded-For` value of the device's calls: only in the `forwarded-for` mode.
     package var forwardedFor: String? {
@@ -183,6 +190,8 @@ package struct DeviceSnapshot: Sendable, Equatable, Codable {
     package var options: [String: String] = [:]
     /// Codes renewed automatically in the current login.
     package var renewals: Int = 0
+    /// An OAuth device's own state (endpoints, the code it polls, its tokens); nil for Adobe devices.
+    package var oauth: OAuthDeviceSnapshot? = nil
 
     package init() {}
 }
@@ -193,6 +202,10 @@ package enum DeviceTimer: String, Sendable, Hashable, CaseIterable {
     case codeExpiry
     /// A request that failed transiently is sent again (the request slot waits for it).
     case retry
+    /// An OAuth device refreshes its access token before it expires.
+    case refresh
+    /// An OAuth device uses its access token again (userinfo, introspection).
+    case exercise
 }
 
 /// Identifies one request a device has in flight.

@@ -181,7 +181,7 @@ extension BackendRequest {
         case .fetchProfile(let mvpd), .authorize(let mvpd, _), .mediaToken(let mvpd, _), .preauthorize(let mvpd, _),
             .userMetadata(let mvpd), .logout(let mvpd), .partnerSession(let mvpd), .partnerProfile(_, let mvpd):
             mvpd
-        case .registerClient, .obtainAccessToken, .configuration, .checkAuthentication:
+        case .registerClient, .obtainAccessToken, .configuration, .checkAuthentication, .wire:
             nil
         }
     }

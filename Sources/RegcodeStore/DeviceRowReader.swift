@@ -1,4 +1,5 @@
 import GRDB
+import OAuthDeviceGrant
 import RegcodeEngine
 
 /// Reads the rows of `loadDevices` into devices; the JSON columns are decoded once per distinct text (the devices
@@ -67,6 +68,9 @@ struct DeviceRowReader {
             key: name
         )
         snapshot.renewals = row[column.renewals]
+        if let oauth: String = row[column.oauthState] {
+            snapshot.oauth = try json.value(OAuthDeviceSnapshot.self, from: oauth, table: "devices", key: name)
+        }
         if let clientID: String = row[column.clientId] {
             snapshot.credentials = ClientCredentials(clientID: clientID, clientSecret: row[column.clientSecret])
         }
@@ -115,6 +119,7 @@ struct DeviceColumns {
     let fleet: Int
     let addedAtRuntime: Int
     let clientAddress: Int
+    let oauthState: Int
 
     init(_ names: [String]) {
         func position(_ name: String) -> Int {
@@ -145,5 +150,6 @@ struct DeviceColumns {
         self.fleet = position("fleet")
         self.addedAtRuntime = position("added_at_runtime")
         self.clientAddress = position("client_address")
+        self.oauthState = position("oauth_state")
     }
 }

@@ -162,13 +162,13 @@ extension RegcodeStore {
     ) throws -> Bool {
         let update = try db.cachedStatement(
             sql: """
-                UPDATE devices SET state = ?, selected_mvpd = ?, mvpds = ?, options = ?, renewals = ?, updated_at = ?
+                UPDATE devices SET state = ?, selected_mvpd = ?, mvpds = ?, options = ?, renewals = ?, oauth_state = ?, updated_at = ?
                 WHERE name = ?
                 """
         )
         try update.execute(arguments: [
             snapshot.phase.rawValue, snapshot.selectedMVPD, try snapshot.mvpds.map { try json.text($0) },
-            try json.text(snapshot.options), snapshot.renewals, time, device,
+            try json.text(snapshot.options), snapshot.renewals, try snapshot.oauth.map { try json.text($0) }, time, device,
         ])
         guard db.changesCount > 0 else { return false }
         try writeDependents(of: snapshot, endedCodes: endedCodes, device: device, at: time, db: db, recordingLogins: recordingLogins)

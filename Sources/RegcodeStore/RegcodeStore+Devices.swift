@@ -29,7 +29,7 @@ extension RegcodeStore {
                            t.token, t.expires_at AS token_expires_at,
                            c.code, c.expires_at AS code_expires_at, c.mvpd AS code_mvpd,
                            p.mvpd AS profile_mvpd, p.user_id AS profile_user_id, p.expires_at AS profile_expires_at, p.type AS profile_type,
-                           d.fleet, d.added_at_runtime, d.client_address
+                           d.fleet, d.added_at_runtime, d.client_address, d.oauth_state
                     FROM devices d
                     LEFT JOIN client_credentials cc ON cc.device = d.name
                     LEFT JOIN access_tokens t ON t.device = d.name

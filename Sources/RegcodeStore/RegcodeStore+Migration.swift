@@ -124,6 +124,10 @@ extension RegcodeStore {
         );
         PRAGMA user_version = 6;
         """,
+        7: """
+        ALTER TABLE devices ADD COLUMN oauth_state TEXT;
+        PRAGMA user_version = 7;
+        """,
     ]
 
     /// A copy of an older database (`source`, at `version`) migrated to ``schemaVersion``, for reading it with this

@@ -20,7 +20,7 @@ import Darwin
 /// what `sqlite3 new.db < schema.sql` creates.
 package final class RegcodeStore: Sendable {
     /// The schema version (`PRAGMA user_version`) this build reads and writes.
-    package static let schemaVersion: Int32 = 6
+    package static let schemaVersion: Int32 = 7
     /// `PRAGMA application_id` of a regcoded database ('RGCD').
     package static let applicationID: Int32 = 0x5247_4344
 

@@ -5,7 +5,7 @@
 -- version the store checks on open: it migrates older versions it knows in place (versions 1 to 5: see
 -- RegcodeStore+Migration.swift) and refuses versions it does not know.
 PRAGMA application_id = 1380401988;
-PRAGMA user_version = 6;
+PRAGMA user_version = 7;
 
 -- One row per emulated device; identity is stable across restarts.
 CREATE TABLE devices (
@@ -26,7 +26,8 @@ CREATE TABLE devices (
     renewals        INTEGER NOT NULL DEFAULT 0,
     created_at      INTEGER NOT NULL,
     updated_at      INTEGER NOT NULL,
-    client_address  TEXT                                -- stable emulated client address, sent as X-Forwarded-For; NULL until the daemon assigns one
+    client_address  TEXT,                               -- stable emulated client address, sent as X-Forwarded-For; NULL until the daemon assigns one
+    oauth_state     TEXT                                -- OAuth device (RFC 8628): endpoints, the code polled, tokens (JSON); NULL for Adobe Pass devices
 );
 -- Last column and a partial index rather than a column constraint: a version-1 database gets both
 -- with ALTER TABLE, so migrated and new files have the same columns in the same order.

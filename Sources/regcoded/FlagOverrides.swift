@@ -2,6 +2,7 @@ import ArgumentParser
 import BackendHTTP
 import DeviceRegistry
 import Logging
+import OAuthDeviceGrant
 import RegcodeDaemon
 import RegcodeEngine
 import RegcodeSupport
@@ -42,6 +43,13 @@ struct FlagOverrides: ParsableArguments, Sendable {
             "What kind of app every fleet's devices are: accessenabler (default; an AccessEnabler SDK app) or rest-v2 (an app calling REST API v2 itself)."
     )
     var persona: String?
+
+    @Option(
+        name: .long,
+        help:
+            "How every fleet's devices log in: adobe-pass (default) or oauth-device (the OAuth 2.0 device authorization grant, RFC 8628, against the backend or the fleet's oauth issuer)."
+    )
+    var `protocol`: String?
 
     @Option(name: .long, help: "Requestor id / service provider of every fleet.")
     var requestor: String?
@@ -303,6 +311,17 @@ struct FlagOverrides: ParsableArguments, Sendable {
             }
             personaValue = value
         }
+        var protocolValue: DeviceProtocol?
+        if let `protocol` {
+            guard let value = DeviceProtocol(rawValue: `protocol`.lowercased()) else {
+                throw ConfigurationError(
+                    file: nil,
+                    key: "--protocol",
+                    reason: "'\(`protocol`)' is not \(DeviceProtocol.allCases.map(\.rawValue).joined(separator: " or "))"
+                )
+            }
+            protocolValue = value
+        }
         var interval: Duration?
         if let pollInterval {
             interval = try Self.duration(pollInterval, flag: "--poll-interval")
@@ -327,6 +346,7 @@ struct FlagOverrides: ParsableArguments, Sendable {
         for index in configuration.fleets.indices {
             if let profileValue { configuration.fleets[index].profile = profileValue }
             if let personaValue { configuration.fleets[index].persona = personaValue }
+            if let protocolValue { configuration.fleets[index].deviceProtocol = protocolValue }
             if let requestor { configuration.fleets[index].requestor = requestor }
             if let mvpd { configuration.fleets[index].mvpd = mvpd }
             if let clientAddressMode { configuration.fleets[index].clientAddress.mode = clientAddressMode }

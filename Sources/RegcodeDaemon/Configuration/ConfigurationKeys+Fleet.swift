@@ -28,6 +28,13 @@ extension ConfigurationKeys {
             "What kind of app the devices are: `accessenabler` (an AccessEnabler SDK app, callbacks) or `rest-v2` (an app calling REST API v2 itself, app states; see docs/explanation/personas.md).",
             ignoringCase: true
         ),
+        .choice(
+            "protocol",
+            \.deviceProtocol,
+            "How the devices log in: `adobe-pass` (Adobe's registration code, by `profile` and `persona`) or `oauth-device` (the OAuth 2.0 device authorization grant, RFC 8628, configured by `oauth`; see docs/explanation/oauth-device.md).",
+            ignoringCase: true
+        ),
+        .section("oauth", "An `oauth-device` fleet's client and endpoints.", oauth, at: \.oauth),
         .optionalString("mvpd", \.mvpd, "Preset MVPD (skips the provider picker).", none: "none (the picker)"),
         .choice(
             "scenario",

@@ -150,7 +150,10 @@ extension ControlMethod {
             result: "{device, app?, accepted, state}; the callbacks arrive as events",
             tag: "AccessEnabler"
         ) { handler, params throws(RPCError) in
-            try await handler.sendDeviceCalls(params) { params, settings throws(RPCError) in [try command(params, settings)] }
+            try await handler.sendDeviceCalls(params) { params, settings throws(RPCError) in
+                try ControlMethod.refuseOAuthDevice(params, settings)
+                return [try command(params, settings)]
+            }
         }
     }
 }

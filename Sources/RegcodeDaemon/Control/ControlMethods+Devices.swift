@@ -24,6 +24,11 @@ extension ControlMethods {
                 ControlParameter("requestor", .string, "Requestor id."),
                 ControlParameter("profile", .string, "v2 or v1."),
                 ControlParameter("persona", .string, "accessenabler (an AccessEnabler SDK app) or rest-v2 (an app calling REST API v2 itself)."),
+                ControlParameter(
+                    "protocol",
+                    .string,
+                    "adobe-pass, or oauth-device (the OAuth 2.0 device grant, with the fleet's oauth client and endpoints)."
+                ),
                 ControlParameter("mvpd", .string, "MVPD to pick."),
                 ControlParameter("scenario", .string, "login, idle or cycle."),
                 ControlParameter(

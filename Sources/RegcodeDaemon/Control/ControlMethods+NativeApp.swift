@@ -55,6 +55,7 @@ extension ControlMethod {
             tag: "Native app"
         ) { handler, params throws(RPCError) in
             try await handler.sendDeviceCalls(params) { params, settings throws(RPCError) in
+                try ControlMethod.refuseOAuthDevice(params, settings)
                 guard settings.persona == .restV2 else {
                     throw .invalidParams(
                         "device '\(try params.string("device"))' is an \(settings.persona.rawValue) app: drive it with its AccessEnabler calls",

@@ -1,6 +1,7 @@
 import ControlRPC
 import DeviceRegistry
 import Foundation
+import OAuthDeviceGrant
 import RegcodeEngine
 import RegcodeSupport
 
@@ -95,6 +96,28 @@ struct ControlMethodsHandler: ControlHandler {
         detail["requestor"] = .string(settings.requestor)
         detail["profile"] = .string(settings.profile.rawValue)
         detail["persona"] = .string(settings.persona.rawValue)
+        detail["protocol"] = .string(settings.deviceProtocol.rawValue)
+        if let oauth = settings.oauth {
+            // The client as configured (never its secret) and where the login stands; never a token.
+            detail["oauth"] = .object([
+                "provider": .string(oauth.provider.rawValue), "issuer": oauth.issuer.map(JSONValue.string) ?? .null,
+                "clientId": .string(oauth.clientID),
+                "endpoints": .object((snapshot.oauth?.discovered ?? [:]).reduce(into: [:]) { $0[$1.key.rawValue] = .string($1.value) }),
+                "code": snapshot.oauth?.code.map { code in
+                    .object([
+                        "userCode": .string(code.userCode), "verificationUri": .string(code.verificationURI),
+                        "expires": .int(code.expiresEpochMs), "intervalMs": .int(code.intervalMs),
+                    ])
+                } ?? .null,
+                "tokens": snapshot.oauth?.tokens.map { tokens in
+                    .object([
+                        "scope": tokens.scope.map(JSONValue.string) ?? .null,
+                        "accessTokenExpires": tokens.accessExpiresEpochMs.map(JSONValue.int) ?? .null,
+                        "refreshable": .bool(tokens.refreshToken != nil),
+                    ])
+                } ?? .null,
+            ])
+        }
         detail["presetMvpd"] = settings.presetMVPD.map(JSONValue.string) ?? .null
         detail["loginProvider"] = .string(settings.loginProvider.rawValue)
         detail["pollInterval"] = .double(settings.polling.interval.seconds)
@@ -148,6 +171,15 @@ struct ControlMethodsHandler: ControlHandler {
                 throw .invalidParams("the rest-v2 persona speaks REST API v2 only")
             }
             new.persona = value
+        }
+        if let deviceProtocol = try params.optionalString("protocol") {
+            guard let value = DeviceProtocol(rawValue: deviceProtocol) else {
+                throw .invalidParams(
+                    "'protocol' must be one of \(DeviceProtocol.allCases.map(\.rawValue).joined(separator: ", "))",
+                    data: ["member": "protocol"]
+                )
+            }
+            new.deviceProtocol = value
         }
         if let scenario = try params.optionalString("scenario") {
             guard let value = Scenario(rawValue: scenario) else {

@@ -35,7 +35,8 @@ enum CodePrinter {
             for event in step.events {
                 if let (code, expiresMs) = event.shownCode {
                     let expires = expiresMs.map { " (expires \(EventEncoding.timestamp($0)))" } ?? ""
-                    let url = activationURL.map { " — enter it at \($0)" } ?? ""
+                    // An OAuth device names its own verification page; an Adobe code is entered on the activation page.
+                    let url = (event.verificationURI ?? activationURL).map { " — enter it at \($0)" } ?? ""
                     lines.append("\(step.device): code \(code)\(expires)\(url)")
                     continue
                 }
@@ -56,6 +57,10 @@ enum CodePrinter {
                     lines.append("\(step.device): \(report.id) \(report.message ?? "")")
                 case .app(.callFailed(let call, let error, let message)):
                     lines.append("\(step.device): \(call) failed: \(error?.code ?? message)")
+                case .oauth(.denied(let error)):
+                    lines.append("\(step.device): denied (\(error.code))")
+                case .oauth(.failed(let failure)):
+                    lines.append("\(step.device): login failed: \(failure)")
                 default:
                     continue
                 }

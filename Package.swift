@@ -590,6 +590,7 @@ let package = Package(
                 "OAuthDeviceClient",
                 "OAuthDeviceGrant",
                 "RegcodeEngine",
+                "RegcodeRecords",
                 // Verifies the private_key_jwt assertions.
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -27,7 +27,7 @@ fresh="$(mktemp -d)"
 trap 'rm -rf "$fresh"' EXIT
 "$bin/regcoded" --generate-reference "$fresh"
 stale=0
-for page in configuration.md command-line.md control-methods.md app-events.md; do
+for page in configuration.md command-line.md control-methods.md app-events.md oauth-events.md oauth-providers.md; do
     if ! cmp -s "$fresh/$page" "docs/reference/$page"; then
         echo "docs/reference/$page is stale: regenerate it with sh Tests/generate-reference.sh and commit it" >&2
         diff -u "docs/reference/$page" "$fresh/$page" | head -n 40 >&2 || true

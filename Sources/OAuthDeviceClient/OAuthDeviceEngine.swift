@@ -33,7 +33,8 @@ package struct OAuthDeviceEngine: Sendable {
     private var call: Call?
     /// The user code shown, kept after the login ends so the last poll's row still names it.
     private var userCode: String?
-    /// When the poll timer was last armed for (epoch ms), and when the previous poll of the code went out.
+    /// When the poll timer was last armed for (epoch ms), and when the previous poll of the code went out (for the
+    /// first poll: when the code was shown).
     private var pollScheduledEpochMs: Int64?
     private var previousPollSentEpochMs: Int64?
 
@@ -124,13 +125,12 @@ package struct OAuthDeviceEngine: Sendable {
             answer = .failure(OAuthTransportFailure("HTTP \(status): \(reason)"))
         }
         var actions: [Action] = []
-        if let call, call.id == id {
-            self.call = nil
-            if call.stage != .poll {
-                actions.append(.recordRequest(Self.requestAttempt(call, answer, latency: timing.latencyMilliseconds)))
-            }
+        if let call, call.id == id, call.stage != .poll {
+            actions.append(.recordRequest(Self.requestAttempt(call, answer, latency: timing.latencyMilliseconds)))
         }
+        // The call stays known while its answer is translated: the poll's row takes its planned time.
         actions += translate(machine.handle(answer, for: OAuthRequestID(rawValue: id), sentAt: timing.sentAt))
+        if call?.id == id { call = nil }
         return actions
     }
 
@@ -207,7 +207,9 @@ package struct OAuthDeviceEngine: Sendable {
         switch event {
         case .codeShown(let shown):
             userCode = shown.userCode
-            previousPollSentEpochMs = nil
+            // The first poll's interval counts from the code (RFC 8628 §3.5: "the client SHOULD wait at least
+            // `interval` seconds between polling requests"; Authlib answers an immediate poll `slow_down`).
+            previousPollSentEpochMs = clock.epochMillisecondsNow
             return []
         case .authorized: outcome = .authenticated
         case .expired: outcome = .expired

@@ -11,6 +11,8 @@ package enum OAuthProvider: String, Sendable, Hashable, Codable, CaseIterable {
     case okta
     case auth0
     case github
+    /// django-oauth-toolkit 3.x (a Django app's own authorization server).
+    case djangoOAuthToolkit = "django-oauth-toolkit"
 
     /// This provider's row of ``OAuthProviderRules/table``.
     package var rules: OAuthProviderRules { OAuthProviderRules.rules(for: self) }
@@ -177,7 +179,7 @@ package struct OAuthProviderRules: Sendable, Hashable {
     }
 
     /// One row per provider.
-    package static let table: [OAuthProviderRules] = [generic, keycloak, entra, google, okta, auth0, github]
+    package static let table: [OAuthProviderRules] = [generic, keycloak, entra, google, okta, auth0, github, djangoOAuthToolkit]
 
     // RFC 8628, RFC 8414, RFC 6749, RFC 7009, RFC 7662. The RFCs fix no endpoint paths; these are the simulator's.
     // https://www.rfc-editor.org/rfc/rfc8628 §3.2 (interval default 5 s), §3.5 (errors, slow_down +5 s)
@@ -373,6 +375,34 @@ package struct OAuthProviderRules: Sendable, Hashable {
         row.unconfirmed = [
             "the 200 status of error answers with Accept: application/json (reported for form answers; one report says 400 in JSON mode)"
         ]
+        return row
+    }()
+
+    // django-oauth-toolkit 3.x: its views under the prefix it is mounted at (`/o/` in its tutorial); RFC 8414 metadata
+    // at the root lists token, revocation and introspection but no device authorization endpoint, so that one comes
+    // from the row. The device authorization view takes the client in the body only (`client_secret_basic` answers
+    // 400 "Missing client_id parameter."); no `verification_uri_complete`; no `slow_down` ("TODO: slow_down" in
+    // its grant). Measured against DOT 3.4.1 in Tests/oauth-servers (README, "Where the servers differ").
+    // https://django-oauth-toolkit.readthedocs.io/en/stable/tutorial/tutorial_06.html
+    // https://django-oauth-toolkit.readthedocs.io/en/stable/settings.html (OAUTH_DEVICE_VERIFICATION_URI)
+    private static let djangoOAuthToolkit: OAuthProviderRules = {
+        var row = rfc(
+            .djangoOAuthToolkit,
+            endpoints: OAuthEndpointPaths(
+                deviceAuthorization: "/o/device-authorization/",
+                token: "/o/token/",
+                revocation: "/o/revoke_token/",
+                userinfo: "/o/userinfo/",
+                introspection: "/o/introspect/"
+            )
+        )
+        row.sendsVerificationURIComplete = false
+        row.supportedClientAuthentication = [.none, .clientSecretPost]
+        row.documentation = [
+            "https://django-oauth-toolkit.readthedocs.io/en/stable/tutorial/tutorial_06.html",
+            "Tests/oauth-servers/README.md (measured against DOT 3.4.1)",
+        ]
+        row.unconfirmed = ["the /o/ prefix: it is where a project mounts DOT's URLs (the tutorial's choice)"]
         return row
     }()
 }

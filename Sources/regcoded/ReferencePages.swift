@@ -21,7 +21,9 @@ enum ReferencePages {
             ("configuration.md", ConfigurationReference.markdown(generatedBy: Self.generator)),
             ("command-line.md", try CommandLineReference.markdown(generatedBy: Self.generator, tools: tools)),
             ("control-methods.md", ControlMethodReference.markdown(generatedBy: Self.generator)),
-            ("app-events.md", AppEventReference.markdown(generatedBy: Self.generator)),
+            ("app-events.md", EventKindReference.appEvents(generatedBy: Self.generator)),
+            ("oauth-events.md", EventKindReference.oauthEvents(generatedBy: Self.generator)),
+            ("oauth-providers.md", OAuthProviderReference.markdown(generatedBy: Self.generator)),
         ]
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         for (name, text) in pages {

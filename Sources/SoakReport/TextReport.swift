@@ -250,11 +250,12 @@ extension SoakReport {
             ("HTTP statuses", statuses.isEmpty ? "-" : statuses.joined(separator: ", ")),
         ]
         if deviceFlow {
+            func plural(_ count: Int) -> String { count == 1 ? "" : "s" }
             let perLogin = f.pollsPerLogin.count == 0 ? "" : "; polls per login \(spread(f.pollsPerLogin, asCount: true))"
             rows.append(
                 (
                     "device flow",
-                    "\(f.slowDownAnswers) slow-down answers, \(f.earlyPolls) early polls (\(f.earlyPollsAfterSlowDown) after a slow-down), \(f.deniedCodes) denied codes\(perLogin)"
+                    "\(f.slowDownAnswers) slow-down answer\(plural(f.slowDownAnswers)), \(f.earlyPolls) early poll\(plural(f.earlyPolls)) (\(f.earlyPollsAfterSlowDown) after a slow-down), \(f.deniedCodes) denied code\(plural(f.deniedCodes))\(perLogin)"
                 )
             )
         }

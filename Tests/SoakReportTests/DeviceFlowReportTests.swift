@@ -329,7 +329,7 @@ enum DeviceFlowFixture {
         let text = report.text()
         #expect(text.contains("2 authenticated, 1 expired, 1 denied, 0 ended otherwise, 0 still polling"))
         #expect(text.contains("device flow"))
-        #expect(text.contains("2 slow-down answers, 4 early polls (2 after a slow-down), 1 denied codes"))
+        #expect(text.contains("2 slow-down answers, 4 early polls (2 after a slow-down), 1 denied code;"))
         let section = try #require(text.components(separatedBy: "DEVICE FLOW").dropFirst().first)
         let table = section.split(separator: "\n", omittingEmptySubsequences: false).dropFirst().prefix { !$0.isEmpty }
         #expect(table.count == 4, "header, all, mixed, oauth: \(table)")

@@ -15,17 +15,22 @@ extension SoakReport {
     /// `registration_retried`, …); on the fleet row `devices_with_code` and `failed_onboardings` are
     /// counts, on a device row 1 or 0. Trouble columns come last (`fleet`, `got_code`,
     /// `never_got_code`, `stopped_at`, `stop_status`, `last_error`, `all_429`, `all_5xx`,
-    /// `all_errors`, `poll_5xx`, `poll_errors`), and with named fleets one `group` row per fleet
-    /// follows the devices (its `fleet` column names it).
+    /// `all_errors`, `poll_5xx`, `poll_errors`), then the device flow columns (`polls_per_login_count`, `_p50`,
+    /// `_p95`, `_max`, `_mean`, `slow_down_answers`, `early_polls`, `early_polls_after_slow_down`, `denied_codes`;
+    /// always there, 0 for Adobe devices), and with named fleets one `group` row per fleet follows the devices (its
+    /// `fleet` column names it).
     package func csv() -> String {
         let columns = Self.pollColumns(outcomes: Self.orderedOutcomes(fleet).map(\.0), statuses: fleet.httpStatuses.keys.sorted())
         let requestColumns = requestsLoaded ? Self.requestColumns(stages: requests.stages.map(\.stage)) : []
         let troubleColumns = Self.troubleColumns
-        let names: [String] = ["scope", "device"] + columns.map(\.0) + requestColumns.map(\.0) + troubleColumns.map(\.0)
+        let flowColumns = Self.deviceFlowColumns
+        let names: [String] =
+            ["scope", "device"] + columns.map(\.0) + requestColumns.map(\.0) + troubleColumns.map(\.0) + flowColumns.map(\.0)
         var lines = [names.map(Self.csvField).joined(separator: ",")]
         for (scope, report, group) in csvRows() {
             var fields = [scope, report.device] + columns.map { $0.1(report.figures) } + requestColumns.map { $0.1(report) }
             fields += troubleColumns.map { $0.1(report, group) }
+            fields += flowColumns.map { $0.1(report.figures) }
             lines.append(fields.map(Self.csvField).joined(separator: ","))
         }
         return lines.joined(separator: "\r\n") + "\r\n"
@@ -105,6 +110,23 @@ extension SoakReport {
         }
         columns.append(("http_none", { count($0.withoutHTTPStatus) }))
         return columns
+    }
+
+    /// The OAuth device grant's figures and polls per login, after the trouble columns so that every earlier column
+    /// keeps its position.
+    private static var deviceFlowColumns: [PollColumn] {
+        func number(_ value: Double?) -> String { value.map(NumberText.json) ?? "" }
+        return [
+            ("polls_per_login_count", { count($0.pollsPerLogin.count) }),
+            ("polls_per_login_p50", { number($0.pollsPerLogin.p50) }),
+            ("polls_per_login_p95", { number($0.pollsPerLogin.p95) }),
+            ("polls_per_login_max", { number($0.pollsPerLogin.max) }),
+            ("polls_per_login_mean", { number($0.pollsPerLogin.mean) }),
+            ("slow_down_answers", { count($0.slowDownAnswers) }),
+            ("early_polls", { count($0.earlyPolls) }),
+            ("early_polls_after_slow_down", { count($0.earlyPollsAfterSlowDown) }),
+            ("denied_codes", { count($0.deniedCodes) }),
+        ]
     }
 
     /// Onboarding, then eight columns per stage, then the last failure.

@@ -2,10 +2,14 @@
 package enum CodeFate: String, Sendable, Equatable, CaseIterable {
     /// A poll of the code answered `authenticated`.
     case authenticated
-    /// The code expired, became invalid or was given up: a `REG410` event names it, or its last
-    /// poll chose no next poll (`next_delay_ms` null) without being `authenticated`, `abandoned` or `interrupted`
-    /// (this includes `code-invalid` answers and polls whose next wait would pass the expiry).
+    /// The code expired, became invalid or was given up: a poll of it answered `expired` (OAuth `expired_token`), a
+    /// `REG410` event names it, or its last poll chose no next poll (`next_delay_ms` null) without being
+    /// `authenticated`, `denied`, `abandoned` or `interrupted` (this includes `code-invalid` answers and polls whose
+    /// next wait would pass the expiry).
     case expired
+    /// The user refused (OAuth device grant, RFC 8628 §3.5 `access_denied`): a poll of the code answered `denied`,
+    /// which ends the code. Adobe codes never end this way.
+    case denied
     /// Polling stopped for another reason: the last poll was `abandoned` (the loop had
     /// already stopped), or a later code of the same device started (cancel, replacement).
     case ended

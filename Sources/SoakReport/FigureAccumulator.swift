@@ -4,6 +4,7 @@ import RegcodeRecords
 struct FigureAccumulator {
     var polls = 0
     var pollsPerCode: [Double] = []
+    var pollsPerLogin: [Double] = []
     var achieved: [Double] = []
     var planned: [Double] = []
     var lateness: [Double] = []
@@ -16,6 +17,9 @@ struct FigureAccumulator {
     var withoutHTTPStatus = 0
     var fates: [CodeFate: Int] = [:]
     var codeInvalid = 0
+    var slowDownAnswers = 0
+    var earlyPolls = 0
+    var earlyPollsAfterSlowDown = 0
     var firstSentMs: Int64?
     var lastSentMs: Int64?
 
@@ -29,9 +33,21 @@ struct FigureAccumulator {
             preconditionFailure("a code has at least one poll")
         }
         var authenticatedAt: Int64?
+        var pollsToLogin = 0
+        // Whether an earlier poll of this code (in send order) was answered `slow-down`.
+        var slowedDown = false
         for (index, poll) in codePolls.enumerated() {
             polls += 1
+            // Kept negative for an early poll (see ``PollFigures/lateness``).
             lateness.append(Double(poll.sentEpochMs - poll.plannedEpochMs))
+            if poll.sentEpochMs < poll.plannedEpochMs {
+                earlyPolls += 1
+                if slowedDown { earlyPollsAfterSlowDown += 1 }
+            }
+            if poll.outcome == .slowDown {
+                slowDownAnswers += 1
+                slowedDown = true
+            }
             latency.append(poll.latencyMs)
             outcomes[poll.outcome, default: 0] += 1
             if let status = poll.httpStatus {
@@ -41,7 +57,10 @@ struct FigureAccumulator {
             }
             if poll.outcome == .throttled { throttled += 1 }
             if poll.outcome == .codeInvalid { codeInvalid += 1 }
-            if poll.outcome == .authenticated, authenticatedAt == nil { authenticatedAt = poll.sentEpochMs }
+            if poll.outcome == .authenticated, authenticatedAt == nil {
+                authenticatedAt = poll.sentEpochMs
+                pollsToLogin = index + 1
+            }
             firstSentMs = min(firstSentMs ?? poll.sentEpochMs, poll.sentEpochMs)
             lastSentMs = max(lastSentMs ?? poll.sentEpochMs, poll.sentEpochMs)
             guard index > 0 else { continue }
@@ -52,11 +71,17 @@ struct FigureAccumulator {
         }
         pollsPerCode.append(Double(codePolls.count))
 
+        // `denied` and `expired` end the code (no next poll); an answer that arrived after the loop had stopped may
+        // still follow them as `abandoned`, so the first of them decides, not the last poll.
+        let endingAnswer = codePolls.first { $0.outcome == .denied || $0.outcome == .expired }?.outcome
         let fate: CodeFate
         if let authenticatedAt {
             fate = .authenticated
             timeToAuthenticate.append(Double(authenticatedAt - first.sentEpochMs))
-        } else if expiredByEvent || (last.nextDelayMs == nil && !last.outcome.isClientSide) {
+            pollsPerLogin.append(Double(pollsToLogin))
+        } else if endingAnswer == .denied {
+            fate = .denied
+        } else if endingAnswer == .expired || expiredByEvent || (last.nextDelayMs == nil && !last.outcome.isClientSide) {
             fate = .expired
         } else if last.outcome.isClientSide || !isLatestOfDevice {
             fate = .ended
@@ -77,6 +102,7 @@ struct FigureAccumulator {
     mutating func merge(_ other: FigureAccumulator) {
         polls += other.polls
         pollsPerCode += other.pollsPerCode
+        pollsPerLogin += other.pollsPerLogin
         achieved += other.achieved
         planned += other.planned
         lateness += other.lateness
@@ -89,6 +115,9 @@ struct FigureAccumulator {
         withoutHTTPStatus += other.withoutHTTPStatus
         fates.merge(other.fates, uniquingKeysWith: +)
         codeInvalid += other.codeInvalid
+        slowDownAnswers += other.slowDownAnswers
+        earlyPolls += other.earlyPolls
+        earlyPollsAfterSlowDown += other.earlyPollsAfterSlowDown
         if let first = other.firstSentMs { firstSentMs = min(firstSentMs ?? first, first) }
         if let last = other.lastSentMs { lastSentMs = max(lastSentMs ?? last, last) }
     }
@@ -97,6 +126,7 @@ struct FigureAccumulator {
     /// summarises them.
     mutating func finish() -> PollFigures {
         pollsPerCode.sort()
+        pollsPerLogin.sort()
         achieved.sort()
         planned.sort()
         lateness.sort()
@@ -106,6 +136,7 @@ struct FigureAccumulator {
         figures.polls = polls
         figures.codes = pollsPerCode.count
         figures.pollsPerCode = Distribution(sorted: pollsPerCode)
+        figures.pollsPerLogin = Distribution(sorted: pollsPerLogin)
         figures.achievedInterval = Distribution(sorted: achieved)
         figures.plannedInterval = Distribution(sorted: planned)
         figures.lateness = Distribution(sorted: lateness)
@@ -117,10 +148,14 @@ struct FigureAccumulator {
         figures.withoutHTTPStatus = withoutHTTPStatus
         figures.authenticatedCodes = fates[.authenticated] ?? 0
         figures.expiredCodes = fates[.expired] ?? 0
+        figures.deniedCodes = fates[.denied] ?? 0
         figures.endedCodes = fates[.ended] ?? 0
         figures.openCodes = fates[.open] ?? 0
         figures.timeToAuthenticate = Distribution(sorted: timeToAuthenticate)
         figures.codeInvalid = codeInvalid
+        figures.slowDownAnswers = slowDownAnswers
+        figures.earlyPolls = earlyPolls
+        figures.earlyPollsAfterSlowDown = earlyPollsAfterSlowDown
         figures.firstSentMs = firstSentMs
         figures.lastSentMs = lastSentMs
         return figures

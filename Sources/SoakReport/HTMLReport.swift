@@ -11,7 +11,8 @@ extension SoakReport {
     static let latenessTargetMs = 50.0
 
     /// A self-contained HTML page: what went wrong in words, headline cards, errors and 429s over
-    /// time with the trouble windows, the fleets, errors by stage, the sortable device table, the
+    /// time with the trouble windows, the fleets, the OAuth device grant's figures per fleet (when the run has
+    /// any), errors by stage, the sortable device table, the
     /// interval histogram and lateness over time (per fleet), the device-state timeline (at most
     /// `timelineRows` devices), and requests by stage and failed onboardings (when the request log
     /// was read).
@@ -44,6 +45,7 @@ extension SoakReport {
         if fleets.count > 1 || fleets.first?.fleet != noFleetName {
             page += "<h2>Fleets</h2>\n" + fleetTable()
         }
+        page += deviceFlowTable()
         page += "<h2>Errors by stage</h2>\n" + troubleStageTable()
         page += "<h2>Devices</h2>\n" + deviceTable()
         page += "<h2>Interval between polls of a code</h2>\n"
@@ -172,6 +174,12 @@ extension SoakReport {
     }
 
     private func definitions() -> String {
+        let deviceFlowDefinitions =
+            showsDeviceFlow
+            ? """
+            <li>Device flow (OAuth device grant): slow-down answers are polls answered slow_down (the next poll waits the longer interval; not an error, not a backoff). Early polls were sent before their planned time, the earliest the protocol allows; early after slow-down counts those of a code already answered slow_down. Denied codes ended access_denied; expired codes include those answered expired_token. Time to login is the time to authenticate; polls per login counts an authenticated code's polls up to its authenticated answer.</li>
+
+            """ : ""
         let requestDefinitions =
             requestsLoaded
             ? """
@@ -184,12 +192,12 @@ extension SoakReport {
             <h2>How the figures are computed</h2>
             <ul class="note">
             <li>Achieved interval: sent time of a poll minus the sent time of the previous poll of the same code. Planned interval: the wait the engine chose after that previous poll, counted from its answer; so after a normal answer the achieved interval also holds that poll's latency and lateness.</li>
-            <li>Lateness: sent time minus planned time of each poll; it should never be negative.</li>
+            <li>Lateness: sent time minus planned time of each poll. The planned time is the earliest the protocol allows, so a negative value is an early poll (only an OAuth device told to misbehave sends one); it is kept negative, never clamped.</li>
             <li>Backoffs: polls whose previous poll of the same code ended in server-error, transport-error, malformed, unauthorized or client-error and chose a next wait (a 401 answered by an immediate token refresh and retry is not a backoff).</li>
             <li>Time to authenticate: from the first poll of a code to the poll answered authenticated.</li>
-            <li>Expired or failed: a REG410 event names the code, or its last poll scheduled no further poll without authenticating (including code-invalid).</li>
+            <li>Expired or failed: a REG410 event names the code, a poll of it was answered expired, or its last poll scheduled no further poll without authenticating or being denied (including code-invalid).</li>
             <li>Percentiles use the nearest-rank method: the value at rank ⌈p·n/100⌉ of the sorted values.</li>
-            \(requestDefinitions)</ul>
+            \(deviceFlowDefinitions)\(requestDefinitions)</ul>
 
             """
     }
@@ -231,6 +239,7 @@ extension SoakReport {
         svg .seg-polling{fill:var(--accent)}
         svg .seg-authenticated{fill:var(--ok)}
         svg .seg-expired{fill:var(--bad)}
+        svg .seg-denied{fill:var(--planned)}
         .legend{display:flex;gap:16px;flex-wrap:wrap;color:var(--muted);font-size:12px;margin:4px 0}
         .swatch{display:inline-block;width:12px;height:12px;border-radius:2px;vertical-align:-2px;margin-right:4px}
         .table-wrap{overflow:auto;max-height:75vh;border:1px solid var(--border);border-radius:8px}

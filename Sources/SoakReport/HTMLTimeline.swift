@@ -11,6 +11,7 @@ extension SoakReport {
             case polling
             case authenticated
             case expired
+            case denied
         }
 
         var x0: Double
@@ -57,10 +58,14 @@ extension SoakReport {
             }
         }
         svg += "</svg>\n"
+        // Only OAuth device grant codes are denied: the swatch is drawn when one was.
+        let deniedLegend =
+            fleet.deniedCodes > 0 ? #"<span><span class="swatch" style="background:var(--planned)"></span>denied by the user</span>"# : ""
         var html = """
             <div class="legend"><span><span class="swatch" style="background:var(--accent)"></span>polling a code (first to last poll)</span>\
             <span><span class="swatch" style="background:var(--ok)"></span>authenticated</span>\
-            <span><span class="swatch" style="background:var(--bad)"></span>expired or failed</span></div>
+            <span><span class="swatch" style="background:var(--bad)"></span>expired or failed</span>\
+            \(deniedLegend)</div>
 
             """
         html += svg
@@ -98,6 +103,7 @@ extension SoakReport {
             switch code.fate {
             case .authenticated: after = .authenticated
             case .expired: after = .expired
+            case .denied: after = .denied
             case .ended, .open: continue
             }
             let untilMs = index + 1 < deviceCodes.count ? deviceCodes[index + 1].firstSentMs : endMs
@@ -138,6 +144,7 @@ extension SoakReport {
         case .polling: return "\(device): polling \(codesText), \(segment.polls) poll\(segment.polls == 1 ? "" : "s"), \(span)"
         case .authenticated: return "\(device): authenticated with \(codesText), \(span)"
         case .expired: return "\(device): \(codesText) expired or failed, \(span)"
+        case .denied: return "\(device): \(codesText) denied by the user, \(span)"
         }
     }
 }

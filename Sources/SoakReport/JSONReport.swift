@@ -12,6 +12,9 @@ extension SoakReport {
     /// without a code, 429s and 5xx by stage with polls as the stage `poll`, the timeline and the
     /// trouble windows) and `fleets` (every figure per fleet) are always there, as are each device's
     /// `fleet` and `trouble`; `throttled_429` of the poll figures still counts poll 429s only.
+    /// The poll figures (fleet, each device, each fleet) hold `polls_per_login` (polls per authenticated code) and
+    /// `device_flow` (`slow_down_answers`, `early_polls`, `early_polls_after_slow_down`, `denied_codes`: the OAuth
+    /// device grant's, all 0 for Adobe devices); `code_fates` has `denied` beside `expired`.
     ///
     /// With `thresholds`, `thresholds` (each with its value and result) and `passed` come first.
     package func json(pretty: Bool = true, thresholds: [ThresholdResult]? = nil) -> String {
@@ -324,6 +327,7 @@ extension SoakReport {
         count("polls", figures.polls)
         count("codes", figures.codes)
         distribution("polls_per_code", figures.pollsPerCode)
+        distribution("polls_per_login", figures.pollsPerLogin)
         distribution("achieved_interval_ms", figures.achievedInterval)
         distribution("planned_interval_ms", figures.plannedInterval)
         distribution("lateness_ms", figures.lateness)
@@ -362,6 +366,13 @@ extension SoakReport {
             json.member("code_invalid_polls", Int64(figures.codeInvalid))
             json.member("reg410_events", optional: figures.expiryEvents)
             json.member("reg500_events", optional: figures.failureEvents)
+        }
+        json.key("device_flow")
+        json.object { json in
+            json.member("slow_down_answers", Int64(figures.slowDownAnswers))
+            json.member("early_polls", Int64(figures.earlyPolls))
+            json.member("early_polls_after_slow_down", Int64(figures.earlyPollsAfterSlowDown))
+            json.member("denied_codes", Int64(figures.deniedCodes))
         }
         json.member("first_sent_ms", optional: figures.firstSentMs)
         json.member("last_sent_ms", optional: figures.lastSentMs)

@@ -6,7 +6,9 @@ import RegcodeRecords
 extension SoakReport {
     /// Poll outcomes after which the engine waits a backoff delay rather than the interval.
     ///
-    /// `client-error` belongs here too: the engine counts it as a consecutive error like a 5xx.
+    /// `client-error` belongs here too: the engine counts it as a consecutive error like a 5xx. The OAuth device grant's
+    /// `slow-down` does not (it sets a longer interval, which the next poll's `planned_at` holds), and `denied` and
+    /// `expired` end the code.
     package static let backoffOutcomes: Set<PollOutcome> = [.serverError, .transportError, .malformed, .unauthorized, .clientError]
 
     /// The engine's request stages other than polling, in the order reports list them.
@@ -19,7 +21,8 @@ extension SoakReport {
     package static let outcomeKinds = PollOutcome.known
 
     /// Poll outcomes counted as errors in the trouble figures; `abandoned`, `interrupted` and `code-invalid` are the
-    /// client's or the code's doing, not the backend's.
+    /// client's or the code's doing, not the backend's, and the OAuth device grant's `slow-down`, `denied` and
+    /// `expired` are answers the protocol defines (the device flow figures count them).
     package static let errorPollOutcomes: Set<PollOutcome> = [
         .throttled, .serverError, .transportError, .malformed, .unauthorized, .clientError,
     ]

@@ -6,9 +6,9 @@ import RegcodeSupport
 extension SoakReport {
 
     /// A readable summary: what went wrong (``headline``) and the devices that never got a code,
-    /// the fleet's figures, trouble by stage with the trouble windows, the fleets, then (when the
-    /// request log was read) onboarding, requests by stage and failed onboardings, then one table
-    /// row per device.
+    /// the fleet's figures, the OAuth device grant's figures per fleet (when the run has any), trouble
+    /// by stage with the trouble windows, the fleets, then (when the request log was read) onboarding,
+    /// requests by stage and failed onboardings, then one table row per device.
     package func text() -> String {
         var lines: [String] = []
         lines.append("regcoded soak report, generated \(UTCText.readable(generatedAtMs))")
@@ -33,6 +33,7 @@ extension SoakReport {
             lines.append("  logins: \(logins.summary)")
         }
         lines.append("")
+        lines += deviceFlowTextSection()
         lines += troubleSections()
         if requestsLoaded {
             lines += requestSections()
@@ -207,14 +208,12 @@ extension SoakReport {
     }
 
     private static func textBlock(_ f: PollFigures, eventsLoaded: Bool) -> [String] {
-        func spread(_ d: Distribution, withMin: Bool = false) -> String {
+        func spread(_ d: Distribution, withMin: Bool = false, asCount: Bool = false) -> String {
             guard d.count > 0 else { return "n=0" }
+            func value(_ v: Double?) -> String { asCount ? v.map { NumberText.fixed($0, maxDecimals: 0) } ?? "-" : NumberText.duration(v) }
             var parts = ["n=\(d.count)"]
-            if withMin { parts.append("min \(NumberText.duration(d.min))") }
-            parts += [
-                "p50 \(NumberText.duration(d.p50))", "p95 \(NumberText.duration(d.p95))",
-                "p99 \(NumberText.duration(d.p99))", "max \(NumberText.duration(d.max))",
-            ]
+            if withMin { parts.append("min \(value(d.min))") }
+            parts += ["p50 \(value(d.p50))", "p95 \(value(d.p95))", "p99 \(value(d.p99))", "max \(value(d.max))"]
             return parts.joined(separator: "  ")
         }
         let perCode =
@@ -228,7 +227,9 @@ extension SoakReport {
         if eventsLoaded {
             expiries += ", REG410 events \(f.expiryEvents ?? 0), REG500 events \(f.failureEvents ?? 0)"
         }
-        let rows: [(String, String)] = [
+        let deviceFlow = f.hasDeviceFlowFigures
+        let denied = deviceFlow ? " \(f.deniedCodes) denied," : ""
+        var rows: [(String, String)] = [
             ("polls", "\(f.polls)\(perCode)"),
             ("achieved interval", spread(f.achievedInterval)),
             ("planned interval", spread(f.plannedInterval)),
@@ -243,11 +244,21 @@ extension SoakReport {
             ("expiries", expiries),
             (
                 "codes",
-                "\(f.authenticatedCodes) authenticated, \(f.expiredCodes) expired, \(f.endedCodes) ended otherwise, \(f.openCodes) still polling"
+                "\(f.authenticatedCodes) authenticated, \(f.expiredCodes) expired,\(denied) \(f.endedCodes) ended otherwise, \(f.openCodes) still polling"
             ),
             ("outcomes", outcomes.isEmpty ? "-" : outcomes.joined(separator: ", ")),
             ("HTTP statuses", statuses.isEmpty ? "-" : statuses.joined(separator: ", ")),
         ]
+        if deviceFlow {
+            func plural(_ count: Int) -> String { count == 1 ? "" : "s" }
+            let perLogin = f.pollsPerLogin.count == 0 ? "" : "; polls per login \(spread(f.pollsPerLogin, asCount: true))"
+            rows.append(
+                (
+                    "device flow",
+                    "\(f.slowDownAnswers) slow-down answer\(plural(f.slowDownAnswers)), \(f.earlyPolls) early poll\(plural(f.earlyPolls)) (\(f.earlyPollsAfterSlowDown) after a slow-down), \(f.deniedCodes) denied code\(plural(f.deniedCodes))\(perLogin)"
+                )
+            )
+        }
         let width = rows.map(\.0.count).max() ?? 0
         return rows.map { $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1 }
     }

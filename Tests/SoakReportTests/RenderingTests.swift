@@ -8,9 +8,9 @@ import FoundationXML
 
 @Suite struct JSONRenderingTests {
     static let figureKeys: Set<String> = [
-        "polls", "codes", "polls_per_code", "achieved_interval_ms", "planned_interval_ms", "lateness_ms", "latency_ms",
+        "polls", "codes", "polls_per_code", "polls_per_login", "achieved_interval_ms", "planned_interval_ms", "lateness_ms", "latency_ms",
         "throttled_429", "backoffs", "outcomes", "http_statuses", "code_fates", "authenticated_codes",
-        "time_to_authenticate_ms", "expiries", "first_sent_ms", "last_sent_ms",
+        "time_to_authenticate_ms", "expiries", "device_flow", "first_sent_ms", "last_sent_ms",
     ]
     static let distributionKeys: Set<String> = ["count", "min", "p50", "p95", "p99", "max", "mean"]
     static let topLevelKeys: Set<String> = [
@@ -36,14 +36,19 @@ import FoundationXML
         #expect(devices.map { $0["device"] as? String } == ["stb-1", "stb-2", "stb-3"])
         for device in devices {
             #expect(Set(device.keys) == Self.figureKeys.union(["device", "fleet", "trouble"]))
-            for key in ["polls_per_code", "achieved_interval_ms", "planned_interval_ms", "lateness_ms", "latency_ms", "time_to_authenticate_ms"] {
+            for key in [
+                "polls_per_code", "polls_per_login", "achieved_interval_ms", "planned_interval_ms", "lateness_ms", "latency_ms",
+                "time_to_authenticate_ms",
+            ] {
                 let distribution = try #require(device[key] as? [String: Any])
                 #expect(Set(distribution.keys) == Self.distributionKeys)
             }
             let expiries = try #require(device["expiries"] as? [String: Any])
             #expect(Set(expiries.keys) == ["expired_codes", "code_invalid_polls", "reg410_events", "reg500_events"])
             let fates = try #require(device["code_fates"] as? [String: Any])
-            #expect(Set(fates.keys) == ["authenticated", "expired", "ended", "open"])
+            #expect(Set(fates.keys) == ["authenticated", "expired", "denied", "ended", "open"])
+            let flow = try #require(device["device_flow"] as? [String: Int])
+            #expect(flow == ["slow_down_answers": 0, "early_polls": 0, "early_polls_after_slow_down": 0, "denied_codes": 0])
         }
     }
 

@@ -103,6 +103,12 @@ package struct Threshold: Sendable, Equatable, CustomStringConvertible {
 
     /// On in every check: a run whose emulator fell behind its own schedule never passes, whatever its other
     /// figures (they measured the emulator). A threshold of the caller's on the same metric replaces it.
+    ///
+    /// `early_polls_after_slow_down==0` is deliberately not one of them, though it holds for every Adobe soak (0 by
+    /// construction) and for every well-behaved OAuth device: the poll log cannot tell a device that was told to
+    /// ignore `slow_down` (`ignore-slow-down`, run to see how a server enforces it) from a faulty one, so as a default
+    /// it would fail exactly the soaks built to exercise that, and every Adobe verdict would carry a line that can never
+    /// fail. A soak of well-behaved OAuth devices sets it: `--threshold early_polls_after_slow_down==0`.
     package static let defaults: [Threshold] = [
         Threshold(metric: .generatorBehindWindows, comparison: .equal, bound: 0, description: "generator_behind_windows==0")
     ]

@@ -7,8 +7,8 @@ import RegcodeRecords
 /// login rate with no finished code) has no value, and a threshold on it fails: a soak that measured nothing
 /// has not passed.
 package enum ThresholdMetric: String, Sendable, CaseIterable {
-    /// Finished codes that ended in a login: `authenticated / (authenticated + expired)`; codes still polled
-    /// at the end, and codes a cancel or a newer code ended, are not counted.
+    /// Finished codes that ended in a login: `authenticated / (authenticated + expired + denied)`; codes still polled
+    /// at the end, and codes a cancel or a newer code ended, are not counted. (Adobe codes are never denied.)
     case loginSuccessRate = "login_success_rate"
     /// Logins (codes answered `authenticated`).
     case logins
@@ -34,6 +34,23 @@ package enum ThresholdMetric: String, Sendable, CaseIterable {
     case pollLatencyP95 = "poll_latency_p95"
     case pollLatencyP99 = "poll_latency_p99"
     case pollLatencyMax = "poll_latency_max"
+    /// Time to login: from a code's first poll to the poll answered `authenticated`, over the codes that ended in a
+    /// login (``PollFigures/timeToAuthenticate``).
+    case timeToLoginP50 = "time_to_login_p50"
+    case timeToLoginP95 = "time_to_login_p95"
+    /// Polls a login took: each authenticated code's polls up to its `authenticated` answer
+    /// (``PollFigures/pollsPerLogin``), 95th percentile.
+    case pollsPerLoginP95 = "polls_per_login_p95"
+    /// Polls answered `slow-down` (OAuth device grant): the server asked the device to poll less often.
+    case slowDownAnswers = "slow_down_answers"
+    /// Polls sent before their planned time, earlier than the protocol allows (never for Adobe devices).
+    case earlyPolls = "early_polls"
+    /// Early polls of a code already answered `slow-down`: a client that did not slow down when told to.
+    case earlyPollsAfterSlowDown = "early_polls_after_slow_down"
+    /// Codes that expired: an `expired` answer, a `REG410` event, or a last poll that scheduled none without a login.
+    case expiredCodes = "expired_codes"
+    /// Codes whose polling ended `denied` (OAuth `access_denied`).
+    case deniedCodes = "denied_codes"
 
     /// How the metric's value reads and is written.
     package enum Kind: Sendable {
@@ -43,9 +60,11 @@ package enum ThresholdMetric: String, Sendable, CaseIterable {
     package var kind: Kind {
         switch self {
         case .loginSuccessRate, .http429Rate, .http5xxRate, .errorRate: .rate
-        case .logins, .onboardingFailures, .polls, .generatorBehindWindows: .count
+        case .logins, .onboardingFailures, .polls, .generatorBehindWindows, .pollsPerLoginP95, .slowDownAnswers, .earlyPolls,
+            .earlyPollsAfterSlowDown, .expiredCodes, .deniedCodes:
+            .count
         case .pollLatenessP50, .pollLatenessP95, .pollLatenessP99, .pollLatenessMax,
-            .pollLatencyP50, .pollLatencyP95, .pollLatencyP99, .pollLatencyMax:
+            .pollLatencyP50, .pollLatencyP95, .pollLatencyP99, .pollLatencyMax, .timeToLoginP50, .timeToLoginP95:
             .milliseconds
         }
     }
@@ -56,7 +75,7 @@ package enum ThresholdMetric: String, Sendable, CaseIterable {
         func share(_ part: Int) -> Double? { requests == 0 ? nil : Double(part) / Double(requests) }
         switch self {
         case .loginSuccessRate:
-            let finished = figures.authenticatedCodes + figures.expiredCodes
+            let finished = figures.authenticatedCodes + figures.expiredCodes + figures.deniedCodes
             return finished == 0 ? nil : Double(figures.authenticatedCodes) / Double(finished)
         case .logins: return Double(figures.authenticatedCodes)
         case .onboardingFailures: return Double(trouble.neverGotCode.count)
@@ -73,6 +92,14 @@ package enum ThresholdMetric: String, Sendable, CaseIterable {
         case .pollLatencyP95: return figures.latency.p95
         case .pollLatencyP99: return figures.latency.p99
         case .pollLatencyMax: return figures.latency.max
+        case .timeToLoginP50: return figures.timeToAuthenticate.p50
+        case .timeToLoginP95: return figures.timeToAuthenticate.p95
+        case .pollsPerLoginP95: return figures.pollsPerLogin.p95
+        case .slowDownAnswers: return Double(figures.slowDownAnswers)
+        case .earlyPolls: return Double(figures.earlyPolls)
+        case .earlyPollsAfterSlowDown: return Double(figures.earlyPollsAfterSlowDown)
+        case .expiredCodes: return Double(figures.expiredCodes)
+        case .deniedCodes: return Double(figures.deniedCodes)
         }
     }
 }

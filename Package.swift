@@ -381,6 +381,7 @@ let package = Package(
         .executableTarget(
             name: "pass-sim",
             dependencies: [
+                "OAuthDeviceGrant",
                 "RegcodeSupport",
                 "PassSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -132,7 +132,12 @@ package struct AdobePassClient: Sendable {
         var headers = wire.headers.map { ($0.name, $0.value) }
         if let userAgent = context.identity.userAgent { headers.append(("User-Agent", userAgent)) }
         if let forwardedFor = context.forwardedFor { headers.append(("X-Forwarded-For", forwardedFor)) }
-        let call = HTTPCall(method: wire.method == .get ? .get : .post, path: target, headers: headers, body: wire.method == .get ? nil : Data(wire.body))
+        let call = HTTPCall(
+            method: wire.method == .get ? .get : .post,
+            path: target,
+            headers: headers,
+            body: wire.method == .get ? nil : Data(wire.body)
+        )
         let exchange = await send(
             call,
             over: connectionPools.pool(for: context, origin: origin),

@@ -66,31 +66,58 @@ enum AppMachine: Sendable {
     }
 
     mutating func resume() -> [DeviceAction] {
-        change { $0.resume() } oauth: { $0.resume() }
+        change {
+            $0.resume()
+        } oauth: {
+            $0.resume()
+        }
     }
 
     mutating func handle(_ command: DeviceCommand) -> [DeviceAction] {
-        change { $0.handle(command) } oauth: { $0.handle(command) }
+        change {
+            $0.handle(command)
+        } oauth: {
+            $0.handle(command)
+        }
     }
 
     mutating func handle(response: Result<BackendResponse, BackendFailure>, for id: RequestID, timing: RequestTiming) -> [DeviceAction] {
-        change { $0.handle(response: response, for: id, timing: timing) } oauth: { $0.handle(response: response, for: id, timing: timing) }
+        change {
+            $0.handle(response: response, for: id, timing: timing)
+        } oauth: {
+            $0.handle(response: response, for: id, timing: timing)
+        }
     }
 
     mutating func timerFired(_ timer: DeviceTimer) -> [DeviceAction] {
-        change { $0.timerFired(timer) } oauth: { $0.timerFired(timer) }
+        change {
+            $0.timerFired(timer)
+        } oauth: {
+            $0.timerFired(timer)
+        }
     }
 
     mutating func shutdown() -> [DeviceAction] {
-        change { $0.shutdown() } oauth: { $0.shutdown() }
+        change {
+            $0.shutdown()
+        } oauth: {
+            $0.shutdown()
+        }
     }
 
     mutating func storageHolds(_ profile: AuthProfile?) -> [DeviceAction] {
-        change { $0.storageHolds(profile) } oauth: { _ in [] }
+        change {
+            $0.storageHolds(profile)
+        } oauth: { _ in
+            []
+        }
     }
 
     mutating func tvProviderChanged(_ state: TVProviderState?) {
-        change { $0.tvProviderChanged(state) } oauth: { _ in }
+        change {
+            $0.tvProviderChanged(state)
+        } oauth: { _ in
+        }
     }
 
     /// Changes the machine in place: the payload is moved out and back, so an engine is never copied (a copy of an

@@ -19,12 +19,20 @@ extension DeviceCatalog {
                 // An OAuth device has no DCR statement nor Adobe signing key: its secrets are its client's.
                 let oauth = fleet.oauth
                 if let file = oauth.clientSecretFile {
-                    fleetSecrets.oauthClientSecret = try readSecret(file, key: "fleets[\(index)].oauth.client_secret_file", configFile: configuration.configFile)
+                    fleetSecrets.oauthClientSecret = try readSecret(
+                        file,
+                        key: "fleets[\(index)].oauth.client_secret_file",
+                        configFile: configuration.configFile
+                    )
                 } else if let credentials, let value = try? readSecret("\(credentials)/oauth-client-secret", key: "", configFile: nil) {
                     fleetSecrets.oauthClientSecret = value
                 }
                 if let file = oauth.privateKeyFile {
-                    fleetSecrets.oauthPrivateKey = try readSecret(file, key: "fleets[\(index)].oauth.private_key_file", configFile: configuration.configFile)
+                    fleetSecrets.oauthPrivateKey = try readSecret(
+                        file,
+                        key: "fleets[\(index)].oauth.private_key_file",
+                        configFile: configuration.configFile
+                    )
                 }
                 secrets[fleet.name] = fleetSecrets
                 continue

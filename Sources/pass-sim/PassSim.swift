@@ -1,5 +1,6 @@
 import ArgumentParser
 import Hummingbird
+import OAuthDeviceGrant
 import PassSimulator
 import RegcodeSupport
 
@@ -394,7 +395,7 @@ struct PassSim: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "OAuth device flow: the provider whose paths and answers are imitated (generic, keycloak, entra, google, okta, auth0, github; default generic, or the --oauth-config one).",
+            "OAuth device flow: the provider whose paths and answers are imitated (\(OAuthProvider.allCases.map(\.rawValue).joined(separator: ", ")); default generic, or the --oauth-config one).",
             valueName: "name"
         )
     )

@@ -97,7 +97,7 @@ extension ConfigurationKeys {
         .custom(
             name,
             .optionalString,
-            "The \(endpoint.rawValue) endpoint (URL, or a path joined to `issuer`).",
+            "The \(name.replacingOccurrences(of: "_endpoint", with: "").replacingOccurrences(of: "_", with: " ")) endpoint (URL, or a path joined to `issuer`).",
             default: { $0.device.endpoints[endpoint] ?? "discovered, else the provider's path" },
             read: { settings, node, path, reader throws(ConfigurationError) in
                 settings.device.endpoints[endpoint] = try reader.optionalString(node, path)

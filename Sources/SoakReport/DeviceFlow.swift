@@ -7,8 +7,11 @@ import RegcodeSupport
 extension SoakReport {
     /// Whether the text and HTML reports show the device flow rows.
     var showsDeviceFlow: Bool {
-        fleet.hasDeviceFlowFigures || fleets.contains { $0.figures.hasDeviceFlowFigures }
+        hasOAuthDevices || fleet.hasDeviceFlowFigures || fleets.contains { $0.figures.hasDeviceFlowFigures }
     }
+
+    /// How an OAuth device's requests are named in the request log (`oauth.discovery`, `oauth.device_authorization`).
+    static let oauthEndpointPrefix = "oauth."
 
     /// The scopes of the device flow table: the whole run, then each fleet when the run has named fleets.
     var deviceFlowScopes: [(scope: String, figures: PollFigures)] {

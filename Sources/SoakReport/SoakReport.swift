@@ -33,6 +33,9 @@ package struct SoakReport: Sendable, Equatable {
     /// Logins by kind (regular, TempPass, degraded, single sign-on); nil when the login log was not read
     /// (a database older than the log).
     package var logins: LoginFigures?
+    /// Whether OAuth devices (RFC 8628) made requests in the window: their device flow figures are then shown even
+    /// when all are zero (a well-behaved fleet's `early_polls` 0 is a result, not an absence).
+    package var hasOAuthDevices = false
     /// Where the emulator fell behind its own poll schedule (see ``generatorLatenessBoundMs``); empty when it
     /// kept up. Said first, before any figure about the backend.
     package var generatorWindows: [GeneratorWindow] = []
@@ -71,6 +74,7 @@ package struct SoakReport: Sendable, Equatable {
 
         let events = StatusEventTally(statusEvents ?? [])
         let allRequests = requests ?? []
+        hasOAuthDevices = allRequests.contains { $0.endpoint.hasPrefix(Self.oauthEndpointPrefix) }
         let logs = DeviceLogs(polls: polls, requests: allRequests, deviceRecords: deviceRecords ?? [], eventDevices: events.devices)
         var assembly = ReportAssembly(
             kinds: ReportAssembly.Kinds(outcomes: outcomeKinds, stages: stageKinds, requestOutcomes: requestOutcomeKinds),

@@ -44,7 +44,8 @@ extension OAuthDeviceMachine {
     private mutating func hold(_ grant: Grant) -> [Action] {
         var grant = grant
         var actions: [Action] = []
-        if let refreshAt = refreshInstant(grant) {
+        grant.refreshAt = refreshInstant(grant)
+        if let refreshAt = grant.refreshAt {
             if refreshAt <= clock.now {
                 state = .refreshing(grant, Attempt(number: 1, step: .due))
                 return [.cancel(.exercise)]
@@ -60,16 +61,19 @@ extension OAuthDeviceMachine {
         return actions
     }
 
-    /// When to refresh: `refreshMargin` before the access token expires; nil without a refresh token or an expiry.
+    /// When to refresh: `refreshMargin` before the access token expires, but never earlier than half its remaining
+    /// life, so a token shorter-lived than the margin is refreshed at half-life rather than in a loop; nil without a
+    /// refresh token or an expiry. Fixed when the grant is taken (``Grant/refreshAt``).
     private func refreshInstant(_ grant: Grant) -> DeviceInstant? {
         guard grant.tokens.refreshToken != nil, let expiry = grant.accessExpiry, hasEndpoint(.token) else { return nil }
-        return expiry.advanced(by: .zero - settings.refreshMargin)
+        let remaining = clock.now.duration(to: expiry)
+        return expiry.advanced(by: .zero - min(settings.refreshMargin, max(.zero, remaining / 2)))
     }
 
     // MARK: Refresh
 
     mutating func refreshTimerFired() -> [Action] {
-        guard case .authorized(let grant) = state, let at = refreshInstant(grant), clock.now >= at else { return [] }
+        guard case .authorized(let grant) = state, let at = grant.refreshAt, clock.now >= at else { return [] }
         state = .refreshing(grant, Attempt(number: 1, step: .due))
         return [.cancel(.exercise)]
     }

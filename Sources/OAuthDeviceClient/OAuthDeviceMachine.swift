@@ -85,6 +85,8 @@ package struct OAuthDeviceMachine: Sendable {
         package var accessExpiry: DeviceInstant?
         /// The next use of the access token; nil when the settings exercise none.
         package var exercise: Step?
+        /// When the access token is refreshed; nil when it cannot be.
+        package var refreshAt: DeviceInstant? = nil
     }
 
     /// A logout: the tokens still to revoke, in order.

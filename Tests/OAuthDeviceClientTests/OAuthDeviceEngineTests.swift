@@ -183,6 +183,28 @@ struct OAuthDeviceEngineTests {
         #expect(again.engine.snapshot.profile == stored.profile)
     }
 
+    @Test("a token shorter-lived than the refresh margin is refreshed at half-life, not in a loop; rotation is kept")
+    func shortLivedTokensRefreshAtHalfLife() throws {
+        var driver = Driver()
+        driver.command(.getAuthentication(mvpd: nil))
+        try driver.answer(200, deviceAuthorization())
+        try driver.fireNextTimer()
+        try driver.answer(200, tokens(expiresIn: 4))
+        let refreshAt = try #require(driver.timers[.refresh])
+        #expect(driver.clock.now.duration(to: refreshAt) == .seconds(2))
+        try driver.fireNextTimer()
+        let refresh = try #require(driver.pending.first?.request)
+        #expect(String(decoding: refresh.body, as: UTF8.self).contains("grant_type=refresh_token"))
+        try driver.answer(200, tokens(access: "A2", refresh: "R2", expiresIn: 4))
+        #expect(driver.events.contains(.oauth(.tokenRefreshed(expiresIn: .seconds(4), rotated: true))))
+        #expect(driver.pending.isEmpty, "no second refresh at once")
+        let next = try #require(driver.timers[.refresh])
+        #expect(driver.clock.now.duration(to: next) == .seconds(2))
+        #expect(driver.snapshots.last?.oauth?.tokens?.refreshToken == "R2")
+        #expect(driver.requests.last?.stage == .token)
+        #expect(driver.requests.last?.endpoint == "oauth.refresh")
+    }
+
     @Test("Adobe Pass calls mean nothing to an OAuth device")
     func otherCallsAreIgnored() {
         var driver = Driver()

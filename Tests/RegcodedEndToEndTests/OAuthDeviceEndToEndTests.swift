@@ -103,6 +103,8 @@ extension EndToEnd {
             let authorized = try await Self.waitForAuthorized(3, in: database, daemon: daemon)
             #expect(authorized == 3, "\(daemon.text.suffix(2_000))")
             #expect(Self.earlyPolls(database).all == 0)
+            // pass-sim's throttle (Adobe's) does not cover the OAuth endpoints; nothing was refused.
+            #expect(Self.count("SELECT count(*) FROM poll_attempts WHERE outcome NOT IN ('pending', 'authenticated')", in: database) == 0)
             try await ControlClient.withConnection(to: socket) { client in
                 for index in 1...3 {
                     _ = try await client.call(method: "oauth.logout", params: ["device": .string("stb-\(index)")])
@@ -122,6 +124,55 @@ extension EndToEnd {
                 in: database
             )
             #expect(revoked == 6, "refresh and access token of each device")
+        }
+
+        /// The whole session against pass-sim: a confidential client (`client_secret_post`, its secret from a file),
+        /// 4-second access tokens refreshed at half-life with rotation, and userinfo used every second.
+        @Test func aSessionIsRefreshedAndExercised() async throws {
+            let settings = try TemporaryDirectory()
+            let oauthConfig = settings.path("oauth.json")
+            try #"{"clients": [{"client_id": "lab-box", "token_endpoint_auth_method": "client_secret_post", "client_secret": "box-s3cret"}], "access_token_ttl": 4}"#
+                .write(toFile: oauthConfig, atomically: true, encoding: .utf8)
+            let backend = try await PassSimProcess.start(["--script", "approve:2", "--oauth-config", oauthConfig])
+            let directory = try TemporaryDirectory()
+            let database = directory.path("db.sqlite")
+            let secret = directory.path("secret")
+            try "box-s3cret\n".write(toFile: secret, atomically: true, encoding: .utf8)
+            let configuration = directory.path("regcoded.yaml")
+            try """
+            fleets:
+              - name: box
+                count: 3
+                protocol: oauth-device
+                oauth:
+                  client_id: lab-box
+                  client_authentication: client_secret_post
+                  client_secret_file: \(secret)
+                  exercise: userinfo
+                  exercise_every: 1s
+            """.write(toFile: configuration, atomically: true, encoding: .utf8)
+            let daemon = try ChildProcess(
+                "regcoded",
+                backend.backendArguments + ["--config", configuration, "--database", database, "--socket", directory.path("s.sock")]
+            )
+            defer { daemon.signal(SIGTERM) }
+            #expect(try await Self.waitForAuthorized(3, in: database, daemon: daemon) == 3, "\(daemon.text.suffix(2_000))")
+            let refreshed = try await Self.waitUntil(
+                6,
+                "SELECT count(*) FROM events WHERE name = 'oauth.tokenRefreshed' AND json_extract(args, '$.rotated') = 1",
+                in: database
+            )
+            #expect(refreshed >= 6, "two rotations per device")
+            let used = Self.count(
+                "SELECT count(*) FROM events WHERE name = 'oauth.tokenExercised' AND json_extract(args, '$.status') = 200",
+                in: database
+            )
+            #expect(used >= 3)
+            #expect(Self.count("SELECT count(*) FROM request_attempts WHERE outcome <> 'ok'", in: database) == 0)
+            // The secret is never stored.
+            for file in [database, database + "-wal"] where FileManager.default.fileExists(atPath: file) {
+                #expect(!(try String(contentsOfFile: file, encoding: .isoLatin1)).contains("box-s3cret"), "\(file)")
+            }
         }
 
         /// A server another project wrote, as a lab would point regcoded at it: `backend` is the server, the fleet

@@ -1,4 +1,4 @@
-"""Client for regcoded (Adobe Pass AccessEnabler device emulator) and its lab helpers."""
+"""Client for regcoded (an emulator of Adobe Pass AccessEnabler and OAuth device-flow devices) and its lab helpers."""
 
 from .client import Regcoded, RegcodedConnectionError, RegcodedError, Subscription
 from .framing import SSEEvent, SSEParser

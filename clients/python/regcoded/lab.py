@@ -40,7 +40,11 @@ def _is_error(event: Event) -> bool:
         return (args.get("statusDictionary") or {}).get("level") == "error"
     if name in ("setAuthenticationStatus", "setRequestorComplete"):
         return args.get("status") == 0
-    return name == "tokenRequestFailed"
+    return name in ("tokenRequestFailed", "oauth.failed", "oauth.denied")
+
+
+# An OAuth device's events that end a login without tokens.
+_OAUTH_LOGIN_ENDS = ("oauth.denied", "oauth.expired", "oauth.failed", "oauth.cancelled")
 
 
 # MARK: The daemon process
@@ -363,6 +367,59 @@ class Device:
         """Cancels the provider picker / pending login (`setSelectedProvider` with null)."""
         return self.call("setSelectedProvider", {"mvpd": None})
 
+    # MARK: OAuth device flows (RFC 8628)
+
+    def oauth_login(self, timeout: float = 30) -> Dict[str, Any]:
+        """oauth.login; returns the args of the `oauth.codeShown` that follows (`user_code`, `verification_uri`,
+        `verification_uri_complete`, `expires_in`, `expires_at`, `interval`, `message`). Raises DeviceError if
+        the login ends first (`oauth.failed`, `oauth.denied`, `oauth.expired`, `oauth.cancelled`) or the device
+        already holds tokens."""
+        deadline = time.monotonic() + timeout
+        result = self.call("oauth.login", timeout=max(deadline - time.monotonic(), 0.1))
+        if isinstance(result, dict) and result.get("state") == "authenticated":
+            raise DeviceError("%s is already authorized (call oauth_logout() first)" % self.name, None)
+        while True:
+            event = self._next_event(deadline, "oauth.codeShown")
+            name = event.get("name")
+            if name == "oauth.codeShown":
+                return dict(event.get("args") or {})
+            if name == "oauth.authorized":
+                raise DeviceError("%s is already authorized (call oauth_logout() first)" % self.name, None)
+            if name in _OAUTH_LOGIN_ENDS:
+                raise DeviceError("%s: OAuth login ended before a code was shown" % self.name, event)
+
+    def wait_oauth_authorized(self, timeout: float = 30) -> Event:
+        """Waits for `oauth.authorized` (its args: `scope`, `expires_in`, `refreshable`); raises DeviceError
+        with the event if the login ends first (`oauth.denied`, `oauth.expired`, `oauth.failed`,
+        `oauth.cancelled`)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            event = self._next_event(deadline, "oauth.authorized")
+            name = event.get("name")
+            if name == "oauth.authorized":
+                return event
+            if name in _OAUTH_LOGIN_ENDS:
+                raise DeviceError("%s: OAuth login ended with %s" % (self.name, name), event)
+
+    def oauth_logout(self, timeout: float = 30) -> List[Event]:
+        """oauth.logout; waits for `oauth.loggedOut` and returns the `oauth.revoked` events before it
+        (`token_type_hint`, `status`), one per token the provider revoked (none if there was no grant)."""
+        deadline = time.monotonic() + timeout
+        self.call("oauth.logout", timeout=max(deadline - time.monotonic(), 0.1))
+        revoked: List[Event] = []
+        while True:
+            event = self._next_event(deadline, "oauth.loggedOut")
+            if event.get("name") == "oauth.revoked":
+                revoked.append(event)
+            elif event.get("name") == "oauth.loggedOut":
+                return revoked
+
+    def oauth_cancel(self) -> Any:
+        """oauth.cancel: ends a running login without tokens (then `oauth.cancelled`)."""
+        return self.call("oauth.cancel")
+
+    # MARK: Any device
+
     def reset(self) -> Any:
         """`devices.reset`: forgets the device's credentials, tokens and code."""
         return self.client.call("devices.reset", {"device": self.name})
@@ -389,7 +446,7 @@ class Device:
 
 
 class Simulator:
-    """The daemon's embedded Adobe Pass simulator."""
+    """The daemon's embedded simulator: Adobe Pass, and an OAuth authorization server (RFC 8628)."""
 
     def __init__(self, client: Regcoded) -> None:
         self.client = client
@@ -405,7 +462,8 @@ class Simulator:
         return url[: -len("/activate")] if url.endswith("/activate") else url
 
     def approve(self, code: str, mvpd: Optional[str] = None) -> Dict[str, Any]:
-        """Completes the second-screen login for `code` as if a user signed in at the activation page."""
+        """Completes the second-screen login for `code` as if a user signed in at the activation page.
+        (An OAuth device's user code: `approve_oauth`.)"""
         params: Dict[str, Any] = {"code": code}
         if mvpd is not None:
             params["mvpd"] = mvpd
@@ -418,8 +476,21 @@ class Simulator:
                 if error.code != -32601:
                     raise
                 self._has_method = False
+        return self._post("/_sim/approve", params, "approve %s" % code)
+
+    def approve_oauth(self, user_code: str) -> Dict[str, Any]:
+        """Approves an OAuth device's `user_code` (its `oauth.codeShown`) as if the user signed in at the
+        verification page: `POST /_sim/approve`; the device's next poll gets its tokens."""
+        return self._post("/_sim/approve", {"code": user_code}, "approve %s" % user_code)
+
+    def deny_oauth(self, user_code: str) -> Dict[str, Any]:
+        """Denies an OAuth device's `user_code` as if the user refused: `POST /_sim/oauth/deny`; the device's
+        next poll gets `access_denied` (then `oauth.denied`)."""
+        return self._post("/_sim/oauth/deny", {"code": user_code}, "deny %s" % user_code)
+
+    def _post(self, path: str, params: Dict[str, Any], what: str) -> Dict[str, Any]:
         request = urllib.request.Request(
-            self.base_url + "/_sim/approve",
+            self.base_url + path,
             data=json.dumps(params).encode("utf-8"),
             headers={"Content-Type": "application/json"},
             method="POST",
@@ -428,5 +499,5 @@ class Simulator:
             with urllib.request.urlopen(request, timeout=30) as response:
                 return json.loads(response.read())
         except urllib.error.HTTPError as error:
-            raise RegcodedError(1006, "the simulator refused to approve %s: HTTP %d %s"
-                                % (code, error.code, error.read().decode("utf-8", "replace")))
+            raise RegcodedError(1006, "the simulator refused to %s: HTTP %d %s"
+                                % (what, error.code, error.read().decode("utf-8", "replace")))

@@ -55,6 +55,16 @@ struct EmbeddedSimulator: EmbeddedBackend {
     }
 
     func approve(code: String, mvpd: String?) throws(EmbeddedApprovalError) -> String {
+        if SimulatorState.isOAuthUserCode(code) {
+            // An OAuth device's user code: approved at the authorization server, which names no MVPD.
+            let provider = simulator.configuration.oauth.provider.rawValue
+            switch simulator.state.withLock({ $0.approveOAuthUserCode(code) }) {
+            case .approved: return provider
+            case .unknownCode: throw .unknownCode
+            case .codeGone: throw .codeGone
+            case .alreadyDecided: throw .alreadyCompleted(mvpd: provider)
+            }
+        }
         do {
             return try simulator.state.withLock { (state) throws(CodeCompletionError) in
                 try state.completeCode(code, mvpd: mvpd, userId: nil, attributes: nil)

@@ -87,6 +87,43 @@ extension EndToEnd {
             #expect(await again.waitForExit() == 0)
         }
 
+        /// The lab's verbs and `simulator.approve` drive one device on the embedded simulator: a code, a cancel, a second
+        /// code approved by its user code, and `devices.get` showing the client and the grant (never a token).
+        @Test func theLabDrivesAnOAuthDevice() async throws {
+            let directory = try TemporaryDirectory()
+            let database = directory.path("db.sqlite")
+            let socket = directory.path("s.sock")
+            let configuration = directory.path("regcoded.yaml")
+            try "fleets:\n  - name: tv\n    count: 1\n    scenario: idle\n    protocol: oauth-device\n"
+                .write(toFile: configuration, atomically: true, encoding: .utf8)
+            let daemon = try ChildProcess("regcoded", ["--config", configuration, "--database", database, "--socket", socket])
+            defer { daemon.signal(SIGTERM) }
+            try #require(await daemon.waitForOutput("regcoded ready"), "\(daemon.text)")
+            try await ControlClient.withConnection(to: socket) { client in
+                _ = try await client.call(method: "oauth.login", params: ["device": "tv-1"])
+                #expect(try await Self.waitUntil(1, "SELECT count(*) FROM events WHERE name = 'oauth.codeShown'", in: database) == 1)
+                _ = try await client.call(method: "oauth.cancel", params: ["device": "tv-1"])
+                #expect(try await Self.waitUntil(1, "SELECT count(*) FROM events WHERE name = 'oauth.cancelled'", in: database) == 1)
+                _ = try await client.call(method: "oauth.login", params: ["device": "tv-1"])
+                #expect(try await Self.waitUntil(2, "SELECT count(*) FROM events WHERE name = 'oauth.codeShown'", in: database) == 2)
+                let code = try SQLiteShell.run(
+                    database,
+                    "SELECT json_extract(args, '$.user_code') FROM events WHERE name = 'oauth.codeShown' ORDER BY seq DESC LIMIT 1"
+                )
+                _ = try await client.call(method: "simulator.approve", params: ["code": .string(code)])
+                #expect(try await Self.waitForAuthorized(1, in: database, daemon: daemon) == 1)
+                let detail = try await client.call(method: "devices.get", params: ["device": "tv-1"])
+                #expect(detail["protocol"] == "oauth-device")
+                #expect(detail["oauth"]?["provider"] == "generic")
+                #expect(detail["oauth"]?["tokens"]?["refreshable"] == .bool(true))
+                let token = try SQLiteShell.run(database, "SELECT json_extract(oauth_state, '$.tokens.accessToken') FROM devices")
+                #expect(token.count > 8)
+                #expect(!"\(detail)".contains(token))
+            }
+            #expect(Self.count("SELECT count(*) FROM codes WHERE status = 'cancelled'", in: database) == 1)
+            #expect(Self.count("SELECT count(*) FROM codes WHERE status = 'authenticated'", in: database) == 1)
+        }
+
         /// Against pass-sim started by itself, with its default throttle, over plain HTTP, HTTPS with HTTP/1.1 and
         /// HTTPS with HTTP/2: the devices log in, and `oauth.logout` revokes both tokens.
         @Test(arguments: BackendWire.allCases)
@@ -131,7 +168,8 @@ extension EndToEnd {
         @Test func aSessionIsRefreshedAndExercised() async throws {
             let settings = try TemporaryDirectory()
             let oauthConfig = settings.path("oauth.json")
-            try #"{"clients": [{"client_id": "lab-box", "token_endpoint_auth_method": "client_secret_post", "client_secret": "box-s3cret"}], "access_token_ttl": 4}"#
+            try
+                #"{"clients": [{"client_id": "lab-box", "token_endpoint_auth_method": "client_secret_post", "client_secret": "box-s3cret"}], "access_token_ttl": 4}"#
                 .write(toFile: oauthConfig, atomically: true, encoding: .utf8)
             let backend = try await PassSimProcess.start(["--script", "approve:2", "--oauth-config", oauthConfig])
             let directory = try TemporaryDirectory()

@@ -6,7 +6,8 @@ import RegcodeEngine
 /// has (shared token storage, the TV Provider) is a no-op for an OAuth device, which never has either.
 enum AppMachine: Sendable {
     case adobePass(DeviceEngine)
-    case oauthDevice(OAuthDeviceEngine)
+    /// Boxed: inline, its settings and the provider's row would make every Adobe device's slot as large.
+    indirect case oauthDevice(OAuthDeviceEngine)
 
     init(settings: DeviceSettings, deviceID: String, snapshot: DeviceSnapshot, clock: any DeviceClock, seed: UInt64) {
         if settings.oauth != nil {

@@ -9,7 +9,7 @@ import Testing
             (.pending, "pending"), (.authenticated, "authenticated"), (.throttled, "throttled"),
             (.serverError, "server-error"), (.transportError, "transport-error"), (.malformed, "malformed"),
             (.unauthorized, "unauthorized"), (.codeInvalid, "code-invalid"), (.clientError, "client-error"),
-            (.abandoned, "abandoned"), (.interrupted, "interrupted"),
+            (.slowDown, "slow-down"), (.denied, "denied"), (.expired, "expired"), (.abandoned, "abandoned"), (.interrupted, "interrupted"),
         ]
         for (outcome, text) in expected {
             #expect(outcome.rawValue == text)

@@ -21,8 +21,13 @@ import Testing
         #expect(try SQLiteShell.run(path, "PRAGMA user_version") == "2")
         let tables = ["devices", "client_credentials", "access_tokens", "codes", "auth_profiles", "poll_attempts", "request_attempts"]
         var before: [String: String] = [:]
-        // auth_profiles without the `type` column schema 5 added.
-        func columns(_ table: String) -> String { table == "auth_profiles" ? "device, mvpd, user_id, expires_at, authenticated_at" : "*" }
+        // The release's own columns: later schemas add some (auth_profiles.type, devices.oauth_state), which the
+        // migration fills with their defaults.
+        var released: [String: String] = [:]
+        for table in tables {
+            released[table] = try SQLiteShell.run(path, "SELECT group_concat(name, ', ') FROM pragma_table_info('\(table)')")
+        }
+        func columns(_ table: String) -> String { released[table] ?? "*" }
         for table in tables { before[table] = try SQLiteShell.run(path, "SELECT \(columns(table)) FROM \(table) ORDER BY rowid") }
         let eventsBefore = try SQLiteShell.run(path, "SELECT seq, device, time, name, args FROM events ORDER BY seq")
 

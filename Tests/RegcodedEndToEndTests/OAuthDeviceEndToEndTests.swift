@@ -140,7 +140,8 @@ extension EndToEnd {
             let authorized = try await Self.waitForAuthorized(3, in: database, daemon: daemon)
             #expect(authorized == 3, "\(daemon.text.suffix(2_000))")
             #expect(Self.earlyPolls(database).all == 0)
-            // pass-sim's throttle (Adobe's) does not cover the OAuth endpoints; nothing was refused.
+            // pass-sim's throttle covers its OAuth endpoints too; each device polls from its own loopback address
+            // (`client_address: bind`, the default there) at the interval, so none was refused.
             #expect(Self.count("SELECT count(*) FROM poll_attempts WHERE outcome NOT IN ('pending', 'authenticated')", in: database) == 0)
             try await ControlClient.withConnection(to: socket) { client in
                 for index in 1...3 {

@@ -9,6 +9,8 @@ package struct StartReport: Sendable {
     package struct ResumedCode: Sendable {
         package var device: String
         package var code: IssuedCode
+        /// Where the code is entered, when the device names it (an OAuth device's `verification_uri`).
+        package var verificationURI: String?
     }
 
     /// Devices running now.
@@ -16,6 +18,8 @@ package struct StartReport: Sendable {
     /// Devices their fleet's `ramp` holds back (``DeviceRegistry/ramp()`` starts them).
     package var ramping = 0
     package var resumedCodes: [ResumedCode] = []
+    /// OAuth devices resuming a grant (their tokens), for the operator's terminal: signed in, no new code.
+    package var resumedGrants: [String] = []
     /// Requests the previous run left in flight, now logged as `interrupted`.
     package var interrupted = RegcodeStore.InterruptedRequests()
 }
@@ -70,8 +74,11 @@ extension DeviceRegistry {
                     }
                     let spec: Spec = device.spec(settings: settings, cycle: cycle)
                     if let nowEpochMs, let code = spec.snapshot.code, code.expiresEpochMs > nowEpochMs {
-                        report.resumedCodes.append(.init(device: device.name, code: code))
+                        report.resumedCodes.append(
+                            .init(device: device.name, code: code, verificationURI: spec.snapshot.oauth?.code?.verificationURI)
+                        )
                     }
+                    if nowEpochMs != nil, spec.snapshot.oauth?.tokens != nil { report.resumedGrants.append(device.name) }
                     // A device resuming a pending code is not held back: its code is already ticking.
                     if spec.snapshot.code == nil, let fleet = catalog.fleet(forDevice: device.name), let ramp = fleet.ramp, ramp > .zero {
                         ramps[fleet.name, default: (ramp, [])].specs.append(spec)

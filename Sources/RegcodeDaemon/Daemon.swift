@@ -276,9 +276,7 @@ package final class Daemon: Sendable {
             "devices added to the fleet",
             metadata: ["devices": "\(report.started)", "elapsed": "\(startedAt.duration(to: startClock.now))"]
         )
-        for resumed in report.resumedCodes {
-            CodePrinter.printResumed(device: resumed.device, code: resumed.code, activationURL: activationURL.value)
-        }
+        printResumed(report)
         await systemd.reached(.devicesResumed)
         logger.info(
             "regcoded ready",
@@ -289,6 +287,17 @@ package final class Daemon: Sendable {
             ]
         )
         await registry.ramp()
+    }
+
+    /// What the devices resume, for the operator's terminal: codes still valid (each with the page to enter it at), and
+    /// OAuth grants (an SDK device says so with its first callback; an OAuth device holding tokens makes no call).
+    private func printResumed(_ report: StartReport) {
+        for resumed in report.resumedCodes {
+            CodePrinter.printResumed(device: resumed.device, code: resumed.code, activationURL: resumed.verificationURI ?? activationURL.value)
+        }
+        for device in report.resumedGrants {
+            CodePrinter.say("\(device): authenticated (resumed)")
+        }
     }
 
     /// The fleet a device belongs to: by its name for configured devices, as recorded for devices added over the socket.

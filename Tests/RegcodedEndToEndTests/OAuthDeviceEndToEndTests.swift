@@ -80,6 +80,7 @@ extension EndToEnd {
             // Started again, every device still holds its tokens: no device asks for a code again.
             let again = try ChildProcess("regcoded", arguments)
             try #require(await again.waitForOutput("regcoded ready"), "\(again.text)")
+            #expect(again.text.components(separatedBy: ": authenticated (resumed)").count - 1 == 20, "\(again.text.prefix(2_000))")
             try await Task.sleep(for: .seconds(2))
             #expect(Self.count("SELECT count(*) FROM request_attempts WHERE endpoint = 'oauth.device_authorization'", in: database) == 20)
             #expect(Self.count("SELECT count(*) FROM devices WHERE state = 'authenticated'", in: database) == 20)

@@ -81,6 +81,29 @@ def test_row_and_code_appear_live_and_approve_authenticates(regcoded, driver, sc
     screenshots(driver, "1280")
 
 
+def test_an_oauth_device_shows_its_user_code_and_page_and_approves(regcoded, driver, screenshots):
+    open_console(driver, regcoded.console_url)
+    wait(driver, lambda d: d.find_element(By.ID, "live-indicator").get_attribute("data-live") == "open", 15, "event stream not open")
+    regcoded.rpc("devices.add", {"device": "tv-oauth", "scenario": "login", "protocol": "oauth-device"})
+
+    user_code = re.compile(r"^[A-Z]{4}-[A-Z]{4}$")
+    wait(driver, lambda d: user_code.match(field(d, "tv-oauth", "code").text), message="no user code shown for tv-oauth")
+    shown = field(driver, "tv-oauth", "code").text
+    assert regcoded.rpc("devices.get", {"device": "tv-oauth"})["code"] == shown
+    # The page an OAuth device names itself (its verification_uri), not Adobe's activation page.
+    wait(driver, lambda d: field(d, "tv-oauth", "activation").text.endswith("/device"), 10, "no verification page on the row")
+    approve = row(driver, "tv-oauth").find_element(By.CSS_SELECTOR, 'button[data-action="approve"]')
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", row(driver, "tv-oauth"))
+    wait(driver, lambda d: approve.is_displayed() and approve.is_enabled(), 10, "approve button not usable")
+    approve.click()
+    wait(driver, lambda d: field(d, "tv-oauth", "state").text == "authenticated", message="state never turned authenticated")
+    # The row's Log in drives an OAuth device with its own verb (its AccessEnabler calls are refused).
+    row(driver, "tv-oauth").find_element(By.CSS_SELECTOR, 'button[data-action="login"]').click()
+    wait(driver, lambda d: "oauth.login accepted" in field(d, "tv-oauth", "result").text, 10, "Log in did not use oauth.login")
+    assert_not_reloaded(driver)
+    screenshots(driver, "1280-oauth")
+
+
 def test_device_page_shows_timeline_polls_and_live_events(regcoded, driver, screenshots):
     regcoded.rpc("devices.add", {"device": "stb-timeline", "scenario": "login"})
     open_console(driver, regcoded.console_url)

@@ -7,7 +7,7 @@ extension ControlMethods {
         ControlMethod(
             "devices.list",
             "Every device: state, code and expiry, polls, last poll, fleet and last outcome.",
-            result: "{devices: [{device, fleet, state, code, expires, polls, lastHttpStatus, lastPoll, mvpd, lastOutcome}]}"
+            result: "{devices: [{device, fleet, state, code, expires, polls, lastHttpStatus, lastPoll, mvpd, verificationUri, lastOutcome}]}"
         ) { handler, _ throws(RPCError) in try await handler.devicesList() },
         ControlMethod(
             "devices.get",

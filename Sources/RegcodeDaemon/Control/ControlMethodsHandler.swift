@@ -80,6 +80,8 @@ struct ControlMethodsHandler: ControlHandler {
             "lastHttpStatus": summary?.lastHTTPStatus.map { .int(Int64($0)) } ?? .null,
             "lastPoll": summary?.lastPollEpochMs.map { .int($0) } ?? .null,
             "mvpd": snapshot?.selectedMVPD.map(JSONValue.string) ?? .null,
+            // Where the code is entered when the device names the page itself (an OAuth device's verification_uri).
+            "verificationUri": snapshot?.oauth?.code.map { .string($0.verificationURI) } ?? .null,
         ]
     }
 

@@ -464,8 +464,8 @@ let package = Package(
         .testTarget(
             name: "RegcodeDaemonTests",
             dependencies: [
-                "AccessEnablerAPI", "DeviceEvents", "DeviceFleet", "DeviceRegistry", "RegcodeDaemon", "RegcodeEngine", "RegcodeRecords",
-                "RegcodeStore", "RegcodeSupport",
+                "AccessEnablerAPI", "DeviceEvents", "DeviceFleet", "DeviceRegistry", "OAuthDeviceGrant", "RegcodeDaemon", "RegcodeEngine",
+                "RegcodeRecords", "RegcodeStore", "RegcodeSupport",
                 "ControlRPC", "RegcodeTestSupport", "BackendHTTP",
                 // The control harness's fleet runs on NIO's event loops.
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -190,6 +190,12 @@ package struct DaemonConfiguration: Sendable {
                     reason: "v1 needs a software statement (DCR) or public_key + signing_secret_file"
                 )
             }
+            if fleet.persona.rules.launchCheck, fleet.profile != .v2 {
+                throw ConfigurationError(file: configFile, key: "\(key).persona", reason: "the rest-v2 persona speaks REST API v2 only (profile: v2)")
+            }
+            if fleet.deviceProtocol == .oauthDevice {
+                try validateOAuth(fleet, key: key)
+            }
             if (fleet.publicKey == nil) != (fleet.signingSecretFile == nil) {
                 throw ConfigurationError(file: configFile, key: "\(key).public_key", reason: "public_key and signing_secret_file go together")
             }
@@ -219,6 +225,32 @@ package struct DaemonConfiguration: Sendable {
                 throw ConfigurationError(file: configFile, key: "http", reason: "'\(http)' is not HOST:PORT")
             }
             try validateHTTPAuth(http: http, host: address.host)
+        }
+    }
+
+    /// An OAuth fleet: none of Adobe's single sign-on (apps, the TV Provider, REST v2 identities), a client
+    /// authentication its provider offers, and the key file `private_key_jwt` needs.
+    private func validateOAuth(_ fleet: FleetConfiguration, key: String) throws(ConfigurationError) {
+        if !fleet.apps.isEmpty || fleet.tvProvider != nil || fleet.ssoIdentity != nil {
+            throw ConfigurationError(
+                file: configFile,
+                key: "\(key).protocol",
+                reason: "an oauth-device fleet has no apps, tv_provider or sso_identity (Adobe Pass single sign-on)"
+            )
+        }
+        let oauth = fleet.oauth.device
+        let rules = oauth.provider.rules
+        let authentication = oauth.clientAuthentication ?? rules.defaultClientAuthentication
+        if !rules.supportedClientAuthentication.contains(authentication) {
+            throw ConfigurationError(
+                file: configFile,
+                key: "\(key).oauth.client_authentication",
+                reason:
+                    "\(oauth.provider.rawValue) does not offer \(authentication.rawValue) (it offers \(rules.supportedClientAuthentication.map(\.rawValue).joined(separator: ", ")))"
+            )
+        }
+        if authentication == .privateKeyJWT, fleet.oauth.privateKeyFile == nil {
+            throw ConfigurationError(file: configFile, key: "\(key).oauth.private_key_file", reason: "private_key_jwt needs the client's private key")
         }
     }
 

@@ -33,10 +33,15 @@ final class TemporaryDirectory: @unchecked Sendable {
 
 /// A child process with captured output, killed at the end of the test if still running.
 final class ChildProcess: @unchecked Sendable {
+    /// The output read so far, shared with the thread that reads it.
+    private final class Capture: @unchecked Sendable {
+        let lock = NSLock()
+        var data = Data()
+    }
+
     let process = Process()
     private let output = Pipe()
-    private let lock = NSLock()
-    private var captured = Data()
+    private let capture = Capture()
 
     init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], directory: URL? = nil, absolute: Bool = false) throws {
         process.executableURL = absolute ? URL(fileURLWithPath: executable) : BuiltProducts.url(executable)
@@ -47,20 +52,29 @@ final class ChildProcess: @unchecked Sendable {
         if let directory { process.currentDirectoryURL = directory }
         process.standardOutput = output
         process.standardError = output
-        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self, !data.isEmpty else { return }
-            self.lock.lock()
-            self.captured.append(data)
-            self.lock.unlock()
-        }
         try process.run()
+        // Blocking reads on a thread of its own until end of file, rather than a readability handler: the handler's
+        // dispatch source could still be registered when the pipe's descriptor closed with this object, and
+        // libdispatch then traps (`_dispatch_source_refs_finalize_unregistration`). Here the thread holds the read
+        // end, so the descriptor closes only after the last read.
+        let reader = output.fileHandleForReading
+        let capture = self.capture
+        let thread = Thread {
+            while true {
+                let chunk = reader.availableData
+                if chunk.isEmpty { break }
+                capture.lock.lock()
+                capture.data.append(chunk)
+                capture.lock.unlock()
+            }
+        }
+        thread.start()
     }
 
     var text: String {
-        lock.lock()
-        defer { lock.unlock() }
-        return String(decoding: captured, as: UTF8.self)
+        capture.lock.lock()
+        defer { capture.lock.unlock() }
+        return String(decoding: capture.data, as: UTF8.self)
     }
 
     var pid: Int32 { process.processIdentifier }
@@ -92,9 +106,6 @@ final class ChildProcess: @unchecked Sendable {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
-        // The handler's dispatch source must be cancelled before the pipe's descriptor is closed with it: a source
-        // left watching a closed descriptor makes libdispatch trap (`_dispatch_source_refs_finalize_unregistration`).
-        output.fileHandleForReading.readabilityHandler = nil
     }
 }
 
